@@ -1,0 +1,363 @@
+//! Frozen definitions: what content becomes after validation, with every name resolved to an id.
+
+use super::raw::{
+    CaptureSide, CaptureWhich, ClampMode, CueEvents, Interp, ModOp, MulPolicy, StackExpiration,
+    StackKind, StackPeriod, StackRefresh,
+};
+use crate::id::{AttrId, AttrSetId, CurveId, FnId, TagId};
+use crate::num::{self, Frame, Fx};
+use crate::tag::{TagContainer, TagQuery, TagRequirements, TagSet};
+use serde::Serialize;
+
+/// The most modifiers one effect definition may have.
+pub const MAX_MODIFIERS: usize = 8;
+/// The most SetByCaller values one spec carries.
+pub const MAX_SET_BY_CALLER: usize = 4;
+
+/// The kind of a registered function referenced by content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum FnKind {
+    /// A custom magnitude calculation (`MagnitudeCalc`, GAS MMC).
+    Calc,
+    /// An execution (GAS ExecutionCalculation).
+    Execution,
+    /// A custom application requirement.
+    Requirement,
+    /// An attribute set's post-execute hook.
+    PostExecute,
+    /// An attribute set's pre-change hook.
+    PreChange,
+    /// A custom modifier qualification filter.
+    ModFilter,
+}
+
+impl FnKind {
+    /// A human name for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FnKind::Calc => "magnitude calculation",
+            FnKind::Execution => "execution",
+            FnKind::Requirement => "application requirement",
+            FnKind::PostExecute => "post-execute hook",
+            FnKind::PreChange => "pre-change hook",
+            FnKind::ModFilter => "modifier filter",
+        }
+    }
+}
+
+/// A function referenced by content, resolved against registered hooks when a world is built.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FnRef {
+    /// The registered name.
+    pub name: String,
+    /// What it must be.
+    pub kind: FnKind,
+}
+
+/// Global settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Settings {
+    /// Frames per second.
+    pub tick_rate: crate::num::TickRate,
+    /// The multiplication policy of attributes that do not choose one.
+    pub default_mul_policy: MulPolicy,
+    /// The cap on same-frame cascade steps.
+    pub max_cascade_steps: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            tick_rate: crate::num::TickRate(60),
+            default_mul_policy: MulPolicy::Compound,
+            max_cascade_steps: 256,
+        }
+    }
+}
+
+/// A clamp bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Bound {
+    /// A constant.
+    Const(Fx),
+    /// The current value of another attribute of the same entity.
+    Attr(AttrId),
+}
+
+/// Which modifiers of a channel qualify.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub enum ModFilter {
+    /// Every modifier counts.
+    #[default]
+    All,
+    /// Every positive contribution plus only the most negative one.
+    MostNegativeAllPositive,
+    /// Only the contribution with the greatest absolute size.
+    GreatestOnly,
+    /// A registered filter function.
+    Custom(FnId),
+}
+
+/// A frozen attribute definition.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AttrDef {
+    /// The attribute's name.
+    pub name: String,
+    /// The set it belongs to.
+    pub set: AttrSetId,
+    /// The initial base value.
+    pub default: Fx,
+    /// The lower clamp bound.
+    pub min: Option<Bound>,
+    /// The upper clamp bound.
+    pub max: Option<Bound>,
+    /// Where clamps act.
+    pub clamp_mode: ClampMode,
+    /// Whether the base value is clamped after instant/periodic changes.
+    pub apply_to_base: bool,
+    /// The multiplication policy.
+    pub mul_policy: MulPolicy,
+    /// The qualification filter.
+    pub filter: ModFilter,
+    /// A meta attribute (reset to 0 after each execution).
+    pub transient: bool,
+    /// Attributes whose clamps read this one (they are re-evaluated when it changes).
+    pub clamp_dependents: Vec<AttrId>,
+}
+
+/// A frozen attribute set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AttrSetDef {
+    /// The set's name.
+    pub name: String,
+    /// Its attributes in id order.
+    pub attributes: Vec<AttrId>,
+    /// The post-execute hook.
+    pub post_execute: Option<FnId>,
+    /// The pre-change hook.
+    pub pre_change: Option<FnId>,
+}
+
+/// A frozen curve.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CurveDef {
+    /// The curve's name.
+    pub name: String,
+    /// Interpolation.
+    pub interp: Interp,
+    /// `(level, value)` points, strictly increasing levels, never empty.
+    pub points: Vec<(u16, Fx)>,
+}
+
+impl CurveDef {
+    /// The value at `level`: exact points, interpolated between points, the first value below the
+    /// first point and the last value beyond the last point.
+    pub fn eval(&self, level: u16) -> Fx {
+        let Some(first) = self.points.first() else { return Fx::ZERO };
+        if level <= first.0 {
+            return first.1;
+        }
+        for w in self.points.windows(2) {
+            let (l0, v0) = w[0];
+            let (l1, v1) = w[1];
+            if level == l1 {
+                return v1;
+            }
+            if level < l1 {
+                return match self.interp {
+                    Interp::Step => v0,
+                    Interp::Linear => {
+                        let t = num::ratio(i64::from(level - l0), i64::from(l1 - l0));
+                        num::add(v0, num::mul(num::sub(v1, v0), t))
+                    }
+                };
+            }
+        }
+        self.points.last().map(|p| p.1).unwrap_or(Fx::ZERO)
+    }
+}
+
+/// A frozen magnitude.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum MagnitudeDef {
+    /// `coef × curve(level)` or `coef`.
+    Scalable {
+        /// The coefficient.
+        coef: Fx,
+        /// The curve.
+        curve: Option<CurveId>,
+    },
+    /// `coef × (value + pre) + post` of a captured attribute.
+    Attribute {
+        /// The captured attribute.
+        attr: AttrId,
+        /// Source or target.
+        side: CaptureSide,
+        /// Base, current or bonus.
+        which: CaptureWhich,
+        /// The coefficient.
+        coef: Fx,
+        /// Added before the coefficient.
+        pre: Fx,
+        /// Added after the coefficient.
+        post: Fx,
+        /// Captured once instead of live.
+        snapshot: bool,
+    },
+    /// `coef × (calc + pre) + post` of a registered calculation.
+    Custom {
+        /// The calculation.
+        calc: FnId,
+        /// The coefficient.
+        coef: Fx,
+        /// Added before the coefficient.
+        pre: Fx,
+        /// Added after the coefficient.
+        post: Fx,
+    },
+    /// A SetByCaller value.
+    SetByCaller(TagId),
+}
+
+impl MagnitudeDef {
+    /// Whether the magnitude follows a captured attribute live (non-snapshot capture).
+    pub fn is_live(&self) -> bool {
+        matches!(self, MagnitudeDef::Attribute { snapshot: false, .. })
+    }
+}
+
+/// A frozen modifier.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ModifierDef {
+    /// The modified attribute.
+    pub attr: AttrId,
+    /// The operation.
+    pub op: ModOp,
+    /// The magnitude.
+    pub magnitude: MagnitudeDef,
+    /// Requirements on the source's tags (checked at application).
+    pub source_tags: TagRequirements,
+    /// Requirements on the target's tags (checked at application).
+    pub target_tags: TagRequirements,
+    /// Re-check the requirements before each periodic execution.
+    pub reevaluate_each_period: bool,
+}
+
+/// An effect's duration policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum DurationDef {
+    /// Executes once on the base values.
+    Instant,
+    /// Lasts until removed.
+    Infinite,
+    /// A fixed number of frames (at least 1).
+    Frames(Frame),
+    /// Frames from a SetByCaller value (at least 1 after rounding down).
+    SetByCaller(TagId),
+}
+
+impl DurationDef {
+    /// Whether the effect is instant.
+    pub fn is_instant(self) -> bool {
+        matches!(self, DurationDef::Instant)
+    }
+}
+
+/// Frozen stacking rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct StackingDef {
+    /// By source or by target.
+    pub kind: StackKind,
+    /// The most stacks.
+    pub limit: u16,
+    /// Duration refresh policy.
+    pub refresh: StackRefresh,
+    /// Period reset policy.
+    pub period: StackPeriod,
+    /// Expiration policy.
+    pub expiration: StackExpiration,
+    /// Refuse applications at the limit.
+    pub deny_overflow: bool,
+}
+
+/// A cue entry on an effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct EffectCueDef {
+    /// The `GameplayCue.*` tag.
+    pub tag: TagId,
+    /// Which events it emits.
+    pub events: CueEvents,
+    /// The attribute whose modifier magnitude fills the cue's magnitude.
+    pub magnitude_attribute: Option<AttrId>,
+}
+
+impl EffectCueDef {
+    /// Whether the entry emits persistent events for an effect with this duration.
+    pub fn persistent(&self, duration: DurationDef) -> bool {
+        !duration.is_instant() && matches!(self.events, CueEvents::Auto | CueEvents::Persistent)
+    }
+
+    /// Whether the entry emits `Executed` for executions of an effect with this duration.
+    pub fn executed(&self) -> bool {
+        matches!(self.events, CueEvents::Auto | CueEvents::Executed)
+    }
+}
+
+/// A frozen gameplay-effect definition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EffectDef {
+    /// The effect's name.
+    pub name: String,
+    /// Duration policy.
+    pub duration: DurationDef,
+    /// Frames between executions (0: not periodic).
+    pub period: Frame,
+    /// Whether a periodic effect executes when applied.
+    pub execute_on_application: bool,
+    /// Modifiers.
+    pub modifiers: Vec<ModifierDef>,
+    /// Executions.
+    pub executions: Vec<FnId>,
+    /// Descriptive tags.
+    pub asset_tags: TagContainer,
+    /// Tags granted to the target while active and not inhibited.
+    pub granted_tags: TagContainer,
+    /// Asset ∪ granted tags: what "remove effects with tags" and effect queries match.
+    pub owned_tags: TagContainer,
+    /// Ability tags blocked while active.
+    pub blocked_ability_tags: TagSet,
+    /// Tags matched against other effects' owned tags on application.
+    pub remove_effects_with_tags: TagSet,
+    /// Tags that block incoming specs whose source tags match.
+    pub immunity_tags: TagSet,
+    /// A query that blocks incoming specs whose tags match.
+    pub immunity_query: Option<TagQuery>,
+    /// Requirements on the target's tags to apply.
+    pub application_requirements: TagRequirements,
+    /// Requirements on the target's tags to stay switched on.
+    pub ongoing_requirements: TagRequirements,
+    /// Stacking rules.
+    pub stacking: Option<StackingDef>,
+    /// Cues.
+    pub cues: Vec<EffectCueDef>,
+    /// Registered application requirements.
+    pub custom_requirements: Vec<FnId>,
+    /// SetByCaller tags the definition reads (modifiers and duration), sorted.
+    pub set_by_caller_keys: Vec<TagId>,
+    /// Whether any modifier follows a captured attribute live.
+    pub has_live_captures: bool,
+    /// Whether any modifier follows a *source* attribute live.
+    pub has_live_source_captures: bool,
+}
+
+impl EffectDef {
+    /// Whether the effect is instant.
+    pub fn is_instant(&self) -> bool {
+        self.duration.is_instant()
+    }
+
+    /// Whether the effect executes periodically.
+    pub fn is_periodic(&self) -> bool {
+        self.period > 0
+    }
+}

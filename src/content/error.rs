@@ -1,0 +1,150 @@
+//! Content errors: what is wrong, in which file, at which line and column, under which
+//! definition path.
+
+use core::fmt;
+use std::path::Path;
+
+/// What kind of problem a [`ContentError`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ContentErrorKind {
+    /// A file or directory could not be read.
+    Io,
+    /// The text is not valid RON for the content format (includes unknown fields and variants).
+    Syntax,
+    /// A name is defined twice.
+    Duplicate,
+    /// A tag is used but not declared, or a tag name is invalid.
+    UnknownTag,
+    /// An attribute name is unknown.
+    UnknownAttribute,
+    /// An attribute set name is unknown.
+    UnknownAttributeSet,
+    /// An effect name is unknown.
+    UnknownEffect,
+    /// A curve name is unknown.
+    UnknownCurve,
+    /// A lookup by name (from code) found nothing.
+    UnknownName,
+    /// A value is out of its allowed range.
+    InvalidValue,
+    /// Two settings contradict each other (for example an instant effect granting tags).
+    InvalidCombination,
+    /// Definitions refer to each other in a cycle.
+    Cycle,
+    /// A capacity is exceeded.
+    Capacity,
+    /// A function name is used for two different kinds of function.
+    FunctionKind,
+}
+
+/// A content problem with its location. `Display` renders
+/// `file:line:col: path: message`; every part is also a field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContentError {
+    /// What kind of problem.
+    pub kind: ContentErrorKind,
+    /// The file (or `<inline>`, or the directory for I/O errors).
+    pub file: String,
+    /// The 1-based line, or 0 when unknown.
+    pub line: u32,
+    /// The 1-based column, or 0 when unknown.
+    pub col: u32,
+    /// The definition path, e.g. `effects.Poison.modifiers[1].attribute` (may be empty).
+    pub path: String,
+    /// What is wrong and, where possible, how to fix it.
+    pub message: String,
+}
+
+impl ContentError {
+    pub(crate) fn new(kind: ContentErrorKind, file: String, message: impl Into<String>) -> Self {
+        ContentError { kind, file, line: 0, col: 0, path: String::new(), message: message.into() }
+    }
+
+    pub(crate) fn io(path: &Path, e: &std::io::Error) -> Self {
+        ContentError::new(
+            ContentErrorKind::Io,
+            path.display().to_string(),
+            format!("cannot read: {e}"),
+        )
+    }
+
+    pub(crate) fn unknown_name<'a>(
+        what: &str,
+        name: &str,
+        known: impl Iterator<Item = &'a str>,
+    ) -> Self {
+        let mut message = format!("no {what} named \"{name}\"");
+        if let Some(s) = suggest(name, known) {
+            message.push_str(&format!(" (did you mean \"{s}\"?)"));
+        }
+        ContentError::new(ContentErrorKind::UnknownName, String::new(), message)
+    }
+}
+
+impl fmt::Display for ContentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.file.is_empty() {
+            write!(f, "{}", self.file)?;
+            if self.line > 0 {
+                write!(f, ":{}:{}", self.line, self.col)?;
+            }
+            write!(f, ": ")?;
+        }
+        if !self.path.is_empty() {
+            write!(f, "{}: ", self.path)?;
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for ContentError {}
+
+/// The closest known name by edit distance, if it is close enough to be a plausible typo.
+pub(crate) fn suggest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    known
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().flat_map(char::to_lowercase).collect();
+    let b: Vec<char> = b.chars().flat_map(char::to_lowercase).collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        core::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        let known = ["Health", "MaxHealth", "Mana"];
+        assert_eq!(suggest("Helth", known.iter().copied()), Some("Health"));
+        assert_eq!(suggest("health", known.iter().copied()), Some("Health"));
+        assert_eq!(suggest("Stamina", known.iter().copied()), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn display() {
+        let mut e = ContentError::new(ContentErrorKind::UnknownAttribute, "a.ron".into(), "bad");
+        e.line = 3;
+        e.col = 7;
+        e.path = "effects.X".into();
+        assert_eq!(e.to_string(), "a.ron:3:7: effects.X: bad");
+    }
+}

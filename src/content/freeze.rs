@@ -1,0 +1,1161 @@
+//! Validation and freezing: raw content → [`Content`].
+//!
+//! Everything is resolved in name order so the result (and its hash) does not depend on the
+//! order of files or of definitions inside them.
+
+use super::def::*;
+use super::error::suggest;
+use super::locate::{PathSeg, locate, render};
+use super::raw::*;
+use super::{Content, ContentError, ContentErrorKind as K};
+use crate::id::{AttrId, AttrSetId, CurveId, EffectDefId, FnId, TagId};
+use crate::num::{Frame, TickRate, seconds_to_frames};
+use crate::tag::{TagContainer, TagQuery, TagQueryExpr, TagRegistry, TagRequirements, TagSet};
+use ahash::AHashMap;
+use std::collections::BTreeMap;
+
+/// The prefix every cue tag must have (F-GC-01).
+pub(crate) const CUE_ROOT: &str = "GameplayCue";
+
+/// A parsed source file.
+struct Src<'a> {
+    name: &'a str,
+    text: &'a str,
+    raw: RawContent,
+}
+
+/// A definition's location: file index and path.
+#[derive(Clone)]
+struct Loc {
+    file: usize,
+    path: Vec<PathSeg>,
+}
+
+impl Loc {
+    fn at(&self, seg: impl Into<Seg>) -> Loc {
+        let mut path = self.path.clone();
+        path.push(seg.into().0);
+        Loc { file: self.file, path }
+    }
+}
+
+struct Seg(PathSeg);
+
+impl From<&str> for Seg {
+    fn from(s: &str) -> Self {
+        Seg(PathSeg::Key(s.to_string()))
+    }
+}
+
+impl From<&String> for Seg {
+    fn from(s: &String) -> Self {
+        Seg(PathSeg::Key(s.clone()))
+    }
+}
+
+impl From<usize> for Seg {
+    fn from(i: usize) -> Self {
+        Seg(PathSeg::Index(i))
+    }
+}
+
+fn root(file: usize, seg: &str) -> Loc {
+    Loc { file, path: vec![PathSeg::Key(seg.to_string())] }
+}
+
+struct Cx<'a> {
+    srcs: &'a [Src<'a>],
+}
+
+impl Cx<'_> {
+    fn err(&self, loc: &Loc, kind: K, message: impl Into<String>) -> ContentError {
+        let src = &self.srcs[loc.file];
+        let (pos, _) = locate(src.text, &loc.path);
+        ContentError {
+            kind,
+            file: src.name.to_string(),
+            line: pos.line,
+            col: pos.col,
+            path: render(&loc.path),
+            message: message.into(),
+        }
+    }
+
+    fn where_(&self, loc: &Loc) -> String {
+        let src = &self.srcs[loc.file];
+        let (pos, _) = locate(src.text, &loc.path);
+        format!("{}:{}:{} ({})", src.name, pos.line, pos.col, render(&loc.path))
+    }
+}
+
+/// Resolution tables shared by the validators.
+struct Names<'a> {
+    cx: Cx<'a>,
+    tags: TagRegistry,
+    attrs: AHashMap<String, AttrId>,
+    attr_names: Vec<String>,
+    curves: AHashMap<String, CurveId>,
+    effects: AHashMap<String, EffectDefId>,
+    fns: AHashMap<String, (FnId, FnKind)>,
+    hz: TickRate,
+}
+
+impl Names<'_> {
+    fn tag(&self, loc: &Loc, name: &str) -> Result<TagId, ContentError> {
+        self.tags.get(name).ok_or_else(|| {
+            let mut msg = format!("unknown tag \"{name}\"");
+            if let Some(s) = suggest(name, self.tags.names().iter().map(String::as_str)) {
+                msg.push_str(&format!(" (did you mean \"{s}\"?)"));
+            } else {
+                msg.push_str(" (declare it in a `tags: [...]` list)");
+            }
+            self.cx.err(loc, K::UnknownTag, msg)
+        })
+    }
+
+    fn tag_set(&self, loc: &Loc, names: &[String]) -> Result<TagSet, ContentError> {
+        let mut s = TagSet::EMPTY;
+        for (i, n) in names.iter().enumerate() {
+            s.insert(self.tag(&loc.at(i), n)?);
+        }
+        Ok(s)
+    }
+
+    fn container(&self, loc: &Loc, names: &[String]) -> Result<TagContainer, ContentError> {
+        Ok(self.tags.container(self.tag_set(loc, names)?))
+    }
+
+    fn attr(&self, loc: &Loc, name: &str) -> Result<AttrId, ContentError> {
+        self.attrs.get(name).copied().ok_or_else(|| {
+            let mut msg = format!("unknown attribute \"{name}\"");
+            if let Some(s) = suggest(name, self.attr_names.iter().map(String::as_str)) {
+                msg.push_str(&format!(" (did you mean \"{s}\"?)"));
+            }
+            self.cx.err(loc, K::UnknownAttribute, msg)
+        })
+    }
+
+    fn curve(&self, loc: &Loc, name: &str) -> Result<CurveId, ContentError> {
+        self.curves.get(name).copied().ok_or_else(|| {
+            let mut msg = format!("unknown curve \"{name}\"");
+            if let Some(s) = suggest(name, self.curves.keys().map(String::as_str)) {
+                msg.push_str(&format!(" (did you mean \"{s}\"?)"));
+            }
+            self.cx.err(loc, K::UnknownCurve, msg)
+        })
+    }
+
+    fn func(&self, name: &str) -> FnId {
+        // Every name was collected by `collect_functions` before resolution.
+        self.fns.get(name).map(|f| f.0).unwrap_or(FnId(u16::MAX))
+    }
+
+    fn requirements(
+        &self,
+        loc: &Loc,
+        r: &RawRequirements,
+    ) -> Result<TagRequirements, ContentError> {
+        Ok(TagRequirements {
+            require_all: self.tag_set(&loc.at("require"), &r.require)?,
+            ignore_any: self.tag_set(&loc.at("ignore"), &r.ignore)?,
+            query: match &r.query {
+                Some(q) => Some(self.query(&loc.at("query"), q)?),
+                None => None,
+            },
+        })
+    }
+
+    fn query(&self, loc: &Loc, q: &RawQuery) -> Result<TagQuery, ContentError> {
+        Ok(TagQuery { expr: Some(self.query_expr(loc, q, 0)?) })
+    }
+
+    fn query_expr(
+        &self,
+        loc: &Loc,
+        q: &RawQuery,
+        depth: u32,
+    ) -> Result<TagQueryExpr, ContentError> {
+        if depth > 16 {
+            return Err(self.cx.err(loc, K::Capacity, "tag queries may nest at most 16 levels"));
+        }
+        let inner = loc.at(0);
+        let exprs = |v: &[RawQuery]| -> Result<Vec<TagQueryExpr>, ContentError> {
+            v.iter().enumerate().map(|(i, e)| self.query_expr(&inner.at(i), e, depth + 1)).collect()
+        };
+        Ok(match q {
+            RawQuery::AnyTags(t) => TagQueryExpr::AnyTags(self.tag_set(&inner, t)?),
+            RawQuery::AllTags(t) => TagQueryExpr::AllTags(self.tag_set(&inner, t)?),
+            RawQuery::NoTags(t) => TagQueryExpr::NoTags(self.tag_set(&inner, t)?),
+            RawQuery::AnyExpr(v) => TagQueryExpr::AnyExpr(exprs(v)?),
+            RawQuery::AllExpr(v) => TagQueryExpr::AllExpr(exprs(v)?),
+            RawQuery::NoExpr(v) => TagQueryExpr::NoExpr(exprs(v)?),
+        })
+    }
+
+    fn frames(&self, loc: &Loc, d: &Decimal) -> Result<Frame, ContentError> {
+        let f = seconds_to_frames(&d.0, self.hz)
+            .map_err(|e| self.cx.err(loc, K::InvalidValue, e.to_string()))?;
+        if f == 0 {
+            return Err(self.cx.err(loc, K::InvalidValue, "must be longer than 0 seconds"));
+        }
+        Ok(f)
+    }
+}
+
+fn syntax_error(name: &str, e: &ron::error::SpannedError) -> ContentError {
+    ContentError {
+        kind: K::Syntax,
+        file: name.to_string(),
+        line: e.span.start.line.try_into().unwrap_or(u32::MAX),
+        col: e.span.start.col.try_into().unwrap_or(u32::MAX),
+        path: String::new(),
+        message: e.code.to_string(),
+    }
+}
+
+pub(crate) fn parse_raw(name: &str, text: &str) -> Result<RawContent, ContentError> {
+    let opts =
+        ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+    opts.from_str::<RawContent>(text).map_err(|e| syntax_error(name, &e))
+}
+
+/// Merges named definitions from all files, reporting duplicates with both places.
+fn gather<'a, T>(
+    cx: &Cx<'_>,
+    section: &str,
+    per_file: impl Iterator<Item = (usize, &'a NamedMap<T>)>,
+) -> Result<BTreeMap<String, (Loc, &'a T)>, ContentError>
+where
+    T: 'a,
+{
+    let mut out: BTreeMap<String, (Loc, &'a T)> = BTreeMap::new();
+    for (file, map) in per_file {
+        for (name, def) in &map.0 {
+            let loc = root(file, section).at(name);
+            if let Some((first, _)) = out.get(name) {
+                return Err(cx.err(
+                    &loc,
+                    K::Duplicate,
+                    format!(
+                        "\"{name}\" is defined twice; the first definition is at {}",
+                        cx.where_(first)
+                    ),
+                ));
+            }
+            if name.is_empty() {
+                return Err(cx.err(&loc, K::InvalidValue, "a definition name cannot be empty"));
+            }
+            out.insert(name.clone(), (loc, def));
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn freeze(
+    files: &[(String, String)],
+    native_tags: &[String],
+) -> Result<Content, ContentError> {
+    let mut srcs = Vec::with_capacity(files.len());
+    for (name, text) in files {
+        srcs.push(Src { name, text, raw: parse_raw(name, text)? });
+    }
+    let cx = Cx { srcs: &srcs };
+
+    // Settings: at most one file.
+    let mut settings = Settings::default();
+    let mut settings_loc: Option<Loc> = None;
+    for (file, src) in srcs.iter().enumerate() {
+        if let Some(s) = &src.raw.settings {
+            let loc = root(file, "settings");
+            if let Some(first) = &settings_loc {
+                return Err(cx.err(
+                    &loc,
+                    K::Duplicate,
+                    format!("settings are given twice; the first are at {}", cx.where_(first)),
+                ));
+            }
+            if let Some(hz) = s.tick_rate {
+                if hz == 0 {
+                    return Err(cx.err(
+                        &loc.at("tick_rate"),
+                        K::InvalidValue,
+                        "the tick rate must be at least 1",
+                    ));
+                }
+                settings.tick_rate = TickRate(hz);
+            }
+            if let Some(p) = s.default_mul_policy {
+                settings.default_mul_policy = p;
+            }
+            if let Some(c) = s.max_cascade_steps {
+                if c == 0 {
+                    return Err(cx.err(
+                        &loc.at("max_cascade_steps"),
+                        K::InvalidValue,
+                        "must be at least 1",
+                    ));
+                }
+                settings.max_cascade_steps = c;
+            }
+            settings_loc = Some(loc);
+        }
+    }
+
+    // Tags.
+    let mut tag_names: Vec<&str> = native_tags.iter().map(String::as_str).collect();
+    for (file, src) in srcs.iter().enumerate() {
+        for (i, t) in src.raw.tags.iter().enumerate() {
+            if let Err(e) = crate::tag::registry_validate_name(t) {
+                return Err(cx.err(&root(file, "tags").at(i), K::UnknownTag, e.to_string()));
+            }
+            tag_names.push(t);
+        }
+    }
+    for (i, t) in native_tags.iter().enumerate() {
+        crate::tag::registry_validate_name(t).map_err(|e| {
+            ContentError::new(
+                K::UnknownTag,
+                "<native tags>".into(),
+                format!("native tag #{i}: {e}"),
+            )
+        })?;
+    }
+    let mut alias_pairs: Vec<(&str, &str)> = Vec::new();
+    let aliases =
+        gather(&cx, "tag_aliases", srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.tag_aliases)))?;
+    for (alias, (loc, target)) in &aliases {
+        if let Err(e) = crate::tag::registry_validate_name(alias) {
+            return Err(cx.err(loc, K::UnknownTag, e.to_string()));
+        }
+        alias_pairs.push((alias.as_str(), target.as_str()));
+    }
+    let tags =
+        TagRegistry::new(tag_names.iter().copied(), alias_pairs.iter().copied()).map_err(|e| {
+            let loc = match &e {
+                crate::tag::TagRegistryError::BadAlias { alias, .. } => {
+                    aliases.get(alias).map(|a| a.0.clone())
+                }
+                _ => None,
+            };
+            match loc {
+                Some(loc) => cx.err(&loc, K::UnknownTag, e.to_string()),
+                None => ContentError::new(
+                    K::Capacity,
+                    srcs.first().map(|s| s.name.to_string()).unwrap_or_default(),
+                    e.to_string(),
+                ),
+            }
+        })?;
+
+    // Functions: every referenced name with its kind; one kind per name.
+    let mut fn_kinds: BTreeMap<String, (FnKind, Loc)> = BTreeMap::new();
+    collect_functions(&cx, &srcs, &mut fn_kinds)?;
+    let functions: Vec<FnRef> = fn_kinds
+        .iter()
+        .map(|(name, (kind, _))| FnRef { name: name.clone(), kind: *kind })
+        .collect();
+    if functions.len() > usize::from(u16::MAX) {
+        return Err(ContentError::new(
+            K::Capacity,
+            String::new(),
+            "too many registered function names",
+        ));
+    }
+    let fns: AHashMap<String, (FnId, FnKind)> = functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name.clone(), (FnId(i as u16), f.kind)))
+        .collect();
+
+    // Attribute sets and attributes.
+    let sets = gather(
+        &cx,
+        "attribute_sets",
+        srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.attribute_sets)),
+    )?;
+    if sets.len() > 64 {
+        return Err(ContentError::new(
+            K::Capacity,
+            String::new(),
+            format!("{} attribute sets exceed the limit of 64", sets.len()),
+        ));
+    }
+    let mut attr_src: BTreeMap<String, (Loc, &RawAttr, AttrSetId)> = BTreeMap::new();
+    for (set_index, (_, (set_loc, set))) in sets.iter().enumerate() {
+        for (name, a) in &set.attributes.0 {
+            let loc = set_loc.at("attributes").at(name);
+            if let Some((first, _, _)) = attr_src.get(name) {
+                return Err(cx.err(
+                    &loc,
+                    K::Duplicate,
+                    format!("attribute \"{name}\" is defined twice (attribute names are global); the first definition is at {}", cx.where_(first)),
+                ));
+            }
+            if name.is_empty() {
+                return Err(cx.err(&loc, K::InvalidValue, "an attribute name cannot be empty"));
+            }
+            attr_src.insert(name.clone(), (loc, a, AttrSetId(set_index as u16)));
+        }
+    }
+    if attr_src.len() > 4096 {
+        return Err(ContentError::new(
+            K::Capacity,
+            String::new(),
+            format!("{} attributes exceed the limit of 4096", attr_src.len()),
+        ));
+    }
+    let attr_names: Vec<String> = attr_src.keys().cloned().collect();
+    let attrs_lookup: AHashMap<String, AttrId> =
+        attr_names.iter().enumerate().map(|(i, n)| (n.clone(), AttrId(i as u16))).collect();
+
+    // Curves.
+    let curve_src =
+        gather(&cx, "curves", srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.curves)))?;
+    let curves_lookup: AHashMap<String, CurveId> =
+        curve_src.keys().enumerate().map(|(i, n)| (n.clone(), CurveId(i as u16))).collect();
+
+    // Effects (names first so definitions may refer to each other).
+    let effect_src =
+        gather(&cx, "effects", srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.effects)))?;
+    if effect_src.len() > usize::from(u16::MAX) {
+        return Err(ContentError::new(K::Capacity, String::new(), "too many effects"));
+    }
+    let effects_lookup: AHashMap<String, EffectDefId> =
+        effect_src.keys().enumerate().map(|(i, n)| (n.clone(), EffectDefId(i as u16))).collect();
+
+    let names = Names {
+        cx,
+        tags,
+        attrs: attrs_lookup,
+        attr_names,
+        curves: curves_lookup,
+        effects: effects_lookup,
+        fns,
+        hz: settings.tick_rate,
+    };
+
+    // Resolve attributes.
+    let mut attrs: Vec<AttrDef> = Vec::with_capacity(attr_src.len());
+    for (name, (loc, a, set)) in &attr_src {
+        let bound = |field: &str, b: &Option<RawBound>| -> Result<Option<Bound>, ContentError> {
+            Ok(match b {
+                None => None,
+                Some(RawBound::Const(n)) => Some(Bound::Const(n.0)),
+                Some(RawBound::Attr(other)) => {
+                    let l = loc.at(field);
+                    let id = names.attr(&l, other)?;
+                    if other == name {
+                        return Err(names.cx.err(
+                            &l,
+                            K::Cycle,
+                            format!("attribute \"{name}\" cannot bound itself"),
+                        ));
+                    }
+                    Some(Bound::Attr(id))
+                }
+            })
+        };
+        let min = bound("min", &a.min)?;
+        let max = bound("max", &a.max)?;
+        if let (Some(Bound::Const(lo)), Some(Bound::Const(hi))) = (min, max) {
+            if lo > hi {
+                return Err(names.cx.err(
+                    &loc.at("min"),
+                    K::InvalidValue,
+                    format!("min {lo} is greater than max {hi}"),
+                ));
+            }
+        }
+        let filter = match &a.filter {
+            RawModFilter::All => ModFilter::All,
+            RawModFilter::MostNegativeAllPositive => ModFilter::MostNegativeAllPositive,
+            RawModFilter::GreatestOnly => ModFilter::GreatestOnly,
+            RawModFilter::Custom(f) => ModFilter::Custom(names.func(f)),
+        };
+        if a.transient && (min.is_some() || max.is_some()) {
+            return Err(names.cx.err(
+                loc,
+                K::InvalidCombination,
+                "a transient (meta) attribute cannot have clamps: it only carries a value into post-execute",
+            ));
+        }
+        attrs.push(AttrDef {
+            name: name.clone(),
+            set: *set,
+            default: a.default.0,
+            min,
+            max,
+            clamp_mode: a.clamp_mode,
+            apply_to_base: a.apply_to_base,
+            mul_policy: a.mul_policy.unwrap_or(settings.default_mul_policy),
+            filter,
+            transient: a.transient,
+            clamp_dependents: Vec::new(),
+        });
+    }
+    // Clamp dependency edges and cycles.
+    let n_attrs = attrs.len();
+    let mut deps: Vec<Vec<usize>> = vec![Vec::new(); n_attrs];
+    for (i, a) in attrs.iter().enumerate() {
+        for b in [a.min, a.max].into_iter().flatten() {
+            if let Bound::Attr(src) = b {
+                deps[src.index()].push(i);
+            }
+        }
+    }
+    for (i, d) in deps.iter_mut().enumerate() {
+        d.sort_unstable();
+        d.dedup();
+        attrs[i].clamp_dependents = d.iter().map(|j| AttrId(*j as u16)).collect();
+    }
+
+    let sets_out: Vec<AttrSetDef> = sets
+        .iter()
+        .enumerate()
+        .map(|(i, (name, (_, s)))| AttrSetDef {
+            name: name.clone(),
+            attributes: attrs
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| a.set == AttrSetId(i as u16))
+                .map(|(j, _)| AttrId(j as u16))
+                .collect(),
+            post_execute: s.post_execute.as_deref().map(|f| names.func(f)),
+            pre_change: s.pre_change.as_deref().map(|f| names.func(f)),
+        })
+        .collect();
+
+    // Curves.
+    let mut curves = Vec::with_capacity(curve_src.len());
+    for (name, (loc, c)) in &curve_src {
+        if c.points.is_empty() {
+            return Err(names.cx.err(
+                &loc.at("points"),
+                K::InvalidValue,
+                "a curve needs at least one (level, value) point",
+            ));
+        }
+        for (i, w) in c.points.windows(2).enumerate() {
+            if w[1].0 <= w[0].0 {
+                return Err(names.cx.err(
+                    &loc.at("points").at(i + 1),
+                    K::InvalidValue,
+                    format!(
+                        "levels must increase strictly: level {} follows level {}",
+                        w[1].0, w[0].0
+                    ),
+                ));
+            }
+        }
+        curves.push(CurveDef {
+            name: name.clone(),
+            interp: c.interp,
+            points: c.points.iter().map(|(l, v)| (*l, v.0)).collect(),
+        });
+    }
+
+    // Effects.
+    let mut effects = Vec::with_capacity(effect_src.len());
+    for (name, (loc, _)) in &effect_src {
+        let resolved = resolve_inheritance(&names, &effect_src, name)?;
+        effects.push(freeze_effect(&names, &attrs, loc, name, &resolved)?);
+    }
+    check_live_capture_cycles(&names, &effect_src, &effects, &attrs)?;
+
+    let content = Content {
+        settings,
+        attr_lookup: names.attrs.clone(),
+        set_lookup: sets
+            .keys()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), AttrSetId(i as u16)))
+            .collect(),
+        curve_lookup: names.curves.clone(),
+        effect_lookup: names.effects.clone(),
+        tags: names.tags,
+        attrs,
+        sets: sets_out,
+        curves,
+        effects,
+        functions,
+        hash: 0,
+    };
+    let hash = xxhash_rust::xxh3::xxh3_64(canonical_text(&content).as_bytes());
+    Ok(Content { hash, ..content })
+}
+
+/// Collects every function name content refers to, checking each is used for one kind only.
+fn collect_functions(
+    cx: &Cx<'_>,
+    srcs: &[Src<'_>],
+    out: &mut BTreeMap<String, (FnKind, Loc)>,
+) -> Result<(), ContentError> {
+    let mut add = |name: &str, kind: FnKind, loc: Loc| -> Result<(), ContentError> {
+        if name.is_empty() {
+            return Err(cx.err(&loc, K::InvalidValue, "a function name cannot be empty"));
+        }
+        match out.get(name) {
+            Some((k, first)) if *k != kind => Err(cx.err(
+                &loc,
+                K::FunctionKind,
+                format!(
+                    "\"{name}\" is used as a {} here but as a {} at {}",
+                    kind.describe(),
+                    k.describe(),
+                    cx.where_(first)
+                ),
+            )),
+            Some(_) => Ok(()),
+            None => {
+                out.insert(name.to_string(), (kind, loc));
+                Ok(())
+            }
+        }
+    };
+    for (file, src) in srcs.iter().enumerate() {
+        for (set_name, set) in &src.raw.attribute_sets.0 {
+            let sl = root(file, "attribute_sets").at(set_name);
+            if let Some(f) = &set.post_execute {
+                add(f, FnKind::PostExecute, sl.at("post_execute"))?;
+            }
+            if let Some(f) = &set.pre_change {
+                add(f, FnKind::PreChange, sl.at("pre_change"))?;
+            }
+            for (an, a) in &set.attributes.0 {
+                if let RawModFilter::Custom(f) = &a.filter {
+                    add(f, FnKind::ModFilter, sl.at("attributes").at(an).at("filter"))?;
+                }
+            }
+        }
+        for (en, e) in &src.raw.effects.0 {
+            let el = root(file, "effects").at(en);
+            for (i, m) in e.modifiers.iter().flatten().enumerate() {
+                if let RawMagnitude::Custom { calc, .. } = &m.magnitude {
+                    add(calc, FnKind::Calc, el.at("modifiers").at(i).at("magnitude"))?;
+                }
+            }
+            for (i, x) in e.executions.iter().flatten().enumerate() {
+                add(&x.calc, FnKind::Execution, el.at("executions").at(i).at("calc"))?;
+            }
+            for (i, r) in e.custom_requirements.iter().flatten().enumerate() {
+                add(r, FnKind::Requirement, el.at("custom_requirements").at(i))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Applies `inherits` chains: unset fields come from the parent, tag lists are merged.
+fn resolve_inheritance(
+    names: &Names<'_>,
+    src: &BTreeMap<String, (Loc, &RawEffect)>,
+    name: &str,
+) -> Result<RawEffect, ContentError> {
+    let Some((loc, raw)) = src.get(name) else {
+        return Ok(RawEffect::default());
+    };
+    let mut chain: Vec<&str> = vec![name];
+    let mut out = (*raw).clone();
+    let mut cur = *raw;
+    let mut cur_loc = loc.clone();
+    while let Some(parent) = &cur.inherits {
+        let Some((ploc, praw)) = src.get(parent) else {
+            let mut msg = format!("inherits from unknown effect \"{parent}\"");
+            if let Some(s) = suggest(parent, src.keys().map(String::as_str)) {
+                msg.push_str(&format!(" (did you mean \"{s}\"?)"));
+            }
+            return Err(names.cx.err(&cur_loc.at("inherits"), K::UnknownEffect, msg));
+        };
+        if chain.contains(&parent.as_str()) {
+            chain.push(parent);
+            return Err(names.cx.err(
+                &loc.at("inherits"),
+                K::Cycle,
+                format!("inheritance cycle: {}", chain.join(" → ")),
+            ));
+        }
+        chain.push(parent);
+        merge_parent(&mut out, praw);
+        cur = praw;
+        cur_loc = ploc.clone();
+    }
+    Ok(out)
+}
+
+fn merge_parent(child: &mut RawEffect, parent: &RawEffect) {
+    fn take<T: Clone>(c: &mut Option<T>, p: &Option<T>) {
+        if c.is_none() {
+            c.clone_from(p);
+        }
+    }
+    fn union(c: &mut Vec<String>, p: &[String]) {
+        let mut merged: Vec<String> = p.to_vec();
+        merged.extend(c.drain(..));
+        *c = merged;
+    }
+    take(&mut child.duration, &parent.duration);
+    take(&mut child.period, &parent.period);
+    take(&mut child.execute_on_application, &parent.execute_on_application);
+    take(&mut child.modifiers, &parent.modifiers);
+    take(&mut child.executions, &parent.executions);
+    take(&mut child.immunity_query, &parent.immunity_query);
+    take(&mut child.application_requirements, &parent.application_requirements);
+    take(&mut child.ongoing_requirements, &parent.ongoing_requirements);
+    take(&mut child.stacking, &parent.stacking);
+    take(&mut child.cues, &parent.cues);
+    take(&mut child.custom_requirements, &parent.custom_requirements);
+    union(&mut child.asset_tags, &parent.asset_tags);
+    union(&mut child.granted_tags, &parent.granted_tags);
+    union(&mut child.blocked_ability_tags, &parent.blocked_ability_tags);
+    union(&mut child.remove_effects_with_tags, &parent.remove_effects_with_tags);
+    union(&mut child.immunity_tags, &parent.immunity_tags);
+}
+
+fn freeze_effect(
+    names: &Names<'_>,
+    attrs: &[AttrDef],
+    loc: &Loc,
+    name: &str,
+    r: &RawEffect,
+) -> Result<EffectDef, ContentError> {
+    let cx = &names.cx;
+    let mut sbc: Vec<TagId> = Vec::new();
+    let duration = match &r.duration {
+        None | Some(RawDuration::Instant) => DurationDef::Instant,
+        Some(RawDuration::Infinite) => DurationDef::Infinite,
+        Some(RawDuration::Frames(0)) => {
+            return Err(cx.err(
+                &loc.at("duration"),
+                K::InvalidValue,
+                "a duration must be at least 1 frame (use Instant for effects that execute once)",
+            ));
+        }
+        Some(RawDuration::Frames(f)) => {
+            if *f == u32::MAX {
+                return Err(cx.err(
+                    &loc.at("duration"),
+                    K::InvalidValue,
+                    "use Infinite instead of the largest frame count",
+                ));
+            }
+            DurationDef::Frames(*f)
+        }
+        Some(RawDuration::Seconds(d)) => {
+            DurationDef::Frames(names.frames(&loc.at("duration").at(0), d)?)
+        }
+        Some(RawDuration::SetByCaller(t)) => {
+            let tag = names.tag(&loc.at("duration").at(0), t)?;
+            sbc.push(tag);
+            DurationDef::SetByCaller(tag)
+        }
+    };
+    let instant = duration.is_instant();
+    let period = match &r.period {
+        None => 0,
+        Some(_) if instant => {
+            return Err(cx.err(
+                &loc.at("period"),
+                K::InvalidCombination,
+                "an instant effect cannot be periodic (give it a duration or make it Infinite)",
+            ));
+        }
+        Some(RawPeriod::Frames(0)) => {
+            return Err(cx.err(
+                &loc.at("period"),
+                K::InvalidValue,
+                "a period must be at least 1 frame",
+            ));
+        }
+        Some(RawPeriod::Frames(f)) => *f,
+        Some(RawPeriod::Seconds(d)) => names.frames(&loc.at("period").at(0), d)?,
+    };
+    let execute_on_application = r.execute_on_application.unwrap_or(false);
+    if execute_on_application && period == 0 {
+        return Err(cx.err(
+            &loc.at("execute_on_application"),
+            K::InvalidCombination,
+            "execute_on_application needs a period",
+        ));
+    }
+    let executes = instant || period > 0;
+
+    // Modifiers.
+    let raw_mods = r.modifiers.as_deref().unwrap_or(&[]);
+    if raw_mods.len() > MAX_MODIFIERS {
+        return Err(cx.err(
+            &loc.at("modifiers").at(MAX_MODIFIERS),
+            K::Capacity,
+            format!("an effect may have at most {MAX_MODIFIERS} modifiers; split it into several effects"),
+        ));
+    }
+    let mut modifiers = Vec::with_capacity(raw_mods.len());
+    let mut snapshot_source = 0usize;
+    for (i, m) in raw_mods.iter().enumerate() {
+        let ml = loc.at("modifiers").at(i);
+        let attr = names.attr(&ml.at("attribute"), &m.attribute)?;
+        if attrs[attr.index()].transient && !executes {
+            return Err(cx.err(
+                &ml.at("attribute"),
+                K::InvalidCombination,
+                format!(
+                    "\"{}\" is a transient (meta) attribute: only instant or periodic effects can change it",
+                    m.attribute
+                ),
+            ));
+        }
+        let magnitude = match &m.magnitude {
+            RawMagnitude::Scalable { coef, curve } => MagnitudeDef::Scalable {
+                coef: coef.0,
+                curve: match curve {
+                    Some(c) => Some(names.curve(&ml.at("magnitude").at("curve"), c)?),
+                    None => None,
+                },
+            },
+            RawMagnitude::Attribute(a) => {
+                let al = ml.at("magnitude").at(0);
+                let cap = names.attr(&al.at("attribute"), &a.attribute)?;
+                if attrs[cap.index()].transient {
+                    return Err(cx.err(
+                        &al.at("attribute"),
+                        K::InvalidCombination,
+                        format!(
+                            "\"{}\" is a transient (meta) attribute and cannot be captured",
+                            a.attribute
+                        ),
+                    ));
+                }
+                if a.side == CaptureSide::Source && a.snapshot {
+                    snapshot_source += 1;
+                }
+                MagnitudeDef::Attribute {
+                    attr: cap,
+                    side: a.side,
+                    which: a.which,
+                    coef: a.coef.0,
+                    pre: a.pre.0,
+                    post: a.post.0,
+                    snapshot: a.snapshot,
+                }
+            }
+            RawMagnitude::Custom { calc, coef, pre, post } => MagnitudeDef::Custom {
+                calc: names.func(calc),
+                coef: coef.0,
+                pre: pre.0,
+                post: post.0,
+            },
+            RawMagnitude::SetByCaller(t) => {
+                let tag = names.tag(&ml.at("magnitude").at(0), t)?;
+                if !sbc.contains(&tag) {
+                    sbc.push(tag);
+                }
+                MagnitudeDef::SetByCaller(tag)
+            }
+        };
+        if m.op == ModOp::Divide {
+            if let MagnitudeDef::Scalable { coef, curve: None } = magnitude {
+                if coef == crate::num::ZERO {
+                    return Err(cx.err(
+                        &ml.at("magnitude"),
+                        K::InvalidValue,
+                        "dividing by a constant 0",
+                    ));
+                }
+            }
+        }
+        modifiers.push(ModifierDef {
+            attr,
+            op: m.op,
+            magnitude,
+            source_tags: names.requirements(&ml.at("source_tags"), &m.source_tags)?,
+            target_tags: names.requirements(&ml.at("target_tags"), &m.target_tags)?,
+            reevaluate_each_period: m.reevaluate_each_period,
+        });
+    }
+    let _ = snapshot_source;
+    if sbc.len() > MAX_SET_BY_CALLER {
+        return Err(cx.err(
+            loc,
+            K::Capacity,
+            format!(
+                "the effect reads {} SetByCaller keys; at most {MAX_SET_BY_CALLER} are allowed",
+                sbc.len()
+            ),
+        ));
+    }
+    sbc.sort_unstable();
+
+    // Executions.
+    let raw_exec = r.executions.as_deref().unwrap_or(&[]);
+    if !raw_exec.is_empty() && !executes {
+        return Err(cx.err(
+            &loc.at("executions"),
+            K::InvalidCombination,
+            "executions run only for instant effects or periodic executions; give the effect a period or make it Instant",
+        ));
+    }
+    if raw_exec.len() > 4 {
+        return Err(cx.err(
+            &loc.at("executions").at(4),
+            K::Capacity,
+            "an effect may have at most 4 executions",
+        ));
+    }
+    let executions: Vec<FnId> = raw_exec.iter().map(|x| names.func(&x.calc)).collect();
+
+    // Tags.
+    let asset_tags = names.container(&loc.at("asset_tags"), &r.asset_tags)?;
+    let granted_tags = names.container(&loc.at("granted_tags"), &r.granted_tags)?;
+    let blocked_ability_tags =
+        names.tag_set(&loc.at("blocked_ability_tags"), &r.blocked_ability_tags)?;
+    let remove_effects_with_tags =
+        names.tag_set(&loc.at("remove_effects_with_tags"), &r.remove_effects_with_tags)?;
+    let immunity_tags = names.tag_set(&loc.at("immunity_tags"), &r.immunity_tags)?;
+    let immunity_query = match &r.immunity_query {
+        Some(q) => Some(names.query(&loc.at("immunity_query"), q)?),
+        None => None,
+    };
+    let application_requirements = match &r.application_requirements {
+        Some(q) => names.requirements(&loc.at("application_requirements"), q)?,
+        None => TagRequirements::NONE,
+    };
+    let ongoing_requirements = match &r.ongoing_requirements {
+        Some(q) => names.requirements(&loc.at("ongoing_requirements"), q)?,
+        None => TagRequirements::NONE,
+    };
+    if instant {
+        let checks: [(&str, bool); 5] = [
+            ("granted_tags", !granted_tags.is_empty()),
+            ("blocked_ability_tags", !blocked_ability_tags.is_empty()),
+            ("immunity_tags", !immunity_tags.is_empty()),
+            ("immunity_query", immunity_query.is_some()),
+            ("ongoing_requirements", !ongoing_requirements.is_empty()),
+        ];
+        for (field, bad) in checks {
+            if bad {
+                return Err(cx.err(
+                    &loc.at(field),
+                    K::InvalidCombination,
+                    format!("an instant effect is never active, so `{field}` would never take effect (G-07); give it a duration"),
+                ));
+            }
+        }
+    }
+
+    // Stacking.
+    let stacking = match &r.stacking {
+        None => None,
+        Some(s) if s.kind == StackKind::None => None,
+        Some(_) if instant => {
+            return Err(cx.err(
+                &loc.at("stacking"),
+                K::InvalidCombination,
+                "instant effects cannot stack",
+            ));
+        }
+        Some(s) => {
+            if s.limit == 0 {
+                return Err(cx.err(
+                    &loc.at("stacking").at("limit"),
+                    K::InvalidValue,
+                    "the stack limit must be at least 1",
+                ));
+            }
+            Some(StackingDef {
+                kind: s.kind,
+                limit: s.limit,
+                refresh: s.refresh,
+                period: s.period,
+                expiration: s.expiration,
+                deny_overflow: s.deny_overflow,
+            })
+        }
+    };
+
+    // Cues.
+    let mut cues = Vec::new();
+    let cue_root = names.tags.get(CUE_ROOT);
+    for (i, c) in r.cues.as_deref().unwrap_or(&[]).iter().enumerate() {
+        let cl = loc.at("cues").at(i);
+        let tag = names.tag(&cl.at("tag"), &c.tag)?;
+        if !cue_root.is_some_and(|root| names.tags.is_descendant_or_self(tag, root) && tag != root)
+        {
+            return Err(cx.err(
+                &cl.at("tag"),
+                K::InvalidValue,
+                format!("cue tags must live under `{CUE_ROOT}.` (\"{}\" does not)", c.tag),
+            ));
+        }
+        match (c.events, instant, period > 0) {
+            (CueEvents::Persistent, true, _) => {
+                return Err(cx.err(
+                    &cl.at("events"),
+                    K::InvalidCombination,
+                    "an instant effect has no persistent cue events",
+                ));
+            }
+            (CueEvents::Executed, false, false) => {
+                return Err(cx.err(
+                    &cl.at("events"),
+                    K::InvalidCombination,
+                    "this effect neither is instant nor executes periodically, so `Executed` would never fire",
+                ));
+            }
+            _ => {}
+        }
+        let magnitude_attribute = match &c.magnitude_attribute {
+            Some(a) => Some(names.attr(&cl.at("magnitude_attribute"), a)?),
+            None => None,
+        };
+        cues.push(EffectCueDef { tag, events: c.events, magnitude_attribute });
+    }
+
+    let custom_requirements =
+        r.custom_requirements.as_deref().unwrap_or(&[]).iter().map(|f| names.func(f)).collect();
+    let has_live_captures = !executes && modifiers.iter().any(|m| m.magnitude.is_live());
+    let has_live_source_captures = !executes
+        && modifiers.iter().any(|m| {
+            matches!(
+                m.magnitude,
+                MagnitudeDef::Attribute { side: CaptureSide::Source, snapshot: false, .. }
+            )
+        });
+    let owned_tags = asset_tags.union(&granted_tags);
+    Ok(EffectDef {
+        name: name.to_string(),
+        duration,
+        period,
+        execute_on_application,
+        modifiers,
+        executions,
+        asset_tags,
+        granted_tags,
+        owned_tags,
+        blocked_ability_tags,
+        remove_effects_with_tags,
+        immunity_tags,
+        immunity_query,
+        application_requirements,
+        ongoing_requirements,
+        stacking,
+        cues,
+        custom_requirements,
+        set_by_caller_keys: sbc,
+        has_live_captures,
+        has_live_source_captures,
+    })
+}
+
+/// Static cycles among derived attributes (F-ATTR-08): a non-periodic duration/infinite effect
+/// whose modifier on X follows a live *target* capture of Y makes X depend on Y; together with
+/// clamp bounds these edges must form no cycle.
+fn check_live_capture_cycles(
+    names: &Names<'_>,
+    src: &BTreeMap<String, (Loc, &RawEffect)>,
+    effects: &[EffectDef],
+    attrs: &[AttrDef],
+) -> Result<(), ContentError> {
+    let n = attrs.len();
+    // edges[y] = attributes depending on y, with the place that created the edge.
+    let mut edges: Vec<Vec<(usize, Option<(usize, usize)>)>> = vec![Vec::new(); n];
+    for (x, a) in attrs.iter().enumerate() {
+        for b in [a.min, a.max].into_iter().flatten() {
+            if let Bound::Attr(y) = b {
+                edges[y.index()].push((x, None));
+            }
+        }
+    }
+    for (ei, e) in effects.iter().enumerate() {
+        if e.is_instant() || e.is_periodic() {
+            continue;
+        }
+        for (mi, m) in e.modifiers.iter().enumerate() {
+            if let MagnitudeDef::Attribute {
+                attr: y,
+                side: CaptureSide::Target,
+                snapshot: false,
+                ..
+            } = m.magnitude
+            {
+                edges[y.index()].push((m.attr.index(), Some((ei, mi))));
+            }
+        }
+    }
+    // Iterative DFS with colours; report the first back edge.
+    let mut colour = vec![0u8; n];
+    for start in 0..n {
+        if colour[start] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(start, 0)];
+        colour[start] = 1;
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            if let Some(&(to, origin)) = edges[node].get(*next) {
+                *next += 1;
+                match colour[to] {
+                    0 => {
+                        colour[to] = 1;
+                        stack.push((to, 0));
+                    }
+                    1 => {
+                        let cycle: Vec<&str> = stack
+                            .iter()
+                            .skip_while(|(s, _)| *s != to)
+                            .map(|(s, _)| attrs[*s].name.as_str())
+                            .chain(core::iter::once(attrs[to].name.as_str()))
+                            .collect();
+                        let msg = format!("derived attributes form a cycle: {}", cycle.join(" → "));
+                        return Err(match origin {
+                            Some((ei, mi)) => {
+                                let (loc, _) = &src[&effects[ei].name];
+                                names.cx.err(&loc.at("modifiers").at(mi), K::Cycle, msg)
+                            }
+                            None => ContentError::new(
+                                K::Cycle,
+                                names
+                                    .cx
+                                    .srcs
+                                    .first()
+                                    .map(|s| s.name.to_string())
+                                    .unwrap_or_default(),
+                                msg,
+                            ),
+                        });
+                    }
+                    _ => {}
+                }
+            } else {
+                colour[node] = 2;
+                stack.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The canonical rendering hashed into [`Content::hash`].
+pub(crate) fn canonical_text(c: &Content) -> String {
+    #[derive(serde::Serialize)]
+    struct Canon<'a> {
+        format: u32,
+        settings: &'a Settings,
+        tags: &'a [String],
+        aliases: Vec<(&'a str, u16)>,
+        attributes: &'a [AttrDef],
+        sets: &'a [AttrSetDef],
+        curves: &'a [CurveDef],
+        effects: &'a [EffectDef],
+        functions: &'a [FnRef],
+    }
+    let canon = Canon {
+        format: 1,
+        settings: &c.settings,
+        tags: c.tags.names(),
+        aliases: c.tags.aliases().iter().map(|(a, t)| (a.as_str(), t.0)).collect(),
+        attributes: &c.attrs,
+        sets: &c.sets,
+        curves: &c.curves,
+        effects: &c.effects,
+        functions: &c.functions,
+    };
+    ron::to_string(&canon).unwrap_or_default()
+}

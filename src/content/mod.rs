@@ -1,0 +1,280 @@
+//! Content: tags, attribute sets, curves and effect definitions written in RON, validated and
+//! frozen into an immutable [`Content`] with a stable hash.
+//!
+//! # The file format
+//!
+//! A content file is one RON struct whose sections are all optional. A content directory merges
+//! the sections of all its `*.ron` files (in file-name order; a name defined twice is an error
+//! that names both places).
+//!
+//! ```
+//! use rollback_abilities::Content;
+//!
+//! let content = Content::from_ron_str(r#"(
+//!     settings: (tick_rate: 60, default_mul_policy: Compound),
+//!     tags: ["State.Debuff.Stun", "GameplayCue.Poison", "Data.Damage"],
+//!     attribute_sets: {
+//!         "Vitals": (attributes: {
+//!             "Health": (default: 100, min: Const(0), max: Attr("MaxHealth")),
+//!             "MaxHealth": (default: 100),
+//!         }),
+//!     },
+//!     curves: { "PoisonDamage": (points: [(1, 4), (5, 12)]) },
+//!     effects: {
+//!         "Poison": (
+//!             duration: Seconds(5),
+//!             period: Frames(60),
+//!             modifiers: [(attribute: "Health", op: Add,
+//!                          magnitude: Scalable(coef: -1, curve: "PoisonDamage"))],
+//!             stacking: (kind: ByTarget, limit: 3),
+//!             cues: [(tag: "GameplayCue.Poison")],
+//!         ),
+//!     },
+//! )"#)?;
+//! assert_eq!(content.effect_def(content.effect("Poison")?).period, 60);
+//! # Ok::<(), rollback_abilities::ContentError>(())
+//! ```
+//!
+//! Numbers may be written as integers, decimals (`1.1`) or strings (`"1.1"`); decimals are
+//! converted exactly from their text, never through float arithmetic. Durations may be written
+//! in frames (`Frames(300)`) or seconds (`Seconds(4.15)` → `ceil(4.15 × 60) = 249` frames,
+//! computed exactly). The full reference is in `docs/guide.md`.
+//!
+//! # Errors
+//!
+//! Every problem is a [`ContentError`] naming the file, the line and column, the definition path
+//! and what is wrong, for example
+//! `effects.ron:14:17: effects.Poison.modifiers[1].attribute: unknown attribute "Helth" (did you mean "Health"?)`.
+
+pub mod def;
+mod error;
+mod freeze;
+mod locate;
+pub mod raw;
+
+pub use error::{ContentError, ContentErrorKind};
+
+use crate::id::{AttrId, AttrSetId, CurveId, EffectDefId, FnId, TagId};
+use crate::tag::TagRegistry;
+use ahash::AHashMap;
+use def::{AttrDef, AttrSetDef, CurveDef, EffectDef, FnRef, Settings};
+use std::path::Path;
+
+/// Frozen, validated content: the definitions every peer must share (their hash is part of the
+/// session handshake).
+#[derive(Clone, Debug)]
+pub struct Content {
+    pub(crate) settings: Settings,
+    pub(crate) tags: TagRegistry,
+    pub(crate) attrs: Vec<AttrDef>,
+    pub(crate) sets: Vec<AttrSetDef>,
+    pub(crate) curves: Vec<CurveDef>,
+    pub(crate) effects: Vec<EffectDef>,
+    pub(crate) functions: Vec<FnRef>,
+    pub(crate) attr_lookup: AHashMap<String, AttrId>,
+    pub(crate) set_lookup: AHashMap<String, AttrSetId>,
+    pub(crate) curve_lookup: AHashMap<String, CurveId>,
+    pub(crate) effect_lookup: AHashMap<String, EffectDefId>,
+    pub(crate) hash: u64,
+}
+
+/// Collects content sources (files, directories, native tags) and freezes them.
+#[derive(Clone, Debug, Default)]
+pub struct ContentBuilder {
+    files: Vec<(String, String)>,
+    native_tags: Vec<String>,
+}
+
+impl ContentBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a content file's text under a display name (used in error messages).
+    #[must_use]
+    pub fn file(mut self, name: impl Into<String>, text: impl Into<String>) -> Self {
+        self.files.push((name.into(), text.into()));
+        self
+    }
+
+    /// Adds every `*.ron` file of a directory, in file-name order.
+    pub fn dir(mut self, dir: impl AsRef<Path>) -> Result<Self, ContentError> {
+        let dir = dir.as_ref();
+        let entries = std::fs::read_dir(dir).map_err(|e| ContentError::io(dir, &e))?;
+        let mut paths = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| ContentError::io(dir, &e))?;
+            let path = entry.path();
+            if path.extension().is_some_and(|x| x == "ron") && path.is_file() {
+                paths.push(path);
+            }
+        }
+        paths.sort();
+        if paths.is_empty() {
+            return Err(ContentError::new(
+                ContentErrorKind::Io,
+                dir.display().to_string(),
+                "the directory holds no *.ron content files",
+            ));
+        }
+        for path in paths {
+            let text = std::fs::read_to_string(&path).map_err(|e| ContentError::io(&path, &e))?;
+            self.files.push((path.display().to_string(), text));
+        }
+        Ok(self)
+    }
+
+    /// Adds tag names declared by code (for example [`crate::declare_tags!`]'s `NAMES`); they
+    /// are merged with the tags of the files.
+    #[must_use]
+    pub fn native_tags<S: AsRef<str>>(mut self, names: &[S]) -> Self {
+        self.native_tags.extend(names.iter().map(|s| s.as_ref().to_string()));
+        self
+    }
+
+    /// Validates and freezes the content.
+    pub fn build(self) -> Result<Content, ContentError> {
+        freeze::freeze(&self.files, &self.native_tags)
+    }
+}
+
+impl Content {
+    /// Freezes content from a single RON text.
+    pub fn from_ron_str(text: &str) -> Result<Content, ContentError> {
+        ContentBuilder::new().file("<inline>", text).build()
+    }
+
+    /// Freezes every `*.ron` file of a directory.
+    pub fn load_dir(dir: impl AsRef<Path>) -> Result<Content, ContentError> {
+        ContentBuilder::new().dir(dir)?.build()
+    }
+
+    /// The stable content hash (xxh3-64 over a canonical rendering of the frozen definitions).
+    /// Peers, replays and scenarios refuse to run on a mismatch.
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// Global settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The tag registry.
+    pub fn tags(&self) -> &TagRegistry {
+        &self.tags
+    }
+
+    /// Looks a tag up by name.
+    pub fn tag(&self, name: &str) -> Result<TagId, ContentError> {
+        self.tags.get(name).ok_or_else(|| {
+            ContentError::unknown_name("tag", name, self.tags.names().iter().map(String::as_str))
+        })
+    }
+
+    /// Looks an attribute up by name.
+    pub fn attr(&self, name: &str) -> Result<AttrId, ContentError> {
+        self.attr_lookup.get(name).copied().ok_or_else(|| {
+            ContentError::unknown_name(
+                "attribute",
+                name,
+                self.attrs.iter().map(|a| a.name.as_str()),
+            )
+        })
+    }
+
+    /// Looks an attribute set up by name.
+    pub fn attr_set(&self, name: &str) -> Result<AttrSetId, ContentError> {
+        self.set_lookup.get(name).copied().ok_or_else(|| {
+            ContentError::unknown_name(
+                "attribute set",
+                name,
+                self.sets.iter().map(|a| a.name.as_str()),
+            )
+        })
+    }
+
+    /// Looks a curve up by name.
+    pub fn curve(&self, name: &str) -> Result<CurveId, ContentError> {
+        self.curve_lookup.get(name).copied().ok_or_else(|| {
+            ContentError::unknown_name("curve", name, self.curves.iter().map(|a| a.name.as_str()))
+        })
+    }
+
+    /// Looks an effect definition up by name.
+    pub fn effect(&self, name: &str) -> Result<EffectDefId, ContentError> {
+        self.effect_lookup.get(name).copied().ok_or_else(|| {
+            ContentError::unknown_name("effect", name, self.effects.iter().map(|a| a.name.as_str()))
+        })
+    }
+
+    /// Every attribute definition, in id order.
+    pub fn attr_defs(&self) -> &[AttrDef] {
+        &self.attrs
+    }
+
+    /// One attribute definition.
+    ///
+    /// # Panics
+    ///
+    /// If the id does not come from this content.
+    pub fn attr_def(&self, id: AttrId) -> &AttrDef {
+        &self.attrs[id.index()]
+    }
+
+    /// Every attribute set, in id order.
+    pub fn attr_set_defs(&self) -> &[AttrSetDef] {
+        &self.sets
+    }
+
+    /// Every curve, in id order.
+    pub fn curve_defs(&self) -> &[CurveDef] {
+        &self.curves
+    }
+
+    /// Every effect definition, in id order.
+    pub fn effect_defs(&self) -> &[EffectDef] {
+        &self.effects
+    }
+
+    /// One effect definition.
+    ///
+    /// # Panics
+    ///
+    /// If the id does not come from this content.
+    pub fn effect_def(&self, id: EffectDefId) -> &EffectDef {
+        &self.effects[id.index()]
+    }
+
+    /// The registered functions content refers to, sorted by name; [`FnId`]s index this list.
+    pub fn functions(&self) -> &[FnRef] {
+        &self.functions
+    }
+
+    /// The function referenced by an id.
+    pub fn function(&self, id: FnId) -> Option<&FnRef> {
+        self.functions.get(id.index())
+    }
+
+    /// The number of attributes.
+    pub fn num_attrs(&self) -> usize {
+        self.attrs.len()
+    }
+
+    /// The name of an attribute (`"?"` for a foreign id).
+    pub fn attr_name(&self, id: AttrId) -> &str {
+        self.attrs.get(id.index()).map(|a| a.name.as_str()).unwrap_or("?")
+    }
+
+    /// The name of an effect (`"?"` for a foreign id).
+    pub fn effect_name(&self, id: EffectDefId) -> &str {
+        self.effects.get(id.index()).map(|a| a.name.as_str()).unwrap_or("?")
+    }
+
+    /// A canonical RON rendering of the frozen definitions (what the hash covers); useful to
+    /// diff two peers' content.
+    pub fn canonical_text(&self) -> String {
+        freeze::canonical_text(self)
+    }
+}

@@ -1,0 +1,566 @@
+//! The content file format as written: serde types that mirror the RON text, with names instead
+//! of ids. [`super::freeze`] validates them and resolves names into the frozen definitions.
+//!
+//! Every struct denies unknown fields (a typo is an error, never a silently ignored field) and
+//! every named collection keeps duplicates so that validation can report them.
+
+use crate::num::{Fx, fx_from_authored_f64, parse_fx, plain_decimal};
+use core::fmt;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+
+/// A number written in content: an integer, a decimal (`1.1`) or a string (`"1.1"`), converted to
+/// [`Fx`] exactly from its decimal text (never through float arithmetic).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Num(pub Fx);
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DecimalVisitor)
+            .and_then(|text| parse_fx(&text).map(Num).map_err(de::Error::custom))
+    }
+}
+
+/// Decimal text written in content, kept as text (used for seconds, which are converted to
+/// frames once the tick rate is known).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Decimal(pub String);
+
+impl<'de> Deserialize<'de> for Decimal {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DecimalVisitor).map(Decimal)
+    }
+}
+
+struct DecimalVisitor;
+
+impl Visitor<'_> for DecimalVisitor {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number such as 4, -0.5 or \"1.1\"")
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<String, E> {
+        Ok(v.to_string())
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
+        if !v.is_finite() {
+            return Err(E::custom(format!("{v} is not a finite number")));
+        }
+        // Validate now so the error carries ron's position.
+        fx_from_authored_f64(v).map_err(E::custom)?;
+        Ok(plain_decimal(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        Ok(v.trim().to_string())
+    }
+}
+
+/// A map from names to definitions that keeps its entries in file order, duplicates included
+/// (serde's maps would silently keep only the last duplicate).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedMap<T>(pub Vec<(String, T)>);
+
+impl<T> Default for NamedMap<T> {
+    fn default() -> Self {
+        NamedMap(Vec::new())
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for NamedMap<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(core::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = NamedMap<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map of names to definitions: { \"Name\": (...), ... }")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, T>()? {
+                    out.push((k, v));
+                }
+                Ok(NamedMap(out))
+            }
+        }
+        d.deserialize_map(V(core::marker::PhantomData))
+    }
+}
+
+/// The top level of a content file. Every section is optional; a content directory merges the
+/// sections of all its `*.ron` files.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default, rename = "content")]
+pub struct RawContent {
+    /// Global settings (at most one file may set them).
+    pub settings: Option<RawSettings>,
+    /// Tag names.
+    pub tags: Vec<String>,
+    /// Old tag names mapped to current ones.
+    pub tag_aliases: NamedMap<String>,
+    /// Attribute sets, each a map of attributes.
+    pub attribute_sets: NamedMap<RawAttrSet>,
+    /// Curve tables (level → value).
+    pub curves: NamedMap<RawCurve>,
+    /// Gameplay-effect definitions.
+    pub effects: NamedMap<RawEffect>,
+}
+
+/// Global settings.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default, rename = "settings")]
+pub struct RawSettings {
+    /// Frames per second (default 60).
+    pub tick_rate: Option<u16>,
+    /// The multiplication policy of attributes that do not choose one (default `Compound`).
+    pub default_mul_policy: Option<MulPolicy>,
+    /// The cap on same-frame cascade steps (default 256).
+    pub max_cascade_steps: Option<u32>,
+}
+
+/// How several Multiply (or Divide) modifiers on one attribute combine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MulPolicy {
+    /// GAS's bias sum: `1 + Σ(mᵢ − 1)` (two ×1.5 give ×2). For ported content; a lint reports
+    /// combinations outside the documented validity rule.
+    GasCompat,
+    /// The product `Π mᵢ` (two ×1.5 give ×2.25). The default for new content.
+    #[default]
+    Compound,
+}
+
+/// Where attribute clamps act.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ClampMode {
+    /// Clamps are part of evaluation: every read, capture and cost check sees clamped values.
+    #[default]
+    Evaluate,
+    /// GAS's pre-change clamp: only the stored current value is clamped; captures see the raw
+    /// aggregate.
+    GasCompat,
+}
+
+/// Which modifiers of a channel qualify (F-ATTR-11).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename = "filter")]
+pub enum RawModFilter {
+    /// Every modifier counts.
+    #[default]
+    All,
+    /// Every positive contribution counts, plus only the most negative one (Paragon slows).
+    MostNegativeAllPositive,
+    /// Only the contribution with the greatest absolute size counts.
+    GreatestOnly,
+    /// A registered filter function.
+    Custom(String),
+}
+
+/// An attribute set.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default, rename = "attribute_set")]
+pub struct RawAttrSet {
+    /// The attributes of the set.
+    pub attributes: NamedMap<RawAttr>,
+    /// A registered post-execute hook run after every instant/periodic change of an attribute of
+    /// this set.
+    pub post_execute: Option<String>,
+    /// A registered pure pre-change hook that may adjust a new current value.
+    pub pre_change: Option<String>,
+}
+
+/// One attribute.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default, rename = "attribute")]
+pub struct RawAttr {
+    /// The initial base value.
+    pub default: Num,
+    /// The lower clamp bound.
+    pub min: Option<RawBound>,
+    /// The upper clamp bound.
+    pub max: Option<RawBound>,
+    /// Where clamps act.
+    pub clamp_mode: ClampMode,
+    /// Whether the base value is clamped after every instant/periodic change too.
+    pub apply_to_base: bool,
+    /// The multiplication policy (default: the content's `default_mul_policy`).
+    pub mul_policy: Option<MulPolicy>,
+    /// The qualification filter.
+    pub filter: RawModFilter,
+    /// A meta attribute: lives for one execution and is reset to 0 after post-execute.
+    pub transient: bool,
+}
+
+impl Default for RawAttr {
+    fn default() -> Self {
+        RawAttr {
+            default: Num::default(),
+            min: None,
+            max: None,
+            clamp_mode: ClampMode::Evaluate,
+            apply_to_base: true,
+            mul_policy: None,
+            filter: RawModFilter::All,
+            transient: false,
+        }
+    }
+}
+
+/// A clamp bound.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename = "bound")]
+pub enum RawBound {
+    /// A constant.
+    Const(Num),
+    /// The current value of another attribute of the same entity.
+    Attr(String),
+}
+
+/// How a curve interpolates between its points.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Interp {
+    /// Straight lines between points.
+    #[default]
+    Linear,
+    /// The value of the nearest point at or below the level.
+    Step,
+}
+
+/// A curve table row: `(level, value)` points.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default, rename = "curve")]
+pub struct RawCurve {
+    /// Interpolation between points.
+    pub interp: Interp,
+    /// `(level, value)` points with strictly increasing levels.
+    pub points: Vec<(u16, Num)>,
+}
+
+/// An effect's duration.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename = "duration")]
+pub enum RawDuration {
+    /// Executes once on the base values.
+    Instant,
+    /// Lasts until removed.
+    Infinite,
+    /// A number of frames (at least 1).
+    Frames(u32),
+    /// Decimal seconds, converted exactly to `ceil(seconds × tick_rate)` frames.
+    Seconds(Decimal),
+    /// Frames given by a SetByCaller value on the spec (in frames).
+    SetByCaller(String),
+}
+
+/// A period between executions.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename = "period")]
+pub enum RawPeriod {
+    /// A number of frames (at least 1).
+    Frames(u32),
+    /// Decimal seconds, converted exactly to frames.
+    Seconds(Decimal),
+}
+
+/// A modifier operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ModOp {
+    /// Adds the magnitude.
+    Add,
+    /// Multiplies by the magnitude (channel combined per [`MulPolicy`]).
+    Multiply,
+    /// Divides by the magnitude (channel combined per [`MulPolicy`]).
+    Divide,
+    /// Replaces the value; the most recently applied override wins.
+    Override,
+}
+
+/// Which entity an attribute capture reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CaptureSide {
+    /// The spec's source (instigator).
+    Source,
+    /// The effect's target.
+    Target,
+}
+
+/// Which value of a captured attribute is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CaptureWhich {
+    /// The current value.
+    #[default]
+    Current,
+    /// The base value.
+    Base,
+    /// `current − base`.
+    Bonus,
+}
+
+/// An attribute-based magnitude: `coef × (value + pre) + post`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "attribute_magnitude")]
+pub struct RawAttrMagnitude {
+    /// The captured attribute.
+    pub attribute: String,
+    /// Which entity it is read from.
+    pub side: CaptureSide,
+    /// Which value is read.
+    #[serde(default)]
+    pub which: CaptureWhich,
+    /// The coefficient.
+    #[serde(default = "num_one")]
+    pub coef: Num,
+    /// Added before the coefficient.
+    #[serde(default)]
+    pub pre: Num,
+    /// Added after the coefficient.
+    #[serde(default)]
+    pub post: Num,
+    /// Whether the value is captured once (source: at spec creation; target: at application)
+    /// instead of live.
+    #[serde(default)]
+    pub snapshot: bool,
+}
+
+fn num_one() -> Num {
+    Num(Fx::ONE)
+}
+
+/// A modifier magnitude.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename = "magnitude")]
+pub enum RawMagnitude {
+    /// `coef × curve(level)`, or `coef` without a curve.
+    Scalable {
+        /// The coefficient.
+        coef: Num,
+        /// The curve row, read at the spec level.
+        #[serde(default)]
+        curve: Option<String>,
+    },
+    /// Derived from a captured attribute.
+    Attribute(RawAttrMagnitude),
+    /// A registered calculation: `coef × (calc + pre) + post`.
+    Custom {
+        /// The registered calculation's name.
+        calc: String,
+        /// The coefficient.
+        #[serde(default = "num_one")]
+        coef: Num,
+        /// Added before the coefficient.
+        #[serde(default)]
+        pre: Num,
+        /// Added after the coefficient.
+        #[serde(default)]
+        post: Num,
+    },
+    /// A value set on the spec by the caller, keyed by tag.
+    SetByCaller(String),
+}
+
+/// Tag requirements as written.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default, rename = "requirements")]
+pub struct RawRequirements {
+    /// Tags that must all be present.
+    pub require: Vec<String>,
+    /// Tags none of which may be present.
+    pub ignore: Vec<String>,
+    /// A query that must match.
+    pub query: Option<RawQuery>,
+}
+
+/// A tag query expression as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename = "query")]
+pub enum RawQuery {
+    /// Any of the tags.
+    AnyTags(Vec<String>),
+    /// All of the tags.
+    AllTags(Vec<String>),
+    /// None of the tags.
+    NoTags(Vec<String>),
+    /// Any sub-expression.
+    AnyExpr(Vec<RawQuery>),
+    /// All sub-expressions.
+    AllExpr(Vec<RawQuery>),
+    /// No sub-expression.
+    NoExpr(Vec<RawQuery>),
+}
+
+/// A modifier as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "modifier")]
+pub struct RawModifier {
+    /// The modified attribute.
+    pub attribute: String,
+    /// The operation.
+    pub op: ModOp,
+    /// The magnitude.
+    pub magnitude: RawMagnitude,
+    /// Requirements on the source's tags, checked once at application.
+    #[serde(default)]
+    pub source_tags: RawRequirements,
+    /// Requirements on the target's tags, checked once at application.
+    #[serde(default)]
+    pub target_tags: RawRequirements,
+    /// Re-check the tag requirements before every periodic execution (GAS never does, G-08).
+    #[serde(default)]
+    pub reevaluate_each_period: bool,
+}
+
+/// An execution as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "execution")]
+pub struct RawExecution {
+    /// The registered execution's name.
+    pub calc: String,
+}
+
+/// How applications of the same effect stack.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StackKind {
+    /// Each application is its own instance.
+    #[default]
+    None,
+    /// One stack per source entity.
+    BySource,
+    /// One shared stack on the target.
+    ByTarget,
+}
+
+/// Whether a new application refreshes the stack's duration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StackRefresh {
+    /// Every successful application restarts the duration (with the incoming spec's duration).
+    #[default]
+    OnApplication,
+    /// The duration is never refreshed.
+    Never,
+}
+
+/// Whether a new application resets the period timer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StackPeriod {
+    /// The next execution is one period after the application.
+    ResetOnApplication,
+    /// The period keeps its original schedule.
+    #[default]
+    Never,
+}
+
+/// What happens when a stacked effect's duration ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StackExpiration {
+    /// The whole stack is removed.
+    #[default]
+    ClearStack,
+    /// One stack is removed and the duration restarts.
+    RemoveOneAndRefresh,
+    /// The duration restarts and the stack count is unchanged (remove it by other means).
+    RefreshOnly,
+}
+
+/// Stacking as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "stacking")]
+pub struct RawStacking {
+    /// By source or by target.
+    pub kind: StackKind,
+    /// The most stacks (at least 1).
+    pub limit: u16,
+    /// Duration refresh policy.
+    #[serde(default)]
+    pub refresh: StackRefresh,
+    /// Period reset policy.
+    #[serde(default)]
+    pub period: StackPeriod,
+    /// Expiration policy.
+    #[serde(default)]
+    pub expiration: StackExpiration,
+    /// At the limit, refuse the application entirely (no refresh).
+    #[serde(default)]
+    pub deny_overflow: bool,
+}
+
+/// Which cue events an effect's cue entry emits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CueEvents {
+    /// Instant effects: `Executed`. Duration/infinite effects: persistent events
+    /// (`OnActive`/`WhileActive`/`Removed`) plus `Executed` on every periodic execution.
+    #[default]
+    Auto,
+    /// Only the persistent events of a duration/infinite effect.
+    Persistent,
+    /// Only `Executed` (instant application or periodic executions).
+    Executed,
+}
+
+/// A cue entry on an effect.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "effect_cue")]
+pub struct RawEffectCue {
+    /// The `GameplayCue.*` tag.
+    pub tag: String,
+    /// Which events it emits.
+    #[serde(default)]
+    pub events: CueEvents,
+    /// An attribute whose modifier magnitude (from this effect) fills the cue's magnitude.
+    #[serde(default)]
+    pub magnitude_attribute: Option<String>,
+}
+
+/// A gameplay-effect definition as written.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default, rename = "effect")]
+pub struct RawEffect {
+    /// Another effect whose definition this one starts from: unset fields are inherited and tag
+    /// lists are merged.
+    pub inherits: Option<String>,
+    /// The duration policy (default `Instant`).
+    pub duration: Option<RawDuration>,
+    /// The period between executions (duration/infinite only).
+    pub period: Option<RawPeriod>,
+    /// Whether a periodic effect also executes when applied.
+    pub execute_on_application: Option<bool>,
+    /// Modifiers.
+    pub modifiers: Option<Vec<RawModifier>>,
+    /// Executions (instant or periodic only).
+    pub executions: Option<Vec<RawExecution>>,
+    /// Descriptive tags of the effect.
+    pub asset_tags: Vec<String>,
+    /// Tags granted to the target while active (duration/infinite only).
+    pub granted_tags: Vec<String>,
+    /// Tags whose abilities the target cannot activate while this is active.
+    pub blocked_ability_tags: Vec<String>,
+    /// Active effects on the target whose asset or granted tags match are removed on application.
+    pub remove_effects_with_tags: Vec<String>,
+    /// Tags granted to the target that block incoming effects whose source tags match.
+    pub immunity_tags: Vec<String>,
+    /// A query on incoming specs' tags (asset ∪ source tags) that blocks them while active.
+    pub immunity_query: Option<RawQuery>,
+    /// Requirements on the target's tags to apply.
+    pub application_requirements: Option<RawRequirements>,
+    /// Requirements on the target's tags to stay switched on.
+    pub ongoing_requirements: Option<RawRequirements>,
+    /// Stacking policy.
+    pub stacking: Option<RawStacking>,
+    /// Cues.
+    pub cues: Option<Vec<RawEffectCue>>,
+    /// Registered application-requirement predicates.
+    pub custom_requirements: Option<Vec<String>>,
+}

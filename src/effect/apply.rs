@@ -1,0 +1,742 @@
+//! The application pipeline (GAS_SPEC §6.2), removal, stacking and lifetime control.
+
+use super::{ActiveEffect, EffectQuery, EffectSpec, effect_flags};
+use crate::content::def::{DurationDef, EffectDef, MagnitudeDef};
+use crate::content::raw::{CaptureSide, StackKind, StackPeriod, StackRefresh};
+use crate::id::{EffectHandle, Entity};
+use crate::num::{self, Frame, Fx, NEVER};
+use crate::world::cascade::Work;
+use crate::world::hooks::{BoundFn, CalcInput, Verdict};
+use crate::world::output::{Applied, ApplyError, AttrCause, EffectEvent, RemovalReason};
+use crate::world::{Game, World};
+
+impl<G: Game> World<G> {
+    /// Applies a spec to a target now and returns what happened.
+    ///
+    /// Called from setup code or a system, the application (and everything it triggers) is
+    /// complete when this returns. Called from inside a running change (a hook), it is queued
+    /// and `Ok(Applied::Queued)` is returned; the outcome then appears in the frame's events.
+    ///
+    /// Failures are also reported as [`EffectEvent::ApplyFailed`] (or
+    /// [`EffectEvent::ImmunityBlocked`]) events, identically on every peer.
+    pub fn apply_effect(
+        &mut self,
+        spec: EffectSpec,
+        target: Entity,
+    ) -> Result<Applied, ApplyError> {
+        if self.scratch.busy {
+            self.scratch.work.push_back(Work::Apply { spec, target });
+            return Ok(Applied::Queued);
+        }
+        match self.run_item(|w| w.apply_now(&spec, target)) {
+            Some(r) => r,
+            None => {
+                self.out.effect_events.push(EffectEvent::ApplyFailed {
+                    target,
+                    def: (!spec.is_inline()).then_some(spec.def),
+                    error: ApplyError::CascadeCap,
+                });
+                Err(ApplyError::CascadeCap)
+            }
+        }
+    }
+
+    /// Queues a spec for phase P7 of the current frame, after every system has run: all hits
+    /// of a frame are gathered from the frame's state before any is applied, so simultaneous
+    /// hits trade instead of favouring the first player (F-GA-18). Outside a step it applies
+    /// at once.
+    pub fn queue_effect(&mut self, spec: EffectSpec, target: Entity) {
+        if self.in_step {
+            self.scratch.queued.push((spec, target));
+        } else {
+            let _ = self.apply_effect(spec, target);
+        }
+    }
+
+    /// Removes an active effect (all its stacks).
+    pub fn remove_effect(&mut self, handle: EffectHandle) {
+        self.submit(Work::Remove { handle, stacks: 0, reason: RemovalReason::Removed });
+    }
+
+    /// Removes `stacks` stacks of an active effect (all of them if it has no more).
+    pub fn remove_effect_stacks(&mut self, handle: EffectHandle, stacks: u16) {
+        if stacks > 0 {
+            self.submit(Work::Remove { handle, stacks, reason: RemovalReason::Removed });
+        }
+    }
+
+    /// Removes every active effect of `target` matching the query; returns how many matched.
+    pub fn remove_matching(&mut self, target: Entity, query: &EffectQuery) -> u32 {
+        let seqs: Vec<u32> = self.effects_matching(target, query).map(|e| e.seq).collect();
+        for seq in &seqs {
+            self.submit(Work::Remove {
+                handle: EffectHandle { target, seq: *seq },
+                stacks: 0,
+                reason: RemovalReason::Removed,
+            });
+        }
+        seqs.len() as u32
+    }
+
+    /// Changes an active effect's level and re-evaluates its level-dependent magnitudes
+    /// (F-GE-22). Setting the same level forces a recalculation.
+    pub fn set_effect_level(&mut self, handle: EffectHandle, level: u16) {
+        self.submit(Work::SetLevel { handle, level });
+    }
+
+    /// Recalculates an active effect's magnitudes (custom calculations, captures not
+    /// snapshotted) without changing its level.
+    pub fn recalculate_effect(&mut self, handle: EffectHandle) {
+        if let Some(level) = self.effect(handle).map(|e| e.level) {
+            self.submit(Work::SetLevel { handle, level });
+        }
+    }
+
+    /// Sets the remaining duration of an active effect to `frames` from now (0 removes it as
+    /// expired). Infinite effects become finite. Emits [`EffectEvent::DurationChanged`].
+    pub fn set_remaining(&mut self, handle: EffectHandle, frames: u32) {
+        self.submit(Work::SetRemaining { handle, frames });
+    }
+
+    /// Extends (or with a negative value shortens) an active effect's duration.
+    pub fn extend_effect(&mut self, handle: EffectHandle, frames: i32) {
+        self.submit(Work::Extend { handle, frames });
+    }
+
+    /// An active effect by handle.
+    pub fn effect(&self, handle: EffectHandle) -> Option<&ActiveEffect> {
+        self.effects(handle.target).iter().find(|e| e.seq == handle.seq)
+    }
+
+    /// `(remaining, total)` frames of an active effect (`None` if gone or infinite).
+    pub fn effect_remaining(&self, handle: EffectHandle) -> Option<(u32, u32)> {
+        let e = self.effect(handle)?;
+        e.remaining(self.frame()).map(|r| (r, e.duration))
+    }
+
+    /// The stored magnitude of a modifier of an active effect (before stacking).
+    pub fn effect_magnitude(&self, handle: EffectHandle, modifier: usize) -> Option<Fx> {
+        let l = self.state.layout;
+        if modifier >= l.mods {
+            return None;
+        }
+        let k = self.effects(handle.target).iter().position(|e| e.seq == handle.seq)?;
+        Some(
+            self.state.effect_mags
+                [(handle.target.index as usize * l.effects + k) * l.mods + modifier],
+        )
+    }
+
+    /// The active effects of `target` matching a query, in application order (F-GE-26).
+    pub fn effects_matching<'a>(
+        &'a self,
+        target: Entity,
+        query: &'a EffectQuery,
+    ) -> impl Iterator<Item = &'a ActiveEffect> + 'a {
+        self.effects(target).iter().filter(move |e| query.matches(&self.content, e))
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Pipeline
+    // ----------------------------------------------------------------------------------------
+
+    /// Runs the pipeline and reports failures as events.
+    pub(crate) fn apply_now(
+        &mut self,
+        spec: &EffectSpec,
+        target: Entity,
+    ) -> Result<Applied, ApplyError> {
+        let r = self.apply_inner(spec, target);
+        if let Err(error) = r {
+            let def = (!spec.is_inline()).then_some(spec.def);
+            self.out.effect_events.push(match error {
+                ApplyError::Immune { blocker } => {
+                    EffectEvent::ImmunityBlocked { target, def, blocker }
+                }
+                _ => EffectEvent::ApplyFailed { target, def, error },
+            });
+        }
+        r
+    }
+
+    fn apply_inner(&mut self, spec: &EffectSpec, target: Entity) -> Result<Applied, ApplyError> {
+        // 1. Target alive with an ability system.
+        if !self.has_ability_system(target) {
+            return Err(ApplyError::InvalidTarget);
+        }
+        if spec.is_inline() {
+            self.execute_spec(spec, target, None, 1, &[], 0);
+            return Ok(Applied::Executed);
+        }
+        let content = self.content.clone();
+        let Some(def) = content.effect_defs().get(spec.def.index()) else {
+            return Err(ApplyError::UnknownDefinition);
+        };
+        let ti = target.index;
+        // 2. Application tag requirements.
+        if !def.application_requirements.passes_words(self.tag_view_index(ti)) {
+            return Err(ApplyError::Requirements);
+        }
+        // 3. Immunity.
+        if let Some(blocker) = self.immunity_blocker(ti, def, spec) {
+            return Err(ApplyError::Immune { blocker });
+        }
+        // 4. Custom requirements.
+        for f in &def.custom_requirements {
+            if let Some(BoundFn::Req(req)) = self.bound.get(*f) {
+                match req(self, spec, target) {
+                    Verdict::Allow => {}
+                    Verdict::Deny => return Err(ApplyError::CustomRequirement),
+                    Verdict::ExtendInstead { handle, frames } => {
+                        self.extend_now(handle, i32::try_from(frames).unwrap_or(i32::MAX));
+                        return Ok(Applied::Redirected(handle));
+                    }
+                }
+            }
+        }
+        // 5. SetByCaller validation (nothing has been mutated yet, G-03).
+        for k in &def.set_by_caller_keys {
+            if spec.set_by_caller(*k).is_none() {
+                return Err(ApplyError::MissingSetByCaller { tag: *k });
+            }
+        }
+        // 6. Captures and modifier qualification (evaluated once, here: G-08).
+        let mut mags = [Fx::ZERO; crate::content::def::MAX_MODIFIERS];
+        let mut qualified = 0u32;
+        let target_view_ok =
+            |w: &Self, r: &crate::tag::TagRequirements| r.passes_words(w.tag_view_index(ti));
+        for (i, m) in def.modifiers.iter().enumerate() {
+            mags[i] = self.modifier_magnitude(def, i, spec, target, 1);
+            if m.source_tags.passes(&spec.source_tags) && target_view_ok(self, &m.target_tags) {
+                qualified |= 1 << i;
+            }
+        }
+        if def.is_instant() {
+            // 8. Instant: execute on base values.
+            self.execute_spec(spec, target, None, 1, &mags[..def.modifiers.len()], qualified);
+            self.remove_with_tags(ti, def, 0);
+            return Ok(Applied::Executed);
+        }
+        let duration = match (spec.duration_override, def.duration) {
+            (d, _) if d > 0 => d,
+            (_, DurationDef::Frames(f)) => f,
+            (_, DurationDef::Infinite) => NEVER,
+            (_, DurationDef::SetByCaller(t)) => {
+                let v = spec.set_by_caller(t).unwrap_or(Fx::ZERO);
+                let f: i64 = v.to_num::<i64>();
+                f.clamp(1, i64::from(NEVER - 1)) as u32
+            }
+            (_, DurationDef::Instant) => 1,
+        };
+        // 7. Stacking.
+        if let Some(st) = def.stacking {
+            if let Some(k) = self.find_stack(ti, spec, st.kind) {
+                return self.add_stack(ti, k, def, duration);
+            }
+        }
+        // 8. Insert the active effect.
+        self.insert_effect(ti, def, spec, duration, &mags, qualified)
+    }
+
+    fn immunity_blocker(
+        &self,
+        ti: u32,
+        def: &EffectDef,
+        spec: &EffectSpec,
+    ) -> Option<EffectHandle> {
+        let target = self.entity_of(ti);
+        let incoming = spec.source_tags.union(&def.asset_tags.expanded);
+        for ef in self.effects(target) {
+            if ef.is_inhibited() {
+                continue;
+            }
+            let Some(d) = self.content.effect_defs().get(ef.def.index()) else { continue };
+            if d.immunity_tags.intersects(&spec.source_tags)
+                || d.immunity_query.as_ref().is_some_and(|q| q.matches(&incoming))
+            {
+                return Some(ef.handle(target));
+            }
+        }
+        None
+    }
+
+    /// The first source-capture slot used by modifier `i` (modifiers in order, then
+    /// executions).
+    fn source_slot(&self, def: &EffectDef, i: usize) -> usize {
+        def.modifiers[..i].iter().map(|m| self.source_slots_of(&m.magnitude)).sum()
+    }
+
+    fn source_slots_of(&self, m: &MagnitudeDef) -> usize {
+        match m {
+            MagnitudeDef::Attribute { side: CaptureSide::Source, snapshot: true, .. } => 1,
+            MagnitudeDef::Custom { calc, .. } => match self.bound.get(*calc) {
+                Some(BoundFn::Calc { captures, .. }) => {
+                    captures.iter().filter(|c| c.snapshot).count()
+                }
+                _ => 0,
+            },
+            _ => 0,
+        }
+    }
+
+    /// The first source-capture slot of the executions.
+    pub(crate) fn exec_source_slot(&self, def: &EffectDef) -> usize {
+        self.source_slot(def, def.modifiers.len())
+    }
+
+    /// Evaluates modifier `i`'s magnitude for an application (or periodic execution).
+    pub(crate) fn modifier_magnitude(
+        &self,
+        def: &EffectDef,
+        i: usize,
+        spec: &EffectSpec,
+        target: Entity,
+        stacks: u16,
+    ) -> Fx {
+        let m = &def.modifiers[i];
+        match m.magnitude {
+            MagnitudeDef::Scalable { coef, curve } => {
+                match curve.and_then(|c| self.content.curve_defs().get(c.index())) {
+                    Some(c) => num::mul(coef, c.eval(spec.level)),
+                    None => coef,
+                }
+            }
+            MagnitudeDef::Attribute { attr, side, which, coef, pre, post, snapshot } => {
+                let v = match (side, snapshot) {
+                    (CaptureSide::Source, true) => spec
+                        .source_captures
+                        .get(self.source_slot(def, i))
+                        .copied()
+                        .unwrap_or(Fx::ZERO),
+                    (CaptureSide::Source, false) => {
+                        self.read_capture(spec.context.instigator, attr, which)
+                    }
+                    (CaptureSide::Target, _) => self.read_capture(target, attr, which),
+                };
+                num::add(num::mul(coef, num::add(v, pre)), post)
+            }
+            MagnitudeDef::Custom { calc, coef, pre, post } => {
+                let Some(BoundFn::Calc { f, captures }) = self.bound.get(calc) else {
+                    return Fx::ZERO;
+                };
+                let mut slot = self.source_slot(def, i);
+                let mut vals = [Fx::ZERO; 16];
+                for (ci, c) in captures.iter().enumerate().take(vals.len()) {
+                    vals[ci] = match (c.side, c.snapshot) {
+                        (CaptureSide::Source, true) => {
+                            let v = spec.source_captures.get(slot).copied().unwrap_or(Fx::ZERO);
+                            slot += 1;
+                            v
+                        }
+                        (CaptureSide::Source, false) => {
+                            self.read_capture(spec.context.instigator, c.attr, c.which)
+                        }
+                        (CaptureSide::Target, _) => self.read_capture(target, c.attr, c.which),
+                    };
+                }
+                let target_tags = self.tags(target);
+                let input = CalcInput {
+                    captures: &vals[..captures.len().min(vals.len())],
+                    level: spec.level,
+                    stacks,
+                    spec,
+                    source_tags: &spec.source_tags,
+                    target_tags: &target_tags,
+                };
+                num::add(num::mul(coef, num::add(f(&input), pre)), post)
+            }
+            MagnitudeDef::SetByCaller(t) => spec.set_by_caller(t).unwrap_or(Fx::ZERO),
+        }
+    }
+
+    fn find_stack(&self, ti: u32, spec: &EffectSpec, kind: StackKind) -> Option<usize> {
+        let target = self.entity_of(ti);
+        self.effects(target).iter().position(|e| {
+            e.def == spec.def
+                && match kind {
+                    StackKind::ByTarget => true,
+                    StackKind::BySource => e.instigator == spec.context.instigator,
+                    StackKind::None => false,
+                }
+        })
+    }
+
+    fn add_stack(
+        &mut self,
+        ti: u32,
+        k: usize,
+        def: &EffectDef,
+        duration: u32,
+    ) -> Result<Applied, ApplyError> {
+        let Some(st) = def.stacking else { return Err(ApplyError::UnknownDefinition) };
+        let l = self.state.layout;
+        let slot = ti as usize * l.effects + k;
+        let target = self.entity_of(ti);
+        let frame = self.frame();
+        let ef = self.state.effects[slot];
+        let handle = ef.handle(target);
+        if ef.stacks >= st.limit && st.deny_overflow {
+            return Err(ApplyError::StackOverflowDenied);
+        }
+        if ef.stacks < st.limit {
+            let new = ef.stacks + 1;
+            self.state.effects[slot].stacks = new;
+            self.out.effect_events.push(EffectEvent::StackChanged { handle, old: ef.stacks, new });
+            if !ef.is_inhibited() && !def.is_periodic() {
+                self.dirty_effect_attrs(ti, def);
+            }
+        }
+        if st.refresh == StackRefresh::OnApplication && ef.expires_at != NEVER {
+            // The refresh uses the incoming spec's duration (G-22).
+            let new_exp = frame.saturating_add(duration).min(NEVER - 1);
+            let e = &mut self.state.effects[slot];
+            e.duration = duration;
+            if new_exp != e.expires_at {
+                let old = e.expires_at;
+                e.expires_at = new_exp;
+                self.out.effect_events.push(EffectEvent::DurationChanged {
+                    handle,
+                    old_expires_at: old,
+                    new_expires_at: new_exp,
+                });
+            }
+        }
+        if st.period == StackPeriod::ResetOnApplication && def.is_periodic() {
+            self.state.effects[slot].next_period_at = frame.saturating_add(def.period);
+        }
+        self.update_wake(ti);
+        Ok(Applied::Stacked(handle))
+    }
+
+    fn insert_effect(
+        &mut self,
+        ti: u32,
+        def: &EffectDef,
+        spec: &EffectSpec,
+        duration: u32,
+        mags: &[Fx],
+        qualified: u32,
+    ) -> Result<Applied, ApplyError> {
+        let l = self.state.layout;
+        let n = self.state.entities[ti as usize].n_effects as usize;
+        if n >= l.effects {
+            return Err(ApplyError::Capacity);
+        }
+        let frame = self.frame();
+        let seq = self.state.header.next_seq;
+        self.state.header.next_seq = seq.wrapping_add(1).max(1);
+        let target = self.entity_of(ti);
+        let inhibited = !def.ongoing_requirements.passes_words(self.tag_view_index(ti));
+        let ef = ActiveEffect {
+            seq,
+            def: spec.def,
+            level: spec.level,
+            stacks: 1,
+            flags: if inhibited { effect_flags::INHIBITED } else { 0 },
+            start: frame,
+            duration,
+            expires_at: if duration == NEVER {
+                NEVER
+            } else {
+                frame.saturating_add(duration).min(NEVER - 1)
+            },
+            next_period_at: if def.is_periodic() {
+                frame.saturating_add(def.period)
+            } else {
+                NEVER
+            },
+            qualified,
+            instigator: spec.context.instigator,
+            causer: spec.context.causer,
+            source_object: spec.context.source_object,
+            ability: spec.context.ability,
+            activation_serial: spec.context.activation_serial,
+        };
+        let slot = ti as usize * l.effects + n;
+        self.state.effects[slot] = ef;
+        for m in 0..l.mods {
+            self.state.effect_mags[slot * l.mods + m] = mags.get(m).copied().unwrap_or(Fx::ZERO);
+        }
+        // Execution snapshot captures follow the modifier magnitudes.
+        let xs = self.exec_source_slot(def);
+        let mut m = def.modifiers.len();
+        for c in xs..usize::from(spec.n_source_captures) {
+            if m < l.mods {
+                self.state.effect_mags[slot * l.mods + m] = spec.source_captures[c];
+            }
+            m += 1;
+        }
+        for s in 0..l.sbc {
+            self.state.effect_sbc[slot * l.sbc + s] = if s < usize::from(spec.n_set_by_caller) {
+                spec.set_by_caller[s]
+            } else {
+                super::SbcEntry::unused()
+            };
+        }
+        self.state.entities[ti as usize].n_effects += 1;
+        if def.has_live_captures {
+            self.state.entities[ti as usize].n_live += 1;
+        }
+        let handle = EffectHandle { target, seq };
+        self.out.effect_events.push(EffectEvent::Added { handle, def: spec.def });
+        if inhibited {
+            self.out.effect_events.push(EffectEvent::InhibitionChanged { handle, inhibited: true });
+        } else {
+            self.activate_parts(ti, def);
+        }
+        if def.is_periodic() && def.execute_on_application && !inhibited {
+            self.execute_active(ti, seq);
+        }
+        self.update_wake(ti);
+        self.remove_with_tags(ti, def, seq);
+        Ok(Applied::Added(handle))
+    }
+
+    /// Granted tags on, modifiers registered.
+    fn activate_parts(&mut self, ti: u32, def: &EffectDef) {
+        self.change_tags(ti, &def.granted_tags.explicit, 1);
+        if !def.is_periodic() {
+            self.dirty_effect_attrs(ti, def);
+        }
+    }
+
+    /// Granted tags off, modifiers unregistered.
+    fn deactivate_parts(&mut self, ti: u32, def: &EffectDef) {
+        self.change_tags(ti, &def.granted_tags.explicit, -1);
+        if !def.is_periodic() {
+            self.dirty_effect_attrs(ti, def);
+        }
+    }
+
+    pub(crate) fn dirty_effect_attrs(&mut self, ti: u32, def: &EffectDef) {
+        for m in &def.modifiers {
+            if self.entity_has_set_attr(ti, m.attr) {
+                self.mark_attr_dirty(ti, m.attr, AttrCause::Modifiers);
+            }
+        }
+    }
+
+    /// Switches an effect (by column slot) off or on.
+    pub(crate) fn set_inhibited(&mut self, ti: u32, slot: usize, inhibited: bool) {
+        let content = self.content.clone();
+        let ef = self.state.effects[slot];
+        let Some(def) = content.effect_defs().get(ef.def.index()) else { return };
+        if inhibited {
+            self.state.effects[slot].flags |= effect_flags::INHIBITED;
+            self.deactivate_parts(ti, def);
+        } else {
+            self.state.effects[slot].flags &= !effect_flags::INHIBITED;
+            self.activate_parts(ti, def);
+        }
+        let handle = ef.handle(self.entity_of(ti));
+        self.out.effect_events.push(EffectEvent::InhibitionChanged { handle, inhibited });
+    }
+
+    /// Pipeline step 9: removes the target's effects whose owned tags match the definition's
+    /// "remove effects with tags" (the new effect itself excluded).
+    fn remove_with_tags(&mut self, ti: u32, def: &EffectDef, except_seq: u32) {
+        if def.remove_effects_with_tags.is_empty() {
+            return;
+        }
+        let target = self.entity_of(ti);
+        let mut k = 0;
+        while k < self.effects(target).len() {
+            let ef = self.effects(target)[k];
+            let matches = ef.seq != except_seq
+                && self.content.effect_defs().get(ef.def.index()).is_some_and(|d| {
+                    d.owned_tags.expanded.intersects(&def.remove_effects_with_tags)
+                });
+            if matches {
+                self.remove_now(ti, ef.seq, 0, RemovalReason::RemovedByTags);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    /// Removes `stacks` stacks (0: all) of the effect with `seq` on entity slot `ti`.
+    pub(crate) fn remove_now(&mut self, ti: u32, seq: u32, stacks: u16, reason: RemovalReason) {
+        let l = self.state.layout;
+        let target = self.entity_of(ti);
+        let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else { return };
+        let content = self.content.clone();
+        let slot = ti as usize * l.effects + k;
+        let ef = self.state.effects[slot];
+        let handle = ef.handle(target);
+        let Some(def) = content.effect_defs().get(ef.def.index()) else { return };
+        if stacks > 0 && stacks < ef.stacks {
+            let new = ef.stacks - stacks;
+            self.state.effects[slot].stacks = new;
+            self.out.effect_events.push(EffectEvent::StackChanged { handle, old: ef.stacks, new });
+            if !ef.is_inhibited() && !def.is_periodic() {
+                self.dirty_effect_attrs(ti, def);
+            }
+            return;
+        }
+        if !ef.is_inhibited() {
+            self.deactivate_parts(ti, def);
+        }
+        // Shift later effects down (application order is kept).
+        let n = self.state.entities[ti as usize].n_effects as usize;
+        let base = ti as usize * l.effects;
+        self.state.effects.copy_within(base + k + 1..base + n, base + k);
+        self.state.effects[base + n - 1] = ActiveEffect::default();
+        if l.mods > 0 {
+            self.state
+                .effect_mags
+                .copy_within((base + k + 1) * l.mods..(base + n) * l.mods, (base + k) * l.mods);
+            self.state.effect_mags[(base + n - 1) * l.mods..(base + n) * l.mods]
+                .iter_mut()
+                .for_each(|m| *m = Fx::ZERO);
+        }
+        if l.sbc > 0 {
+            self.state
+                .effect_sbc
+                .copy_within((base + k + 1) * l.sbc..(base + n) * l.sbc, (base + k) * l.sbc);
+            self.state.effect_sbc[(base + n - 1) * l.sbc..(base + n) * l.sbc]
+                .iter_mut()
+                .for_each(|m| *m = Default::default());
+        }
+        let rec = &mut self.state.entities[ti as usize];
+        rec.n_effects -= 1;
+        if def.has_live_captures {
+            rec.n_live = rec.n_live.saturating_sub(1);
+        }
+        self.out.effect_events.push(EffectEvent::Removed { handle, def: ef.def, reason });
+        self.update_wake(ti);
+    }
+
+    /// Recomputes the earliest frame any effect of the entity needs attention.
+    pub(crate) fn update_wake(&mut self, ti: u32) {
+        let target = self.entity_of(ti);
+        let wake = self
+            .effects(target)
+            .iter()
+            .map(|e| e.expires_at.min(e.next_period_at))
+            .min()
+            .unwrap_or(NEVER);
+        self.state.entities[ti as usize].wake = wake;
+    }
+
+    fn slot_of(&self, handle: EffectHandle) -> Option<usize> {
+        let k = self.effects(handle.target).iter().position(|e| e.seq == handle.seq)?;
+        Some(handle.target.index as usize * self.state.layout.effects + k)
+    }
+
+    pub(crate) fn set_level_now(&mut self, handle: EffectHandle, level: u16) {
+        let Some(slot) = self.slot_of(handle) else { return };
+        let content = self.content.clone();
+        let ef = self.state.effects[slot];
+        let Some(def) = content.effect_defs().get(ef.def.index()) else { return };
+        self.state.effects[slot].level = level;
+        let spec = self.spec_of_active(slot);
+        let l = self.state.layout;
+        let mut changed = false;
+        for (i, m) in def.modifiers.iter().enumerate() {
+            // Snapshot captures and SetByCaller values keep their application-time values.
+            let recompute = match m.magnitude {
+                MagnitudeDef::Scalable { .. } | MagnitudeDef::Custom { .. } => true,
+                MagnitudeDef::Attribute { snapshot, .. } => !snapshot,
+                MagnitudeDef::SetByCaller(_) => false,
+            };
+            if recompute {
+                let v = self.modifier_magnitude(def, i, &spec, handle.target, ef.stacks);
+                let ms = slot * l.mods + i;
+                if self.state.effect_mags[ms] != v {
+                    self.state.effect_mags[ms] = v;
+                    changed = true;
+                }
+            }
+        }
+        if changed && !ef.is_inhibited() && !def.is_periodic() {
+            self.dirty_effect_attrs(handle.target.index, def);
+        }
+    }
+
+    pub(crate) fn set_remaining_now(&mut self, handle: EffectHandle, frames: u32) {
+        let Some(slot) = self.slot_of(handle) else { return };
+        if frames == 0 {
+            self.remove_now(handle.target.index, handle.seq, 0, RemovalReason::Expired);
+            return;
+        }
+        let frame = self.frame();
+        let e = &mut self.state.effects[slot];
+        let old = e.expires_at;
+        let new = frame.saturating_add(frames).min(NEVER - 1);
+        if e.duration == NEVER {
+            e.duration = frames;
+        }
+        e.expires_at = new;
+        if old != new {
+            self.out.effect_events.push(EffectEvent::DurationChanged {
+                handle,
+                old_expires_at: old,
+                new_expires_at: new,
+            });
+        }
+        self.update_wake(handle.target.index);
+    }
+
+    pub(crate) fn extend_now(&mut self, handle: EffectHandle, frames: i32) {
+        let Some(slot) = self.slot_of(handle) else { return };
+        let frame = self.frame();
+        let e = self.state.effects[slot];
+        if e.expires_at == NEVER {
+            return;
+        }
+        let new = (i64::from(e.expires_at) + i64::from(frames))
+            .clamp(i64::from(frame), i64::from(NEVER - 1)) as Frame;
+        if new <= frame {
+            self.remove_now(handle.target.index, handle.seq, 0, RemovalReason::Expired);
+            return;
+        }
+        let dur = (i64::from(e.duration) + i64::from(frames)).clamp(1, i64::from(NEVER - 1)) as u32;
+        let em = &mut self.state.effects[slot];
+        em.expires_at = new;
+        em.duration = dur;
+        if new != e.expires_at {
+            self.out.effect_events.push(EffectEvent::DurationChanged {
+                handle,
+                old_expires_at: e.expires_at,
+                new_expires_at: new,
+            });
+        }
+        self.update_wake(handle.target.index);
+    }
+
+    /// Rebuilds a spec from an active effect (for periodic executions and recalculation): the
+    /// stored context, level, SetByCaller values and snapshot captures; source tags are the
+    /// instigator's current tags.
+    pub(crate) fn spec_of_active(&self, slot: usize) -> EffectSpec {
+        let l = self.state.layout;
+        let ef = self.state.effects[slot];
+        let mut spec = EffectSpec::new(ef.def, ef.level);
+        spec.context.instigator = ef.instigator;
+        spec.context.causer = ef.causer;
+        spec.context.source_object = ef.source_object;
+        spec.context.ability = ef.ability;
+        spec.context.activation_serial = ef.activation_serial;
+        spec.created = ef.start;
+        spec.source_tags = self.tags(ef.instigator);
+        for s in 0..l.sbc.min(spec.set_by_caller.len()) {
+            let e = self.state.effect_sbc[slot * l.sbc + s];
+            if e.tag != super::SbcEntry::UNUSED {
+                spec.set_by_caller[usize::from(spec.n_set_by_caller)] = e;
+                spec.n_set_by_caller += 1;
+            }
+        }
+        if let Some(def) = self.content.effect_defs().get(ef.def.index()) {
+            // Modifier snapshot captures are folded into magnitudes; restore execution ones.
+            let xs = self.exec_source_slot(def);
+            let mut m = def.modifiers.len();
+            let mut c = xs;
+            while m < l.mods && c < spec.source_captures.len() {
+                spec.source_captures[c] = self.state.effect_mags[slot * l.mods + m];
+                m += 1;
+                c += 1;
+            }
+            spec.n_source_captures = c as u8;
+        }
+        spec
+    }
+}

@@ -1,0 +1,294 @@
+//! Gameplay effects: specs, active effects, the application pipeline, periodic execution,
+//! expiry, stacking and queries.
+//!
+//! # Lifecycle and timing
+//!
+//! An [`EffectSpec`] is a value: definition, level, context, SetByCaller values and the source
+//! values it captured when it was created. Applying it runs the pipeline of GAS_SPEC §6.2
+//! (requirements → immunity → custom requirements → SetByCaller validation → captures →
+//! stacking → execute or insert → remove-with-tags → events). Instant specs change base values;
+//! duration and infinite specs become [`ActiveEffect`]s whose modifiers change current values.
+//!
+//! An effect applied in frame `S` with a duration of `D` frames is active from its application
+//! through phase P1 of frame `S + D` and is gone from phase P2 of frame `S + D`; its remaining
+//! time at frame `t` is `S + D − t`. Periodic executions happen at `S + k·period` (P1 precedes
+//! P2, so an execution due on the expiry frame still happens).
+
+mod apply;
+mod periodic;
+mod query;
+
+pub use query::EffectQuery;
+
+use crate::content::def::{MAX_MODIFIERS, MAX_SET_BY_CALLER};
+use crate::content::raw::ModOp;
+use crate::id::{AbilityHandle, AttrId, EffectDefId, EffectHandle, Entity, TagId};
+use crate::num::{Frame, Fx};
+use crate::tag::TagSet;
+use bytemuck::{Pod, Zeroable};
+
+/// How many source values a spec can capture at creation.
+pub const MAX_SOURCE_CAPTURES: usize = 8;
+/// How many inline modifiers an inline instant spec can carry.
+pub const MAX_INLINE_MODS: usize = 4;
+/// The definition id of inline instant specs (they have no definition).
+pub const INLINE_DEF: EffectDefId = EffectDefId(u16::MAX);
+
+/// A SetByCaller value: a tag key and a number.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct SbcEntry {
+    /// The value.
+    pub value: Fx,
+    /// The key (`TagId`); meaningful only in the first `n` entries.
+    pub tag: u16,
+    _pad: [u8; 6],
+}
+
+impl SbcEntry {
+    /// The key marking an unused stored entry.
+    pub(crate) const UNUSED: u16 = u16::MAX;
+
+    pub(crate) fn unused() -> SbcEntry {
+        SbcEntry { value: Fx::ZERO, tag: Self::UNUSED, _pad: [0; 6] }
+    }
+}
+
+/// A modifier carried by an inline instant spec.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct InlineMod {
+    /// The magnitude.
+    pub magnitude: Fx,
+    /// The attribute (`AttrId`).
+    pub attr: u16,
+    /// The operation: 0 add, 1 multiply, 2 divide, 3 override.
+    pub op: u8,
+    _pad: [u8; 5],
+}
+
+impl InlineMod {
+    /// The operation.
+    pub fn op(&self) -> ModOp {
+        op_from_u8(self.op)
+    }
+}
+
+pub(crate) fn op_to_u8(op: ModOp) -> u8 {
+    match op {
+        ModOp::Add => 0,
+        ModOp::Multiply => 1,
+        ModOp::Divide => 2,
+        ModOp::Override => 3,
+    }
+}
+
+pub(crate) fn op_from_u8(v: u8) -> ModOp {
+    match v {
+        1 => ModOp::Multiply,
+        2 => ModOp::Divide,
+        3 => ModOp::Override,
+        _ => ModOp::Add,
+    }
+}
+
+/// Who and what caused an effect (GAS `FGameplayEffectContext`), as plain data.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct EffectContext {
+    /// Where a hit landed (game units, fixed point).
+    pub hit_point: [Fx; 3],
+    /// The surface normal of the hit.
+    pub hit_normal: [Fx; 3],
+    /// The entity whose ability system applied the effect (GAS instigator/source).
+    pub instigator: Entity,
+    /// The entity that physically caused it (a projectile, a weapon).
+    pub causer: Entity,
+    /// An object the effect came from (an item).
+    pub source_object: Entity,
+    /// The entity that was hit, if any.
+    pub hit_entity: Entity,
+    /// The ability that made the spec, if any.
+    pub ability: AbilityHandle,
+    /// That ability's activation serial.
+    pub activation_serial: u32,
+    /// A body-part or hit-zone index chosen by the game.
+    pub hit_part: u32,
+    /// Free bytes for the game.
+    pub user: [u8; 20],
+}
+
+/// An effect application in waiting: plain data (`Pod`), so it can be stored in a projectile's
+/// component and applied frames later.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct EffectSpec {
+    /// The source's ancestor-expanded tags when the spec was created (plus source ability tags).
+    pub source_tags: TagSet,
+    /// Source values captured at creation (snapshot captures), modifiers first.
+    pub source_captures: [Fx; MAX_SOURCE_CAPTURES],
+    /// SetByCaller values.
+    pub set_by_caller: [SbcEntry; MAX_SET_BY_CALLER],
+    /// Inline modifiers (inline instant specs only).
+    pub inline: [InlineMod; MAX_INLINE_MODS],
+    /// Who and what caused the effect.
+    pub context: EffectContext,
+    /// The frame the spec was created in.
+    pub created: Frame,
+    /// The definition ([`INLINE_DEF`] for inline instant specs).
+    pub def: EffectDefId,
+    /// The level (curves and scalable magnitudes read it).
+    pub level: u16,
+    /// How many SetByCaller entries are used.
+    pub n_set_by_caller: u8,
+    /// How many inline modifiers are used.
+    pub n_inline: u8,
+    /// How many source captures are used.
+    pub n_source_captures: u8,
+    _pad: u8,
+    /// A duration override in frames (0: use the definition's).
+    pub duration_override: u32,
+}
+
+impl EffectSpec {
+    /// A spec without captures (see `World::make_spec` to capture the source's values and tags).
+    pub fn new(def: EffectDefId, level: u16) -> EffectSpec {
+        let mut s = EffectSpec::zeroed();
+        s.def = def;
+        s.level = level;
+        s
+    }
+
+    /// An inline instant spec (F-GE-24): no definition, only these modifiers on base values.
+    /// At most [`MAX_INLINE_MODS`] modifiers are kept.
+    pub fn inline(mods: &[(AttrId, ModOp, Fx)]) -> EffectSpec {
+        let mut s = EffectSpec::new(INLINE_DEF, 1);
+        for (i, (attr, op, m)) in mods.iter().take(MAX_INLINE_MODS).enumerate() {
+            s.inline[i] =
+                InlineMod { magnitude: *m, attr: attr.0, op: op_to_u8(*op), _pad: [0; 5] };
+        }
+        s.n_inline = mods.len().min(MAX_INLINE_MODS) as u8;
+        s
+    }
+
+    /// Whether this is an inline instant spec.
+    pub fn is_inline(&self) -> bool {
+        self.def == INLINE_DEF
+    }
+
+    /// Sets a SetByCaller value (replacing an existing one with the same tag). Returns `false`
+    /// if all [`MAX_SET_BY_CALLER`] slots are taken.
+    pub fn set_by_caller_value(&mut self, tag: TagId, value: Fx) -> bool {
+        let n = usize::from(self.n_set_by_caller).min(MAX_SET_BY_CALLER);
+        if let Some(e) = self.set_by_caller[..n].iter_mut().find(|e| e.tag == tag.0) {
+            e.value = value;
+            return true;
+        }
+        if n == MAX_SET_BY_CALLER {
+            return false;
+        }
+        self.set_by_caller[n] = SbcEntry { value, tag: tag.0, _pad: [0; 6] };
+        self.n_set_by_caller += 1;
+        true
+    }
+
+    /// Builder form of [`EffectSpec::set_by_caller_value`].
+    #[must_use]
+    pub fn with_set_by_caller(mut self, tag: TagId, value: Fx) -> EffectSpec {
+        self.set_by_caller_value(tag, value);
+        self
+    }
+
+    /// A SetByCaller value.
+    pub fn set_by_caller(&self, tag: TagId) -> Option<Fx> {
+        let n = usize::from(self.n_set_by_caller).min(MAX_SET_BY_CALLER);
+        self.set_by_caller[..n].iter().find(|e| e.tag == tag.0).map(|e| e.value)
+    }
+
+    /// Builder: sets the instigator (the entity whose ability system applies the effect).
+    #[must_use]
+    pub fn with_instigator(mut self, e: Entity) -> EffectSpec {
+        self.context.instigator = e;
+        self
+    }
+
+    /// Builder: sets the causer.
+    #[must_use]
+    pub fn with_causer(mut self, e: Entity) -> EffectSpec {
+        self.context.causer = e;
+        self
+    }
+
+    /// Builder: overrides the definition's duration (frames, at least 1).
+    #[must_use]
+    pub fn with_duration(mut self, frames: u32) -> EffectSpec {
+        self.duration_override = frames.max(1);
+        self
+    }
+}
+
+/// Flags of an active effect.
+pub(crate) mod effect_flags {
+    /// Ongoing requirements fail: modifiers, granted tags and cues are off.
+    pub const INHIBITED: u16 = 1;
+}
+
+/// An active duration or infinite effect, as stored in the snapshot.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct ActiveEffect {
+    /// The application sequence number (unique per world, ascending in application order).
+    pub seq: u32,
+    /// The definition.
+    pub def: EffectDefId,
+    /// The level.
+    pub level: u16,
+    /// The stack count (1 for unstacked effects).
+    pub stacks: u16,
+    /// Flags (inhibited).
+    pub flags: u16,
+    /// The frame it was applied.
+    pub start: Frame,
+    /// Its duration in frames ([`crate::num::NEVER`] for infinite effects).
+    pub duration: u32,
+    /// The frame it leaves ([`crate::num::NEVER`] for infinite effects).
+    pub expires_at: Frame,
+    /// The frame of the next periodic execution ([`crate::num::NEVER`] if not periodic).
+    pub next_period_at: Frame,
+    /// Which modifiers qualified at application (bit per modifier).
+    pub qualified: u32,
+    /// The spec's instigator.
+    pub instigator: Entity,
+    /// The spec's causer.
+    pub causer: Entity,
+    /// The spec's source object.
+    pub source_object: Entity,
+    /// The ability that applied it.
+    pub ability: AbilityHandle,
+    /// That ability's activation serial.
+    pub activation_serial: u32,
+}
+
+impl ActiveEffect {
+    /// Whether ongoing requirements currently switch it off.
+    pub fn is_inhibited(&self) -> bool {
+        self.flags & effect_flags::INHIBITED != 0
+    }
+
+    /// Whether modifier `i` qualified at application.
+    pub fn mod_qualified(&self, i: usize) -> bool {
+        i < 32 && self.qualified & (1 << i) != 0
+    }
+
+    /// Remaining frames at `frame` (`None` for infinite effects).
+    pub fn remaining(&self, frame: Frame) -> Option<u32> {
+        (self.expires_at != crate::num::NEVER).then(|| self.expires_at.saturating_sub(frame))
+    }
+
+    /// The handle of this effect on `target`.
+    pub fn handle(&self, target: Entity) -> EffectHandle {
+        EffectHandle { target, seq: self.seq }
+    }
+}
+
+const _: () = assert!(MAX_MODIFIERS <= 32);

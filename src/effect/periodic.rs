@@ -1,0 +1,345 @@
+//! Executions (instant, periodic, inline), phase P1 (periodic) and phase P2 (expiry).
+
+use super::EffectSpec;
+use crate::attribute::{execute_on_base, stacked};
+use crate::content::def::{EffectDef, MagnitudeDef};
+use crate::content::raw::{CaptureSide, ModOp, StackExpiration};
+use crate::id::{AttrId, EffectDefId, EffectHandle, Entity, FnId};
+use crate::num::{Frame, Fx};
+use crate::world::cascade::Work;
+use crate::world::hooks::{BoundFn, ExecCtx};
+use crate::world::output::{AttrCause, Diagnostic, EffectEvent, ExecutedMod, RemovalReason};
+use crate::world::state::entity_flags;
+use crate::world::{Game, World};
+
+impl<G: Game> World<G> {
+    /// Phase P1: every periodic execution due this frame, entities in index order, effects in
+    /// application order.
+    pub(crate) fn run_periodic(&mut self, frame: Frame) {
+        let mut due = core::mem::take(&mut self.scratch.due);
+        due.clear();
+        let l = self.state.layout;
+        for ei in 0..self.state.header.high_water {
+            let rec = self.state.entities[ei as usize];
+            if rec.flags & entity_flags::ALIVE == 0 || rec.wake > frame {
+                continue;
+            }
+            let start = ei as usize * l.effects;
+            for ef in &self.state.effects[start..start + (rec.n_effects as usize).min(l.effects)] {
+                if ef.next_period_at <= frame {
+                    due.push((ei, ef.seq));
+                }
+            }
+        }
+        for &(ei, seq) in &due {
+            self.run_item(|w| w.periodic_tick(ei, seq, frame));
+        }
+        due.clear();
+        self.scratch.due = due;
+    }
+
+    fn periodic_tick(&mut self, ei: u32, seq: u32, frame: Frame) {
+        let target = self.entity_of(ei);
+        let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else { return };
+        let slot = ei as usize * self.state.layout.effects + k;
+        let ef = self.state.effects[slot];
+        if ef.next_period_at > frame {
+            return;
+        }
+        let period = self.content.effect_defs().get(ef.def.index()).map(|d| d.period).unwrap_or(0);
+        let mut next = ef.next_period_at.saturating_add(period.max(1));
+        if next <= frame {
+            next = frame.saturating_add(period.max(1));
+        }
+        self.state.effects[slot].next_period_at = next;
+        self.update_wake(ei);
+        // Inhibited effects skip the execution but keep their schedule.
+        if !ef.is_inhibited() {
+            self.execute_active(ei, seq);
+        }
+    }
+
+    /// Phase P2: effects whose duration ends this frame leave, per their stack expiration
+    /// policy.
+    pub(crate) fn run_expiry(&mut self, frame: Frame) {
+        let mut due = core::mem::take(&mut self.scratch.due);
+        due.clear();
+        let l = self.state.layout;
+        for ei in 0..self.state.header.high_water {
+            let rec = self.state.entities[ei as usize];
+            if rec.flags & entity_flags::ALIVE == 0 || rec.wake > frame {
+                continue;
+            }
+            let start = ei as usize * l.effects;
+            for ef in &self.state.effects[start..start + (rec.n_effects as usize).min(l.effects)] {
+                if ef.expires_at <= frame {
+                    due.push((ei, ef.seq));
+                }
+            }
+        }
+        for &(ei, seq) in &due {
+            self.run_item(|w| w.expire(ei, seq, frame));
+        }
+        due.clear();
+        self.scratch.due = due;
+    }
+
+    fn expire(&mut self, ei: u32, seq: u32, frame: Frame) {
+        let target = self.entity_of(ei);
+        let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else { return };
+        let slot = ei as usize * self.state.layout.effects + k;
+        let ef = self.state.effects[slot];
+        if ef.expires_at > frame {
+            return;
+        }
+        let content = self.content.clone();
+        let Some(def) = content.effect_defs().get(ef.def.index()) else { return };
+        let policy = def.stacking.map(|s| s.expiration).unwrap_or(StackExpiration::ClearStack);
+        let handle = ef.handle(target);
+        let refresh = |w: &mut Self| {
+            let new = frame.saturating_add(ef.duration.max(1)).min(crate::num::NEVER - 1);
+            w.state.effects[slot].expires_at = new;
+            w.out.effect_events.push(EffectEvent::DurationChanged {
+                handle,
+                old_expires_at: ef.expires_at,
+                new_expires_at: new,
+            });
+        };
+        match policy {
+            StackExpiration::ClearStack => self.remove_now(ei, seq, 0, RemovalReason::Expired),
+            StackExpiration::RemoveOneAndRefresh if ef.stacks <= 1 => {
+                self.remove_now(ei, seq, 0, RemovalReason::Expired)
+            }
+            StackExpiration::RemoveOneAndRefresh => {
+                self.state.effects[slot].stacks = ef.stacks - 1;
+                self.out.effect_events.push(EffectEvent::StackChanged {
+                    handle,
+                    old: ef.stacks,
+                    new: ef.stacks - 1,
+                });
+                if !ef.is_inhibited() && !def.is_periodic() {
+                    self.dirty_effect_attrs(ei, def);
+                }
+                refresh(self);
+            }
+            StackExpiration::RefreshOnly => refresh(self),
+        }
+        self.update_wake(ei);
+    }
+
+    /// Executes an active (periodic) effect once: stored magnitudes, live captures and
+    /// calculations re-read now.
+    pub(crate) fn execute_active(&mut self, ei: u32, seq: u32) {
+        let target = self.entity_of(ei);
+        let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else { return };
+        let l = self.state.layout;
+        let slot = ei as usize * l.effects + k;
+        let ef = self.state.effects[slot];
+        let content = self.content.clone();
+        let Some(def) = content.effect_defs().get(ef.def.index()) else { return };
+        let spec = self.spec_of_active(slot);
+        let mut mags = [Fx::ZERO; crate::content::def::MAX_MODIFIERS];
+        let mut qualified = ef.qualified;
+        for (i, m) in def.modifiers.iter().enumerate() {
+            let live = matches!(
+                m.magnitude,
+                MagnitudeDef::Custom { .. } | MagnitudeDef::Attribute { snapshot: false, .. }
+            );
+            mags[i] = if live {
+                self.modifier_magnitude(def, i, &spec, target, ef.stacks)
+            } else {
+                self.state.effect_mags[slot * l.mods + i]
+            };
+            if m.reevaluate_each_period {
+                let ok = m.source_tags.passes(&spec.source_tags)
+                    && m.target_tags.passes_words(self.tag_view_index(ei));
+                qualified = if ok { qualified | (1 << i) } else { qualified & !(1 << i) };
+            }
+        }
+        let handle = ef.handle(target);
+        self.execute_spec(
+            &spec,
+            target,
+            Some(handle),
+            ef.stacks,
+            &mags[..def.modifiers.len()],
+            qualified,
+        );
+    }
+
+    /// Executes a spec on the target's base values: modifiers, then executions, each change
+    /// followed by the attribute set's post-execute hook.
+    pub(crate) fn execute_spec(
+        &mut self,
+        spec: &EffectSpec,
+        target: Entity,
+        handle: Option<EffectHandle>,
+        stacks: u16,
+        mags: &[Fx],
+        qualified: u32,
+    ) {
+        let ti = target.index;
+        let content = self.content.clone();
+        let def_id = (!spec.is_inline()).then_some(spec.def);
+        if spec.is_inline() {
+            let n = usize::from(spec.n_inline).min(spec.inline.len());
+            for m in &spec.inline[..n] {
+                if m.attr < u16::MAX && usize::from(m.attr) < self.state.layout.attrs {
+                    self.execute_mod(ti, AttrId(m.attr), m.op(), m.magnitude, spec, None, handle);
+                }
+            }
+        } else if let Some(def) = content.effect_defs().get(spec.def.index()) {
+            for (i, m) in def.modifiers.iter().enumerate() {
+                if qualified & (1 << i) == 0 {
+                    continue;
+                }
+                let mag = stacked(m.op, mags.get(i).copied().unwrap_or(Fx::ZERO), stacks);
+                self.execute_mod(ti, m.attr, m.op, mag, spec, def_id, handle);
+            }
+            for x in &def.executions {
+                self.run_execution(ti, def, *x, spec, stacks, handle);
+            }
+        }
+        self.out.effect_events.push(EffectEvent::Executed { target, def: def_id, handle });
+    }
+
+    /// One change of a base value, its post-execute hook and the transient reset.
+    #[allow(clippy::too_many_arguments)]
+    fn execute_mod(
+        &mut self,
+        ti: u32,
+        attr: AttrId,
+        op: ModOp,
+        magnitude: Fx,
+        spec: &EffectSpec,
+        def: Option<EffectDefId>,
+        handle: Option<EffectHandle>,
+    ) {
+        if !self.entity_has_set_attr(ti, attr) {
+            return;
+        }
+        let slot = self.attr_slot(ti, attr);
+        let old = self.state.attrs[slot].base;
+        let (raw, div0) = execute_on_base(old, op, magnitude);
+        let target = self.entity_of(ti);
+        if div0 {
+            self.out.diagnostics.push(Diagnostic::DivideByZero { entity: target, attr });
+        }
+        let new = self.clamp_base(ti, attr, raw);
+        self.mark_attr_dirty(ti, attr, AttrCause::Execution { def });
+        self.state.attrs[slot].base = new;
+        let adef = self.content.attr_def(attr);
+        let transient = adef.transient;
+        if transient {
+            self.state.attrs[slot].current = new;
+        }
+        let post = self.content.attr_set_defs().get(adef.set.index()).and_then(|s| s.post_execute);
+        if let Some(BoundFn::Post(f)) = post.and_then(|p| self.bound.get(p)) {
+            let f = *f;
+            let em = ExecutedMod {
+                frame: self.frame(),
+                target,
+                attr,
+                op,
+                magnitude,
+                old_base: old,
+                new_base: new,
+                def,
+                handle,
+                instigator: spec.context.instigator,
+                causer: spec.context.causer,
+                level: spec.level,
+            };
+            f(self, &em);
+        }
+        if transient && self.is_alive(target) {
+            // A meta attribute lives for one execution only.
+            self.state.attrs[slot] = Default::default();
+        }
+    }
+
+    fn run_execution(
+        &mut self,
+        ti: u32,
+        def: &EffectDef,
+        fid: FnId,
+        spec: &EffectSpec,
+        stacks: u16,
+        handle: Option<EffectHandle>,
+    ) {
+        let bound = self.bound.clone();
+        let Some(BoundFn::Exec { f, prepare, captures }) = bound.get(fid) else { return };
+        let mut spec2 = *spec;
+        if let Some(p) = prepare {
+            p(&mut spec2);
+        }
+        let target = self.entity_of(ti);
+        // Captures in declaration order; source snapshot captures come from the spec.
+        let mut slot = self.exec_source_slot(def);
+        // Earlier executions' snapshot captures come first.
+        for prev in def.executions.iter().take_while(|x| **x != fid) {
+            if let Some(BoundFn::Exec { captures: pc, .. }) = bound.get(*prev) {
+                slot += pc.iter().filter(|c| c.snapshot).count();
+            }
+        }
+        let mut vals = [Fx::ZERO; 16];
+        for (ci, c) in captures.iter().enumerate().take(vals.len()) {
+            vals[ci] = match (c.side, c.snapshot) {
+                (CaptureSide::Source, true) => {
+                    let v = spec2.source_captures.get(slot).copied().unwrap_or(Fx::ZERO);
+                    slot += 1;
+                    v
+                }
+                (CaptureSide::Source, false) => {
+                    self.read_capture(spec2.context.instigator, c.attr, c.which)
+                }
+                (CaptureSide::Target, _) => self.read_capture(target, c.attr, c.which),
+            };
+        }
+        let mut outputs = core::mem::take(&mut self.scratch.exec_outputs);
+        let mut extra = core::mem::take(&mut self.scratch.exec_extra);
+        outputs.clear();
+        extra.clear();
+        let target_tags = self.tags(target);
+        let rng = self.random_for(&[
+            u64::from(self.frame()),
+            u64::from(ti),
+            u64::from(handle.map(|h| h.seq).unwrap_or(0)),
+            u64::from(self.scratch.processed),
+            u64::from(fid.0),
+        ]);
+        let mut ctx = ExecCtx {
+            captures: &vals[..captures.len().min(vals.len())],
+            spec: &spec2,
+            stacks,
+            source: spec2.context.instigator,
+            target,
+            source_tags: &spec2.source_tags,
+            target_tags: &target_tags,
+            outputs: &mut outputs,
+            extra: &mut extra,
+            rng,
+            cues_handled_manually: false,
+        };
+        f(&mut ctx);
+        for o in outputs.iter() {
+            if o.attr.index() < self.state.layout.attrs {
+                self.execute_mod(
+                    ti,
+                    o.attr,
+                    o.op,
+                    o.value,
+                    &spec2,
+                    Some(spec2.def).filter(|_| !spec2.is_inline()),
+                    handle,
+                );
+            }
+        }
+        for (s, t) in extra.drain(..) {
+            self.scratch.work.push_back(Work::Apply { spec: s, target: t });
+        }
+        outputs.clear();
+        self.scratch.exec_outputs = outputs;
+        self.scratch.exec_extra = extra;
+    }
+}

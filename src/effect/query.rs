@@ -1,0 +1,134 @@
+//! Effect queries (F-GE-26): find active effects by owned tags, definition, instigator or
+//! modified attribute.
+
+use super::ActiveEffect;
+use crate::content::Content;
+use crate::id::{AttrId, EffectDefId, Entity};
+use crate::tag::{TagQuery, TagSet};
+
+/// A filter over active effects. Every set criterion must hold; the empty query matches every
+/// effect. Owned tags are the definition's asset ∪ granted tags, matched hierarchically.
+///
+/// ```
+/// use rollback_abilities::{EffectQuery, TagSet};
+/// let q = EffectQuery::new().with_owned_any(TagSet::EMPTY).including_inhibited(false);
+/// assert!(!q.include_inhibited);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EffectQuery {
+    /// The effect owns any of these tags (ignored when empty).
+    pub owned_any: TagSet,
+    /// The effect owns all of these tags (ignored when empty).
+    pub owned_all: TagSet,
+    /// A tag query over the owned tags.
+    pub owned_query: Option<TagQuery>,
+    /// The definition.
+    pub def: Option<EffectDefId>,
+    /// The instigator.
+    pub instigator: Option<Entity>,
+    /// The effect has a modifier on this attribute.
+    pub modifies: Option<AttrId>,
+    /// Whether inhibited effects match (default true).
+    pub include_inhibited: bool,
+}
+
+impl Default for EffectQuery {
+    fn default() -> Self {
+        EffectQuery {
+            owned_any: TagSet::EMPTY,
+            owned_all: TagSet::EMPTY,
+            owned_query: None,
+            def: None,
+            instigator: None,
+            modifies: None,
+            include_inhibited: true,
+        }
+    }
+}
+
+impl EffectQuery {
+    /// The query matching every effect.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Effects owning any of `tags` (hierarchically).
+    #[must_use]
+    pub fn with_owned_any(mut self, tags: TagSet) -> Self {
+        self.owned_any = tags;
+        self
+    }
+
+    /// Effects owning all of `tags` (hierarchically).
+    #[must_use]
+    pub fn with_owned_all(mut self, tags: TagSet) -> Self {
+        self.owned_all = tags;
+        self
+    }
+
+    /// Effects whose owned tags match a query.
+    #[must_use]
+    pub fn with_owned_query(mut self, q: TagQuery) -> Self {
+        self.owned_query = Some(q);
+        self
+    }
+
+    /// Effects of one definition.
+    #[must_use]
+    pub fn with_def(mut self, def: EffectDefId) -> Self {
+        self.def = Some(def);
+        self
+    }
+
+    /// Effects applied by one instigator.
+    #[must_use]
+    pub fn with_instigator(mut self, e: Entity) -> Self {
+        self.instigator = Some(e);
+        self
+    }
+
+    /// Effects with a modifier on an attribute.
+    #[must_use]
+    pub fn with_modifies(mut self, a: AttrId) -> Self {
+        self.modifies = Some(a);
+        self
+    }
+
+    /// Whether inhibited effects match.
+    #[must_use]
+    pub fn including_inhibited(mut self, yes: bool) -> Self {
+        self.include_inhibited = yes;
+        self
+    }
+
+    /// Whether an active effect matches.
+    pub fn matches(&self, content: &Content, e: &ActiveEffect) -> bool {
+        if !self.include_inhibited && e.is_inhibited() {
+            return false;
+        }
+        if self.def.is_some_and(|d| d != e.def)
+            || self.instigator.is_some_and(|i| i != e.instigator)
+        {
+            return false;
+        }
+        let Some(def) = content.effect_defs().get(e.def.index()) else { return false };
+        let owned = &def.owned_tags.expanded;
+        if !self.owned_any.is_empty() && !self.owned_any.intersects(owned) {
+            return false;
+        }
+        if !self.owned_all.is_empty() && !self.owned_all.is_subset(owned) {
+            return false;
+        }
+        if let Some(q) = &self.owned_query {
+            if !q.matches(owned) {
+                return false;
+            }
+        }
+        if let Some(a) = self.modifies {
+            if !def.modifiers.iter().any(|m| m.attr == a) {
+                return false;
+            }
+        }
+        true
+    }
+}

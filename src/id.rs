@@ -1,0 +1,267 @@
+//! Typed ids and handles.
+//!
+//! Definition ids ([`TagId`], [`AttrId`], [`EffectDefId`], [`AbilityDefId`], [`CueId`]) are dense
+//! indexes assigned when content is frozen, so every peer that loaded the same content agrees on
+//! them. Runtime handles ([`Entity`], [`EffectHandle`], [`AbilityHandle`], [`TaskHandle`]) carry a
+//! generation or sequence number so a stale handle resolves to nothing instead of to a recycled
+//! slot.
+
+use bytemuck::{Pod, Zeroable};
+use core::fmt;
+
+macro_rules! def_id {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        #[repr(transparent)]
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Pod, Zeroable,
+                 serde::Serialize, serde::Deserialize)]
+        pub struct $name(pub u16);
+
+        impl $name {
+            /// The id as a `usize` index.
+            #[inline]
+            pub fn index(self) -> usize {
+                usize::from(self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, concat!(stringify!($name), "({})"), self.0)
+            }
+        }
+    };
+}
+
+def_id!(
+    /// A gameplay tag, by its position in the frozen registry (tags sorted by full name).
+    TagId
+);
+def_id!(
+    /// An attribute in the frozen content.
+    AttrId
+);
+def_id!(
+    /// A gameplay-effect definition.
+    EffectDefId
+);
+def_id!(
+    /// An ability definition.
+    AbilityDefId
+);
+def_id!(
+    /// A curve table row.
+    CurveId
+);
+def_id!(
+    /// An attribute set.
+    AttrSetId
+);
+def_id!(
+    /// A registered function (calculation, execution, requirement, hook, behaviour), by its
+    /// position in the content's sorted list of referenced function names.
+    FnId
+);
+def_id!(
+    /// A cue definition (a `GameplayCue.*` tag with its policy).
+    CueId
+);
+
+/// A generational entity handle. A handle whose generation no longer matches its slot is stale
+/// and resolves to nothing.
+#[repr(C)]
+#[derive(
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    Pod,
+    Zeroable,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+pub struct Entity {
+    /// The slot index.
+    pub index: u32,
+    /// The generation of the slot when this handle was created; generation 0 is never alive, so
+    /// `Entity::NONE` (all zero) never resolves.
+    pub generation: u32,
+}
+
+impl Entity {
+    /// The null entity: never alive.
+    pub const NONE: Entity = Entity { index: 0, generation: 0 };
+
+    /// Whether this is the null entity.
+    #[inline]
+    pub fn is_none(self) -> bool {
+        self.generation == 0
+    }
+
+    /// `Some(self)` unless this is the null entity.
+    #[inline]
+    pub fn some(self) -> Option<Entity> {
+        if self.is_none() { None } else { Some(self) }
+    }
+}
+
+impl fmt::Debug for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_none() {
+            write!(f, "Entity(none)")
+        } else {
+            write!(f, "Entity({}v{})", self.index, self.generation)
+        }
+    }
+}
+
+impl fmt::Display for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// A handle to an active gameplay effect: the entity it lives on and its application sequence
+/// number, which is unique in a world and never reused.
+#[repr(C)]
+#[derive(
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    Pod,
+    Zeroable,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+pub struct EffectHandle {
+    /// The entity holding the effect.
+    pub target: Entity,
+    /// The application sequence number (`seq`), unique per world; 0 is never used.
+    pub seq: u32,
+}
+
+impl EffectHandle {
+    /// The null handle.
+    pub const NONE: EffectHandle = EffectHandle { target: Entity::NONE, seq: 0 };
+
+    /// Whether this is the null handle.
+    #[inline]
+    pub fn is_none(self) -> bool {
+        self.seq == 0
+    }
+}
+
+impl fmt::Debug for EffectHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Effect#{}@{:?}", self.seq, self.target)
+    }
+}
+
+/// A handle to a granted ability: its owner, slot and the slot's generation.
+#[repr(C)]
+#[derive(
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    Pod,
+    Zeroable,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+pub struct AbilityHandle {
+    /// The entity owning the ability system the ability is granted to.
+    pub owner: Entity,
+    /// The spec slot on the owner.
+    pub slot: u16,
+    /// The slot's generation when granted; 0 is never used.
+    pub generation: u16,
+}
+
+impl AbilityHandle {
+    /// The null handle.
+    pub const NONE: AbilityHandle = AbilityHandle { owner: Entity::NONE, slot: 0, generation: 0 };
+
+    /// Whether this is the null handle.
+    #[inline]
+    pub fn is_none(self) -> bool {
+        self.generation == 0
+    }
+}
+
+impl fmt::Debug for AbilityHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Ability[{}v{}]@{:?}", self.slot, self.generation, self.owner)
+    }
+}
+
+/// A handle to a running ability task: its pool slot and the slot's generation.
+#[repr(C)]
+#[derive(
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    Pod,
+    Zeroable,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+pub struct TaskHandle {
+    /// The pool slot.
+    pub slot: u32,
+    /// The slot's generation when spawned; 0 is never used.
+    pub generation: u32,
+}
+
+impl TaskHandle {
+    /// The null handle.
+    pub const NONE: TaskHandle = TaskHandle { slot: 0, generation: 0 };
+
+    /// Whether this is the null handle.
+    #[inline]
+    pub fn is_none(self) -> bool {
+        self.generation == 0
+    }
+}
+
+impl fmt::Debug for TaskHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Task[{}v{}]", self.slot, self.generation)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_handles() {
+        assert!(Entity::NONE.is_none());
+        assert_eq!(Entity::NONE.some(), None);
+        let e = Entity { index: 0, generation: 1 };
+        assert_eq!(e.some(), Some(e));
+        assert!(EffectHandle::NONE.is_none());
+        assert!(AbilityHandle::NONE.is_none());
+        assert!(TaskHandle::NONE.is_none());
+        assert_eq!(format!("{e:?}"), "Entity(0v1)");
+        assert_eq!(format!("{:?}", TagId(3)), "TagId(3)");
+    }
+}

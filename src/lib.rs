@@ -1,0 +1,64 @@
+#![doc = include_str!("../README.md")]
+//!
+//! # A tour of the crate
+//!
+//! - [`num`]: the fixed-point [`Fx`] (`I32F32`), frames, exact seconds → frames.
+//! - [`id`]: typed ids and generational handles.
+//! - [`content`]: tags, attribute sets, curves and effects written in RON, validated and frozen
+//!   into an immutable [`Content`] with a stable hash.
+//! - [`tag`]: the hierarchical registry, [`TagSet`], [`TagQuery`], [`TagRequirements`].
+//! - [`attribute`]: base/current values, aggregation policies, clamps.
+//! - [`effect`]: specs, the application pipeline, periodic execution, stacking, queries.
+//! - [`world`]: the snapshot [`World`], its frame schedule, hooks, events and checksums.
+//! - [`random`]: deterministic random streams.
+//!
+//! # Determinism contract
+//!
+//! The same content, hooks, seed and inputs give the same snapshot bytes at every frame, at any
+//! rollback depth, in debug and release builds and on every little-endian machine: numbers are
+//! fixed point with explicit saturating arithmetic, time is counted in frames, containers are
+//! ordered arrays, random streams live in (or are derived from) the snapshot, and checksums are
+//! xxh3-64 over the snapshot's bytes. `World::step` never fails and never panics; every decode
+//! boundary returns a typed error that says what and where.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![deny(rustdoc::broken_intra_doc_links)]
+#![warn(missing_debug_implementations)]
+
+#[cfg(target_endian = "big")]
+compile_error!(
+    "rollback_abilities hashes snapshot bytes as little-endian; big-endian targets are not supported"
+);
+
+pub mod attribute;
+pub mod content;
+pub mod effect;
+pub mod id;
+pub mod num;
+pub mod random;
+pub mod tag;
+pub mod world;
+
+pub use content::{Content, ContentBuilder, ContentError, ContentErrorKind};
+pub use effect::{ActiveEffect, EffectContext, EffectQuery, EffectSpec};
+pub use id::{
+    AbilityDefId, AbilityHandle, AttrId, AttrSetId, CueId, CurveId, EffectDefId, EffectHandle,
+    Entity, FnId, TagId, TaskHandle,
+};
+pub use num::{Frame, Fx, TickRate};
+pub use tag::{TagContainer, TagQuery, TagQueryExpr, TagRegistry, TagRequirements, TagSet};
+pub use world::{
+    Applied, ApplyError, AttrCause, AttrEvent, AttrValue, Checksums, Diagnostic, EffectEvent,
+    FrameOutput, Game, Hooks, RemovalReason, Snapshot, SnapshotRing, Subsystem, TagEvent, World,
+    WorldConfig, WorldError,
+};
+
+/// The most used items in one import.
+pub mod prelude {
+    pub use crate::content::raw::{ModOp, MulPolicy};
+    pub use crate::{
+        Applied, ApplyError, AttrId, AttrSetId, Content, EffectDefId, EffectHandle, EffectQuery,
+        EffectSpec, Entity, FrameOutput, Fx, Game, Hooks, TagId, TagSet, World, WorldConfig,
+    };
+}

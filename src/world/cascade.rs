@@ -1,0 +1,632 @@
+//! The same-frame work queue and settling (D-9).
+//!
+//! Every change runs as one *work item*; after each item the world settles: ongoing
+//! requirements are re-evaluated for entities whose tags changed (which may switch effects off or
+//! on and change tags again), dirty attributes are re-evaluated in dependency order (clamp bounds,
+//! live captures), and the tag and attribute events of the item are emitted with their final
+//! values. Changes requested while an item runs (from hooks) are queued and run after it, FIFO.
+//!
+//! The scratch memory here is empty between work items; nothing in it survives a frame, so it
+//! is not part of the snapshot.
+
+use super::output::{AttrCause, AttrEvent, Diagnostic, RemovalReason, TagEvent};
+use super::state::{Layout, entity_flags};
+use super::{Game, World};
+use crate::attribute::{self, Entry};
+use crate::effect::EffectSpec;
+use crate::id::{AttrId, AttrSetId, EffectHandle, Entity, TagId};
+use crate::num::{self, Fx};
+use crate::world::hooks::{BoundFn, ExecOutput, ModContribution};
+use core::cell::RefCell;
+use std::collections::VecDeque;
+
+/// How many times one attribute may be re-evaluated in one settle before the chain is cut.
+const MAX_ATTR_RECOMPUTES: u16 = 64;
+/// How many inhibition passes one entity may take in one settle before toggling is cut.
+const MAX_INHIBITION_PASSES: u16 = 16;
+
+/// A queued change.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Work {
+    Apply { spec: EffectSpec, target: Entity },
+    Remove { handle: EffectHandle, stacks: u16, reason: RemovalReason },
+    SetBase { entity: Entity, attr: AttrId, value: Fx },
+    LooseTag { entity: Entity, tag: TagId, delta: i32, set: bool },
+    SetAttrSet { entity: Entity, set: AttrSetId, present: bool },
+    SetLevel { handle: EffectHandle, level: u16 },
+    SetRemaining { handle: EffectHandle, frames: u32 },
+    Extend { handle: EffectHandle, frames: i32 },
+    Despawn { entity: Entity },
+}
+
+/// Aggregation scratch, borrowed from `&self` evaluation paths.
+#[derive(Default)]
+pub(crate) struct AggScratch {
+    pub entries: Vec<Entry>,
+    pub keep: Vec<bool>,
+    pub contrib: Vec<ModContribution>,
+}
+
+pub(crate) struct Scratch {
+    pub work: VecDeque<Work>,
+    /// A work item is running (new changes are queued).
+    pub busy: bool,
+    /// Work items processed this frame (or this top-level call between frames).
+    pub processed: u32,
+    pub cap: u32,
+    /// Tag changes: (entity index, tag, old hierarchical count), with a per-slot marker.
+    pub tag_touched: Vec<(u32, TagId, u32)>,
+    pub tag_mark: Vec<u32>,
+    /// Entities whose tags changed since their last inhibition pass.
+    pub tag_dirty: Vec<u32>,
+    pub tag_dirty_mark: Vec<u16>,
+    /// Attribute changes: (entity index, attr, old current, first cause, recomputes).
+    pub attr_touched: Vec<(u32, AttrId, Fx, AttrCause, u16)>,
+    pub attr_mark: Vec<u32>,
+    /// Attributes waiting for re-evaluation.
+    pub attr_queue: VecDeque<(u32, AttrId)>,
+    pub attr_queued: Vec<bool>,
+    pub agg: RefCell<AggScratch>,
+    /// (entity index, seq) pairs due in P1/P2.
+    pub due: Vec<(u32, u32)>,
+    pub exec_outputs: Vec<ExecOutput>,
+    pub exec_extra: Vec<(EffectSpec, Entity)>,
+    /// Effects queued for P7.
+    pub queued: Vec<(EffectSpec, Entity)>,
+}
+
+impl Scratch {
+    pub fn new(layout: &Layout, cap: u32) -> Scratch {
+        Scratch {
+            work: VecDeque::with_capacity(64),
+            busy: false,
+            processed: 0,
+            cap,
+            tag_touched: Vec::with_capacity(64),
+            tag_mark: vec![0; layout.entities * layout.tags],
+            tag_dirty: Vec::with_capacity(16),
+            tag_dirty_mark: vec![0; layout.entities],
+            attr_touched: Vec::with_capacity(64),
+            attr_mark: vec![0; layout.entities * layout.attrs],
+            attr_queue: VecDeque::with_capacity(64),
+            attr_queued: vec![false; layout.entities * layout.attrs],
+            agg: RefCell::new(AggScratch::default()),
+            due: Vec::with_capacity(64),
+            exec_outputs: Vec::with_capacity(8),
+            exec_extra: Vec::with_capacity(4),
+            queued: Vec::with_capacity(16),
+        }
+    }
+
+    /// Forgets everything in flight (after a snapshot load).
+    pub fn reset(&mut self) {
+        self.work.clear();
+        self.busy = false;
+        self.processed = 0;
+        self.tag_touched.clear();
+        self.tag_mark.iter_mut().for_each(|m| *m = 0);
+        self.tag_dirty.clear();
+        self.tag_dirty_mark.iter_mut().for_each(|m| *m = 0);
+        self.attr_touched.clear();
+        self.attr_mark.iter_mut().for_each(|m| *m = 0);
+        self.attr_queue.clear();
+        self.attr_queued.iter_mut().for_each(|m| *m = false);
+        self.due.clear();
+        self.exec_outputs.clear();
+        self.exec_extra.clear();
+        self.queued.clear();
+    }
+}
+
+impl<G: Game> World<G> {
+    /// Runs a change now (then settles and drains what it queued), or queues it when called
+    /// from inside a running change.
+    pub(crate) fn submit(&mut self, w: Work) {
+        if !self.in_step && !self.scratch.busy {
+            self.scratch.processed = 0;
+        }
+        self.scratch.work.push_back(w);
+        self.drain();
+    }
+
+    /// Processes queued work until the queue is empty or the cascade cap is reached.
+    pub(crate) fn drain(&mut self) {
+        if self.scratch.busy {
+            return;
+        }
+        while let Some(w) = self.scratch.work.pop_front() {
+            if self.scratch.processed >= self.scratch.cap {
+                let dropped = 1 + self.scratch.work.len() as u32;
+                self.scratch.work.clear();
+                self.out.diagnostics.push(Diagnostic::CascadeCap { dropped });
+                self.state.header.cascade_overflows =
+                    self.state.header.cascade_overflows.saturating_add(1);
+                break;
+            }
+            self.scratch.processed += 1;
+            self.scratch.busy = true;
+            self.run_work(w);
+            self.settle();
+            self.scratch.busy = false;
+        }
+    }
+
+    /// Runs a closure as one work item (counted against the cascade cap), then settles and
+    /// drains. Returns `None` if the cap was already reached.
+    pub(crate) fn run_item<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> Option<R> {
+        if !self.in_step && !self.scratch.busy {
+            self.scratch.processed = 0;
+        }
+        if self.scratch.processed >= self.scratch.cap {
+            self.out.diagnostics.push(Diagnostic::CascadeCap { dropped: 1 });
+            self.state.header.cascade_overflows =
+                self.state.header.cascade_overflows.saturating_add(1);
+            return None;
+        }
+        self.scratch.processed += 1;
+        self.scratch.busy = true;
+        let r = f(self);
+        self.settle();
+        self.scratch.busy = false;
+        self.drain();
+        Some(r)
+    }
+
+    fn run_work(&mut self, w: Work) {
+        match w {
+            Work::Apply { spec, target } => {
+                let _ = self.apply_now(&spec, target);
+            }
+            Work::Remove { handle, stacks, reason } => {
+                if self.is_alive(handle.target) {
+                    self.remove_now(handle.target.index, handle.seq, stacks, reason);
+                }
+            }
+            Work::SetBase { entity, attr, value } => {
+                if self.has_attr(entity, attr) {
+                    let slot = self.attr_slot(entity.index, attr);
+                    let v = self.clamp_base(entity.index, attr, value);
+                    if self.state.attrs[slot].base != v {
+                        self.mark_attr_dirty(entity.index, attr, AttrCause::SetBase);
+                        self.state.attrs[slot].base = v;
+                    }
+                }
+            }
+            Work::LooseTag { entity, tag, delta, set } => {
+                if self.has_ability_system(entity) && tag.index() < self.state.layout.tags {
+                    let delta = if set {
+                        delta
+                            - i32::from(
+                                self.state.tag_counts
+                                    [entity.index as usize * self.state.layout.tags + tag.index()],
+                            )
+                    } else {
+                        delta
+                    };
+                    self.change_tag(entity.index, tag, delta);
+                }
+            }
+            Work::SetAttrSet { entity, set, present } => {
+                if self.has_ability_system(entity)
+                    && set.index() < self.content.attr_set_defs().len()
+                    && set.index() < 64
+                {
+                    let bit = 1u64 << set.index();
+                    let rec = &mut self.state.entities[entity.index as usize];
+                    let had = rec.sets & bit != 0;
+                    if had != present {
+                        if present {
+                            rec.sets |= bit;
+                        }
+                        let attrs = self.content.attr_set_defs()[set.index()].attributes.clone();
+                        for a in attrs {
+                            let d = self.content.attr_def(a).default;
+                            let slot = self.attr_slot(entity.index, a);
+                            self.mark_attr_dirty(entity.index, a, AttrCause::SetBase);
+                            self.state.attrs[slot] = if present {
+                                crate::attribute::AttrValue { base: d, current: d }
+                            } else {
+                                crate::attribute::AttrValue::default()
+                            };
+                        }
+                        if !present {
+                            self.state.entities[entity.index as usize].sets &= !bit;
+                        }
+                    }
+                }
+            }
+            Work::SetLevel { handle, level } => self.set_level_now(handle, level),
+            Work::SetRemaining { handle, frames } => self.set_remaining_now(handle, frames),
+            Work::Extend { handle, frames } => self.extend_now(handle, frames),
+            Work::Despawn { entity } => self.despawn_now(entity),
+        }
+    }
+
+    fn despawn_now(&mut self, e: Entity) {
+        if !self.is_alive(e) {
+            return;
+        }
+        let i = e.index;
+        // Remove effects (events), newest first so no shifting happens.
+        while self.state.entities[i as usize].n_effects > 0 {
+            let n = self.state.entities[i as usize].n_effects as usize;
+            let seq = self.state.effects[i as usize * self.state.layout.effects + n - 1].seq;
+            self.remove_now(i, seq, 0, RemovalReason::TargetDespawned);
+        }
+        let l = self.state.layout;
+        let iu = i as usize;
+        self.state.tag_counts[iu * l.tags..(iu + 1) * l.tags].iter_mut().for_each(|c| *c = 0);
+        self.state.tag_bits[iu * l.tag_words..(iu + 1) * l.tag_words]
+            .iter_mut()
+            .for_each(|c| *c = 0);
+        self.state.attrs[iu * l.attrs..(iu + 1) * l.attrs]
+            .iter_mut()
+            .for_each(|a| *a = Default::default());
+        self.state.components[iu] = G::Component::default();
+        let h = &mut self.state.header;
+        let rec = &mut self.state.entities[iu];
+        rec.flags = 0;
+        rec.sets = 0;
+        rec.n_effects = 0;
+        rec.n_live = 0;
+        rec.wake = crate::num::NEVER;
+        rec.next_free = h.free_head;
+        h.free_head = i;
+        h.alive = h.alive.saturating_sub(1);
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Settling
+    // ----------------------------------------------------------------------------------------
+
+    /// Records an attribute's old value (first touch in this settle) and queues it.
+    pub(crate) fn mark_attr_dirty(&mut self, index: u32, a: AttrId, cause: AttrCause) {
+        let slot = self.attr_slot(index, a);
+        if self.scratch.attr_mark[slot] == 0 {
+            let old = self.state.attrs[slot].current;
+            self.scratch.attr_touched.push((index, a, old, cause, 0));
+            self.scratch.attr_mark[slot] = self.scratch.attr_touched.len() as u32;
+        }
+        if !self.scratch.attr_queued[slot] {
+            self.scratch.attr_queued[slot] = true;
+            self.scratch.attr_queue.push_back((index, a));
+        }
+    }
+
+    /// Settles without emitting events (spawn-time initialisation).
+    pub(crate) fn settle_quiet(&mut self) {
+        let before_attr = self.out.attr_events.len();
+        let before_tag = self.out.tag_events.len();
+        self.settle();
+        self.out.attr_events.truncate(before_attr);
+        self.out.tag_events.truncate(before_tag);
+    }
+
+    /// Settles inhibition and attributes, then emits this item's tag and attribute events.
+    pub(crate) fn settle(&mut self) {
+        loop {
+            let mut progressed = false;
+            while let Some(ei) = self.scratch.tag_dirty.pop() {
+                progressed = true;
+                let passes = &mut self.scratch.tag_dirty_mark[ei as usize];
+                *passes = passes.saturating_add(1);
+                if *passes > MAX_INHIBITION_PASSES {
+                    let e = self.entity_of(ei);
+                    self.out.diagnostics.push(Diagnostic::InhibitionCycleCut { entity: e });
+                    continue;
+                }
+                self.update_inhibition(ei);
+            }
+            while let Some((ei, a)) = self.scratch.attr_queue.pop_front() {
+                progressed = true;
+                let slot = self.attr_slot(ei, a);
+                self.scratch.attr_queued[slot] = false;
+                self.recompute_attr(ei, a);
+            }
+            if !progressed
+                || (self.scratch.tag_dirty.is_empty() && self.scratch.attr_queue.is_empty())
+            {
+                break;
+            }
+        }
+        self.flush_tag_events();
+        self.flush_attr_events();
+        for m in self.scratch.tag_dirty_mark.iter_mut() {
+            *m = 0;
+        }
+    }
+
+    fn flush_tag_events(&mut self) {
+        if self.scratch.tag_touched.is_empty() {
+            return;
+        }
+        let mut touched = core::mem::take(&mut self.scratch.tag_touched);
+        touched.sort_unstable_by_key(|(i, t, _)| (*i, *t));
+        let frame = self.frame();
+        let n = self.state.layout.tags;
+        for &(i, t, old) in &touched {
+            self.scratch.tag_mark[i as usize * n + t.index()] = 0;
+            let rec = &self.state.entities[i as usize];
+            if rec.flags & entity_flags::ALIVE == 0 {
+                continue;
+            }
+            let new = self.derived_count(i, t);
+            if new != old {
+                let entity = self.entity_of(i);
+                self.out.tag_events.push(TagEvent { frame, entity, tag: t, old, new });
+            }
+        }
+        touched.clear();
+        self.scratch.tag_touched = touched;
+    }
+
+    fn flush_attr_events(&mut self) {
+        if self.scratch.attr_touched.is_empty() {
+            return;
+        }
+        let mut touched = core::mem::take(&mut self.scratch.attr_touched);
+        touched.sort_unstable_by_key(|(i, a, ..)| (*i, *a));
+        let frame = self.frame();
+        for &(i, a, old, cause, _) in &touched {
+            let slot = self.attr_slot(i, a);
+            self.scratch.attr_mark[slot] = 0;
+            if self.state.entities[i as usize].flags & entity_flags::ALIVE == 0 {
+                continue;
+            }
+            let new = self.state.attrs[slot].current;
+            if new != old {
+                let entity = self.entity_of(i);
+                self.out.attr_events.push(AttrEvent { frame, entity, attr: a, old, new, cause });
+            }
+        }
+        touched.clear();
+        self.scratch.attr_touched = touched;
+    }
+
+    /// Clamps a value by an attribute's bounds (bounds read the entity's current values).
+    pub(crate) fn clamp_value(&self, index: u32, a: AttrId, v: Fx) -> Fx {
+        use crate::content::def::Bound;
+        let def = self.content.attr_def(a);
+        let read = |b: Bound| match b {
+            Bound::Const(c) => c,
+            Bound::Attr(o) => self.state.attrs[self.attr_slot(index, o)].current,
+        };
+        let mut v = v;
+        if let Some(lo) = def.min {
+            let lo = read(lo);
+            if v < lo {
+                v = lo;
+            }
+        }
+        if let Some(hi) = def.max {
+            let hi = read(hi);
+            if v > hi {
+                v = hi;
+            }
+        }
+        v
+    }
+
+    /// Clamps a new base value if the attribute clamps its base.
+    pub(crate) fn clamp_base(&self, index: u32, a: AttrId, v: Fx) -> Fx {
+        if self.content.attr_def(a).apply_to_base { self.clamp_value(index, a, v) } else { v }
+    }
+
+    /// Collects the qualifying aggregation entries of an attribute and aggregates, unclamped.
+    pub(crate) fn evaluate_raw_notes(&self, index: u32, a: AttrId) -> (Fx, attribute::Notes) {
+        let l = self.state.layout;
+        let base = self.state.attrs[self.attr_slot(index, a)].base;
+        let def = self.content.attr_def(a);
+        if def.transient {
+            return (base, attribute::Notes::default());
+        }
+        let mut agg = self.scratch.agg.borrow_mut();
+        let AggScratch { entries, keep, contrib } = &mut *agg;
+        entries.clear();
+        let n = (self.state.entities[index as usize].n_effects as usize).min(l.effects);
+        let start = index as usize * l.effects;
+        for (k, ef) in self.state.effects[start..start + n].iter().enumerate() {
+            if ef.is_inhibited() {
+                continue;
+            }
+            let Some(d) = self.content.effect_defs().get(ef.def.index()) else { continue };
+            if d.is_periodic() {
+                continue;
+            }
+            for (mi, m) in d.modifiers.iter().enumerate() {
+                if m.attr != a || !ef.mod_qualified(mi) {
+                    continue;
+                }
+                let mag = self.state.effect_mags[(start + k) * l.mods + mi];
+                entries.push(Entry {
+                    op: m.op,
+                    magnitude: attribute::stacked(m.op, mag, ef.stacks),
+                    seq: ef.seq,
+                    index: mi as u8,
+                });
+            }
+        }
+        if entries.is_empty() {
+            return (base, attribute::Notes::default());
+        }
+        let custom = match def.filter {
+            crate::content::def::ModFilter::Custom(f) => match self.bound.get(f) {
+                Some(BoundFn::Filter(f)) => Some(*f),
+                _ => None,
+            },
+            _ => None,
+        };
+        attribute::aggregate(base, entries, keep, def, custom, contrib)
+    }
+
+    /// The unclamped aggregate (what GasCompat captures see).
+    pub(crate) fn evaluate_raw(&self, index: u32, a: AttrId) -> Fx {
+        self.evaluate_raw_notes(index, a).0
+    }
+
+    fn recompute_attr(&mut self, ei: u32, a: AttrId) {
+        if self.state.entities[ei as usize].flags & entity_flags::ALIVE == 0
+            || !self.entity_has_set_attr(ei, a)
+        {
+            return;
+        }
+        let slot = self.attr_slot(ei, a);
+        // Cut dynamic cycles deterministically.
+        let mark = self.scratch.attr_mark[slot] as usize;
+        if mark > 0 {
+            let entry = &mut self.scratch.attr_touched[mark - 1];
+            entry.4 = entry.4.saturating_add(1);
+            if entry.4 > MAX_ATTR_RECOMPUTES {
+                if entry.4 == MAX_ATTR_RECOMPUTES + 1 {
+                    let entity = self.entity_of(ei);
+                    self.out.diagnostics.push(Diagnostic::AttributeCycleCut { entity, attr: a });
+                }
+                return;
+            }
+        }
+        let (raw, notes) = self.evaluate_raw_notes(ei, a);
+        if notes.lint_mul || notes.lint_div {
+            let entity = self.entity_of(ei);
+            self.out.diagnostics.push(Diagnostic::GasCompatLint {
+                entity,
+                attr: a,
+                divide: notes.lint_div && !notes.lint_mul,
+            });
+        }
+        if notes.div_by_zero {
+            let entity = self.entity_of(ei);
+            self.out.diagnostics.push(Diagnostic::DivideByZero { entity, attr: a });
+        }
+        let mut v = self.clamp_value(ei, a, raw);
+        if let Some(pre) = self
+            .content
+            .attr_set_defs()
+            .get(self.content.attr_def(a).set.index())
+            .and_then(|s| s.pre_change)
+        {
+            if let Some(BoundFn::Pre(f)) = self.bound.get(pre) {
+                let entity = self.entity_of(ei);
+                f(entity, a, &mut v);
+            }
+        }
+        if v == self.state.attrs[slot].current {
+            return;
+        }
+        self.state.attrs[slot].current = v;
+        self.propagate_attr_change(ei, a);
+    }
+
+    /// Queues everything that depends on attribute `a` of entity `ei`.
+    fn propagate_attr_change(&mut self, ei: u32, a: AttrId) {
+        let content = self.content.clone();
+        for d in &content.attr_def(a).clamp_dependents {
+            if self.entity_has_set_attr(ei, *d) {
+                self.mark_attr_dirty(ei, *d, AttrCause::Modifiers);
+            }
+        }
+        // Live target captures on the same entity.
+        if self.state.entities[ei as usize].n_live > 0 {
+            self.refresh_live_mags(ei, |_, side, attr| {
+                side == crate::content::raw::CaptureSide::Target && attr == a
+            });
+        }
+        // Live source captures on other entities.
+        if self.live_source_defs {
+            let src = self.entity_of(ei);
+            for other in 0..self.state.header.high_water {
+                if self.state.entities[other as usize].n_live == 0 {
+                    continue;
+                }
+                self.refresh_live_mags(other, |ef, side, attr| {
+                    side == crate::content::raw::CaptureSide::Source
+                        && attr == a
+                        && ef.instigator == src
+                });
+            }
+        }
+    }
+
+    /// Re-reads live captured magnitudes of entity `ei`'s effects selected by `select`, and
+    /// queues the attributes whose magnitudes changed.
+    fn refresh_live_mags(
+        &mut self,
+        ei: u32,
+        select: impl Fn(&crate::effect::ActiveEffect, crate::content::raw::CaptureSide, AttrId) -> bool,
+    ) {
+        use crate::content::def::MagnitudeDef;
+        let content = self.content.clone();
+        let l = self.state.layout;
+        let n = (self.state.entities[ei as usize].n_effects as usize).min(l.effects);
+        let start = ei as usize * l.effects;
+        let target = self.entity_of(ei);
+        for k in 0..n {
+            let ef = self.state.effects[start + k];
+            let Some(d) = content.effect_defs().get(ef.def.index()) else { continue };
+            if !d.has_live_captures {
+                continue;
+            }
+            for (mi, m) in d.modifiers.iter().enumerate() {
+                if let MagnitudeDef::Attribute {
+                    attr,
+                    side,
+                    which,
+                    coef,
+                    pre,
+                    post,
+                    snapshot: false,
+                } = m.magnitude
+                {
+                    if !select(&ef, side, attr) {
+                        continue;
+                    }
+                    let who = if side == crate::content::raw::CaptureSide::Source {
+                        ef.instigator
+                    } else {
+                        target
+                    };
+                    if !self.is_alive(who) {
+                        // A despawned source freezes its last value.
+                        continue;
+                    }
+                    let v = self.read_capture(who, attr, which);
+                    let mag = num::add(num::mul(coef, num::add(v, pre)), post);
+                    let ms = (start + k) * l.mods + mi;
+                    if self.state.effect_mags[ms] != mag {
+                        self.state.effect_mags[ms] = mag;
+                        if !ef.is_inhibited() && self.entity_has_set_attr(ei, m.attr) {
+                            self.mark_attr_dirty(ei, m.attr, AttrCause::Modifiers);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Re-evaluates ongoing requirements of an entity's effects and switches them off or on.
+    fn update_inhibition(&mut self, ei: u32) {
+        let content = self.content.clone();
+        let l = self.state.layout;
+        let start = ei as usize * l.effects;
+        let mut k = 0;
+        while k < (self.state.entities[ei as usize].n_effects as usize).min(l.effects) {
+            let ef = self.state.effects[start + k];
+            k += 1;
+            let Some(d) = content.effect_defs().get(ef.def.index()) else { continue };
+            if d.ongoing_requirements.is_empty() {
+                continue;
+            }
+            let pass = d.ongoing_requirements.passes_words(self.tag_view_index(ei));
+            if pass == !ef.is_inhibited() {
+                continue;
+            }
+            self.set_inhibited(ei, start + k - 1, !pass);
+        }
+    }
+
+    /// Called by tag changes: remembers that an entity's inhibition must be re-evaluated.
+    pub(crate) fn mark_tags_dirty(&mut self, ei: u32) {
+        if !self.scratch.tag_dirty.contains(&ei) {
+            self.scratch.tag_dirty.push(ei);
+        }
+    }
+}

@@ -1,0 +1,561 @@
+//! Registered functions: behaviour that content names but cannot express as data.
+//!
+//! Content refers to functions by name (`magnitude: Custom(calc: "ManaPoison")`,
+//! `executions: [(calc: "Damage")]`). The game registers plain `fn` pointers under those names
+//! in a [`Hooks`] table; building a [`World`](super::World) binds every name content uses and
+//! fails with [`WorldError::MissingFunction`] if one is missing or has the wrong kind. Nothing
+//! here is stored in the snapshot: only ids are, so state stays plain data (D-7).
+
+use super::{Game, World, WorldError};
+use crate::content::Content;
+use crate::content::def::FnKind;
+use crate::content::raw::{CaptureSide, CaptureWhich, ModOp};
+use crate::effect::EffectSpec;
+use crate::id::{AttrId, Entity, FnId, TagId};
+use crate::num::Fx;
+use crate::random::Stream;
+use crate::tag::TagSet;
+use crate::world::output::ExecutedMod;
+
+/// An attribute a calculation or execution reads, declared when it is registered (G-43: reading
+/// anything else is impossible, not a runtime surprise).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Capture {
+    /// Source or target.
+    pub side: CaptureSide,
+    /// The attribute's name (resolved when the world is built).
+    pub attribute: String,
+    /// Base, current or bonus.
+    pub which: CaptureWhich,
+    /// Source captures only: read when the spec is created instead of at application.
+    pub snapshot: bool,
+}
+
+impl Capture {
+    /// The target's current value, read at application (or execution).
+    pub fn target(attribute: &str) -> Capture {
+        Capture {
+            side: CaptureSide::Target,
+            attribute: attribute.into(),
+            which: CaptureWhich::Current,
+            snapshot: false,
+        }
+    }
+
+    /// The source's current value, read at application (or execution).
+    pub fn source(attribute: &str) -> Capture {
+        Capture {
+            side: CaptureSide::Source,
+            attribute: attribute.into(),
+            which: CaptureWhich::Current,
+            snapshot: false,
+        }
+    }
+
+    /// The source's current value, read when the spec is created (a projectile keeps the
+    /// values its source had when it fired).
+    pub fn source_snapshot(attribute: &str) -> Capture {
+        Capture {
+            side: CaptureSide::Source,
+            attribute: attribute.into(),
+            which: CaptureWhich::Current,
+            snapshot: true,
+        }
+    }
+
+    /// Reads the base value instead of the current one.
+    #[must_use]
+    pub fn base(mut self) -> Capture {
+        self.which = CaptureWhich::Base;
+        self
+    }
+}
+
+/// A capture resolved against content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BoundCapture {
+    pub side: CaptureSide,
+    pub attr: AttrId,
+    pub which: CaptureWhich,
+    pub snapshot: bool,
+}
+
+/// What a magnitude calculation sees.
+#[derive(Debug)]
+pub struct CalcInput<'a> {
+    /// The captured values, in declaration order.
+    pub captures: &'a [Fx],
+    /// The spec level.
+    pub level: u16,
+    /// The stack count (1 for a new application).
+    pub stacks: u16,
+    /// The spec.
+    pub spec: &'a EffectSpec,
+    /// The source's tags at spec creation (ancestor-expanded).
+    pub source_tags: &'a TagSet,
+    /// The target's tags now (ancestor-expanded).
+    pub target_tags: &'a TagSet,
+}
+
+impl CalcInput<'_> {
+    /// A captured value by declaration index (0 if the index was not declared).
+    pub fn capture(&self, index: usize) -> Fx {
+        self.captures.get(index).copied().unwrap_or(Fx::ZERO)
+    }
+
+    /// A SetByCaller value, or `default`.
+    pub fn set_by_caller(&self, tag: TagId, default: Fx) -> Fx {
+        self.spec.set_by_caller(tag).unwrap_or(default)
+    }
+}
+
+/// A custom magnitude calculation (GAS MMC): a pure function of its declared captures and the
+/// spec.
+pub type CalcFn = fn(&CalcInput<'_>) -> Fx;
+
+/// One output of an execution: a change to one of the target's base values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExecOutput {
+    /// The attribute.
+    pub attr: AttrId,
+    /// The operation.
+    pub op: ModOp,
+    /// The magnitude.
+    pub value: Fx,
+}
+
+/// What an execution sees and produces. The spec is read-only here (G-14): mutate it in the
+/// registration's `prepare` stage, which runs before captures are read.
+pub struct ExecCtx<'a> {
+    pub(crate) captures: &'a [Fx],
+    pub(crate) spec: &'a EffectSpec,
+    pub(crate) stacks: u16,
+    pub(crate) source: Entity,
+    pub(crate) target: Entity,
+    pub(crate) source_tags: &'a TagSet,
+    pub(crate) target_tags: &'a TagSet,
+    pub(crate) outputs: &'a mut Vec<ExecOutput>,
+    pub(crate) extra: &'a mut Vec<(EffectSpec, Entity)>,
+    pub(crate) rng: Stream,
+    pub(crate) cues_handled_manually: bool,
+}
+
+impl core::fmt::Debug for ExecCtx<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ExecCtx")
+            .field("source", &self.source)
+            .field("target", &self.target)
+            .finish()
+    }
+}
+
+impl ExecCtx<'_> {
+    /// A captured value by declaration index (0 if the index was not declared).
+    pub fn capture(&self, index: usize) -> Fx {
+        self.captures.get(index).copied().unwrap_or(Fx::ZERO)
+    }
+
+    /// The spec (read-only).
+    pub fn spec(&self) -> &EffectSpec {
+        self.spec
+    }
+
+    /// A SetByCaller value, or `default`.
+    pub fn set_by_caller(&self, tag: TagId, default: Fx) -> Fx {
+        self.spec.set_by_caller(tag).unwrap_or(default)
+    }
+
+    /// The stack count of the executing effect (1 for instant effects).
+    pub fn stacks(&self) -> u16 {
+        self.stacks
+    }
+
+    /// The spec's instigator.
+    pub fn source(&self) -> Entity {
+        self.source
+    }
+
+    /// The target.
+    pub fn target(&self) -> Entity {
+        self.target
+    }
+
+    /// The source's tags at spec creation (ancestor-expanded).
+    pub fn source_tags(&self) -> &TagSet {
+        self.source_tags
+    }
+
+    /// The target's tags now (ancestor-expanded).
+    pub fn target_tags(&self) -> &TagSet {
+        self.target_tags
+    }
+
+    /// Changes one of the target's base values (applied in order after the execution returns,
+    /// each followed by post-execute).
+    pub fn output(&mut self, attr: AttrId, op: ModOp, value: Fx) {
+        self.outputs.push(ExecOutput { attr, op, value });
+    }
+
+    /// Applies another spec (for example a lifesteal heal on the source) after this execution.
+    pub fn apply(&mut self, spec: EffectSpec, target: Entity) {
+        self.extra.push((spec, target));
+    }
+
+    /// A random stream unique to this execution (derived from the session seed, the frame, the
+    /// target and the application sequence), identical on every peer.
+    pub fn random(&mut self) -> &mut Stream {
+        &mut self.rng
+    }
+
+    /// Marks the effect's cues as handled by the execution (F-GE-15): the effect's own
+    /// `Executed` cues are not emitted for this execution.
+    pub fn handle_cues_manually(&mut self) {
+        self.cues_handled_manually = true;
+    }
+}
+
+/// An execution (GAS ExecutionCalculation).
+pub type ExecFn = fn(&mut ExecCtx<'_>);
+
+/// The optional first stage of an execution: may change the spec before captures are read.
+pub type PrepareFn = fn(&mut EffectSpec);
+
+/// A custom application requirement's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The application may proceed.
+    Allow,
+    /// The application is refused.
+    Deny,
+    /// Instead of applying, extend an existing effect by this many frames.
+    ExtendInstead {
+        /// The effect to extend.
+        handle: crate::id::EffectHandle,
+        /// Frames to add.
+        frames: u32,
+    },
+}
+
+/// A custom application requirement: reads the world, never writes it.
+pub type RequirementFn<G> = fn(&World<G>, &EffectSpec, Entity) -> Verdict;
+
+/// A post-execute hook: runs after an instant/periodic change of a base value, may change the
+/// world (its changes are queued and applied after the current cascade step).
+pub type PostExecuteFn<G> = fn(&mut World<G>, &ExecutedMod);
+
+/// A pure pre-change hook: may adjust an attribute's new current value.
+pub type PreChangeFn = fn(Entity, AttrId, &mut Fx);
+
+/// One modifier contribution seen by a custom filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModContribution {
+    /// The operation.
+    pub op: ModOp,
+    /// The magnitude with stacks applied.
+    pub magnitude: Fx,
+    /// The contribution relative to the channel bias (`magnitude − bias`).
+    pub contribution: Fx,
+    /// The effect's application sequence number.
+    pub seq: u32,
+}
+
+/// A custom qualification filter: clears `keep[i]` for contributions that must not count.
+pub type ModFilterFn = fn(&[ModContribution], &mut [bool]);
+
+#[derive(Clone, Debug)]
+pub(crate) struct CalcReg {
+    pub captures: Vec<Capture>,
+    pub f: CalcFn,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct ExecReg {
+    pub captures: Vec<Capture>,
+    pub prepare: Option<PrepareFn>,
+    pub f: ExecFn,
+}
+
+/// The table of registered functions a world binds content against.
+pub struct Hooks<G: Game> {
+    calcs: Vec<(String, CalcReg)>,
+    execs: Vec<(String, ExecReg)>,
+    reqs: Vec<(String, RequirementFn<G>)>,
+    posts: Vec<(String, PostExecuteFn<G>)>,
+    pres: Vec<(String, PreChangeFn)>,
+    filters: Vec<(String, ModFilterFn)>,
+}
+
+impl<G: Game> Clone for Hooks<G> {
+    fn clone(&self) -> Self {
+        Hooks {
+            calcs: self.calcs.clone(),
+            execs: self.execs.clone(),
+            reqs: self.reqs.clone(),
+            posts: self.posts.clone(),
+            pres: self.pres.clone(),
+            filters: self.filters.clone(),
+        }
+    }
+}
+
+impl<G: Game> Default for Hooks<G> {
+    fn default() -> Self {
+        Hooks {
+            calcs: Vec::new(),
+            execs: Vec::new(),
+            reqs: Vec::new(),
+            posts: Vec::new(),
+            pres: Vec::new(),
+            filters: Vec::new(),
+        }
+    }
+}
+
+impl<G: Game> core::fmt::Debug for Hooks<G> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Hooks")
+            .field("calcs", &self.calcs.iter().map(|c| &c.0).collect::<Vec<_>>())
+            .field("executions", &self.execs.iter().map(|c| &c.0).collect::<Vec<_>>())
+            .field("requirements", &self.reqs.iter().map(|c| &c.0).collect::<Vec<_>>())
+            .field("post_execute", &self.posts.iter().map(|c| &c.0).collect::<Vec<_>>())
+            .field("pre_change", &self.pres.iter().map(|c| &c.0).collect::<Vec<_>>())
+            .field("filters", &self.filters.iter().map(|c| &c.0).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl<G: Game> Hooks<G> {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a magnitude calculation with the attributes it reads.
+    #[must_use]
+    pub fn calc(mut self, name: &str, captures: &[Capture], f: CalcFn) -> Self {
+        self.calcs.push((name.into(), CalcReg { captures: captures.to_vec(), f }));
+        self
+    }
+
+    /// Registers an execution with the attributes it reads.
+    #[must_use]
+    pub fn execution(mut self, name: &str, captures: &[Capture], f: ExecFn) -> Self {
+        self.execs.push((name.into(), ExecReg { captures: captures.to_vec(), prepare: None, f }));
+        self
+    }
+
+    /// Registers a two-stage execution: `prepare` may change the spec before captures are read.
+    #[must_use]
+    pub fn execution_with_prepare(
+        mut self,
+        name: &str,
+        captures: &[Capture],
+        prepare: PrepareFn,
+        f: ExecFn,
+    ) -> Self {
+        self.execs.push((
+            name.into(),
+            ExecReg { captures: captures.to_vec(), prepare: Some(prepare), f },
+        ));
+        self
+    }
+
+    /// Registers a custom application requirement.
+    #[must_use]
+    pub fn requirement(mut self, name: &str, f: RequirementFn<G>) -> Self {
+        self.reqs.push((name.into(), f));
+        self
+    }
+
+    /// Registers a post-execute hook.
+    #[must_use]
+    pub fn post_execute(mut self, name: &str, f: PostExecuteFn<G>) -> Self {
+        self.posts.push((name.into(), f));
+        self
+    }
+
+    /// Registers a pre-change hook.
+    #[must_use]
+    pub fn pre_change(mut self, name: &str, f: PreChangeFn) -> Self {
+        self.pres.push((name.into(), f));
+        self
+    }
+
+    /// Registers a custom modifier filter.
+    #[must_use]
+    pub fn mod_filter(mut self, name: &str, f: ModFilterFn) -> Self {
+        self.filters.push((name.into(), f));
+        self
+    }
+
+    /// A stable description of every registered name and capture (part of the session
+    /// handshake: peers with different hooks would diverge).
+    pub fn signature(&self) -> String {
+        let mut lines: Vec<String> = Vec::new();
+        let caps = |c: &[Capture]| {
+            c.iter()
+                .map(|c| format!("{:?}:{}:{:?}:{}", c.side, c.attribute, c.which, c.snapshot))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        lines.extend(self.calcs.iter().map(|(n, r)| format!("calc {n} [{}]", caps(&r.captures))));
+        lines.extend(self.execs.iter().map(|(n, r)| {
+            format!("execution {n} [{}] prepare={}", caps(&r.captures), r.prepare.is_some())
+        }));
+        lines.extend(self.reqs.iter().map(|(n, _)| format!("requirement {n}")));
+        lines.extend(self.posts.iter().map(|(n, _)| format!("post_execute {n}")));
+        lines.extend(self.pres.iter().map(|(n, _)| format!("pre_change {n}")));
+        lines.extend(self.filters.iter().map(|(n, _)| format!("filter {n}")));
+        lines.sort();
+        lines.join("\n")
+    }
+
+    fn kind_of(&self, name: &str) -> Vec<FnKind> {
+        let mut v = Vec::new();
+        if self.calcs.iter().any(|c| c.0 == name) {
+            v.push(FnKind::Calc);
+        }
+        if self.execs.iter().any(|c| c.0 == name) {
+            v.push(FnKind::Execution);
+        }
+        if self.reqs.iter().any(|c| c.0 == name) {
+            v.push(FnKind::Requirement);
+        }
+        if self.posts.iter().any(|c| c.0 == name) {
+            v.push(FnKind::PostExecute);
+        }
+        if self.pres.iter().any(|c| c.0 == name) {
+            v.push(FnKind::PreChange);
+        }
+        if self.filters.iter().any(|c| c.0 == name) {
+            v.push(FnKind::ModFilter);
+        }
+        v
+    }
+
+    /// Binds content's function references to this table.
+    pub(crate) fn bind(&self, content: &Content) -> Result<Bound<G>, WorldError> {
+        let mut fns = Vec::with_capacity(content.functions().len());
+        for f in content.functions() {
+            let missing = || {
+                let registered = self.kind_of(&f.name);
+                WorldError::MissingFunction {
+                    name: f.name.clone(),
+                    kind: f.kind,
+                    registered_as: registered.first().copied(),
+                }
+            };
+            let resolve_caps = |caps: &[Capture]| -> Result<Vec<BoundCapture>, WorldError> {
+                caps.iter()
+                    .map(|c| {
+                        let attr = content.attr(&c.attribute).map_err(|_| {
+                            WorldError::UnknownCaptureAttribute {
+                                function: f.name.clone(),
+                                attribute: c.attribute.clone(),
+                            }
+                        })?;
+                        if content.attr_def(attr).transient {
+                            return Err(WorldError::UnknownCaptureAttribute {
+                                function: f.name.clone(),
+                                attribute: format!(
+                                    "{} (a transient attribute cannot be captured)",
+                                    c.attribute
+                                ),
+                            });
+                        }
+                        Ok(BoundCapture {
+                            side: c.side,
+                            attr,
+                            which: c.which,
+                            snapshot: c.snapshot && c.side == CaptureSide::Source,
+                        })
+                    })
+                    .collect()
+            };
+            let b = match f.kind {
+                FnKind::Calc => {
+                    let r = self.calcs.iter().find(|c| c.0 == f.name).ok_or_else(missing)?;
+                    BoundFn::Calc { f: r.1.f, captures: resolve_caps(&r.1.captures)? }
+                }
+                FnKind::Execution => {
+                    let r = self.execs.iter().find(|c| c.0 == f.name).ok_or_else(missing)?;
+                    BoundFn::Exec {
+                        f: r.1.f,
+                        prepare: r.1.prepare,
+                        captures: resolve_caps(&r.1.captures)?,
+                    }
+                }
+                FnKind::Requirement => {
+                    BoundFn::Req(self.reqs.iter().find(|c| c.0 == f.name).ok_or_else(missing)?.1)
+                }
+                FnKind::PostExecute => {
+                    BoundFn::Post(self.posts.iter().find(|c| c.0 == f.name).ok_or_else(missing)?.1)
+                }
+                FnKind::PreChange => {
+                    BoundFn::Pre(self.pres.iter().find(|c| c.0 == f.name).ok_or_else(missing)?.1)
+                }
+                FnKind::ModFilter => BoundFn::Filter(
+                    self.filters.iter().find(|c| c.0 == f.name).ok_or_else(missing)?.1,
+                ),
+            };
+            fns.push(b);
+        }
+        // Source snapshot captures per effect (modifiers, their calculations, then executions)
+        // must fit in a spec.
+        for def in content.effect_defs() {
+            let mut n = 0;
+            for m in &def.modifiers {
+                n += match m.magnitude {
+                    crate::content::def::MagnitudeDef::Attribute {
+                        side: CaptureSide::Source,
+                        snapshot: true,
+                        ..
+                    } => 1,
+                    crate::content::def::MagnitudeDef::Custom { calc, .. } => {
+                        match fns.get(calc.index()) {
+                            Some(BoundFn::Calc { captures, .. }) => {
+                                captures.iter().filter(|c| c.snapshot).count()
+                            }
+                            _ => 0,
+                        }
+                    }
+                    _ => 0,
+                };
+            }
+            for x in &def.executions {
+                if let Some(BoundFn::Exec { captures, .. }) = fns.get(x.index()) {
+                    n += captures.iter().filter(|c| c.snapshot).count();
+                }
+            }
+            if n > crate::effect::MAX_SOURCE_CAPTURES {
+                return Err(WorldError::TooManySnapshotCaptures {
+                    effect: def.name.clone(),
+                    count: n,
+                });
+            }
+        }
+        Ok(Bound { fns, signature: self.signature() })
+    }
+}
+
+/// A bound function.
+pub(crate) enum BoundFn<G: Game> {
+    Calc { f: CalcFn, captures: Vec<BoundCapture> },
+    Exec { f: ExecFn, prepare: Option<PrepareFn>, captures: Vec<BoundCapture> },
+    Req(RequirementFn<G>),
+    Post(PostExecuteFn<G>),
+    Pre(PreChangeFn),
+    Filter(ModFilterFn),
+}
+
+/// Content's function references bound to registered functions, indexed by [`FnId`].
+pub(crate) struct Bound<G: Game> {
+    pub fns: Vec<BoundFn<G>>,
+    pub signature: String,
+}
+
+impl<G: Game> Bound<G> {
+    pub fn get(&self, id: FnId) -> Option<&BoundFn<G>> {
+        self.fns.get(id.index())
+    }
+}

@@ -1,0 +1,906 @@
+//! The world: all simulation state in one snapshot, advanced one frame at a time.
+//!
+//! A [`World`] owns frozen [`Content`], the bound [`Hooks`] and the snapshot state. It is
+//! generic over one [`Game`] type that bundles the game's own `Pod` types (input, per-entity
+//! component, global block) and its systems, the way ggrs bundles its generics in `Config`.
+//!
+//! # Frame schedule
+//!
+//! [`World::step`] runs the phases of GAS_SPEC §2 in order; the same-frame work queue settles
+//! after every phase:
+//!
+//! | Phase | Work |
+//! |---|---|
+//! | P0 Input | store inputs and their status, derive pressed/released edges |
+//! | P1 Periodic | periodic executions due this frame |
+//! | P2 Expiry | effects whose `expires_at` is this frame leave (stack expiration policy) |
+//! | P3–P5 | gameplay events, abilities, ability tasks |
+//! | P6 User systems | [`Game::systems`] |
+//! | P7 Apply | effects queued with [`World::queue_effect`] are applied |
+//! | P8 Output | the [`FrameOutput`] is final |
+//!
+//! # Mutations and the cascade
+//!
+//! Calls that change simulation state (`apply_effect`, `set_base`, `add_loose_tag`, …) run at
+//! once and settle (tag events, inhibition, attribute re-evaluation) before returning — unless
+//! they are made from inside a running change (a post-execute hook, for example), in which case
+//! they are queued and run right after it, in order (D-9). A frame processes at most
+//! `max_cascade_steps` queued changes; the rest are dropped with a [`Diagnostic::CascadeCap`],
+//! identically on every peer.
+
+pub(crate) mod cascade;
+pub(crate) mod hooks;
+pub(crate) mod output;
+pub(crate) mod state;
+mod step;
+mod tags;
+
+pub use hooks::{
+    CalcFn, CalcInput, Capture, ExecCtx, ExecFn, ExecOutput, Hooks, ModContribution, ModFilterFn,
+    PostExecuteFn, PreChangeFn, PrepareFn, RequirementFn, Verdict,
+};
+pub use output::{
+    Applied, ApplyError, AttrCause, AttrEvent, Diagnostic, EffectEvent, ExecutedMod, FrameOutput,
+    RemovalReason, TagEvent,
+};
+pub use state::{AttrValue, Checksums, Subsystem};
+
+use crate::content::Content;
+use crate::content::def::{FnKind, MagnitudeDef};
+use crate::content::raw::CaptureSide;
+use crate::effect::{ActiveEffect, EffectSpec};
+use crate::id::{AttrId, AttrSetId, EffectDefId, Entity, TagId};
+use crate::num::{Frame, Fx};
+use crate::tag::TagSet;
+use cascade::{Scratch, Work};
+use core::fmt;
+use hooks::Bound;
+use state::{Layout, State, entity_flags};
+use std::sync::Arc;
+
+/// The game's types and systems, bundled (like ggrs's `Config`).
+///
+/// All three data types are `Pod`: they live in the snapshot and are copied and hashed as bytes.
+/// Use `()` for any the game does not need.
+///
+/// ```
+/// use rollback_abilities::{Game, World};
+///
+/// #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable,
+///          serde::Serialize, serde::Deserialize)]
+/// #[repr(C)]
+/// struct Buttons { bits: u16 }
+///
+/// #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+/// #[repr(C)]
+/// struct Body { x: i32, y: i32 }
+///
+/// struct Duel;
+/// impl Game for Duel {
+///     type Input = Buttons;
+///     type Component = Body;
+///     type Global = ();
+///     fn systems(world: &mut World<Self>) {
+///         // Movement, hit detection → effect specs and events.
+///         let _ = world;
+///     }
+/// }
+/// ```
+pub trait Game: 'static + Sized + Send + Sync {
+    /// One player's input for one frame (a few bytes: buttons, quantised aim).
+    type Input: bytemuck::Pod
+        + Default
+        + PartialEq
+        + fmt::Debug
+        + serde::Serialize
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync;
+    /// The game's per-entity data (position, velocity, facing…).
+    type Component: bytemuck::Pod + Default + fmt::Debug + Send + Sync;
+    /// The game's global data (round timer, scores…).
+    type Global: bytemuck::Pod + Default + fmt::Debug + Send + Sync;
+
+    /// The game's systems, run in phase P6 of every frame. They may read inputs, move entities,
+    /// detect hits and apply or queue effects.
+    fn systems(world: &mut World<Self>) {
+        let _ = world;
+    }
+}
+
+/// Capacities of a world, fixed when it is built (the snapshot never grows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct WorldConfig {
+    /// The most live entities.
+    pub max_entities: u32,
+    /// The most active effects per entity.
+    pub effects_per_entity: u16,
+    /// The number of players (inputs per frame).
+    pub players: u16,
+    /// The session seed for random streams.
+    pub seed: u64,
+}
+
+impl Default for WorldConfig {
+    fn default() -> Self {
+        WorldConfig { max_entities: 64, effects_per_entity: 32, players: 2, seed: 0 }
+    }
+}
+
+/// Why a world cannot be built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WorldError {
+    /// Content refers to a function that is not registered (or registered as another kind).
+    MissingFunction {
+        /// The name content uses.
+        name: String,
+        /// The kind content needs.
+        kind: FnKind,
+        /// The kind it is registered as, if any.
+        registered_as: Option<FnKind>,
+    },
+    /// A registered function declares a capture of an attribute content does not have.
+    UnknownCaptureAttribute {
+        /// The function.
+        function: String,
+        /// The attribute name.
+        attribute: String,
+    },
+    /// An effect needs more source snapshot captures than a spec holds.
+    TooManySnapshotCaptures {
+        /// The effect.
+        effect: String,
+        /// How many it needs.
+        count: usize,
+    },
+    /// A capacity is zero or too large.
+    InvalidConfig(String),
+}
+
+impl fmt::Display for WorldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorldError::MissingFunction { name, kind, registered_as: None } => write!(
+                f,
+                "content uses the {} \"{name}\" but no function of that name is registered in the Hooks",
+                kind.describe()
+            ),
+            WorldError::MissingFunction { name, kind, registered_as: Some(other) } => write!(
+                f,
+                "content uses \"{name}\" as a {} but it is registered as a {}",
+                kind.describe(),
+                other.describe()
+            ),
+            WorldError::UnknownCaptureAttribute { function, attribute } => {
+                write!(f, "function \"{function}\" captures unknown attribute \"{attribute}\"")
+            }
+            WorldError::TooManySnapshotCaptures { effect, count } => write!(
+                f,
+                "effect \"{effect}\" needs {count} source snapshot captures; a spec holds at most {}",
+                crate::effect::MAX_SOURCE_CAPTURES
+            ),
+            WorldError::InvalidConfig(s) => write!(f, "invalid world configuration: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for WorldError {}
+
+/// Why a snapshot cannot be loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnapshotError {
+    /// The snapshot was taken from a world with other content or capacities.
+    LayoutMismatch,
+}
+
+impl fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the snapshot comes from a world with different content or capacities")
+    }
+}
+
+impl std::error::Error for SnapshotError {}
+
+/// A saved copy of a world's state. Saving into an existing snapshot and loading from one copy
+/// memory without allocating.
+pub struct Snapshot<G: Game> {
+    pub(crate) state: State<G>,
+    pub(crate) content_hash: u64,
+}
+
+impl<G: Game> Clone for Snapshot<G> {
+    fn clone(&self) -> Self {
+        Snapshot { state: self.state.clone(), content_hash: self.content_hash }
+    }
+}
+
+impl<G: Game> fmt::Debug for Snapshot<G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("frame", &self.state.header.frame)
+            .field("bytes", &self.state.byte_len())
+            .finish()
+    }
+}
+
+impl<G: Game> Snapshot<G> {
+    /// The frame the snapshot's world would step next.
+    pub fn next_frame(&self) -> Frame {
+        self.state.header.frame
+    }
+
+    /// The checksums of the saved state.
+    pub fn checksums(&self) -> Checksums {
+        self.state.checksums()
+    }
+
+    /// The snapshot's bytes, column after column (the bytes the checksum covers).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.state.byte_len());
+        self.state.for_each_column(|_, _, b| v.extend_from_slice(b));
+        v
+    }
+
+    /// The size in bytes.
+    pub fn byte_len(&self) -> usize {
+        self.state.byte_len()
+    }
+}
+
+/// The deterministic simulation world. See the [module documentation](self).
+pub struct World<G: Game> {
+    pub(crate) content: Arc<Content>,
+    pub(crate) bound: Arc<Bound<G>>,
+    pub(crate) state: State<G>,
+    pub(crate) scratch: Scratch,
+    pub(crate) out: FrameOutput,
+    pub(crate) config: WorldConfig,
+    /// Inside `step`.
+    pub(crate) in_step: bool,
+    /// Whether any effect definition follows a source attribute live.
+    pub(crate) live_source_defs: bool,
+}
+
+impl<G: Game> fmt::Debug for World<G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("World")
+            .field("frame", &self.frame())
+            .field("alive", &self.state.header.alive)
+            .field("snapshot_bytes", &self.state.byte_len())
+            .finish()
+    }
+}
+
+impl<G: Game> World<G> {
+    /// Builds a world: binds content's functions to `hooks` and allocates the snapshot.
+    pub fn new(
+        content: Arc<Content>,
+        hooks: &Hooks<G>,
+        config: WorldConfig,
+    ) -> Result<World<G>, WorldError> {
+        if config.max_entities == 0 || config.max_entities > 1 << 20 {
+            return Err(WorldError::InvalidConfig(format!(
+                "max_entities must be in 1..=1048576, not {}",
+                config.max_entities
+            )));
+        }
+        if config.effects_per_entity == 0 {
+            return Err(WorldError::InvalidConfig("effects_per_entity must be at least 1".into()));
+        }
+        let bound = hooks.bind(&content)?;
+        let mods = content
+            .effect_defs()
+            .iter()
+            .filter(|d| !d.is_instant())
+            .map(|d| {
+                let exec_snap: usize = d
+                    .executions
+                    .iter()
+                    .filter_map(|x| match bound.get(*x) {
+                        Some(hooks::BoundFn::Exec { captures, .. }) => {
+                            Some(captures.iter().filter(|c| c.snapshot).count())
+                        }
+                        _ => None,
+                    })
+                    .sum();
+                d.modifiers.len() + exec_snap
+            })
+            .max()
+            .unwrap_or(0);
+        let sbc =
+            if content.effect_defs().iter().any(|d| !d.is_instant() && !d.executions.is_empty()) {
+                crate::content::def::MAX_SET_BY_CALLER
+            } else {
+                0
+            };
+        let layout = Layout {
+            entities: config.max_entities as usize,
+            attrs: content.num_attrs(),
+            tags: content.tags().len(),
+            tag_words: content.tags().words(),
+            effects: usize::from(config.effects_per_entity),
+            mods,
+            sbc,
+            players: usize::from(config.players),
+        };
+        let cap = content.settings().max_cascade_steps;
+        Ok(World {
+            state: State::new(layout, config.seed),
+            scratch: Scratch::new(&layout, cap),
+            live_source_defs: content.effect_defs().iter().any(|d| d.has_live_source_captures),
+            content,
+            bound: Arc::new(bound),
+            out: FrameOutput::default(),
+            config,
+            in_step: false,
+        })
+    }
+
+    /// The frozen content.
+    pub fn content(&self) -> &Arc<Content> {
+        &self.content
+    }
+
+    /// The capacities the world was built with.
+    pub fn config(&self) -> &WorldConfig {
+        &self.config
+    }
+
+    /// A stable description of the bound hooks (part of the session handshake).
+    pub fn hooks_signature(&self) -> &str {
+        &self.bound.signature
+    }
+
+    /// The current frame: the frame being stepped, or the last stepped frame between steps
+    /// (0 before the first step). Expectations "at frame f" read the world after `step` of f.
+    pub fn frame(&self) -> Frame {
+        if self.in_step {
+            self.state.header.frame
+        } else {
+            self.state.header.frame.saturating_sub(1)
+        }
+    }
+
+    /// The frame the next [`World::step`] simulates (GGRS's current frame).
+    pub fn next_frame(&self) -> Frame {
+        self.state.header.frame
+    }
+
+    /// The session seed.
+    pub fn seed(&self) -> u64 {
+        self.state.header.seed
+    }
+
+    /// The output of the last step (or of setup calls since then).
+    pub fn output(&self) -> &FrameOutput {
+        &self.out
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Entities
+    // ----------------------------------------------------------------------------------------
+
+    /// Spawns an entity without an ability system (a projectile, a pickup). `None` when the
+    /// entity capacity is exhausted (also reported as [`Diagnostic::EntityCapacity`]).
+    pub fn spawn(&mut self) -> Option<Entity> {
+        self.spawn_inner(false, 0)
+    }
+
+    /// Spawns an entity with an ability system and the given attribute sets at their default
+    /// values.
+    pub fn spawn_actor(&mut self, sets: &[AttrSetId]) -> Option<Entity> {
+        let mask = sets.iter().filter(|s| s.index() < 64).fold(0u64, |m, s| m | (1 << s.index()));
+        self.spawn_inner(true, mask)
+    }
+
+    fn spawn_inner(&mut self, asc: bool, sets: u64) -> Option<Entity> {
+        let h = &mut self.state.header;
+        let index = if h.free_head != u32::MAX {
+            let i = h.free_head;
+            h.free_head = self.state.entities[i as usize].next_free;
+            i
+        } else if (h.high_water as usize) < self.state.entities.len() {
+            h.high_water += 1;
+            h.high_water - 1
+        } else {
+            self.out.diagnostics.push(Diagnostic::EntityCapacity);
+            return None;
+        };
+        h.alive += 1;
+        let rec = &mut self.state.entities[index as usize];
+        rec.generation = rec.generation.wrapping_add(1).max(1);
+        rec.flags = entity_flags::ALIVE | if asc { entity_flags::ASC } else { 0 };
+        rec.sets = sets;
+        rec.next_free = u32::MAX;
+        rec.n_effects = 0;
+        rec.n_live = 0;
+        rec.wake = crate::num::NEVER;
+        let e = Entity { index, generation: rec.generation };
+        // Attributes at their defaults.
+        let a = self.state.layout.attrs;
+        for (i, def) in self.content.attr_defs().iter().enumerate() {
+            let v = if sets & (1 << def.set.index().min(63)) != 0 { def.default } else { Fx::ZERO };
+            self.state.attrs[index as usize * a + i] = AttrValue { base: v, current: v };
+        }
+        // Clamp initial values (bounds may reference other defaults).
+        if asc {
+            for i in 0..a {
+                let attr = AttrId(i as u16);
+                if self.has_attr(e, attr) {
+                    self.mark_attr_dirty(index, attr, AttrCause::SetBase);
+                }
+            }
+            self.settle_quiet();
+        }
+        Some(e)
+    }
+
+    /// Despawns an entity: its effects are removed (events with
+    /// [`RemovalReason::TargetDespawned`]), its tags cleared and its slot freed. Stale handles
+    /// to it resolve to nothing from now on.
+    pub fn despawn(&mut self, e: Entity) {
+        self.submit(Work::Despawn { entity: e });
+    }
+
+    /// Whether an entity handle refers to a live entity.
+    pub fn is_alive(&self, e: Entity) -> bool {
+        self.state.is_alive(e)
+    }
+
+    /// Whether a live entity has an ability system.
+    pub fn has_ability_system(&self, e: Entity) -> bool {
+        self.state.is_alive(e)
+            && self.state.entities[e.index as usize].flags & entity_flags::ASC != 0
+    }
+
+    /// Every live entity in ascending index order (no allocation).
+    pub fn entities(&self) -> impl Iterator<Item = Entity> + '_ {
+        self.state.entities[..self.state.header.high_water as usize]
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.flags & entity_flags::ALIVE != 0)
+            .map(|(i, r)| Entity { index: i as u32, generation: r.generation })
+    }
+
+    /// The number of live entities.
+    pub fn entity_count(&self) -> u32 {
+        self.state.header.alive
+    }
+
+    /// The game's component of an entity.
+    pub fn component(&self, e: Entity) -> Option<&G::Component> {
+        if self.is_alive(e) { self.state.components.get(e.index as usize) } else { None }
+    }
+
+    /// The game's component of an entity, mutably.
+    pub fn component_mut(&mut self, e: Entity) -> Option<&mut G::Component> {
+        if self.is_alive(e) { self.state.components.get_mut(e.index as usize) } else { None }
+    }
+
+    /// The game's global block.
+    pub fn global(&self) -> &G::Global {
+        &self.state.global[0]
+    }
+
+    /// The game's global block, mutably.
+    pub fn global_mut(&mut self) -> &mut G::Global {
+        &mut self.state.global[0]
+    }
+
+    /// A player's input this frame (the default input for an unknown player).
+    pub fn input(&self, player: usize) -> G::Input {
+        self.state.inputs.get(player).copied().unwrap_or_default()
+    }
+
+    /// A player's input in the previous frame.
+    pub fn previous_input(&self, player: usize) -> G::Input {
+        self.state.prev_inputs.get(player).copied().unwrap_or_default()
+    }
+
+    /// A player's input status this frame (GGRS's `InputStatus`).
+    pub fn input_status(&self, player: usize) -> ggrs::InputStatus {
+        match self.state.input_status.get(player) {
+            Some(1) => ggrs::InputStatus::Predicted,
+            Some(2) => ggrs::InputStatus::Disconnected,
+            _ => ggrs::InputStatus::Confirmed,
+        }
+    }
+
+    /// The number of players.
+    pub fn players(&self) -> usize {
+        self.state.inputs.len()
+    }
+
+    /// The world's global random stream (its state is in the snapshot).
+    pub fn random(&mut self) -> crate::random::Stream {
+        let mut s = crate::random::Stream::from_state(self.state.header.rng_state);
+        // Advance the stored state so the next call draws fresh numbers.
+        s.next_u32();
+        self.state.header.rng_state = s.state();
+        crate::random::Stream::derive(self.state.header.seed, &[s.state()])
+    }
+
+    /// A random stream derived from the session seed and keys, without touching state (the
+    /// same keys give the same numbers on every peer and at every rollback depth).
+    pub fn random_for(&self, keys: &[u64]) -> crate::random::Stream {
+        crate::random::Stream::derive(self.state.header.seed, keys)
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Attributes
+    // ----------------------------------------------------------------------------------------
+
+    /// Whether the entity is alive, has an ability system and the attribute's set.
+    pub fn has_attr(&self, e: Entity, a: AttrId) -> bool {
+        if !self.has_ability_system(e) || a.index() >= self.state.layout.attrs {
+            return false;
+        }
+        let set = self.content.attr_def(a).set.index();
+        set < 64 && self.state.entities[e.index as usize].sets & (1 << set) != 0
+    }
+
+    /// An attribute's base and current value.
+    pub fn attr_value(&self, e: Entity, a: AttrId) -> Option<AttrValue> {
+        self.has_attr(e, a)
+            .then(|| self.state.attrs[e.index as usize * self.state.layout.attrs + a.index()])
+    }
+
+    /// An attribute's current value.
+    pub fn attr(&self, e: Entity, a: AttrId) -> Option<Fx> {
+        self.attr_value(e, a).map(|v| v.current)
+    }
+
+    /// An attribute's base value.
+    pub fn base(&self, e: Entity, a: AttrId) -> Option<Fx> {
+        self.attr_value(e, a).map(|v| v.base)
+    }
+
+    /// Sets an attribute's base value (clamped if the attribute clamps its base); runs
+    /// post-change evaluation and events like any other change.
+    pub fn set_base(&mut self, e: Entity, a: AttrId, value: Fx) {
+        self.submit(Work::SetBase { entity: e, attr: a, value });
+    }
+
+    /// Adds an attribute set to a live actor at runtime (its attributes start at defaults).
+    pub fn add_attribute_set(&mut self, e: Entity, set: AttrSetId) {
+        self.submit(Work::SetAttrSet { entity: e, set, present: true });
+    }
+
+    /// Removes an attribute set from a live actor at runtime.
+    pub fn remove_attribute_set(&mut self, e: Entity, set: AttrSetId) {
+        self.submit(Work::SetAttrSet { entity: e, set, present: false });
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Tags
+    // ----------------------------------------------------------------------------------------
+
+    /// Whether the entity has `t` or a descendant of `t` (count > 0).
+    pub fn has_tag(&self, e: Entity, t: TagId) -> bool {
+        self.tag_view(e).is_some_and(|w| {
+            w.get(t.index() / 64).is_some_and(|x| x & (1 << (t.index() % 64)) != 0)
+        })
+    }
+
+    /// Whether the entity has exactly `t` (its own count > 0).
+    pub fn has_tag_exact(&self, e: Entity, t: TagId) -> bool {
+        self.tag_count_exact(e, t) > 0
+    }
+
+    /// The hierarchical count of `t`: its own count plus its descendants'.
+    pub fn tag_count(&self, e: Entity, t: TagId) -> u32 {
+        if !self.has_ability_system(e) || t.index() >= self.state.layout.tags {
+            return 0;
+        }
+        self.derived_count(e.index, t)
+    }
+
+    /// The count of exactly `t` (loose tags plus grants from effects and abilities).
+    pub fn tag_count_exact(&self, e: Entity, t: TagId) -> u32 {
+        if !self.has_ability_system(e) || t.index() >= self.state.layout.tags {
+            return 0;
+        }
+        u32::from(self.state.tag_counts[e.index as usize * self.state.layout.tags + t.index()])
+    }
+
+    /// The entity's tags, ancestor-expanded (what hierarchical queries test).
+    pub fn tags(&self, e: Entity) -> TagSet {
+        let mut s = TagSet::EMPTY;
+        if let Some(words) = self.tag_view(e) {
+            for t in 0..self.state.layout.tags {
+                if words[t / 64] & (1 << (t % 64)) != 0 {
+                    s.insert(TagId(t as u16));
+                }
+            }
+        }
+        s
+    }
+
+    /// The tags the entity holds exactly (count > 0).
+    pub fn explicit_tags(&self, e: Entity) -> TagSet {
+        let mut s = TagSet::EMPTY;
+        if self.has_ability_system(e) {
+            let n = self.state.layout.tags;
+            let base = e.index as usize * n;
+            for (t, c) in self.state.tag_counts[base..base + n].iter().enumerate() {
+                if *c > 0 {
+                    s.insert(TagId(t as u16));
+                }
+            }
+        }
+        s
+    }
+
+    /// Whether the entity's tags pass requirements.
+    pub fn passes(&self, e: Entity, req: &crate::tag::TagRequirements) -> bool {
+        match self.tag_view(e) {
+            Some(w) => req.passes_words(w),
+            None => req.passes_words(&[]),
+        }
+    }
+
+    /// Whether a query matches the entity's tags.
+    pub fn matches(&self, e: Entity, q: &crate::tag::TagQuery) -> bool {
+        q.matches_words(self.tag_view(e).unwrap_or(&[]))
+    }
+
+    /// Adds one to a loose tag's count.
+    pub fn add_loose_tag(&mut self, e: Entity, t: TagId) {
+        self.submit(Work::LooseTag { entity: e, tag: t, delta: 1, set: false });
+    }
+
+    /// Removes one from a loose tag's count (never below zero).
+    pub fn remove_loose_tag(&mut self, e: Entity, t: TagId) {
+        self.submit(Work::LooseTag { entity: e, tag: t, delta: -1, set: false });
+    }
+
+    /// Sets the exact count of a tag (GAS `SetLooseGameplayTagCount`: the count includes grants).
+    pub fn set_loose_tag_count(&mut self, e: Entity, t: TagId, count: u16) {
+        self.submit(Work::LooseTag { entity: e, tag: t, delta: i32::from(count), set: true });
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Effects (the pipeline lives in `crate::effect`)
+    // ----------------------------------------------------------------------------------------
+
+    /// Builds a spec from a definition: level, instigator `source`, the source's current tags
+    /// (ancestor-expanded) and the source values its snapshot captures need, read now. A
+    /// projectile can carry the spec and apply it frames later with these values.
+    pub fn make_spec(&self, def: EffectDefId, level: u16, source: Entity) -> EffectSpec {
+        let mut spec = EffectSpec::new(def, level);
+        spec.created = self.frame();
+        spec.context.instigator = source;
+        spec.context.causer = source;
+        spec.source_tags = self.tags(source);
+        let Some(d) = self.content.effect_defs().get(def.index()) else { return spec };
+        // Slot order (shared with application): modifiers in order (attribute captures, then
+        // their calculations' declared snapshot captures), then executions.
+        let mut n = 0usize;
+        let mut put = |spec: &mut EffectSpec, v: Fx| {
+            if n < spec.source_captures.len() {
+                spec.source_captures[n] = v;
+            }
+            n += 1;
+        };
+        for m in &d.modifiers {
+            match m.magnitude {
+                MagnitudeDef::Attribute {
+                    attr,
+                    side: CaptureSide::Source,
+                    which,
+                    snapshot: true,
+                    ..
+                } => {
+                    put(&mut spec, self.read_capture(source, attr, which));
+                }
+                MagnitudeDef::Custom { calc, .. } => {
+                    if let Some(hooks::BoundFn::Calc { captures, .. }) = self.bound.get(calc) {
+                        for c in captures.iter().filter(|c| c.snapshot) {
+                            put(&mut spec, self.read_capture(source, c.attr, c.which));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for x in &d.executions {
+            if let Some(hooks::BoundFn::Exec { captures, .. }) = self.bound.get(*x) {
+                for c in captures.iter().filter(|c| c.snapshot) {
+                    put(&mut spec, self.read_capture(source, c.attr, c.which));
+                }
+            }
+        }
+        spec.n_source_captures = n.min(spec.source_captures.len()) as u8;
+        spec
+    }
+
+    /// The active effects of an entity in application order.
+    pub fn effects(&self, e: Entity) -> &[ActiveEffect] {
+        if !self.is_alive(e) {
+            return &[];
+        }
+        let rec = &self.state.entities[e.index as usize];
+        let cap = self.state.layout.effects;
+        let start = e.index as usize * cap;
+        &self.state.effects[start..start + (rec.n_effects as usize).min(cap)]
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Snapshot
+    // ----------------------------------------------------------------------------------------
+
+    /// The checksums of the current state.
+    pub fn checksums(&self) -> Checksums {
+        self.state.checksums()
+    }
+
+    /// The total checksum of the current state.
+    pub fn checksum(&self) -> u64 {
+        self.state.checksums().total
+    }
+
+    /// The snapshot size in bytes.
+    pub fn snapshot_bytes(&self) -> usize {
+        self.state.byte_len()
+    }
+
+    /// A new snapshot of the current state (allocates; use [`World::save_into`] in loops).
+    pub fn snapshot(&self) -> Snapshot<G> {
+        Snapshot { state: self.state.clone(), content_hash: self.content.hash() }
+    }
+
+    /// Saves the current state into an existing snapshot of the same world (no allocation).
+    pub fn save_into(&self, snap: &mut Snapshot<G>) -> Result<(), SnapshotError> {
+        if snap.state.layout != self.state.layout || snap.content_hash != self.content.hash() {
+            return Err(SnapshotError::LayoutMismatch);
+        }
+        snap.state.copy_from(&self.state);
+        Ok(())
+    }
+
+    /// Replaces the current state with a snapshot (no allocation).
+    pub fn load(&mut self, snap: &Snapshot<G>) -> Result<(), SnapshotError> {
+        if snap.state.layout != self.state.layout || snap.content_hash != self.content.hash() {
+            return Err(SnapshotError::LayoutMismatch);
+        }
+        self.state.copy_from(&snap.state);
+        self.scratch.reset();
+        self.in_step = false;
+        Ok(())
+    }
+
+    /// The current state's bytes, column after column.
+    pub fn state_bytes(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.state.byte_len());
+        self.state.for_each_column(|_, _, b| v.extend_from_slice(b));
+        v
+    }
+
+    /// Each snapshot column: subsystem, name and bytes (for dumps and field-level diffs).
+    pub fn for_each_column(&self, f: impl FnMut(Subsystem, &'static str, &[u8])) {
+        self.state.for_each_column(f)
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Internals shared by the subsystems
+    // ----------------------------------------------------------------------------------------
+
+    #[inline]
+    pub(crate) fn attr_slot(&self, index: u32, a: AttrId) -> usize {
+        index as usize * self.state.layout.attrs + a.index()
+    }
+
+    #[inline]
+    pub(crate) fn entity_has_set_attr(&self, index: u32, a: AttrId) -> bool {
+        let set = self.content.attr_def(a).set.index();
+        set < 64 && self.state.entities[index as usize].sets & (1 << set) != 0
+    }
+
+    /// Reads a capture value (base, current or bonus) of a live entity; 0 otherwise.
+    pub(crate) fn read_capture(
+        &self,
+        e: Entity,
+        a: AttrId,
+        which: crate::content::raw::CaptureWhich,
+    ) -> Fx {
+        use crate::content::raw::CaptureWhich;
+        let Some(v) = self.attr_value(e, a) else { return Fx::ZERO };
+        let def = self.content.attr_def(a);
+        let current = if def.clamp_mode == crate::content::raw::ClampMode::GasCompat {
+            // GasCompat captures see the raw aggregate (no clamp).
+            self.evaluate_raw(e.index, a)
+        } else {
+            v.current
+        };
+        match which {
+            CaptureWhich::Current => current,
+            CaptureWhich::Base => v.base,
+            CaptureWhich::Bonus => crate::num::sub(current, v.base),
+        }
+    }
+
+    pub(crate) fn tag_view(&self, e: Entity) -> Option<&[u64]> {
+        if !self.has_ability_system(e) {
+            return None;
+        }
+        let w = self.state.layout.tag_words;
+        let start = e.index as usize * w;
+        Some(&self.state.tag_bits[start..start + w])
+    }
+
+    pub(crate) fn tag_view_index(&self, index: u32) -> &[u64] {
+        let w = self.state.layout.tag_words;
+        let start = index as usize * w;
+        &self.state.tag_bits[start..start + w]
+    }
+
+    pub(crate) fn entity_of(&self, index: u32) -> Entity {
+        Entity { index, generation: self.state.entities[index as usize].generation }
+    }
+}
+
+/// A ring of pre-allocated snapshots indexed by frame (`frame % len`), as a rollback session
+/// needs: saving and loading copy into and out of existing buffers without allocating.
+pub struct SnapshotRing<G: Game> {
+    slots: Vec<Snapshot<G>>,
+    frames: Vec<Option<Frame>>,
+}
+
+impl<G: Game> fmt::Debug for SnapshotRing<G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SnapshotRing").field("frames", &self.frames).finish()
+    }
+}
+
+impl<G: Game> SnapshotRing<G> {
+    /// A ring of `len` snapshots shaped like `world` (allocates once).
+    pub fn new(world: &World<G>, len: usize) -> SnapshotRing<G> {
+        let len = len.max(1);
+        SnapshotRing {
+            slots: (0..len).map(|_| world.snapshot()).collect(),
+            frames: vec![None; len],
+        }
+    }
+
+    /// The number of slots.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether the ring has no slots (never: it has at least one).
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Saves the world's state under its next frame ([`World::next_frame`]); returns the slot.
+    pub fn save(&mut self, world: &World<G>) -> usize {
+        let frame = world.next_frame();
+        let slot = frame as usize % self.slots.len();
+        // The ring is built from this world, so the layouts always match.
+        let _ = world.save_into(&mut self.slots[slot]);
+        self.frames[slot] = Some(frame);
+        slot
+    }
+
+    /// Loads the state saved for `frame` (the state before stepping `frame`). `false` if that
+    /// frame is no longer in the ring.
+    pub fn load(&self, world: &mut World<G>, frame: Frame) -> bool {
+        let slot = frame as usize % self.slots.len();
+        if self.frames[slot] != Some(frame) {
+            return false;
+        }
+        world.load(&self.slots[slot]).is_ok()
+    }
+
+    /// The snapshot saved for `frame`, if still in the ring.
+    pub fn get(&self, frame: Frame) -> Option<&Snapshot<G>> {
+        let slot = frame as usize % self.slots.len();
+        (self.frames[slot] == Some(frame)).then(|| &self.slots[slot])
+    }
+
+    /// The snapshot in a slot.
+    pub fn slot(&self, slot: usize) -> Option<&Snapshot<G>> {
+        self.slots.get(slot)
+    }
+}

@@ -1,0 +1,310 @@
+//! The snapshot: every piece of mutable simulation state, as `Pod` columns whose lengths are
+//! fixed when the world is built.
+//!
+//! Saving and loading copy each column with `copy_from_slice`; the checksum hashes each column's
+//! little-endian bytes with xxh3-64. Nothing in here is a pointer, a `usize`, a float or a hash
+//! map, so the bytes are the same on every machine.
+
+use super::Game;
+use crate::effect::ActiveEffect;
+use crate::effect::SbcEntry;
+use crate::id::Entity;
+use crate::num::{Frame, Fx};
+use bytemuck::{Pod, Zeroable};
+use xxhash_rust::xxh3::Xxh3;
+
+/// World-wide counters and the global random stream.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct Header {
+    /// The session seed.
+    pub seed: u64,
+    /// The global random stream's PCG state.
+    pub rng_state: u64,
+    /// The next frame to step.
+    pub frame: Frame,
+    /// The next effect application sequence number (starts at 1).
+    pub next_seq: u32,
+    /// Head of the entity free list (`u32::MAX`: empty).
+    pub free_head: u32,
+    /// Slots ever used (slots at or above are fresh).
+    pub high_water: u32,
+    /// Live entities.
+    pub alive: u32,
+    /// Cascade-cap hits so far (a diagnostic counter that rolls back with the state).
+    pub cascade_overflows: u32,
+}
+
+/// Flags of an entity slot.
+pub(crate) mod entity_flags {
+    /// The slot holds a live entity.
+    pub const ALIVE: u32 = 1;
+    /// The entity has an ability system (attributes, tags, effects).
+    pub const ASC: u32 = 2;
+}
+
+/// One entity slot.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub(crate) struct EntityRec {
+    /// The attribute sets present (bit per `AttrSetId`).
+    pub sets: u64,
+    /// The slot's generation (0: never used).
+    pub generation: u32,
+    /// [`entity_flags`].
+    pub flags: u32,
+    /// Free-list link.
+    pub next_free: u32,
+    /// Active effects in the effect column.
+    pub n_effects: u32,
+    /// The earliest frame at which an effect of this entity expires or executes.
+    pub wake: Frame,
+    /// Active effects with live captures (their magnitudes follow attributes).
+    pub n_live: u32,
+}
+
+/// An attribute's base and current value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct AttrValue {
+    /// The permanent value (changed by instant and periodic executions and `set_base`).
+    pub base: Fx,
+    /// `base` with every qualifying modifier of active effects applied (and clamped).
+    pub current: Fx,
+}
+
+/// The per-world column sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Layout {
+    pub entities: usize,
+    pub attrs: usize,
+    pub tags: usize,
+    pub tag_words: usize,
+    pub effects: usize,
+    pub mods: usize,
+    pub sbc: usize,
+    pub players: usize,
+}
+
+/// The parts of the snapshot with their own sub-checksum, in checksum order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub enum Subsystem {
+    /// The header (frame, counters, random stream) and entity slots.
+    Entities,
+    /// Tag counts.
+    Tags,
+    /// Attribute values.
+    Attributes,
+    /// Active effects.
+    Effects,
+    /// The game's own components and global block.
+    Game,
+    /// Inputs and their edges.
+    Inputs,
+}
+
+impl Subsystem {
+    /// Every subsystem in checksum order.
+    pub const ALL: [Subsystem; 6] = [
+        Subsystem::Entities,
+        Subsystem::Tags,
+        Subsystem::Attributes,
+        Subsystem::Effects,
+        Subsystem::Game,
+        Subsystem::Inputs,
+    ];
+
+    /// The subsystem's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Subsystem::Entities => "entities",
+            Subsystem::Tags => "tags",
+            Subsystem::Attributes => "attributes",
+            Subsystem::Effects => "effects",
+            Subsystem::Game => "game",
+            Subsystem::Inputs => "inputs",
+        }
+    }
+}
+
+/// The checksum of a snapshot with one sub-checksum per [`Subsystem`].
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct Checksums {
+    /// xxh3-64 over the little-endian bytes of the sub-checksums in [`Subsystem::ALL`] order.
+    pub total: u64,
+    /// The sub-checksums, in [`Subsystem::ALL`] order.
+    pub parts: [u64; 6],
+}
+
+impl Checksums {
+    /// The sub-checksum of one subsystem.
+    pub fn part(&self, s: Subsystem) -> u64 {
+        let i = Subsystem::ALL.iter().position(|x| *x == s).unwrap_or(0);
+        self.parts[i]
+    }
+
+    /// The subsystems whose sub-checksums differ.
+    pub fn differing(&self, other: &Checksums) -> Vec<Subsystem> {
+        Subsystem::ALL
+            .iter()
+            .zip(self.parts.iter().zip(&other.parts))
+            .filter(|(_, (a, b))| a != b)
+            .map(|(s, _)| *s)
+            .collect()
+    }
+}
+
+/// The mutable state of a world: the snapshot.
+pub(crate) struct State<G: Game> {
+    pub layout: Layout,
+    pub header: Header,
+    pub entities: Vec<EntityRec>,
+    pub attrs: Vec<AttrValue>,
+    pub tag_counts: Vec<u16>,
+    pub tag_bits: Vec<u64>,
+    pub effects: Vec<ActiveEffect>,
+    pub effect_mags: Vec<Fx>,
+    pub effect_sbc: Vec<SbcEntry>,
+    pub components: Vec<G::Component>,
+    pub global: Vec<G::Global>,
+    pub inputs: Vec<G::Input>,
+    pub prev_inputs: Vec<G::Input>,
+    pub input_status: Vec<u8>,
+}
+
+impl<G: Game> Clone for State<G> {
+    fn clone(&self) -> Self {
+        State {
+            layout: self.layout,
+            header: self.header,
+            entities: self.entities.clone(),
+            attrs: self.attrs.clone(),
+            tag_counts: self.tag_counts.clone(),
+            tag_bits: self.tag_bits.clone(),
+            effects: self.effects.clone(),
+            effect_mags: self.effect_mags.clone(),
+            effect_sbc: self.effect_sbc.clone(),
+            components: self.components.clone(),
+            global: self.global.clone(),
+            inputs: self.inputs.clone(),
+            prev_inputs: self.prev_inputs.clone(),
+            input_status: self.input_status.clone(),
+        }
+    }
+}
+
+impl<G: Game> State<G> {
+    pub fn new(layout: Layout, seed: u64) -> Self {
+        let n = layout.entities;
+        let header = Header {
+            seed,
+            rng_state: crate::random::splitmix64(seed ^ 0x5EED_0F_C0FFEE),
+            frame: 0,
+            next_seq: 1,
+            free_head: u32::MAX,
+            high_water: 0,
+            alive: 0,
+            cascade_overflows: 0,
+        };
+        State {
+            layout,
+            header,
+            entities: vec![EntityRec::default(); n],
+            attrs: vec![AttrValue::default(); n * layout.attrs],
+            tag_counts: vec![0; n * layout.tags],
+            tag_bits: vec![0; n * layout.tag_words],
+            effects: vec![ActiveEffect::default(); n * layout.effects],
+            effect_mags: vec![Fx::ZERO; n * layout.effects * layout.mods],
+            effect_sbc: vec![SbcEntry::default(); n * layout.effects * layout.sbc],
+            components: vec![G::Component::default(); n],
+            global: vec![G::Global::default(); 1],
+            inputs: vec![G::Input::default(); layout.players],
+            prev_inputs: vec![G::Input::default(); layout.players],
+            input_status: vec![0; layout.players],
+        }
+    }
+
+    /// Copies another state of the same layout into this one without allocating.
+    ///
+    /// # Panics
+    ///
+    /// If the layouts differ (callers check [`Layout`] first).
+    pub fn copy_from(&mut self, o: &State<G>) {
+        assert_eq!(self.layout, o.layout, "snapshot layouts differ");
+        self.header = o.header;
+        self.entities.copy_from_slice(&o.entities);
+        self.attrs.copy_from_slice(&o.attrs);
+        self.tag_counts.copy_from_slice(&o.tag_counts);
+        self.tag_bits.copy_from_slice(&o.tag_bits);
+        self.effects.copy_from_slice(&o.effects);
+        self.effect_mags.copy_from_slice(&o.effect_mags);
+        self.effect_sbc.copy_from_slice(&o.effect_sbc);
+        self.components.copy_from_slice(&o.components);
+        self.global.copy_from_slice(&o.global);
+        self.inputs.copy_from_slice(&o.inputs);
+        self.prev_inputs.copy_from_slice(&o.prev_inputs);
+        self.input_status.copy_from_slice(&o.input_status);
+    }
+
+    /// Calls `f` for every column in checksum order, with its subsystem and bytes.
+    pub fn for_each_column(&self, mut f: impl FnMut(Subsystem, &'static str, &[u8])) {
+        use bytemuck::{bytes_of, cast_slice};
+        f(Subsystem::Entities, "header", bytes_of(&self.header));
+        f(Subsystem::Entities, "entities", cast_slice(&self.entities));
+        f(Subsystem::Tags, "tag_counts", cast_slice(&self.tag_counts));
+        f(Subsystem::Tags, "tag_bits", cast_slice(&self.tag_bits));
+        f(Subsystem::Attributes, "attributes", cast_slice(&self.attrs));
+        f(Subsystem::Effects, "effects", cast_slice(&self.effects));
+        f(Subsystem::Effects, "effect_magnitudes", cast_slice(&self.effect_mags));
+        f(Subsystem::Effects, "effect_set_by_caller", cast_slice(&self.effect_sbc));
+        f(Subsystem::Game, "components", cast_slice(&self.components));
+        f(Subsystem::Game, "global", cast_slice(&self.global));
+        f(Subsystem::Inputs, "inputs", cast_slice(&self.inputs));
+        f(Subsystem::Inputs, "prev_inputs", cast_slice(&self.prev_inputs));
+        f(Subsystem::Inputs, "input_status", &self.input_status);
+    }
+
+    /// The snapshot size in bytes.
+    pub fn byte_len(&self) -> usize {
+        let mut n = 0;
+        self.for_each_column(|_, _, b| n += b.len());
+        n
+    }
+
+    /// xxh3-64 per subsystem over its columns' bytes in order, then over the sub-checksums.
+    pub fn checksums(&self) -> Checksums {
+        let mut parts = [0u64; 6];
+        let mut cur: Option<(Subsystem, Xxh3)> = None;
+        let mut finish = |cur: &mut Option<(Subsystem, Xxh3)>| {
+            if let Some((s, h)) = cur.take() {
+                let i = Subsystem::ALL.iter().position(|x| *x == s).unwrap_or(0);
+                parts[i] = h.digest();
+            }
+        };
+        self.for_each_column(|s, _, bytes| {
+            if cur.as_ref().map(|c| c.0) != Some(s) {
+                finish(&mut cur);
+                cur = Some((s, Xxh3::new()));
+            }
+            if let Some((_, h)) = cur.as_mut() {
+                h.update(bytes);
+            }
+        });
+        finish(&mut cur);
+        let mut all = [0u8; 48];
+        for (i, p) in parts.iter().enumerate() {
+            all[i * 8..i * 8 + 8].copy_from_slice(&p.to_le_bytes());
+        }
+        Checksums { total: xxhash_rust::xxh3::xxh3_64(&all), parts }
+    }
+
+    /// Whether an entity handle is alive.
+    #[inline]
+    pub fn is_alive(&self, e: Entity) -> bool {
+        self.entities.get(e.index as usize).is_some_and(|r| {
+            r.generation == e.generation && r.flags & entity_flags::ALIVE != 0 && e.generation != 0
+        })
+    }
+}

@@ -1,0 +1,113 @@
+//! `World::step`: the frame schedule.
+
+use super::output::FrameOutput;
+use super::{Game, World};
+use ggrs::InputStatus;
+
+fn status_code(s: InputStatus) -> u8 {
+    match s {
+        InputStatus::Confirmed => 0,
+        InputStatus::Predicted => 1,
+        InputStatus::Disconnected => 2,
+    }
+}
+
+impl<G: Game> World<G> {
+    /// Advances one frame with every player's input confirmed. Missing inputs are the default
+    /// input; extra inputs are ignored. Never fails, never panics.
+    pub fn step(&mut self, inputs: &[G::Input]) -> &FrameOutput {
+        self.step_inner(inputs.len(), |i| (inputs[i], InputStatus::Confirmed), |_| {})
+    }
+
+    /// Advances one frame with inputs as GGRS delivers them (input and status per player).
+    /// A disconnected player's input is whatever GGRS passes (the default input).
+    pub fn step_with_status(&mut self, inputs: &[(G::Input, InputStatus)]) -> &FrameOutput {
+        self.step_inner(inputs.len(), |i| inputs[i], |_| {})
+    }
+
+    /// Advances one frame and runs `script` in phase P6 right after [`Game::systems`].
+    ///
+    /// The script is not part of the snapshot: it must be a deterministic function of the
+    /// world (typically of [`World::frame`]) so that re-simulating a frame after a rollback runs
+    /// it identically. Scenario runners and tests use it to act "in frame f".
+    ///
+    /// ```
+    /// # use rollback_abilities::{Content, Game, Hooks, World, WorldConfig};
+    /// # struct G; impl Game for G { type Input = u8; type Component = (); type Global = (); }
+    /// # let content = std::sync::Arc::new(Content::from_ron_str("(tags: [\"State.Dead\"])")?);
+    /// # let mut world = World::<G>::new(content.clone(), &Hooks::new(), WorldConfig::default()).unwrap();
+    /// let hero = world.spawn_actor(&[]).unwrap();
+    /// let dead = content.tag("State.Dead")?;
+    /// for _ in 0..10 {
+    ///     world.step_with(&[0, 0], |w| {
+    ///         if w.frame() == 5 {
+    ///             w.add_loose_tag(hero, dead);
+    ///         }
+    ///     });
+    /// }
+    /// assert!(world.has_tag(hero, dead));
+    /// # Ok::<(), rollback_abilities::ContentError>(())
+    /// ```
+    pub fn step_with(
+        &mut self,
+        inputs: &[G::Input],
+        script: impl FnOnce(&mut World<G>),
+    ) -> &FrameOutput {
+        self.step_inner(inputs.len(), |i| (inputs[i], InputStatus::Confirmed), script)
+    }
+
+    /// [`World::step_with`] with GGRS input statuses.
+    pub fn step_with_status_and(
+        &mut self,
+        inputs: &[(G::Input, InputStatus)],
+        script: impl FnOnce(&mut World<G>),
+    ) -> &FrameOutput {
+        self.step_inner(inputs.len(), |i| inputs[i], script)
+    }
+
+    fn step_inner(
+        &mut self,
+        n: usize,
+        input: impl Fn(usize) -> (G::Input, InputStatus),
+        script: impl FnOnce(&mut World<G>),
+    ) -> &FrameOutput {
+        let frame = self.state.header.frame;
+        self.out.clear(frame);
+        self.in_step = true;
+        self.scratch.processed = 0;
+
+        // P0 Input: store inputs, keep the previous frame's for edges.
+        for p in 0..self.state.inputs.len() {
+            let (i, s) =
+                if p < n { input(p) } else { (G::Input::default(), InputStatus::Disconnected) };
+            self.state.prev_inputs[p] = self.state.inputs[p];
+            self.state.inputs[p] = i;
+            self.state.input_status[p] = status_code(s);
+        }
+
+        // P1 Periodic executions, P2 expiry.
+        self.run_periodic(frame);
+        self.drain();
+        self.run_expiry(frame);
+        self.drain();
+
+        // P6 User systems (mutations made here run at once, in call order).
+        G::systems(self);
+        self.drain();
+        script(self);
+        self.drain();
+
+        // P7 Apply: effects queued for after the systems (two-phase application).
+        let mut queued = core::mem::take(&mut self.scratch.queued);
+        for (spec, target) in queued.drain(..) {
+            self.scratch.work.push_back(super::cascade::Work::Apply { spec, target });
+        }
+        self.scratch.queued = queued;
+        self.drain();
+
+        // P8 Output.
+        self.in_step = false;
+        self.state.header.frame = frame.saturating_add(1).min(crate::num::NEVER - 1);
+        &self.out
+    }
+}

@@ -1,0 +1,4 @@
+//! Integration tests (one binary, many modules).
+
+mod common;
+mod scenarios_core;

@@ -37,6 +37,7 @@ pub mod effect;
 pub mod id;
 pub mod num;
 pub mod random;
+pub mod session;
 pub mod tag;
 pub mod world;
 

@@ -166,7 +166,7 @@ mod tests {
         }
         assert_eq!(s.range_inclusive(5, 5), 5);
         assert_eq!(s.range_inclusive(5, 1), 5);
-        assert!(s.range_inclusive(i32::MIN, i32::MAX) <= i32::MAX);
+        let _full_range = s.range_inclusive(i32::MIN, i32::MAX);
         for _ in 0..200 {
             let u = s.unit();
             assert!(u >= Fx::ZERO && u < Fx::ONE);

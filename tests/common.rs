@@ -32,3 +32,93 @@ pub fn fx(s: &str) -> Fx {
 pub fn int(v: i64) -> Fx {
     rollback_abilities::num::int(v)
 }
+
+/// A rich content set touching most effect features (used by rollback and property tests).
+pub const RICH: &str = r#"(
+    settings: (max_cascade_steps: 512),
+    tags: [
+        "State.Debuff.Stun", "State.Debuff.Poisoned", "State.Buff.Shield", "State.Dead",
+        "Immune.Poison", "Effect.Dot", "Effect.Buff", "Data.Damage", "Data.Duration",
+        "GameplayCue.Poison", "GameplayCue.Hit",
+    ],
+    attribute_sets: {
+        "Vitals": (post_execute: "VitalsPost", attributes: {
+            "Health": (default: 100, min: Const(0), max: Attr("MaxHealth")),
+            "MaxHealth": (default: 100, min: Const(1)),
+            "Vitality": (default: 10),
+            "Damage": (transient: true),
+        }),
+        "Power": (attributes: {
+            "Mana": (default: 50, min: Const(0), max: Const(100)),
+            "Armor": (default: 5, mul_policy: GasCompat),
+            "Speed": (default: 600, filter: MostNegativeAllPositive),
+            "AttackPower": (default: 12),
+        }),
+    },
+    curves: { "DotScale": (interp: Linear, points: [(1, 2), (5, 10)]) },
+    effects: {
+        "Poison": (
+            duration: Frames(180), period: Frames(20),
+            modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: -1, curve: "DotScale"))],
+            asset_tags: ["Effect.Dot"], granted_tags: ["State.Debuff.Poisoned"],
+            stacking: (kind: ByTarget, limit: 3, refresh: OnApplication, expiration: RemoveOneAndRefresh),
+            cues: [(tag: "GameplayCue.Poison")],
+        ),
+        "Stun": (duration: Frames(40), granted_tags: ["State.Debuff.Stun"],
+                 modifiers: [(attribute: "Speed", op: Multiply, magnitude: Scalable(coef: 0))]),
+        "Slow": (duration: SetByCaller("Data.Duration"),
+                 modifiers: [(attribute: "Speed", op: Add, magnitude: SetByCaller("Data.Damage"))]),
+        "Haste": (duration: Frames(60), asset_tags: ["Effect.Buff"],
+                  modifiers: [(attribute: "Speed", op: Multiply, magnitude: Scalable(coef: 1.25))],
+                  ongoing_requirements: (ignore: ["State.Debuff.Stun"])),
+        "Fortify": (duration: Infinite, asset_tags: ["Effect.Buff"],
+                    modifiers: [
+                        (attribute: "MaxHealth", op: Add, magnitude: Attribute((attribute: "Vitality", side: Target, coef: 10))),
+                        (attribute: "Armor", op: Multiply, magnitude: Scalable(coef: 1.5)),
+                    ]),
+        "Aura": (duration: Frames(90),
+                 modifiers: [(attribute: "AttackPower", op: Add, magnitude: Attribute((attribute: "AttackPower", side: Source, coef: 0.5)))]),
+        "Shield": (duration: Frames(50), granted_tags: ["State.Buff.Shield"], immunity_tags: ["State.Debuff"],
+                   immunity_query: AnyTags(["Effect.Dot"]), remove_effects_with_tags: ["Effect.Dot"]),
+        "Strike": (modifiers: [(attribute: "Damage", op: Add, magnitude: Attribute((attribute: "AttackPower", side: Source, snapshot: true, coef: 1)))],
+                   executions: [(calc: "Crit")], cues: [(tag: "GameplayCue.Hit")]),
+        "Drain": (duration: Frames(100), period: Frames(25), execute_on_application: true,
+                  executions: [(calc: "Crit")]),
+        "Heal": (modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: 15))]),
+        "Grow": (modifiers: [(attribute: "Vitality", op: Add, magnitude: Scalable(coef: 1))]),
+        "Cleanse": (remove_effects_with_tags: ["State.Debuff"]),
+    },
+)"#;
+
+/// Hooks for [`RICH`]: a post-execute that moves meta damage into Health and marks death, and
+/// a crit execution that draws from the execution's random stream.
+pub fn rich_hooks() -> Hooks<Plain> {
+    use rollback_abilities::world::{Capture, ExecCtx, ExecutedMod};
+    fn vitals_post(w: &mut World<Plain>, m: &ExecutedMod) {
+        let c = w.content().clone();
+        let damage = c.attr("Damage").unwrap();
+        let health = c.attr("Health").unwrap();
+        if m.attr == damage {
+            let hp = w.base(m.target, health).unwrap_or(Fx::ZERO);
+            w.set_base(m.target, health, rollback_abilities::num::sub(hp, m.new_base));
+        }
+        if m.attr == health && m.new_base <= Fx::ZERO {
+            let dead = c.tag("State.Dead").unwrap();
+            if !w.has_tag(m.target, dead) {
+                w.add_loose_tag(m.target, dead);
+            }
+        }
+    }
+    fn crit(ctx: &mut ExecCtx<'_>) {
+        let power = ctx.capture(0);
+        let roll = ctx.random().below(100);
+        let dmg = if roll < 25 { power * 2 } else { power };
+        let damage = ctx.content().attr("Damage").unwrap();
+        ctx.output(damage, ModOp::Add, dmg / 4);
+    }
+    Hooks::new().post_execute("VitalsPost", vitals_post).execution(
+        "Crit",
+        &[Capture::source("AttackPower")],
+        crit,
+    )
+}

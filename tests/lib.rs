@@ -1,4 +1,5 @@
 //! Integration tests (one binary, many modules).
 
 mod common;
+mod rollback;
 mod scenarios_core;

@@ -256,7 +256,8 @@ mod tests {
     fn multiplier_table_as_03() {
         use ModOp::{Divide as D, Multiply as M};
         // (mods, GasCompat, Compound, lint)
-        let rows: &[(&[(ModOp, &str)], &str, &str, bool)] = &[
+        type Row<'a> = (&'a [(ModOp, &'a str)], &'a str, &'a str, bool);
+        let rows: &[Row] = &[
             (&[(M, "0.5")], "50", "50", false),
             (&[(M, "0.5"), (M, "0.5")], "0", "25", true),
             (&[(M, "1.1"), (M, "0.5")], "60", "55", false),

@@ -5,7 +5,7 @@
 
 use super::def::*;
 use super::error::suggest;
-use super::locate::{PathSeg, locate, render};
+use super::locate::{PathSeg, Position, locate, path_at, render};
 use super::raw::*;
 use super::{Content, ContentError, ContentErrorKind as K};
 use crate::id::{AttrId, AttrSetId, CurveId, EffectDefId, FnId, TagId};
@@ -202,21 +202,46 @@ impl Names<'_> {
     }
 }
 
-fn syntax_error(name: &str, e: &ron::error::SpannedError) -> ContentError {
+fn syntax_error(name: &str, text: &str, e: &ron::error::SpannedError) -> ContentError {
+    use ron::error::Error as R;
+    let line = e.span.start.line.try_into().unwrap_or(u32::MAX);
+    let col = e.span.start.col.try_into().unwrap_or(u32::MAX);
+    let pos = Position { line, col };
+    let mut message = e.code.to_string();
+    // ron's wording names serde containers and grammar; where it reads like the parser's
+    // internals rather than the content format, say what is probably meant.
+    let hint = match &e.code {
+        R::ExpectedDifferentStructName { expected: "attribute_magnitude", .. } => Some(
+            "(an `Attribute` magnitude wraps its fields in a second pair of parentheses: \
+             `Attribute((attribute: \"Health\", side: Target))`)",
+        ),
+        R::ExpectedDifferentStructName { .. }
+        | R::ExpectedNamedStructLike(_)
+        | R::ExpectedStructName(_) => Some("(see docs/guide.md for the content format)"),
+        R::Eof => Some("(the file ends before every bracket is closed)"),
+        R::TrailingCharacters => {
+            Some("after the end of the content (is a bracket closed too early?)")
+        }
+        _ => None,
+    };
+    if let Some(hint) = hint {
+        message.push(' ');
+        message.push_str(hint);
+    }
     ContentError {
         kind: K::Syntax,
         file: name.to_string(),
-        line: e.span.start.line.try_into().unwrap_or(u32::MAX),
-        col: e.span.start.col.try_into().unwrap_or(u32::MAX),
-        path: String::new(),
-        message: e.code.to_string(),
+        line,
+        col,
+        path: render(&path_at(text, pos)),
+        message,
     }
 }
 
 pub(crate) fn parse_raw(name: &str, text: &str) -> Result<RawContent, ContentError> {
     let opts =
         ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
-    opts.from_str::<RawContent>(text).map_err(|e| syntax_error(name, &e))
+    opts.from_str::<RawContent>(text).map_err(|e| syntax_error(name, text, &e))
 }
 
 /// Merges named definitions from all files, reporting duplicates with both places.
@@ -457,14 +482,14 @@ pub(crate) fn freeze(
         };
         let min = bound("min", &a.min)?;
         let max = bound("max", &a.max)?;
-        if let (Some(Bound::Const(lo)), Some(Bound::Const(hi))) = (min, max) {
-            if lo > hi {
-                return Err(names.cx.err(
-                    &loc.at("min"),
-                    K::InvalidValue,
-                    format!("min {lo} is greater than max {hi}"),
-                ));
-            }
+        if let (Some(Bound::Const(lo)), Some(Bound::Const(hi))) = (min, max)
+            && lo > hi
+        {
+            return Err(names.cx.err(
+                &loc.at("min"),
+                K::InvalidValue,
+                format!("min {lo} is greater than max {hi}"),
+            ));
         }
         let filter = match &a.filter {
             RawModFilter::All => ModFilter::All,
@@ -690,7 +715,7 @@ fn merge_parent(child: &mut RawEffect, parent: &RawEffect) {
     }
     fn union(c: &mut Vec<String>, p: &[String]) {
         let mut merged: Vec<String> = p.to_vec();
-        merged.extend(c.drain(..));
+        merged.append(c);
         *c = merged;
     }
     take(&mut child.duration, &parent.duration);
@@ -851,16 +876,11 @@ fn freeze_effect(
                 MagnitudeDef::SetByCaller(tag)
             }
         };
-        if m.op == ModOp::Divide {
-            if let MagnitudeDef::Scalable { coef, curve: None } = magnitude {
-                if coef == crate::num::ZERO {
-                    return Err(cx.err(
-                        &ml.at("magnitude"),
-                        K::InvalidValue,
-                        "dividing by a constant 0",
-                    ));
-                }
-            }
+        if m.op == ModOp::Divide
+            && let MagnitudeDef::Scalable { coef, curve: None } = magnitude
+            && coef == crate::num::ZERO
+        {
+            return Err(cx.err(&ml.at("magnitude"), K::InvalidValue, "dividing by a constant 0"));
         }
         modifiers.push(ModifierDef {
             attr,
@@ -1056,7 +1076,9 @@ fn check_live_capture_cycles(
 ) -> Result<(), ContentError> {
     let n = attrs.len();
     // edges[y] = attributes depending on y, with the place that created the edge.
-    let mut edges: Vec<Vec<(usize, Option<(usize, usize)>)>> = vec![Vec::new(); n];
+    /// A dependent attribute and the (effect, modifier) that created the edge, if any.
+    type Edge = (usize, Option<(usize, usize)>);
+    let mut edges: Vec<Vec<Edge>> = vec![Vec::new(); n];
     for (x, a) in attrs.iter().enumerate() {
         for b in [a.min, a.max].into_iter().flatten() {
             if let Bound::Attr(y) = b {

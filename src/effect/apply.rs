@@ -229,10 +229,10 @@ impl<G: Game> World<G> {
             (_, DurationDef::Instant) => 1,
         };
         // 7. Stacking.
-        if let Some(st) = def.stacking {
-            if let Some(k) = self.find_stack(ti, spec, st.kind) {
-                return self.add_stack(ti, k, def, duration);
-            }
+        if let Some(st) = def.stacking
+            && let Some(k) = self.find_stack(ti, spec, st.kind)
+        {
+            return self.add_stack(ti, k, def, duration);
         }
         // 8. Insert the active effect.
         self.insert_effect(ti, def, spec, duration, &mags, qualified)
@@ -336,6 +336,7 @@ impl<G: Game> World<G> {
                 }
                 let target_tags = self.tags(target);
                 let input = CalcInput {
+                    content: &self.content,
                     captures: &vals[..captures.len().min(vals.len())],
                     level: spec.level,
                     stacks,
@@ -459,12 +460,9 @@ impl<G: Game> World<G> {
         }
         // Execution snapshot captures follow the modifier magnitudes.
         let xs = self.exec_source_slot(def);
-        let mut m = def.modifiers.len();
-        for c in xs..usize::from(spec.n_source_captures) {
-            if m < l.mods {
-                self.state.effect_mags[slot * l.mods + m] = spec.source_captures[c];
-            }
-            m += 1;
+        let first = def.modifiers.len();
+        for (m, c) in (first..l.mods).zip(xs..usize::from(spec.n_source_captures)) {
+            self.state.effect_mags[slot * l.mods + m] = spec.source_captures[c];
         }
         for s in 0..l.sbc {
             self.state.effect_sbc[slot * l.sbc + s] = if s < usize::from(spec.n_set_by_caller) {

@@ -308,7 +308,9 @@ impl<G: Game> World<G> {
             u64::from(self.scratch.processed),
             u64::from(fid.0),
         ]);
+        let content = self.content.clone();
         let mut ctx = ExecCtx {
+            content: &content,
             captures: &vals[..captures.len().min(vals.len())],
             spec: &spec2,
             stacks,

@@ -119,16 +119,9 @@ impl EffectQuery {
         if !self.owned_all.is_empty() && !self.owned_all.is_subset(owned) {
             return false;
         }
-        if let Some(q) = &self.owned_query {
-            if !q.matches(owned) {
-                return false;
-            }
+        if self.owned_query.as_ref().is_some_and(|q| !q.matches(owned)) {
+            return false;
         }
-        if let Some(a) = self.modifies {
-            if !def.modifiers.iter().any(|m| m.attr == a) {
-                return false;
-            }
-        }
-        true
+        self.modifies.is_none_or(|a| def.modifiers.iter().any(|m| m.attr == a))
     }
 }

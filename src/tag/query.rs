@@ -112,10 +112,8 @@ impl TagRequirements {
     /// Every tag the requirements mention.
     pub fn tags(&self) -> TagSet {
         let mut s = self.require_all.union(&self.ignore_any);
-        if let Some(q) = &self.query {
-            if let Some(e) = &q.expr {
-                e.tags(&mut s);
-            }
+        if let Some(e) = self.query.as_ref().and_then(|q| q.expr.as_ref()) {
+            e.tags(&mut s);
         }
         s
     }

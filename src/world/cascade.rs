@@ -27,6 +27,10 @@ const MAX_INHIBITION_PASSES: u16 = 16;
 
 /// A queued change.
 #[derive(Clone, Copy, Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "the queue keeps its capacity between frames; boxing would allocate per application"
+)]
 pub(crate) enum Work {
     Apply { spec: EffectSpec, target: Entity },
     Remove { handle: EffectHandle, stacks: u16, reason: RemovalReason },
@@ -503,11 +507,10 @@ impl<G: Game> World<G> {
             .attr_set_defs()
             .get(self.content.attr_def(a).set.index())
             .and_then(|s| s.pre_change)
+            && let Some(BoundFn::Pre(f)) = self.bound.get(pre)
         {
-            if let Some(BoundFn::Pre(f)) = self.bound.get(pre) {
-                let entity = self.entity_of(ei);
-                f(entity, a, &mut v);
-            }
+            let entity = self.entity_of(ei);
+            f(entity, a, &mut v);
         }
         if v == self.state.attrs[slot].current {
             return;
@@ -616,7 +619,7 @@ impl<G: Game> World<G> {
                 continue;
             }
             let pass = d.ongoing_requirements.passes_words(self.tag_view_index(ei));
-            if pass == !ef.is_inhibited() {
+            if pass != ef.is_inhibited() {
                 continue;
             }
             self.set_inhibited(ei, start + k - 1, !pass);

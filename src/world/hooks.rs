@@ -83,6 +83,8 @@ pub(crate) struct BoundCapture {
 /// What a magnitude calculation sees.
 #[derive(Debug)]
 pub struct CalcInput<'a> {
+    /// The frozen content (to look up ids by name).
+    pub content: &'a Content,
     /// The captured values, in declaration order.
     pub captures: &'a [Fx],
     /// The spec level.
@@ -127,6 +129,7 @@ pub struct ExecOutput {
 /// What an execution sees and produces. The spec is read-only here (G-14): mutate it in the
 /// registration's `prepare` stage, which runs before captures are read.
 pub struct ExecCtx<'a> {
+    pub(crate) content: &'a Content,
     pub(crate) captures: &'a [Fx],
     pub(crate) spec: &'a EffectSpec,
     pub(crate) stacks: u16,
@@ -150,6 +153,11 @@ impl core::fmt::Debug for ExecCtx<'_> {
 }
 
 impl ExecCtx<'_> {
+    /// The frozen content (to look up ids by name).
+    pub fn content(&self) -> &Content {
+        self.content
+    }
+
     /// A captured value by declaration index (0 if the index was not declared).
     pub fn capture(&self, index: usize) -> Fx {
         self.captures.get(index).copied().unwrap_or(Fx::ZERO)

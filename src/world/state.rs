@@ -200,7 +200,7 @@ impl<G: Game> State<G> {
         let n = layout.entities;
         let header = Header {
             seed,
-            rng_state: crate::random::splitmix64(seed ^ 0x5EED_0F_C0FFEE),
+            rng_state: crate::random::splitmix64(seed ^ 0x5EED_0FC0_FFEE),
             frame: 0,
             next_seq: 1,
             free_head: u32::MAX,

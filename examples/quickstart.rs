@@ -82,7 +82,13 @@ fn setup() -> Result<(World<Quickstart>, [Entity; 2]), Box<dyn std::error::Error
         &[Capture::source("CritChance"), Capture::source_snapshot("AttackPower")],
         crit,
     );
-    let config = WorldConfig { max_entities: 16, effects_per_entity: 16, players: 2, seed: 2026 };
+    let config = WorldConfig {
+        max_entities: 16,
+        effects_per_entity: 16,
+        players: 2,
+        seed: 2026,
+        ..WorldConfig::default()
+    };
     let mut world = World::new(content.clone(), &hooks, config)?;
     let sets = [content.attr_set("Vitals")?, content.attr_set("Offense")?];
     let a = world.spawn_actor(&sets).ok_or("entity capacity")?;

@@ -15,6 +15,7 @@ macro_rules! def_id {
         #[repr(transparent)]
         #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Pod, Zeroable,
                  serde::Serialize, serde::Deserialize)]
+        #[serde(transparent)]
         pub struct $name(pub u16);
 
         impl $name {

@@ -31,6 +31,7 @@ compile_error!(
     "rollback_abilities hashes snapshot bytes as little-endian; big-endian targets are not supported"
 );
 
+pub mod ability;
 pub mod attribute;
 pub mod content;
 pub mod effect;
@@ -41,6 +42,10 @@ pub mod session;
 pub mod tag;
 pub mod world;
 
+pub use ability::{
+    AbilityCtx, AbilityEvent, AbilitySpec, Activation, ActivationFailure, EventData, InputEdge,
+    TargetData, TaskEvent, TaskResult, TaskSpec,
+};
 pub use content::{Content, ContentBuilder, ContentError, ContentErrorKind};
 pub use effect::{ActiveEffect, EffectContext, EffectQuery, EffectSpec};
 pub use id::{
@@ -50,9 +55,9 @@ pub use id::{
 pub use num::{Frame, Fx, TickRate};
 pub use tag::{TagContainer, TagQuery, TagQueryExpr, TagRegistry, TagRequirements, TagSet};
 pub use world::{
-    Applied, ApplyError, AttrCause, AttrEvent, AttrValue, Checksums, Diagnostic, EffectEvent,
-    FrameOutput, Game, Hooks, RemovalReason, Snapshot, SnapshotRing, Subsystem, TagEvent, World,
-    WorldConfig, WorldError,
+    AbilityInput, Applied, ApplyError, AttrCause, AttrEvent, AttrValue, Behaviour, Checksums,
+    Diagnostic, EffectEvent, FrameOutput, Game, Hooks, RemovalReason, Snapshot, SnapshotRing,
+    Subsystem, TagEvent, World, WorldConfig, WorldError,
 };
 
 /// The most used items in one import.

@@ -32,7 +32,13 @@ const ACTORS: usize = 4;
 
 pub fn rich_world(seed: u64) -> (World<Plain>, Vec<Entity>) {
     let content = Arc::new(Content::from_ron_str(RICH).expect("RICH content"));
-    let config = WorldConfig { max_entities: 8, effects_per_entity: 12, players: 2, seed };
+    let config = WorldConfig {
+        max_entities: 8,
+        effects_per_entity: 12,
+        players: 2,
+        seed,
+        ..WorldConfig::default()
+    };
     let mut w = World::new(content.clone(), &rich_hooks(), config).expect("world");
     let sets = [content.attr_set("Vitals").unwrap(), content.attr_set("Power").unwrap()];
     let actors = (0..ACTORS).map(|_| w.spawn_actor(&sets).unwrap()).collect();

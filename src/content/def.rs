@@ -29,6 +29,10 @@ pub enum FnKind {
     PreChange,
     /// A custom modifier qualification filter.
     ModFilter,
+    /// An ability behaviour (activate / task / input / end functions).
+    Behaviour,
+    /// A custom ability activation check.
+    CanActivate,
 }
 
 impl FnKind {
@@ -41,6 +45,8 @@ impl FnKind {
             FnKind::PostExecute => "post-execute hook",
             FnKind::PreChange => "pre-change hook",
             FnKind::ModFilter => "modifier filter",
+            FnKind::Behaviour => "ability behaviour",
+            FnKind::CanActivate => "activation check",
         }
     }
 }
@@ -63,6 +69,8 @@ pub struct Settings {
     pub default_mul_policy: MulPolicy,
     /// The cap on same-frame cascade steps.
     pub max_cascade_steps: u32,
+    /// The tag that makes activation fail with `Dead`.
+    pub dead_tag: Option<TagId>,
 }
 
 impl Default for Settings {
@@ -71,6 +79,7 @@ impl Default for Settings {
             tick_rate: crate::num::TickRate(60),
             default_mul_policy: MulPolicy::Compound,
             max_cascade_steps: 256,
+            dead_tag: None,
         }
     }
 }
@@ -348,6 +357,8 @@ pub struct EffectDef {
     pub has_live_captures: bool,
     /// Whether any modifier follows a *source* attribute live.
     pub has_live_source_captures: bool,
+    /// Abilities granted to the target while active (F-GE-21).
+    pub granted_abilities: Vec<GrantDef>,
 }
 
 impl EffectDef {
@@ -360,4 +371,138 @@ impl EffectDef {
     pub fn is_periodic(&self) -> bool {
         self.period > 0
     }
+}
+
+/// How an ability is triggered besides input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum TriggerDef {
+    /// A gameplay event whose tag matches (hierarchically).
+    Event(TagId),
+    /// The owner gains the tag.
+    TagAdded(TagId),
+    /// The owner gains the tag; the ability is cancelled when it goes away.
+    TagPresent(TagId),
+}
+
+impl TriggerDef {
+    /// The trigger's tag.
+    pub fn tag(self) -> TagId {
+        match self {
+            TriggerDef::Event(t) | TriggerDef::TagAdded(t) | TriggerDef::TagPresent(t) => t,
+        }
+    }
+}
+
+/// A frozen ability definition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AbilityDef {
+    /// The ability's name.
+    pub name: String,
+    /// Tags describing the ability.
+    pub tags: TagContainer,
+    /// Activating cancels running abilities whose tags match.
+    pub cancel_abilities_with_tags: TagSet,
+    /// While running, abilities whose tags match cannot activate.
+    pub block_abilities_with_tags: TagSet,
+    /// Tags the owner carries while the ability runs.
+    pub activation_owned_tags: TagSet,
+    /// The owner needs all of these.
+    pub activation_required_tags: TagSet,
+    /// The owner may have none of these.
+    pub activation_blocked_tags: TagSet,
+    /// Event activations: instigator requirements.
+    pub source_required_tags: TagSet,
+    /// Event activations: instigator blockers.
+    pub source_blocked_tags: TagSet,
+    /// Event activations: target requirements.
+    pub target_required_tags: TagSet,
+    /// Event activations: target blockers.
+    pub target_blocked_tags: TagSet,
+    /// The cost effect (instant).
+    pub cost: Option<crate::id::EffectDefId>,
+    /// SetByCaller values for the cost spec.
+    pub cost_set_by_caller: Vec<(TagId, Fx)>,
+    /// The cooldown effect (duration).
+    pub cooldown: Option<crate::id::EffectDefId>,
+    /// A duration override for the cooldown effect.
+    pub cooldown_duration: Option<Frame>,
+    /// Extra cooldown tags granted by the cooldown effect for this ability.
+    pub cooldown_tags: Vec<TagId>,
+    /// The cooldown tags: the cooldown effect's granted tags ∪ `cooldown_tags` (computed at
+    /// freeze, never in a shared scratch: G-18).
+    pub all_cooldown_tags: TagSet,
+    /// State-blob policy.
+    pub instancing: super::raw::Instancing,
+    /// Triggers.
+    pub triggers: Vec<TriggerDef>,
+    /// Activates when granted.
+    pub passive: bool,
+    /// Whether a pressed bound input activates it.
+    pub activate_on_input: bool,
+    /// The default input id.
+    pub input: Option<u8>,
+    /// The state blob size in bytes.
+    pub state_size: u16,
+    /// The registered behaviour.
+    pub behaviour: Option<FnId>,
+    /// The registered custom activation check.
+    pub can_activate: Option<FnId>,
+    /// Re-activation restarts instead of failing.
+    pub retrigger: bool,
+    /// Commit on activation.
+    pub commit_on_activate: bool,
+    /// The timeline played on activation.
+    pub timeline: Option<u16>,
+    /// Automatic end after this many frames.
+    pub end_after: Option<Frame>,
+}
+
+/// One grant of an ability set or effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct GrantDef {
+    /// The ability.
+    pub ability: crate::id::AbilityDefId,
+    /// The level.
+    pub level: u16,
+    /// The input id.
+    pub input: Option<u8>,
+    /// What happens when the granting effect goes away (ability sets: unused).
+    pub removal: super::raw::GrantRemoval,
+}
+
+/// A frozen ability set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AbilitySetDef {
+    /// The set's name.
+    pub name: String,
+    /// Its grants.
+    pub grants: Vec<GrantDef>,
+}
+
+/// A frozen timeline.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TimelineDef {
+    /// The timeline's name.
+    pub name: String,
+    /// Total frames (startup + active + recovery, at least 1).
+    pub frames: Frame,
+    /// Startup frames.
+    pub startup: Frame,
+    /// Active frames.
+    pub active: Frame,
+    /// `(frame, event tag)` notifies, by frame.
+    pub notifies: Vec<(Frame, TagId)>,
+    /// `(from, to, tag)` windows, including the phase tags.
+    pub windows: Vec<(Frame, Frame, TagId)>,
+}
+
+/// A rule cancelling abilities when their owner gains a tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CancelRuleDef {
+    /// The tag.
+    pub tag: TagId,
+    /// Only abilities with any of these tags (all when empty).
+    pub with: TagSet,
+    /// Never abilities with any of these tags.
+    pub without: TagSet,
 }

@@ -22,6 +22,8 @@ pub enum ContentErrorKind {
     UnknownAttributeSet,
     /// An effect name is unknown.
     UnknownEffect,
+    /// An ability name is unknown.
+    UnknownAbility,
     /// A curve name is unknown.
     UnknownCurve,
     /// A lookup by name (from code) found nothing.

@@ -3,6 +3,8 @@
 //! Everything is resolved in name order so the result (and its hash) does not depend on the
 //! order of files or of definitions inside them.
 
+mod ability;
+
 use super::def::*;
 use super::error::suggest;
 use super::locate::{PathSeg, Position, locate, path_at, render};
@@ -96,6 +98,7 @@ struct Names<'a> {
     attr_names: Vec<String>,
     curves: AHashMap<String, CurveId>,
     effects: AHashMap<String, EffectDefId>,
+    abilities: AHashMap<String, crate::id::AbilityDefId>,
     fns: AHashMap<String, (FnId, FnKind)>,
     hz: TickRate,
 }
@@ -448,7 +451,34 @@ pub(crate) fn freeze(
     let effects_lookup: AHashMap<String, EffectDefId> =
         effect_src.keys().enumerate().map(|(i, n)| (n.clone(), EffectDefId(i as u16))).collect();
 
+    // Abilities, ability sets, timelines and cancel rules (names first: effects grant abilities).
+    let ability_src =
+        gather(&cx, "abilities", srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.abilities)))?;
+    if ability_src.len() > usize::from(u16::MAX) {
+        return Err(ContentError::new(K::Capacity, String::new(), "too many abilities"));
+    }
+    let abilities_lookup: AHashMap<String, crate::id::AbilityDefId> = ability_src
+        .keys()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), crate::id::AbilityDefId(i as u16)))
+        .collect();
+    let timeline_src =
+        gather(&cx, "timelines", srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.timelines)))?;
+    let set_src = gather(
+        &cx,
+        "ability_sets",
+        srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.ability_sets)),
+    )?;
+    let rules_src: Vec<(usize, usize, &RawCancelRule)> = srcs
+        .iter()
+        .enumerate()
+        .flat_map(|(f, s)| {
+            s.raw.cancel_on_tag_added.iter().enumerate().map(move |(i, r)| (f, i, r))
+        })
+        .collect();
+
     let names = Names {
+        abilities: abilities_lookup,
         cx,
         tags,
         attrs: attrs_lookup,
@@ -585,7 +615,23 @@ pub(crate) fn freeze(
         let resolved = resolve_inheritance(&names, &effect_src, name)?;
         effects.push(freeze_effect(&names, &attrs, loc, name, &resolved)?);
     }
-    check_live_capture_cycles(&names, &effect_src, &effects, &attrs)?;
+    let attr_locs: Vec<Loc> = attr_src.values().map(|(l, _, _)| l.clone()).collect();
+    check_live_capture_cycles(&names, &effect_src, &effects, &attrs, &attr_locs)?;
+    let frozen_abilities = ability::freeze(
+        &names,
+        &names.cx,
+        &effects,
+        &ability_src,
+        &timeline_src,
+        &rules_src,
+        &set_src,
+    )?;
+    if let Some(loc) = &settings_loc {
+        let dead = srcs[loc.file].raw.settings.as_ref().and_then(|s| s.dead_tag.as_ref());
+        if let Some(d) = dead {
+            settings.dead_tag = Some(names.tag(&loc.at("dead_tag"), d)?);
+        }
+    }
 
     let content = Content {
         settings,
@@ -597,6 +643,11 @@ pub(crate) fn freeze(
             .collect(),
         curve_lookup: names.curves.clone(),
         effect_lookup: names.effects.clone(),
+        ability_lookup: names.abilities.clone(),
+        abilities: frozen_abilities.abilities,
+        ability_sets: frozen_abilities.sets,
+        timelines: frozen_abilities.timelines,
+        cancel_rules: frozen_abilities.rules,
         tags: names.tags,
         attrs,
         sets: sets_out,
@@ -666,6 +717,15 @@ fn collect_functions(
                 add(r, FnKind::Requirement, el.at("custom_requirements").at(i))?;
             }
         }
+        for (an, a) in &src.raw.abilities.0 {
+            let al = root(file, "abilities").at(an);
+            if let Some(b) = &a.behaviour {
+                add(b, FnKind::Behaviour, al.at("behaviour"))?;
+            }
+            if let Some(c) = &a.can_activate {
+                add(c, FnKind::CanActivate, al.at("can_activate"))?;
+            }
+        }
     }
     Ok(())
 }
@@ -729,6 +789,7 @@ fn merge_parent(child: &mut RawEffect, parent: &RawEffect) {
     take(&mut child.stacking, &parent.stacking);
     take(&mut child.cues, &parent.cues);
     take(&mut child.custom_requirements, &parent.custom_requirements);
+    take(&mut child.granted_abilities, &parent.granted_abilities);
     union(&mut child.asset_tags, &parent.asset_tags);
     union(&mut child.granted_tags, &parent.granted_tags);
     union(&mut child.blocked_ability_tags, &parent.blocked_ability_tags);
@@ -1062,6 +1123,12 @@ fn freeze_effect(
         set_by_caller_keys: sbc,
         has_live_captures,
         has_live_source_captures,
+        granted_abilities: ability::granted(
+            names,
+            &loc.at("granted_abilities"),
+            r.granted_abilities.as_deref().unwrap_or(&[]),
+            instant,
+        )?,
     })
 }
 
@@ -1073,16 +1140,21 @@ fn check_live_capture_cycles(
     src: &BTreeMap<String, (Loc, &RawEffect)>,
     effects: &[EffectDef],
     attrs: &[AttrDef],
+    attr_locs: &[Loc],
 ) -> Result<(), ContentError> {
+    /// What created a dependency edge: an effect's modifier, or an attribute's clamp bound.
+    #[derive(Clone, Copy)]
+    enum Origin {
+        Modifier(usize, usize),
+        Bound(usize, &'static str),
+    }
     let n = attrs.len();
     // edges[y] = attributes depending on y, with the place that created the edge.
-    /// A dependent attribute and the (effect, modifier) that created the edge, if any.
-    type Edge = (usize, Option<(usize, usize)>);
-    let mut edges: Vec<Vec<Edge>> = vec![Vec::new(); n];
+    let mut edges: Vec<Vec<(usize, Origin)>> = vec![Vec::new(); n];
     for (x, a) in attrs.iter().enumerate() {
-        for b in [a.min, a.max].into_iter().flatten() {
-            if let Bound::Attr(y) = b {
-                edges[y.index()].push((x, None));
+        for (field, b) in [("min", a.min), ("max", a.max)] {
+            if let Some(Bound::Attr(y)) = b {
+                edges[y.index()].push((x, Origin::Bound(x, field)));
             }
         }
     }
@@ -1098,7 +1170,7 @@ fn check_live_capture_cycles(
                 ..
             } = m.magnitude
             {
-                edges[y.index()].push((m.attr.index(), Some((ei, mi))));
+                edges[y.index()].push((m.attr.index(), Origin::Modifier(ei, mi)));
             }
         }
     }
@@ -1127,20 +1199,13 @@ fn check_live_capture_cycles(
                             .collect();
                         let msg = format!("derived attributes form a cycle: {}", cycle.join(" → "));
                         return Err(match origin {
-                            Some((ei, mi)) => {
+                            Origin::Modifier(ei, mi) => {
                                 let (loc, _) = &src[&effects[ei].name];
                                 names.cx.err(&loc.at("modifiers").at(mi), K::Cycle, msg)
                             }
-                            None => ContentError::new(
-                                K::Cycle,
-                                names
-                                    .cx
-                                    .srcs
-                                    .first()
-                                    .map(|s| s.name.to_string())
-                                    .unwrap_or_default(),
-                                msg,
-                            ),
+                            Origin::Bound(x, field) => {
+                                names.cx.err(&attr_locs[x].at(field), K::Cycle, msg)
+                            }
                         });
                     }
                     _ => {}
@@ -1166,6 +1231,10 @@ pub(crate) fn canonical_text(c: &Content) -> String {
         sets: &'a [AttrSetDef],
         curves: &'a [CurveDef],
         effects: &'a [EffectDef],
+        abilities: &'a [AbilityDef],
+        ability_sets: &'a [AbilitySetDef],
+        timelines: &'a [TimelineDef],
+        cancel_rules: &'a [CancelRuleDef],
         functions: &'a [FnRef],
     }
     let canon = Canon {
@@ -1177,6 +1246,10 @@ pub(crate) fn canonical_text(c: &Content) -> String {
         sets: &c.sets,
         curves: &c.curves,
         effects: &c.effects,
+        abilities: &c.abilities,
+        ability_sets: &c.ability_sets,
+        timelines: &c.timelines,
+        cancel_rules: &c.cancel_rules,
         functions: &c.functions,
     };
     ron::to_string(&canon).unwrap_or_default()

@@ -87,6 +87,31 @@ pub fn locate(source: &str, path: &[PathSeg]) -> (Position, usize) {
     (position, resolved)
 }
 
+/// The definition path of the innermost item at a source position: the inverse of [`locate`],
+/// used to name the item a `ron` parse error points at.
+///
+/// Starting from the top-level value, the walk descends into the entry (struct field, map entry,
+/// list or tuple element) whose text contains the position. A position on a key token or on the
+/// colon after it belongs to that entry; a position on a container's name, opening bracket or
+/// closing bracket belongs to the container. A position in the gap between entries (whitespace,
+/// comments, a comma) belongs to the entry that *immediately precedes* it, that is, when no comma
+/// separates them (`duration: Frames(5) |` names `duration`); otherwise (after a comma, or
+/// before the first entry) it belongs to the enclosing container. At or past the end of a
+/// truncated file the walk stops in the innermost container still open and the same gap rule
+/// applies: `(effects: {"P": (duration: Frames(5)` names `effects.P.duration`,
+/// `(effects: {"P": (duration: Frames(5), ` names `effects.P` and `(tags: ["A", "B` names
+/// `tags[1]`.
+///
+/// `Some(x)` wrappers are transparent (they add no segment), matching [`locate`]. Lines and
+/// columns beyond the text are clamped to the end of the line or of the text; line or column 0 is
+/// read as 1. This never panics, whatever `source` contains, and uses no recursion.
+#[must_use]
+pub fn path_at(source: &str, pos: Position) -> Vec<PathSeg> {
+    let chars: Vec<char> = source.chars().collect();
+    let scan = Scanner { chars: &chars };
+    scan.path_to(scan.index_of(pos))
+}
+
 /// Renders a path as `effects.Poison.modifiers[1].attribute`.
 ///
 /// Keys are joined by `.` and indexes are written as `[i]`. Keys that are not plain identifiers
@@ -247,6 +272,155 @@ impl<'a> Scanner<'a> {
             }
         }
         position
+    }
+
+    /// Converts a 1-based line and column into a char index: the inverse of [`Self::position_of`].
+    ///
+    /// A column past the end of its line gives the index of the line's newline; a line past the
+    /// end of the text gives the length of the text. Line or column 0 is read as 1.
+    fn index_of(self, pos: Position) -> usize {
+        let want_line = pos.line.max(1);
+        let want_col = pos.col.max(1);
+        let skip = usize::from(self.at(0) == Some('\u{feff}'));
+        let mut line = 1u32;
+        let mut col = 1u32;
+        for (index, &c) in self.chars.iter().enumerate().skip(skip) {
+            if line == want_line && (col == want_col || c == '\n') {
+                return index;
+            }
+            if c == '\n' {
+                line = line.saturating_add(1);
+                col = 1;
+            } else {
+                col = col.saturating_add(1);
+            }
+        }
+        self.chars.len()
+    }
+
+    /// The path of the innermost item at char index `target` (see [`path_at`]).
+    ///
+    /// Runs in time linear in the text: bracket groups are matched once up front, so skipping
+    /// a nested value is a table lookup however deep the nesting.
+    fn path_to(self, target: usize) -> Vec<PathSeg> {
+        let mut path = Vec::new();
+        let mut value = self.root_value_start();
+        if target < value {
+            return path;
+        }
+        let ends = self.group_ends(value);
+        let len = self.chars.len();
+        // Each round handles one container; descending moves `value` strictly forward.
+        'containers: while let Some(container) = self.container(value) {
+            // `Some(x)` adds no segment: its payload stands for the value itself.
+            let transparent = container.name.is_some_and(|name| self.text(name) == "Some");
+            let push = |path: &mut Vec<PathSeg>, seg: PathSeg| {
+                if !(transparent && matches!(seg, PathSeg::Index(_))) {
+                    path.push(seg);
+                }
+            };
+            let mut pos = container.body;
+            let mut index = 0usize;
+            // The previous entry, if no comma has followed it yet.
+            let mut previous: Option<PathSeg> = None;
+            loop {
+                let start = self.skip_trivia(pos);
+                let next = self.at(start);
+                let on_comma = next == Some(',') && target == start;
+                if target < start || on_comma || next.is_none() {
+                    // In the gap after an entry (or at the end of a truncated text): the entry
+                    // that immediately precedes, else the container.
+                    if let Some(seg) = previous {
+                        push(&mut path, seg);
+                    }
+                    break 'containers;
+                }
+                if next.is_some_and(is_close) {
+                    // The closing bracket (or anything after it) belongs to the container.
+                    break 'containers;
+                }
+                if next == Some(',') {
+                    previous = None;
+                    pos = start + 1;
+                    continue;
+                }
+                let first_end = self.skip_value_with(&ends, start);
+                let after_first = self.skip_trivia(first_end);
+                let (seg, value_start, value_end) = if self.at(after_first) == Some(':') {
+                    let key = start..first_end;
+                    let text = self.key_text(key.clone()).unwrap_or_else(|| self.text(key));
+                    let value_start = self.skip_trivia(after_first + 1);
+                    (PathSeg::Key(text), value_start, self.skip_value_with(&ends, value_start))
+                } else {
+                    (PathSeg::Index(index), start, first_end)
+                };
+                index += 1;
+                if target < value_end || value_end >= len {
+                    push(&mut path, seg);
+                    if target < value_start || value_start <= value {
+                        // On the key or the colon (or no progress possible): the entry.
+                        break 'containers;
+                    }
+                    value = value_start;
+                    continue 'containers;
+                }
+                previous = Some(seg);
+                pos = value_end;
+            }
+        }
+        path
+    }
+
+    /// For every opening bracket at or after `from`, the index just past its matching closing
+    /// bracket (the length of the text if it is never closed); `usize::MAX` elsewhere.
+    ///
+    /// Brackets are matched as [`Self::skip_group`] matches them, kinds not checked.
+    fn group_ends(self, from: usize) -> Vec<usize> {
+        let mut ends = vec![usize::MAX; self.chars.len()];
+        let mut open: Vec<usize> = Vec::new();
+        let mut pos = from;
+        loop {
+            pos = self.skip_trivia(pos);
+            let Some(c) = self.at(pos) else { break };
+            if is_open(c) {
+                open.push(pos);
+                pos += 1;
+            } else if is_close(c) {
+                if let Some(start) = open.pop() {
+                    ends[start] = pos + 1;
+                }
+                pos += 1;
+            } else {
+                pos = self.token(pos).end;
+            }
+        }
+        for start in open {
+            ends[start] = self.chars.len();
+        }
+        ends
+    }
+
+    /// [`Self::skip_value`] with bracket groups looked up in `ends` (from [`Self::group_ends`]).
+    fn skip_value_with(self, ends: &[usize], pos: usize) -> usize {
+        let group = |open: usize| match ends.get(open) {
+            Some(&end) if end != usize::MAX => end,
+            _ => self.skip_group(open),
+        };
+        match self.at(pos) {
+            None => pos,
+            Some(c) if is_open(c) => group(pos),
+            Some(c) if is_close(c) => pos,
+            Some(_) => {
+                let token = self.token(pos);
+                if token.kind == TokenKind::Ident {
+                    let open = self.skip_trivia(token.end);
+                    if self.at(open) == Some('(') {
+                        return group(open);
+                    }
+                }
+                token.end
+            }
+        }
     }
 
     /// Skips whitespace, line comments and (nested) block comments starting at `pos`.
@@ -1049,5 +1223,238 @@ mod tests {
             format!("{} at {pos}", render(&p)),
             "effects.Poison.modifiers[0].magnitude.coef at 13:68"
         );
+    }
+
+    /// A realistic content file for `path_at`.
+    const CONTENT: &str = r#"(
+    tags: ["Data.Damage", "GameplayCue.Poison"],
+    attribute_sets: {
+        "Vitals": (attributes: {
+            "Health": (default: 100, min: Konst(0)),
+        }),
+    },
+    effects: {
+        "Poison": (
+            duration: Frames(5000000000),
+            period: Frames(60) // every second
+            , modifiers: [
+                (attribute: "Health", op: Add, magnitude: Scalable(coef: -1)),
+                (attribute: "Health", op: Plus, magnitudee: Scalable(coef: "1.2.3")),
+                (attribute: "Health", op: Add, magnitude: Attribute((attribute: "Health", side: Target))),
+            ],
+        ),
+    },
+)
+"#;
+
+    fn keys(spec: &str) -> Vec<PathSeg> {
+        if spec.is_empty() { Vec::new() } else { path(spec) }
+    }
+
+    /// `path_at` at the position of `needle` (its `nth` occurrence), rendered.
+    fn at(source: &str, needle: &str, nth: usize) -> String {
+        render(&path_at(source, pos_of_nth(source, needle, nth)))
+    }
+
+    #[test]
+    fn path_at_unknown_field_in_nested_modifier() {
+        // ron reports an unknown field at its key token.
+        assert_eq!(at(CONTENT, "magnitudee", 0), "effects.Poison.modifiers[1].magnitudee");
+        // Anywhere inside the key, and on the colon after it, is the same entry.
+        let p = pos_of(CONTENT, "magnitudee");
+        let inside = Position { col: p.col + 4, ..p };
+        assert_eq!(render(&path_at(CONTENT, inside)), "effects.Poison.modifiers[1].magnitudee");
+        let colon = Position { col: p.col + 10, ..p };
+        assert_eq!(render(&path_at(CONTENT, colon)), "effects.Poison.modifiers[1].magnitudee");
+    }
+
+    #[test]
+    fn path_at_bad_enum_variant() {
+        assert_eq!(at(CONTENT, "Plus", 0), "effects.Poison.modifiers[1].op");
+        assert_eq!(at(CONTENT, "Konst", 0), "attribute_sets.Vitals.attributes.Health.min");
+        // A struct-like variant's fields and a newtype-of-struct variant's payload.
+        assert_eq!(at(CONTENT, "coef: -1", 0), "effects.Poison.modifiers[0].magnitude.coef");
+        assert_eq!(at(CONTENT, "Target", 0), "effects.Poison.modifiers[2].magnitude[0].side");
+    }
+
+    #[test]
+    fn path_at_bad_number_string_and_out_of_range_integer() {
+        // ron reports a bad decimal string just inside its opening quote.
+        let p = pos_of(CONTENT, "\"1.2.3\"");
+        let inside = Position { col: p.col + 1, ..p };
+        assert_eq!(
+            render(&path_at(CONTENT, inside)),
+            "effects.Poison.modifiers[1].magnitudee.coef"
+        );
+        // An out-of-range integer in a tuple variant is that variant's element.
+        assert_eq!(at(CONTENT, "5000000000", 0), "effects.Poison.duration[0]");
+    }
+
+    #[test]
+    fn path_at_closing_bracket_names_the_container() {
+        // A missing field is reported at the closing bracket of its struct.
+        let src = "(effects: {\"P\": (modifiers: [(attribute: \"H\", op: Add )]) })";
+        assert_eq!(at(src, ")]", 0), "effects.P.modifiers[0]");
+        assert_eq!(at(src, "]", 0), "effects.P.modifiers");
+        assert_eq!(at(src, "}", 0), "effects");
+        // The opening bracket and the name of a value belong to the value's entry.
+        assert_eq!(at(src, "[", 0), "effects.P.modifiers");
+        assert_eq!(at(CONTENT, "Scalable(coef: -1", 0), "effects.Poison.modifiers[0].magnitude");
+    }
+
+    #[test]
+    fn path_at_gaps_between_entries() {
+        // Trivia right after an entry (a missing comma) names that entry.
+        assert_eq!(at(CONTENT, " // every second", 0), "effects.Poison.period");
+        assert_eq!(at(CONTENT, "every second", 0), "effects.Poison.period");
+        // The comma right after it too, but after the comma the gap is the container's.
+        let src = "(tags: [\"A\", \"B\",, \"C\"])";
+        assert_eq!(at(src, ",,", 0), "tags[1]");
+        assert_eq!(at(src, ", \"C\"", 0), "tags");
+        assert_eq!(at(src, "\"C\"", 0), "tags[2]");
+        // Before the first entry.
+        assert_eq!(at("( [ , 1])", ", 1", 0), "[0]");
+        assert_eq!(render(&path_at("( tags: [] )", Position { line: 1, col: 2 })), "");
+    }
+
+    #[test]
+    fn path_at_positions_past_the_end() {
+        let far = Position { line: 999, col: 999 };
+        // A complete file: past the end is after the top-level value.
+        assert_eq!(path_at(CONTENT, far), keys(""));
+        // A column past the end of its line is the end of that line.
+        let line_end = Position { line: pos_of(CONTENT, "period").line, col: 500 };
+        assert_eq!(render(&path_at(CONTENT, line_end)), "effects.Poison.period");
+        // Line or column 0 reads as 1.
+        assert_eq!(path_at(CONTENT, Position { line: 0, col: 0 }), keys(""));
+        assert_eq!(path_at("", far), keys(""));
+        assert_eq!(path_at("", Position::START), keys(""));
+    }
+
+    #[test]
+    fn path_at_truncated_files() {
+        let far = Position { line: u32::MAX, col: u32::MAX };
+        // Truncated right after a value: that value.
+        let src = "(effects: {\"P\": (duration: Frames(5)";
+        assert_eq!(render(&path_at(src, far)), "effects.P.duration");
+        let src = "(effects: {\"P\": (duration: Frames(5";
+        assert_eq!(render(&path_at(src, far)), "effects.P.duration[0]");
+        let src = "(effects: {\"P\": (duration: Frames(5) ";
+        assert_eq!(render(&path_at(src, far)), "effects.P.duration");
+        // Truncated after a comma: the definition still open.
+        let src = "(effects: {\"P\": (duration: Frames(5), ";
+        assert_eq!(render(&path_at(src, far)), "effects.P");
+        // Truncated after a key, inside a string, inside a comment.
+        assert_eq!(render(&path_at("(effects: {\"P\": (duration: ", far)), "effects.P.duration");
+        assert_eq!(render(&path_at("(tags: [\"A\", \"B", far)), "tags[1]");
+        assert_eq!(render(&path_at("(tags: [\"A\" /* x", far)), "tags[0]");
+        assert_eq!(render(&path_at("(", far)), "");
+        // Every prefix of a realistic file resolves without panicking, to a path that
+        // `locate` can find again in the same prefix (but for a map key still being typed,
+        // which has no colon yet and so is an element).
+        for (end, _) in CONTENT.char_indices() {
+            let prefix = &CONTENT[..end];
+            let p = path_at(prefix, far);
+            assert!(p.len() <= 8, "{prefix:?}");
+            assert!(locate(prefix, &p).1 + 1 >= p.len(), "{prefix:?} {p:?}");
+        }
+    }
+
+    #[test]
+    fn path_at_multibyte_chars_crlf_and_bom() {
+        let src = "\u{feff}(\r\n  tags: [\"Ünï.Cödé\", \"日本\", \"🎉\"],\r\n  effects: { \"Ä\": (period: Frames(1)) },\r\n)";
+        // Columns count chars, and a leading BOM is not counted (as in `locate`).
+        assert_eq!(path_at(src, Position { line: 2, col: 3 }), keys("tags"));
+        assert_eq!(render(&path_at(src, pos_of(src, "🎉"))), "tags[2]");
+        assert_eq!(at(src, "\"🎉\"", 0), "tags[2]");
+        assert_eq!(at(src, "Frames", 0), "effects.\"Ä\".period");
+        // The comma right after the tag list still names it; the end of the line (after the
+        // comma) is the gap of the top-level struct.
+        assert_eq!(at(src, "],", 0), "tags");
+        let comma = pos_of(src, "],");
+        assert_eq!(path_at(src, Position { col: comma.col + 1, ..comma }), keys("tags"));
+        assert_eq!(path_at(src, Position { line: 2, col: 500 }), keys(""));
+    }
+
+    #[test]
+    fn path_at_some_wrappers_are_transparent() {
+        let src = "(duration: Some(Frames(0)), stacking: Some((kind: ByTarget, limit: 0)))";
+        assert_eq!(at(src, "0)", 0), "duration[0]");
+        assert_eq!(at(src, "limit", 0), "stacking.limit");
+        assert_eq!(at(src, "Some((", 0), "stacking");
+    }
+
+    #[test]
+    fn path_at_inverts_locate() {
+        for spec in [
+            "tags/#1",
+            "attribute_sets/Vitals/attributes/Health/min",
+            "effects/Poison/duration/#0",
+            "effects/Poison/modifiers/#0",
+            "effects/Poison/modifiers/#1/magnitudee/coef",
+            "effects/Poison/modifiers/#2/magnitude/#0/attribute",
+            "effects/Poison/modifiers/#2/magnitude/#0/side",
+        ] {
+            let (pos, n) = locate(CONTENT, &path(spec));
+            assert_eq!(n, path(spec).len(), "{spec}");
+            assert_eq!(path_at(CONTENT, pos), path(spec), "{spec} at {pos}");
+        }
+        let (pos, _) = locate(SAMPLE, &path("effects/Poison/modifiers/#1/attribute"));
+        assert_eq!(path_at(SAMPLE, pos), path("effects/Poison/modifiers/#1/attribute"));
+    }
+
+    #[test]
+    fn path_at_agrees_with_ron_error_positions() {
+        // End to end: the positions ron reports for syntax errors map to the items at fault.
+        let cases = [
+            ("(effectz: {})", "effectz"),
+            ("(effects: {\"P\": (durationn: Frames(5))})", "effects.P.durationn"),
+            ("(effects: {\"P\": (duration: Frame(5))})", "effects.P.duration"),
+            ("(effects: {\"P\": (duration: Frames(5) period: Frames(1))})", "effects.P.period"),
+            ("(effects: {\"P\": (duration: Frames(5) ", "effects.P.duration"),
+            ("(effects: {\"P\": (stacking: (kind: ByTarget)) })", "effects.P.stacking"),
+            ("(curves: {\"C\": (points: [(1, \"x\")]) })", "curves.C.points[0][1]"),
+            ("(settings: (tick_rate: 70000))", "settings.tick_rate"),
+            (
+                "(effects: {\"P\": (cues: [(tag: \"GameplayCue.X\", events: Sometimes)])})",
+                "effects.P.cues[0].events",
+            ),
+        ];
+        for (src, want) in cases {
+            let Err(e) = super::super::freeze::parse_raw("t.ron", src) else {
+                panic!("{src} parses")
+            };
+            let pos = Position { line: e.line, col: e.col };
+            assert_eq!(render(&path_at(src, pos)), want, "{src}: {e}");
+            assert_eq!(e.path, want, "{src}: {e}");
+        }
+    }
+
+    #[test]
+    fn path_at_never_panics_on_garbage() {
+        const ALPHABET: &[&str] = &[
+            "(", ")", "[", "]", "{", "}", ",", ":", "\"", "'", "\\", "r", "#", "b", "/", "*",
+            "Some", "a", "0", "-", "e", " ", "\n", "ü", "🎉", ".",
+        ];
+        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..2000 {
+            let len = (next() % 40) as usize;
+            let src: String =
+                (0..len).map(|_| ALPHABET[(next() % ALPHABET.len() as u64) as usize]).collect();
+            for _ in 0..4 {
+                let pos = Position { line: (next() % 4) as u32, col: (next() % 45) as u32 };
+                let p = path_at(&src, pos);
+                assert!(p.len() <= src.len(), "{src:?} {pos}");
+            }
+        }
+        let deep = "[".repeat(100_000);
+        assert_eq!(path_at(&deep, Position { line: 1, col: 4 }).len(), 3);
+        assert_eq!(path_at(&deep, Position { line: 9, col: 9 }).len(), 99_999);
     }
 }

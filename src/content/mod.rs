@@ -54,10 +54,13 @@ pub mod raw;
 
 pub use error::{ContentError, ContentErrorKind};
 
-use crate::id::{AttrId, AttrSetId, CurveId, EffectDefId, FnId, TagId};
+use crate::id::{AbilityDefId, AttrId, AttrSetId, CurveId, EffectDefId, FnId, TagId};
 use crate::tag::TagRegistry;
 use ahash::AHashMap;
-use def::{AttrDef, AttrSetDef, CurveDef, EffectDef, FnRef, Settings};
+use def::{
+    AbilityDef, AbilitySetDef, AttrDef, AttrSetDef, CancelRuleDef, CurveDef, EffectDef, FnRef,
+    Settings, TimelineDef,
+};
 use std::path::Path;
 
 /// Frozen, validated content: the definitions every peer must share (their hash is part of the
@@ -70,11 +73,16 @@ pub struct Content {
     pub(crate) sets: Vec<AttrSetDef>,
     pub(crate) curves: Vec<CurveDef>,
     pub(crate) effects: Vec<EffectDef>,
+    pub(crate) abilities: Vec<AbilityDef>,
+    pub(crate) ability_sets: Vec<AbilitySetDef>,
+    pub(crate) timelines: Vec<TimelineDef>,
+    pub(crate) cancel_rules: Vec<CancelRuleDef>,
     pub(crate) functions: Vec<FnRef>,
     pub(crate) attr_lookup: AHashMap<String, AttrId>,
     pub(crate) set_lookup: AHashMap<String, AttrSetId>,
     pub(crate) curve_lookup: AHashMap<String, CurveId>,
     pub(crate) effect_lookup: AHashMap<String, EffectDefId>,
+    pub(crate) ability_lookup: AHashMap<String, AbilityDefId>,
     pub(crate) hash: u64,
 }
 
@@ -245,6 +253,73 @@ impl Content {
     /// If the id does not come from this content.
     pub fn effect_def(&self, id: EffectDefId) -> &EffectDef {
         &self.effects[id.index()]
+    }
+
+    /// Looks an ability definition up by name.
+    pub fn ability(&self, name: &str) -> Result<AbilityDefId, ContentError> {
+        self.ability_lookup.get(name).copied().ok_or_else(|| {
+            ContentError::unknown_name(
+                "ability",
+                name,
+                self.abilities.iter().map(|a| a.name.as_str()),
+            )
+        })
+    }
+
+    /// Every ability definition, in id order.
+    pub fn ability_defs(&self) -> &[AbilityDef] {
+        &self.abilities
+    }
+
+    /// One ability definition.
+    ///
+    /// # Panics
+    ///
+    /// If the id does not come from this content.
+    pub fn ability_def(&self, id: AbilityDefId) -> &AbilityDef {
+        &self.abilities[id.index()]
+    }
+
+    /// The name of an ability (`"?"` for a foreign id).
+    pub fn ability_name(&self, id: AbilityDefId) -> &str {
+        self.abilities.get(id.index()).map(|a| a.name.as_str()).unwrap_or("?")
+    }
+
+    /// Looks an ability set up by name; returns its index in [`Content::ability_set_defs`].
+    pub fn ability_set(&self, name: &str) -> Result<usize, ContentError> {
+        self.ability_sets.iter().position(|s| s.name == name).ok_or_else(|| {
+            ContentError::unknown_name(
+                "ability set",
+                name,
+                self.ability_sets.iter().map(|a| a.name.as_str()),
+            )
+        })
+    }
+
+    /// Every ability set, in name order.
+    pub fn ability_set_defs(&self) -> &[AbilitySetDef] {
+        &self.ability_sets
+    }
+
+    /// Looks a timeline up by name; returns its index in [`Content::timeline_defs`].
+    pub fn timeline(&self, name: &str) -> Result<u16, ContentError> {
+        self.timelines.iter().position(|s| s.name == name).map(|i| i as u16).ok_or_else(|| {
+            ContentError::unknown_name(
+                "timeline",
+                name,
+                self.timelines.iter().map(|a| a.name.as_str()),
+            )
+        })
+    }
+
+    /// Every timeline, in name order.
+    pub fn timeline_defs(&self) -> &[TimelineDef] {
+        &self.timelines
+    }
+
+    /// The rules cancelling abilities when a tag is added.
+    pub fn cancel_rules(&self) -> &[CancelRuleDef] {
+        &self.cancel_rules
     }
 
     /// The registered functions content refers to, sorted by name; [`FnId`]s index this list.

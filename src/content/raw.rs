@@ -119,6 +119,14 @@ pub struct RawContent {
     pub curves: NamedMap<RawCurve>,
     /// Gameplay-effect definitions.
     pub effects: NamedMap<RawEffect>,
+    /// Ability definitions.
+    pub abilities: NamedMap<RawAbility>,
+    /// Ability sets: lists of grants (F-GA-16).
+    pub ability_sets: NamedMap<Vec<RawAbilityGrant>>,
+    /// Move timelines.
+    pub timelines: NamedMap<RawTimeline>,
+    /// Rules cancelling abilities when a tag is added.
+    pub cancel_on_tag_added: Vec<RawCancelRule>,
 }
 
 /// Global settings.
@@ -131,6 +139,8 @@ pub struct RawSettings {
     pub default_mul_policy: Option<MulPolicy>,
     /// The cap on same-frame cascade steps (default 256).
     pub max_cascade_steps: Option<u32>,
+    /// A tag that makes activation fail with `Dead` (for example `State.Dead`).
+    pub dead_tag: Option<String>,
 }
 
 /// How several Multiply (or Divide) modifiers on one attribute combine.
@@ -563,4 +573,239 @@ pub struct RawEffect {
     pub cues: Option<Vec<RawEffectCue>>,
     /// Registered application-requirement predicates.
     pub custom_requirements: Option<Vec<String>>,
+    /// Abilities granted to the target while active.
+    pub granted_abilities: Option<Vec<RawGrantedAbility>>,
+}
+
+/// How an ability keeps its state blob between activations (F-GA-19).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Instancing {
+    /// The state blob is zeroed at every activation (the default; no stale variables, G-28).
+    #[default]
+    PerExecution,
+    /// The state blob persists between activations.
+    PerActor,
+    /// No state blob and no tasks.
+    NonInstanced,
+}
+
+/// What activates an ability besides input (F-GA-12).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename = "trigger")]
+pub enum RawTrigger {
+    /// A gameplay event whose tag matches (hierarchically).
+    Event(String),
+    /// The owner gains the tag.
+    TagAdded(String),
+    /// The owner gains the tag; the ability is cancelled when the tag goes away.
+    TagPresent(String),
+}
+
+/// A duration written in frames or decimal seconds.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename = "frames")]
+pub enum RawFrames {
+    /// A number of frames.
+    Frames(u32),
+    /// Decimal seconds, converted exactly to frames.
+    Seconds(Decimal),
+}
+
+/// An ability definition as written.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default, rename = "ability")]
+pub struct RawAbility {
+    /// Tags describing the ability (matched by other abilities' cancel/block lists).
+    pub tags: Vec<String>,
+    /// Activating cancels running abilities whose tags match.
+    pub cancel_abilities_with_tags: Vec<String>,
+    /// While running, abilities whose tags match cannot activate.
+    pub block_abilities_with_tags: Vec<String>,
+    /// Tags the owner carries while the ability runs.
+    pub activation_owned_tags: Vec<String>,
+    /// The owner needs all of these to activate.
+    pub activation_required_tags: Vec<String>,
+    /// The owner may have none of these to activate.
+    pub activation_blocked_tags: Vec<String>,
+    /// Event activations: the instigator needs all of these.
+    pub source_required_tags: Vec<String>,
+    /// Event activations: the instigator may have none of these.
+    pub source_blocked_tags: Vec<String>,
+    /// Event activations: the target needs all of these.
+    pub target_required_tags: Vec<String>,
+    /// Event activations: the target may have none of these.
+    pub target_blocked_tags: Vec<String>,
+    /// An instant effect paid on commit.
+    pub cost: Option<String>,
+    /// SetByCaller values for the cost spec.
+    pub cost_set_by_caller: NamedMap<Num>,
+    /// A duration effect applied on commit; its granted tags are the cooldown tags.
+    pub cooldown: Option<String>,
+    /// Overrides the cooldown effect's duration (shared cooldown effects).
+    pub cooldown_duration: Option<RawFrames>,
+    /// Extra cooldown tags granted by the cooldown effect for this ability (at most 2).
+    pub cooldown_tags: Vec<String>,
+    /// State-blob policy.
+    pub instancing: Instancing,
+    /// Activation triggers.
+    pub triggers: Vec<RawTrigger>,
+    /// Activates when granted and never ends on its own.
+    pub passive: bool,
+    /// Whether a pressed input bound to the ability activates it.
+    pub activate_on_input: bool,
+    /// The input id the ability is bound to when granted without one.
+    pub input: Option<u8>,
+    /// The state blob size in bytes.
+    pub state_size: u16,
+    /// Registered behaviour functions.
+    pub behaviour: Option<String>,
+    /// A registered custom activation check.
+    pub can_activate: Option<String>,
+    /// Activating while active restarts the ability instead of failing with `AlreadyActive`.
+    pub retrigger: bool,
+    /// Commit cost and cooldown when activated (turn off to commit from a behaviour).
+    pub commit_on_activate: bool,
+    /// A timeline played on activation; the ability ends when it completes.
+    pub timeline: Option<String>,
+    /// Ends the ability this long after activation.
+    pub end_after: Option<RawFrames>,
+}
+
+impl Default for RawAbility {
+    fn default() -> Self {
+        RawAbility {
+            tags: Vec::new(),
+            cancel_abilities_with_tags: Vec::new(),
+            block_abilities_with_tags: Vec::new(),
+            activation_owned_tags: Vec::new(),
+            activation_required_tags: Vec::new(),
+            activation_blocked_tags: Vec::new(),
+            source_required_tags: Vec::new(),
+            source_blocked_tags: Vec::new(),
+            target_required_tags: Vec::new(),
+            target_blocked_tags: Vec::new(),
+            cost: None,
+            cost_set_by_caller: NamedMap::default(),
+            cooldown: None,
+            cooldown_duration: None,
+            cooldown_tags: Vec::new(),
+            instancing: Instancing::PerExecution,
+            triggers: Vec::new(),
+            passive: false,
+            activate_on_input: true,
+            input: None,
+            state_size: 0,
+            behaviour: None,
+            can_activate: None,
+            retrigger: false,
+            commit_on_activate: true,
+            timeline: None,
+            end_after: None,
+        }
+    }
+}
+
+/// One grant of an ability set.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "ability_grant")]
+pub struct RawAbilityGrant {
+    /// The ability.
+    pub ability: String,
+    /// Its level.
+    #[serde(default = "one_u16")]
+    pub level: u16,
+    /// The input id to bind.
+    #[serde(default)]
+    pub input: Option<u8>,
+}
+
+fn one_u16() -> u16 {
+    1
+}
+
+/// What happens to an ability granted by an effect when the effect goes away.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum GrantRemoval {
+    /// Cancel it (if active) and remove it at once.
+    #[default]
+    CancelImmediately,
+    /// Remove it when it next ends (at once if inactive).
+    RemoveOnEnd,
+    /// Keep it.
+    DoNothing,
+}
+
+/// An ability granted by an effect.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "granted_ability")]
+pub struct RawGrantedAbility {
+    /// The ability.
+    pub ability: String,
+    /// Its level.
+    #[serde(default = "one_u16")]
+    pub level: u16,
+    /// The input id to bind.
+    #[serde(default)]
+    pub input: Option<u8>,
+    /// What happens when the effect goes away.
+    #[serde(default)]
+    pub removal: GrantRemoval,
+}
+
+/// A gameplay event sent at a timeline frame.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "notify")]
+pub struct RawNotify {
+    /// The frame (from the timeline's start).
+    pub frame: u32,
+    /// The event tag sent to the owner.
+    pub event: String,
+}
+
+/// A tag the owner carries during part of a timeline.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "window")]
+pub struct RawWindow {
+    /// First frame (inclusive).
+    pub from: u32,
+    /// Last frame (exclusive).
+    pub to: u32,
+    /// The tag.
+    pub tag: String,
+}
+
+/// A frame-indexed move timeline (a fighting-game "montage").
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default, rename = "timeline")]
+pub struct RawTimeline {
+    /// Startup frames.
+    pub startup: u32,
+    /// Active frames.
+    pub active: u32,
+    /// Recovery frames.
+    pub recovery: u32,
+    /// A tag carried during startup.
+    pub startup_tag: Option<String>,
+    /// A tag carried during the active frames.
+    pub active_tag: Option<String>,
+    /// A tag carried during recovery.
+    pub recovery_tag: Option<String>,
+    /// Events sent at frames.
+    pub notifies: Vec<RawNotify>,
+    /// Tags carried during frame windows (cancel windows: F-REC-11).
+    pub windows: Vec<RawWindow>,
+}
+
+/// Cancels running abilities when their owner gains a tag (the stun recipe, F-REC-01).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "cancel_on_tag_added")]
+pub struct RawCancelRule {
+    /// The tag whose arrival cancels.
+    pub tag: String,
+    /// Only abilities with any of these tags (all abilities when empty).
+    #[serde(default)]
+    pub with: Vec<String>,
+    /// Never abilities with any of these tags.
+    #[serde(default)]
+    pub without: Vec<String>,
 }

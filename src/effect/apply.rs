@@ -452,6 +452,7 @@ impl<G: Game> World<G> {
             source_object: spec.context.source_object,
             ability: spec.context.ability,
             activation_serial: spec.context.activation_serial,
+            dynamic_tags: spec.dynamic_granted_tags,
         };
         let slot = ti as usize * l.effects + n;
         self.state.effects[slot] = ef;
@@ -480,7 +481,7 @@ impl<G: Game> World<G> {
         if inhibited {
             self.out.effect_events.push(EffectEvent::InhibitionChanged { handle, inhibited: true });
         } else {
-            self.activate_parts(ti, def);
+            self.activate_parts(ti, def, &ef);
         }
         if def.is_periodic() && def.execute_on_application && !inhibited {
             self.execute_active(ti, seq);
@@ -490,20 +491,32 @@ impl<G: Game> World<G> {
         Ok(Applied::Added(handle))
     }
 
-    /// Granted tags on, modifiers registered.
-    fn activate_parts(&mut self, ti: u32, def: &EffectDef) {
+    /// Granted tags on, modifiers registered, abilities granted.
+    fn activate_parts(&mut self, ti: u32, def: &EffectDef, ef: &ActiveEffect) {
         self.change_tags(ti, &def.granted_tags.explicit, 1);
+        for t in ef.dynamic_tags {
+            if t != u16::MAX {
+                self.change_tag(ti, crate::id::TagId(t), 1);
+            }
+        }
         if !def.is_periodic() {
             self.dirty_effect_attrs(ti, def);
         }
+        self.grant_from_effect(ti, &def.granted_abilities, ef.seq);
     }
 
-    /// Granted tags off, modifiers unregistered.
-    fn deactivate_parts(&mut self, ti: u32, def: &EffectDef) {
+    /// Granted tags off, modifiers unregistered, granted abilities per their removal policy.
+    fn deactivate_parts(&mut self, ti: u32, def: &EffectDef, ef: &ActiveEffect) {
         self.change_tags(ti, &def.granted_tags.explicit, -1);
+        for t in ef.dynamic_tags {
+            if t != u16::MAX {
+                self.change_tag(ti, crate::id::TagId(t), -1);
+            }
+        }
         if !def.is_periodic() {
             self.dirty_effect_attrs(ti, def);
         }
+        self.ungrant_from_effect(ti, &def.granted_abilities, ef.seq);
     }
 
     pub(crate) fn dirty_effect_attrs(&mut self, ti: u32, def: &EffectDef) {
@@ -521,10 +534,10 @@ impl<G: Game> World<G> {
         let Some(def) = content.effect_defs().get(ef.def.index()) else { return };
         if inhibited {
             self.state.effects[slot].flags |= effect_flags::INHIBITED;
-            self.deactivate_parts(ti, def);
+            self.deactivate_parts(ti, def, &ef);
         } else {
             self.state.effects[slot].flags &= !effect_flags::INHIBITED;
-            self.activate_parts(ti, def);
+            self.activate_parts(ti, def, &ef);
         }
         let handle = ef.handle(self.entity_of(ti));
         self.out.effect_events.push(EffectEvent::InhibitionChanged { handle, inhibited });
@@ -572,7 +585,7 @@ impl<G: Game> World<G> {
             return;
         }
         if !ef.is_inhibited() {
-            self.deactivate_parts(ti, def);
+            self.deactivate_parts(ti, def, &ef);
         }
         // Shift later effects down (application order is kept).
         let n = self.state.entities[ti as usize].n_effects as usize;

@@ -148,6 +148,10 @@ pub struct EffectSpec {
     _pad: u8,
     /// A duration override in frames (0: use the definition's).
     pub duration_override: u32,
+    /// Extra tags the effect grants (dynamic granted tags, `u16::MAX`: unused), for example an
+    /// ability's cooldown tags on a shared cooldown effect.
+    pub dynamic_granted_tags: [u16; 2],
+    _pad2: u32,
 }
 
 impl EffectSpec {
@@ -156,7 +160,17 @@ impl EffectSpec {
         let mut s = EffectSpec::zeroed();
         s.def = def;
         s.level = level;
+        s.dynamic_granted_tags = [u16::MAX; 2];
         s
+    }
+
+    /// Builder: adds a dynamic granted tag (at most two; more are ignored).
+    #[must_use]
+    pub fn with_granted_tag(mut self, tag: TagId) -> EffectSpec {
+        if let Some(slot) = self.dynamic_granted_tags.iter_mut().find(|t| **t == u16::MAX) {
+            *slot = tag.0;
+        }
+        self
     }
 
     /// An inline instant spec (F-GE-24): no definition, only these modifiers on base values.
@@ -267,6 +281,8 @@ pub struct ActiveEffect {
     pub ability: AbilityHandle,
     /// That ability's activation serial.
     pub activation_serial: u32,
+    /// Dynamic granted tags from the spec (`u16::MAX`: unused).
+    pub dynamic_tags: [u16; 2],
 }
 
 impl ActiveEffect {

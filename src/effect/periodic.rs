@@ -233,6 +233,21 @@ impl<G: Game> World<G> {
         if transient {
             self.state.attrs[slot].current = new;
         }
+        let em = ExecutedMod {
+            frame: self.frame(),
+            target,
+            attr,
+            op,
+            magnitude,
+            old_base: old,
+            new_base: new,
+            def,
+            handle,
+            instigator: spec.context.instigator,
+            causer: spec.context.causer,
+            level: spec.level,
+        };
+        self.out.executions.push(em);
         let post = self.content.attr_set_defs().get(adef.set.index()).and_then(|s| s.post_execute);
         if let Some(BoundFn::Post(f)) = post.and_then(|p| self.bound.get(p)) {
             let f = *f;

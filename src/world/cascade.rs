@@ -41,6 +41,21 @@ pub(crate) enum Work {
     SetRemaining { handle: EffectHandle, frames: u32 },
     Extend { handle: EffectHandle, frames: i32 },
     Despawn { entity: Entity },
+    Activate { handle: crate::id::AbilityHandle, event: crate::ability::EventData, has_event: bool },
+    EndAbility { handle: crate::id::AbilityHandle, cancelled: bool },
+    RemoveAbility { handle: crate::id::AbilityHandle },
+    SendEvent { to: Entity, data: crate::ability::EventData },
+    TaskResult { result: crate::ability::TaskResult },
+}
+
+/// How far the listeners have read each output list.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Cursors {
+    pub events: usize,
+    pub tags: usize,
+    pub effects: usize,
+    pub executions: usize,
+    pub attrs: usize,
 }
 
 /// Aggregation scratch, borrowed from `&self` evaluation paths.
@@ -77,6 +92,8 @@ pub(crate) struct Scratch {
     pub exec_extra: Vec<(EffectSpec, Entity)>,
     /// Effects queued for P7.
     pub queued: Vec<(EffectSpec, Entity)>,
+    /// Listener read positions in the frame output.
+    pub cursors: Cursors,
 }
 
 impl Scratch {
@@ -99,6 +116,7 @@ impl Scratch {
             exec_outputs: Vec::with_capacity(8),
             exec_extra: Vec::with_capacity(4),
             queued: Vec::with_capacity(16),
+            cursors: Cursors::default(),
         }
     }
 
@@ -119,6 +137,7 @@ impl Scratch {
         self.exec_outputs.clear();
         self.exec_extra.clear();
         self.queued.clear();
+        self.cursors = Cursors::default();
     }
 }
 
@@ -126,11 +145,11 @@ impl<G: Game> World<G> {
     /// Runs a change now (then settles and drains what it queued), or queues it when called
     /// from inside a running change.
     pub(crate) fn submit(&mut self, w: Work) {
-        if !self.in_step && !self.scratch.busy {
-            self.scratch.processed = 0;
-        }
         self.scratch.work.push_back(w);
-        self.drain();
+        if !self.scratch.busy {
+            self.scratch.processed = 0;
+            self.drain();
+        }
     }
 
     /// Processes queued work until the queue is empty or the cascade cap is reached.
@@ -151,26 +170,23 @@ impl<G: Game> World<G> {
             self.scratch.busy = true;
             self.run_work(w);
             self.settle();
+            self.dispatch();
             self.scratch.busy = false;
         }
     }
 
-    /// Runs a closure as one work item (counted against the cascade cap), then settles and
-    /// drains. Returns `None` if the cap was already reached.
+    /// Runs a closure as one top-level change (a phase's unit of work or an API call from
+    /// outside a change), then settles and drains the reactions it queued; at most
+    /// `max_cascade_steps` reactions run. From inside a running change the closure just runs.
     pub(crate) fn run_item<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> Option<R> {
-        if !self.in_step && !self.scratch.busy {
-            self.scratch.processed = 0;
+        if self.scratch.busy {
+            return Some(f(self));
         }
-        if self.scratch.processed >= self.scratch.cap {
-            self.out.diagnostics.push(Diagnostic::CascadeCap { dropped: 1 });
-            self.state.header.cascade_overflows =
-                self.state.header.cascade_overflows.saturating_add(1);
-            return None;
-        }
-        self.scratch.processed += 1;
+        self.scratch.processed = 0;
         self.scratch.busy = true;
         let r = f(self);
         self.settle();
+        self.dispatch();
         self.scratch.busy = false;
         self.drain();
         Some(r)
@@ -243,6 +259,13 @@ impl<G: Game> World<G> {
             Work::SetRemaining { handle, frames } => self.set_remaining_now(handle, frames),
             Work::Extend { handle, frames } => self.extend_now(handle, frames),
             Work::Despawn { entity } => self.despawn_now(entity),
+            Work::Activate { handle, event, has_event } => {
+                let _ = self.activate_now(handle, has_event.then_some(event));
+            }
+            Work::EndAbility { handle, cancelled } => self.end_now(handle, cancelled),
+            Work::RemoveAbility { handle } => self.remove_ability_now(handle),
+            Work::SendEvent { to, data } => self.send_event_now(to, data),
+            Work::TaskResult { result } => self.deliver_task_result(result),
         }
     }
 
@@ -251,6 +274,16 @@ impl<G: Game> World<G> {
             return;
         }
         let i = e.index;
+        // End and remove abilities (their tasks end with them).
+        let handles: Vec<crate::id::AbilityHandle> = self.abilities(e).map(|(h, _)| h).collect();
+        for h in handles {
+            self.remove_ability_now(h);
+        }
+        for p in self.state.player_owner.iter_mut() {
+            if *p == e {
+                *p = Entity::NONE;
+            }
+        }
         // Remove effects (events), newest first so no shifting happens.
         while self.state.entities[i as usize].n_effects > 0 {
             let n = self.state.entities[i as usize].n_effects as usize;
@@ -274,6 +307,8 @@ impl<G: Game> World<G> {
         rec.n_effects = 0;
         rec.n_live = 0;
         rec.wake = crate::num::NEVER;
+        rec.avatar = Entity::NONE;
+        rec.n_tasks = 0;
         rec.next_free = h.free_head;
         h.free_head = i;
         h.alive = h.alive.saturating_sub(1);
@@ -418,8 +453,18 @@ impl<G: Game> World<G> {
 
     /// Collects the qualifying aggregation entries of an attribute and aggregates, unclamped.
     pub(crate) fn evaluate_raw_notes(&self, index: u32, a: AttrId) -> (Fx, attribute::Notes) {
-        let l = self.state.layout;
         let base = self.state.attrs[self.attr_slot(index, a)].base;
+        self.evaluate_with_base(index, a, base)
+    }
+
+    /// [`World::evaluate_raw_notes`] with a hypothetical base value (cost affordability).
+    pub(crate) fn evaluate_with_base(
+        &self,
+        index: u32,
+        a: AttrId,
+        base: Fx,
+    ) -> (Fx, attribute::Notes) {
+        let l = self.state.layout;
         let def = self.content.attr_def(a);
         if def.transient {
             return (base, attribute::Notes::default());

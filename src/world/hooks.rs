@@ -270,6 +270,49 @@ pub struct ModContribution {
 /// A custom qualification filter: clears `keep[i]` for contributions that must not count.
 pub type ModFilterFn = fn(&[ModContribution], &mut [bool]);
 
+/// A custom activation check (step 7 of the activation pipeline): `Err(code)` fails the
+/// activation with `ActivationFailure::Custom(code)`.
+pub type CanActivateFn<G> =
+    fn(&World<G>, crate::id::AbilityHandle, Option<&crate::ability::EventData>) -> Result<(), u16>;
+
+/// An ability's registered behaviour: plain functions over the world and the ability's `Pod`
+/// state blob (no closures in state, D-7). Every part is optional.
+pub struct Behaviour<G: Game> {
+    /// Runs when the ability activates (after commit when `commit_on_activate`).
+    pub on_activate: Option<fn(&mut crate::ability::AbilityCtx<'_, G>)>,
+    /// Runs when one of the ability's tasks reports.
+    pub on_task: Option<fn(&mut crate::ability::AbilityCtx<'_, G>, &crate::ability::TaskResult)>,
+    /// Runs on press/release edges of the bound input while active.
+    pub on_input: Option<fn(&mut crate::ability::AbilityCtx<'_, G>, crate::ability::InputEdge)>,
+    /// Runs when the ability ends (`true` when cancelled).
+    pub on_end: Option<fn(&mut crate::ability::AbilityCtx<'_, G>, bool)>,
+}
+
+impl<G: Game> Clone for Behaviour<G> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<G: Game> Copy for Behaviour<G> {}
+
+impl<G: Game> Default for Behaviour<G> {
+    fn default() -> Self {
+        Behaviour { on_activate: None, on_task: None, on_input: None, on_end: None }
+    }
+}
+
+impl<G: Game> core::fmt::Debug for Behaviour<G> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Behaviour")
+            .field("on_activate", &self.on_activate.is_some())
+            .field("on_task", &self.on_task.is_some())
+            .field("on_input", &self.on_input.is_some())
+            .field("on_end", &self.on_end.is_some())
+            .finish()
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct CalcReg {
     pub captures: Vec<Capture>,
@@ -291,6 +334,8 @@ pub struct Hooks<G: Game> {
     posts: Vec<(String, PostExecuteFn<G>)>,
     pres: Vec<(String, PreChangeFn)>,
     filters: Vec<(String, ModFilterFn)>,
+    behaviours: Vec<(String, Behaviour<G>)>,
+    checks: Vec<(String, CanActivateFn<G>)>,
 }
 
 impl<G: Game> Clone for Hooks<G> {
@@ -302,6 +347,8 @@ impl<G: Game> Clone for Hooks<G> {
             posts: self.posts.clone(),
             pres: self.pres.clone(),
             filters: self.filters.clone(),
+            behaviours: self.behaviours.clone(),
+            checks: self.checks.clone(),
         }
     }
 }
@@ -315,6 +362,8 @@ impl<G: Game> Default for Hooks<G> {
             posts: Vec::new(),
             pres: Vec::new(),
             filters: Vec::new(),
+            behaviours: Vec::new(),
+            checks: Vec::new(),
         }
     }
 }
@@ -328,6 +377,8 @@ impl<G: Game> core::fmt::Debug for Hooks<G> {
             .field("post_execute", &self.posts.iter().map(|c| &c.0).collect::<Vec<_>>())
             .field("pre_change", &self.pres.iter().map(|c| &c.0).collect::<Vec<_>>())
             .field("filters", &self.filters.iter().map(|c| &c.0).collect::<Vec<_>>())
+            .field("behaviours", &self.behaviours.iter().map(|c| &c.0).collect::<Vec<_>>())
+            .field("activation_checks", &self.checks.iter().map(|c| &c.0).collect::<Vec<_>>())
             .finish()
     }
 }
@@ -396,6 +447,20 @@ impl<G: Game> Hooks<G> {
         self
     }
 
+    /// Registers an ability behaviour.
+    #[must_use]
+    pub fn behaviour(mut self, name: &str, b: Behaviour<G>) -> Self {
+        self.behaviours.push((name.into(), b));
+        self
+    }
+
+    /// Registers a custom activation check.
+    #[must_use]
+    pub fn can_activate(mut self, name: &str, f: CanActivateFn<G>) -> Self {
+        self.checks.push((name.into(), f));
+        self
+    }
+
     /// A stable description of every registered name and capture (part of the session
     /// handshake: peers with different hooks would diverge).
     pub fn signature(&self) -> String {
@@ -414,6 +479,8 @@ impl<G: Game> Hooks<G> {
         lines.extend(self.posts.iter().map(|(n, _)| format!("post_execute {n}")));
         lines.extend(self.pres.iter().map(|(n, _)| format!("pre_change {n}")));
         lines.extend(self.filters.iter().map(|(n, _)| format!("filter {n}")));
+        lines.extend(self.behaviours.iter().map(|(n, b)| format!("behaviour {n} {b:?}")));
+        lines.extend(self.checks.iter().map(|(n, _)| format!("can_activate {n}")));
         lines.sort();
         lines.join("\n")
     }
@@ -437,6 +504,12 @@ impl<G: Game> Hooks<G> {
         }
         if self.filters.iter().any(|c| c.0 == name) {
             v.push(FnKind::ModFilter);
+        }
+        if self.behaviours.iter().any(|c| c.0 == name) {
+            v.push(FnKind::Behaviour);
+        }
+        if self.checks.iter().any(|c| c.0 == name) {
+            v.push(FnKind::CanActivate);
         }
         v
     }
@@ -505,6 +578,12 @@ impl<G: Game> Hooks<G> {
                 FnKind::ModFilter => BoundFn::Filter(
                     self.filters.iter().find(|c| c.0 == f.name).ok_or_else(missing)?.1,
                 ),
+                FnKind::Behaviour => BoundFn::Behaviour(
+                    self.behaviours.iter().find(|c| c.0 == f.name).ok_or_else(missing)?.1,
+                ),
+                FnKind::CanActivate => BoundFn::Check(
+                    self.checks.iter().find(|c| c.0 == f.name).ok_or_else(missing)?.1,
+                ),
             };
             fns.push(b);
         }
@@ -554,6 +633,8 @@ pub(crate) enum BoundFn<G: Game> {
     Post(PostExecuteFn<G>),
     Pre(PreChangeFn),
     Filter(ModFilterFn),
+    Behaviour(Behaviour<G>),
+    Check(CanActivateFn<G>),
 }
 
 /// Content's function references bound to registered functions, indexed by [`FnId`].

@@ -36,8 +36,8 @@ mod step;
 mod tags;
 
 pub use hooks::{
-    CalcFn, CalcInput, Capture, ExecCtx, ExecFn, ExecOutput, Hooks, ModContribution, ModFilterFn,
-    PostExecuteFn, PreChangeFn, PrepareFn, RequirementFn, Verdict,
+    Behaviour, CalcFn, CalcInput, CanActivateFn, Capture, ExecCtx, ExecFn, ExecOutput, Hooks,
+    ModContribution, ModFilterFn, PostExecuteFn, PreChangeFn, PrepareFn, RequirementFn, Verdict,
 };
 pub use output::{
     Applied, ApplyError, AttrCause, AttrEvent, Diagnostic, EffectEvent, ExecutedMod, FrameOutput,
@@ -106,6 +106,58 @@ pub trait Game: 'static + Sized + Send + Sync {
     fn systems(world: &mut World<Self>) {
         let _ = world;
     }
+
+    /// Maps one player's input to ability inputs: bit `i` of `held` means input id `i` is held,
+    /// plus the generic confirm and cancel buttons (F-GA-13). Edges are derived from the
+    /// previous frame's input, which the snapshot keeps.
+    fn ability_input(input: &Self::Input) -> AbilityInput {
+        let _ = input;
+        AbilityInput::default()
+    }
+
+    /// The quantised aim of one player's input (`[-32767, 32767]` per axis), used by targeting
+    /// tasks (F-TGT-02).
+    fn aim(input: &Self::Input) -> [i16; 2] {
+        let _ = input;
+        [0, 0]
+    }
+
+    /// The game's spatial query for targeting tasks: find targets for `owner` (acting through
+    /// `avatar`) along `aim` (a direction with components in `[-1, 1]`). The crate then applies
+    /// the query's filters (self exclusion, required tag, persistence).
+    fn target_query(
+        world: &World<Self>,
+        owner: Entity,
+        avatar: Entity,
+        aim: [Fx; 2],
+        query: &crate::ability::TargetQuery,
+    ) -> crate::ability::TargetData {
+        let _ = (world, owner, avatar, aim, query);
+        crate::ability::TargetData::NONE
+    }
+
+    /// A game-defined target filter (`TargetQuery::filter` ids other than 0): `false` drops the
+    /// candidate.
+    fn target_filter(world: &World<Self>, owner: Entity, candidate: Entity, filter: u32) -> bool {
+        let _ = (world, owner, candidate, filter);
+        true
+    }
+
+    /// Root motion from a `RootMotion` task: move `avatar` by `delta` (F-AT-05).
+    fn root_motion(world: &mut World<Self>, avatar: Entity, delta: [Fx; 2]) {
+        let _ = (world, avatar, delta);
+    }
+}
+
+/// One player's ability inputs for one frame (see [`Game::ability_input`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AbilityInput {
+    /// Bit `i`: input id `i` is held.
+    pub held: u32,
+    /// The generic confirm button is held.
+    pub confirm: bool,
+    /// The generic cancel button is held.
+    pub cancel: bool,
 }
 
 /// Capacities of a world, fixed when it is built (the snapshot never grows).
@@ -119,11 +171,23 @@ pub struct WorldConfig {
     pub players: u16,
     /// The session seed for random streams.
     pub seed: u64,
+    /// The most granted abilities per entity.
+    pub abilities_per_entity: u16,
+    /// The capacity of the ability-task pool (spawning beyond it fails with
+    /// `ActivationFailure::TaskCapacity`).
+    pub max_tasks: u32,
 }
 
 impl Default for WorldConfig {
     fn default() -> Self {
-        WorldConfig { max_entities: 64, effects_per_entity: 32, players: 2, seed: 0 }
+        WorldConfig {
+            max_entities: 64,
+            effects_per_entity: 32,
+            players: 2,
+            seed: 0,
+            abilities_per_entity: 8,
+            max_tasks: 256,
+        }
     }
 }
 
@@ -260,6 +324,8 @@ pub struct World<G: Game> {
     pub(crate) in_step: bool,
     /// Whether any effect definition follows a source attribute live.
     pub(crate) live_source_defs: bool,
+    /// Recent activation attempts (a debug ring outside the snapshot, rewound on load).
+    pub(crate) activation_log: std::collections::VecDeque<crate::ability::ActivationRecord>,
 }
 
 impl<G: Game> fmt::Debug for World<G> {
@@ -314,7 +380,12 @@ impl<G: Game> World<G> {
             } else {
                 0
             };
+        let max_state =
+            content.ability_defs().iter().map(|a| usize::from(a.state_size)).max().unwrap_or(0);
         let layout = Layout {
+            abilities: usize::from(config.abilities_per_entity),
+            state_words: max_state.div_ceil(8),
+            tasks: config.max_tasks as usize,
             entities: config.max_entities as usize,
             attrs: content.num_attrs(),
             tags: content.tags().len(),
@@ -334,6 +405,7 @@ impl<G: Game> World<G> {
             out: FrameOutput::default(),
             config,
             in_step: false,
+            activation_log: std::collections::VecDeque::with_capacity(256),
         })
     }
 
@@ -767,6 +839,10 @@ impl<G: Game> World<G> {
         self.state.copy_from(&snap.state);
         self.scratch.reset();
         self.in_step = false;
+        // Records of frames the loaded state has not simulated yet belong to another timeline.
+        let next = self.state.header.frame;
+        self.activation_log.retain(|r| r.frame < next);
+        self.out.clear(next.saturating_sub(1));
         Ok(())
     }
 

@@ -295,6 +295,12 @@ pub struct FrameOutput {
     pub effect_events: Vec<EffectEvent>,
     /// Diagnostics.
     pub diagnostics: Vec<Diagnostic>,
+    /// Ability lifecycle events.
+    pub ability_events: Vec<crate::ability::AbilityEvent>,
+    /// Gameplay events sent this frame, in order.
+    pub gameplay_events: Vec<crate::ability::GameplayEvent>,
+    /// Every change of a base value by an execution (damage numbers, hit reactions).
+    pub executions: Vec<ExecutedMod>,
 }
 
 impl FrameOutput {
@@ -304,5 +310,8 @@ impl FrameOutput {
         self.tag_events.clear();
         self.effect_events.clear();
         self.diagnostics.clear();
+        self.ability_events.clear();
+        self.gameplay_events.clear();
+        self.executions.clear();
     }
 }

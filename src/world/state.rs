@@ -6,6 +6,8 @@
 //! map, so the bytes are the same on every machine.
 
 use super::Game;
+use crate::ability::AbilitySpec;
+use crate::ability::task::TaskRec;
 use crate::effect::ActiveEffect;
 use crate::effect::SbcEntry;
 use crate::id::Entity;
@@ -33,6 +35,13 @@ pub(crate) struct Header {
     pub alive: u32,
     /// Cascade-cap hits so far (a diagnostic counter that rolls back with the state).
     pub cascade_overflows: u32,
+    /// Head of the task free list (`u32::MAX`: empty).
+    pub task_free_head: u32,
+    /// Task slots ever used.
+    pub task_high_water: u32,
+    /// Live tasks.
+    pub tasks_live: u32,
+    _pad: u32,
 }
 
 /// Flags of an entity slot.
@@ -61,6 +70,11 @@ pub(crate) struct EntityRec {
     pub wake: Frame,
     /// Active effects with live captures (their magnitudes follow attributes).
     pub n_live: u32,
+    /// The avatar (the body the owner's abilities act through; `NONE`: the entity itself).
+    pub avatar: Entity,
+    /// Live tasks owned by this entity's abilities.
+    pub n_tasks: u32,
+    _pad: u32,
 }
 
 /// An attribute's base and current value.
@@ -84,6 +98,9 @@ pub(crate) struct Layout {
     pub mods: usize,
     pub sbc: usize,
     pub players: usize,
+    pub abilities: usize,
+    pub state_words: usize,
+    pub tasks: usize,
 }
 
 /// The parts of the snapshot with their own sub-checksum, in checksum order.
@@ -101,15 +118,21 @@ pub enum Subsystem {
     Game,
     /// Inputs and their edges.
     Inputs,
+    /// Granted abilities, their state blobs and player bindings.
+    Abilities,
+    /// Ability tasks.
+    Tasks,
 }
 
 impl Subsystem {
     /// Every subsystem in checksum order.
-    pub const ALL: [Subsystem; 6] = [
+    pub const ALL: [Subsystem; 8] = [
         Subsystem::Entities,
         Subsystem::Tags,
         Subsystem::Attributes,
         Subsystem::Effects,
+        Subsystem::Abilities,
+        Subsystem::Tasks,
         Subsystem::Game,
         Subsystem::Inputs,
     ];
@@ -123,6 +146,8 @@ impl Subsystem {
             Subsystem::Effects => "effects",
             Subsystem::Game => "game",
             Subsystem::Inputs => "inputs",
+            Subsystem::Abilities => "abilities",
+            Subsystem::Tasks => "tasks",
         }
     }
 }
@@ -135,7 +160,7 @@ pub struct Checksums {
     /// xxh3-64 over the little-endian bytes of the sub-checksums in [`Subsystem::ALL`] order.
     pub total: u64,
     /// The sub-checksums, in [`Subsystem::ALL`] order.
-    pub parts: [u64; 6],
+    pub parts: [u64; 8],
 }
 
 impl Checksums {
@@ -172,6 +197,10 @@ pub(crate) struct State<G: Game> {
     pub inputs: Vec<G::Input>,
     pub prev_inputs: Vec<G::Input>,
     pub input_status: Vec<u8>,
+    pub specs: Vec<AbilitySpec>,
+    pub ability_state: Vec<u64>,
+    pub tasks: Vec<TaskRec>,
+    pub player_owner: Vec<Entity>,
 }
 
 impl<G: Game> Clone for State<G> {
@@ -191,6 +220,10 @@ impl<G: Game> Clone for State<G> {
             inputs: self.inputs.clone(),
             prev_inputs: self.prev_inputs.clone(),
             input_status: self.input_status.clone(),
+            specs: self.specs.clone(),
+            ability_state: self.ability_state.clone(),
+            tasks: self.tasks.clone(),
+            player_owner: self.player_owner.clone(),
         }
     }
 }
@@ -207,6 +240,10 @@ impl<G: Game> State<G> {
             high_water: 0,
             alive: 0,
             cascade_overflows: 0,
+            task_free_head: u32::MAX,
+            task_high_water: 0,
+            tasks_live: 0,
+            _pad: 0,
         };
         State {
             layout,
@@ -223,6 +260,10 @@ impl<G: Game> State<G> {
             inputs: vec![G::Input::default(); layout.players],
             prev_inputs: vec![G::Input::default(); layout.players],
             input_status: vec![0; layout.players],
+            specs: vec![AbilitySpec::default(); n * layout.abilities],
+            ability_state: vec![0; n * layout.abilities * layout.state_words],
+            tasks: vec![TaskRec::default(); layout.tasks],
+            player_owner: vec![Entity::NONE; layout.players],
         }
     }
 
@@ -246,6 +287,10 @@ impl<G: Game> State<G> {
         self.inputs.copy_from_slice(&o.inputs);
         self.prev_inputs.copy_from_slice(&o.prev_inputs);
         self.input_status.copy_from_slice(&o.input_status);
+        self.specs.copy_from_slice(&o.specs);
+        self.ability_state.copy_from_slice(&o.ability_state);
+        self.tasks.copy_from_slice(&o.tasks);
+        self.player_owner.copy_from_slice(&o.player_owner);
     }
 
     /// Calls `f` for every column in checksum order, with its subsystem and bytes.
@@ -259,6 +304,10 @@ impl<G: Game> State<G> {
         f(Subsystem::Effects, "effects", cast_slice(&self.effects));
         f(Subsystem::Effects, "effect_magnitudes", cast_slice(&self.effect_mags));
         f(Subsystem::Effects, "effect_set_by_caller", cast_slice(&self.effect_sbc));
+        f(Subsystem::Abilities, "ability_specs", cast_slice(&self.specs));
+        f(Subsystem::Abilities, "ability_state", cast_slice(&self.ability_state));
+        f(Subsystem::Abilities, "player_owner", cast_slice(&self.player_owner));
+        f(Subsystem::Tasks, "tasks", cast_slice(&self.tasks));
         f(Subsystem::Game, "components", cast_slice(&self.components));
         f(Subsystem::Game, "global", cast_slice(&self.global));
         f(Subsystem::Inputs, "inputs", cast_slice(&self.inputs));
@@ -275,7 +324,7 @@ impl<G: Game> State<G> {
 
     /// xxh3-64 per subsystem over its columns' bytes in order, then over the sub-checksums.
     pub fn checksums(&self) -> Checksums {
-        let mut parts = [0u64; 6];
+        let mut parts = [0u64; 8];
         let mut cur: Option<(Subsystem, Xxh3)> = None;
         let mut finish = |cur: &mut Option<(Subsystem, Xxh3)>| {
             if let Some((s, h)) = cur.take() {
@@ -293,7 +342,7 @@ impl<G: Game> State<G> {
             }
         });
         finish(&mut cur);
-        let mut all = [0u8; 48];
+        let mut all = [0u8; 64];
         for (i, p) in parts.iter().enumerate() {
             all[i * 8..i * 8 + 8].copy_from_slice(&p.to_le_bytes());
         }

@@ -73,6 +73,7 @@ impl<G: Game> World<G> {
     ) -> &FrameOutput {
         let frame = self.state.header.frame;
         self.out.clear(frame);
+        self.scratch.cursors = super::cascade::Cursors::default();
         self.in_step = true;
         self.scratch.processed = 0;
 
@@ -89,6 +90,15 @@ impl<G: Game> World<G> {
         self.run_periodic(frame);
         self.drain();
         self.run_expiry(frame);
+        self.drain();
+
+        // P3 Events: gameplay events are delivered through the work queue as they are sent,
+        // so nothing waits here between frames. P4 Abilities: input edges, in player order.
+        self.run_inputs();
+        self.drain();
+
+        // P5 Tasks.
+        self.run_tasks(frame);
         self.drain();
 
         // P6 User systems (mutations made here run at once, in call order).

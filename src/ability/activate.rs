@@ -1,0 +1,845 @@
+//! Granting, the activation pipeline (GAS_SPEC §7.1), commit, end and cancel, cooldowns.
+
+use super::ctx::AbilityCtx;
+use super::task::TaskSpec;
+use super::{
+    AbilityEvent, AbilitySpec, Activation, ActivationFailure, ActivationRecord, EventData,
+    NO_INPUT, spec_flags,
+};
+use crate::content::def::{AbilityDef, GrantDef, TriggerDef};
+use crate::content::raw::{GrantRemoval, Instancing};
+use crate::effect::EffectSpec;
+use crate::id::{AbilityDefId, AbilityHandle, EffectDefId, EffectHandle, Entity};
+use crate::num::{Fx, NEVER};
+use crate::tag::TagSet;
+use crate::world::cascade::Work;
+use crate::world::hooks::BoundFn;
+use crate::world::output::Applied;
+use crate::world::{Game, World};
+
+/// The task user id of a timeline played by the definition's `timeline`.
+pub(crate) const TIMELINE_TASK: u16 = u16::MAX;
+/// The task user id of the definition's `end_after` timer.
+pub(crate) const END_AFTER_TASK: u16 = u16::MAX - 1;
+
+/// How many activation records the log keeps.
+const LOG_LEN: usize = 256;
+
+impl<G: Game> World<G> {
+    // ----------------------------------------------------------------------------------------
+    // Specs
+    // ----------------------------------------------------------------------------------------
+
+    pub(crate) fn spec_slot(&self, h: AbilityHandle) -> Option<usize> {
+        if !self.has_ability_system(h.owner) || usize::from(h.slot) >= self.state.layout.abilities {
+            return None;
+        }
+        let i = h.owner.index as usize * self.state.layout.abilities + usize::from(h.slot);
+        let s = &self.state.specs[i];
+        (s.is_granted() && s.generation == h.generation && h.generation != 0).then_some(i)
+    }
+
+    /// A granted ability by handle.
+    pub fn ability(&self, h: AbilityHandle) -> Option<&AbilitySpec> {
+        self.spec_slot(h).map(|i| &self.state.specs[i])
+    }
+
+    /// Whether the ability is active.
+    pub fn is_ability_active(&self, h: AbilityHandle) -> bool {
+        self.ability(h).is_some_and(|s| s.is_active())
+    }
+
+    /// The abilities granted to an owner, in slot order.
+    pub fn abilities(
+        &self,
+        owner: Entity,
+    ) -> impl Iterator<Item = (AbilityHandle, &AbilitySpec)> + '_ {
+        let n = if self.has_ability_system(owner) { self.state.layout.abilities } else { 0 };
+        let start = owner.index as usize * self.state.layout.abilities;
+        self.state.specs[start..start + n].iter().enumerate().filter(|(_, s)| s.is_granted()).map(
+            move |(i, s)| (AbilityHandle { owner, slot: i as u16, generation: s.generation }, s),
+        )
+    }
+
+    /// The first granted ability of a definition on an owner.
+    pub fn find_ability(&self, owner: Entity, def: AbilityDefId) -> Option<AbilityHandle> {
+        self.abilities(owner).find(|(_, s)| s.def == def).map(|(h, _)| h)
+    }
+
+    /// The ability's tags: its definition's (ancestor-expanded) plus its dynamic tags.
+    pub fn ability_tags(&self, h: AbilityHandle) -> TagSet {
+        let Some(s) = self.ability(h) else { return TagSet::EMPTY };
+        let mut t = self.content.ability_def(s.def).tags.expanded;
+        for d in s.dynamic_tags {
+            if d != u16::MAX {
+                t.union_with(self.content.tags().self_and_ancestors(crate::id::TagId(d)));
+            }
+        }
+        t
+    }
+
+    /// Abilities of an owner whose tags match any of `tags` (hierarchically), optionally only
+    /// those that could activate now (F-GA-14).
+    pub fn specs_matching(
+        &self,
+        owner: Entity,
+        tags: &TagSet,
+        only_activatable: bool,
+    ) -> Vec<AbilityHandle> {
+        self.abilities(owner)
+            .map(|(h, _)| h)
+            .filter(|h| self.ability_tags(*h).intersects(tags))
+            .filter(|h| !only_activatable || self.can_activate(*h, None).is_ok())
+            .collect()
+    }
+
+    /// The owner's avatar (the owner itself unless set).
+    pub fn avatar(&self, owner: Entity) -> Entity {
+        if !self.is_alive(owner) {
+            return owner;
+        }
+        let a = self.state.entities[owner.index as usize].avatar;
+        if a.is_none() { owner } else { a }
+    }
+
+    /// Sets the avatar the owner's abilities act through (F-GA-17). The owner keeps its
+    /// effects, cooldowns and abilities when the avatar changes (respawn); passive abilities
+    /// that are not active activate again.
+    pub fn set_avatar(&mut self, owner: Entity, avatar: Entity) {
+        if !self.is_alive(owner) {
+            return;
+        }
+        self.state.entities[owner.index as usize].avatar = avatar;
+        let passives: Vec<AbilityHandle> = self
+            .abilities(owner)
+            .filter(|(_, s)| !s.is_active() && self.content.ability_def(s.def).passive)
+            .map(|(h, _)| h)
+            .collect();
+        for h in passives {
+            self.submit(Work::Activate {
+                handle: h,
+                event: EventData::default(),
+                has_event: false,
+            });
+        }
+    }
+
+    /// Binds a player's inputs to an owner (the ability system their ability inputs drive).
+    pub fn bind_player(&mut self, player: usize, owner: Entity) {
+        if let Some(p) = self.state.player_owner.get_mut(player) {
+            *p = owner;
+        }
+    }
+
+    /// The owner a player's inputs drive.
+    pub fn player_owner(&self, player: usize) -> Option<Entity> {
+        self.state.player_owner.get(player).copied().filter(|e| self.is_alive(*e))
+    }
+
+    pub(crate) fn ability_state_bytes(&self, h: AbilityHandle) -> &[u8] {
+        let w = self.state.layout.state_words;
+        let Some(i) = self.spec_slot(h) else { return &[] };
+        let size = usize::from(self.content.ability_def(self.state.specs[i].def).state_size);
+        let bytes: &[u8] = bytemuck::cast_slice(&self.state.ability_state[i * w..(i + 1) * w]);
+        &bytes[..size.min(bytes.len())]
+    }
+
+    pub(crate) fn ability_state_bytes_mut(&mut self, h: AbilityHandle) -> &mut [u8] {
+        let w = self.state.layout.state_words;
+        let Some(i) = self.spec_slot(h) else { return &mut [] };
+        let size = usize::from(self.content.ability_def(self.state.specs[i].def).state_size);
+        let bytes: &mut [u8] =
+            bytemuck::cast_slice_mut(&mut self.state.ability_state[i * w..(i + 1) * w]);
+        let n = size.min(bytes.len());
+        &mut bytes[..n]
+    }
+
+    pub(crate) fn set_ability_rng(&mut self, h: AbilityHandle, state: u64) {
+        if let Some(i) = self.spec_slot(h) {
+            self.state.specs[i].rng = state;
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Granting
+    // ----------------------------------------------------------------------------------------
+
+    /// Grants an ability at a level, bound to the definition's default input. `None` when the
+    /// owner has no ability system or no free spec slot.
+    pub fn grant_ability(
+        &mut self,
+        owner: Entity,
+        def: AbilityDefId,
+        level: u16,
+    ) -> Option<AbilityHandle> {
+        let input = self.content.ability_defs().get(def.index())?.input;
+        self.grant_inner(owner, def, level, input, Entity::NONE, 0)
+    }
+
+    /// Grants an ability with an input binding and a source object (an item).
+    pub fn grant_ability_with(
+        &mut self,
+        owner: Entity,
+        def: AbilityDefId,
+        level: u16,
+        input: Option<u8>,
+        source_object: Entity,
+    ) -> Option<AbilityHandle> {
+        self.grant_inner(owner, def, level, input, source_object, 0)
+    }
+
+    /// Grants every ability of an ability set (F-GA-16).
+    pub fn grant_ability_set(&mut self, owner: Entity, set: usize) -> Vec<AbilityHandle> {
+        let content = self.content.clone();
+        let Some(s) = content.ability_set_defs().get(set) else { return Vec::new() };
+        s.grants
+            .iter()
+            .filter_map(|g| self.grant_inner(owner, g.ability, g.level, g.input, Entity::NONE, 0))
+            .collect()
+    }
+
+    pub(crate) fn grant_inner(
+        &mut self,
+        owner: Entity,
+        def: AbilityDefId,
+        level: u16,
+        input: Option<u8>,
+        source_object: Entity,
+        granted_by: u32,
+    ) -> Option<AbilityHandle> {
+        if !self.has_ability_system(owner) || def.index() >= self.content.ability_defs().len() {
+            return None;
+        }
+        let n = self.state.layout.abilities;
+        let start = owner.index as usize * n;
+        let k = self.state.specs[start..start + n].iter().position(|s| !s.is_granted())?;
+        let i = start + k;
+        let generation = self.state.specs[i].generation.wrapping_add(1).max(1);
+        self.state.specs[i] = AbilitySpec {
+            def,
+            level: level.max(1),
+            generation,
+            flags: spec_flags::GRANTED,
+            input: input.map(u16::from).unwrap_or(NO_INPUT),
+            dynamic_tags: [u16::MAX; 2],
+            activation_serial: 0,
+            activated_at: 0,
+            granted_by,
+            end_at: NEVER,
+            source_object,
+            rng: 0,
+            ..AbilitySpec::default()
+        };
+        let w = self.state.layout.state_words;
+        self.state.ability_state[i * w..(i + 1) * w].iter_mut().for_each(|x| *x = 0);
+        let h = AbilityHandle { owner, slot: k as u16, generation };
+        self.out.ability_events.push(AbilityEvent::Granted { handle: h, def });
+        if self.content.ability_def(def).passive {
+            // Passive abilities activate in the grant frame (F-GA-11).
+            self.submit(Work::Activate {
+                handle: h,
+                event: EventData::default(),
+                has_event: false,
+            });
+        }
+        Some(h)
+    }
+
+    /// Removes a granted ability (cancelling it first if active).
+    pub fn remove_ability(&mut self, h: AbilityHandle) {
+        self.submit(Work::RemoveAbility { handle: h });
+    }
+
+    pub(crate) fn remove_ability_now(&mut self, h: AbilityHandle) {
+        let Some(i) = self.spec_slot(h) else { return };
+        if self.state.specs[i].is_active() {
+            self.end_now(h, true);
+        }
+        let Some(i) = self.spec_slot(h).or(Some(i)) else { return };
+        let def = self.state.specs[i].def;
+        if !self.state.specs[i].is_granted() {
+            return;
+        }
+        let generation = self.state.specs[i].generation;
+        self.state.specs[i] = AbilitySpec { generation, ..AbilitySpec::default() };
+        let w = self.state.layout.state_words;
+        self.state.ability_state[i * w..(i + 1) * w].iter_mut().for_each(|x| *x = 0);
+        self.out.ability_events.push(AbilityEvent::Removed { handle: h, def });
+    }
+
+    /// Changes a granted ability's level in place (it keeps running, F-GA-15).
+    pub fn set_ability_level(&mut self, h: AbilityHandle, level: u16) {
+        if let Some(i) = self.spec_slot(h) {
+            self.state.specs[i].level = level.max(1);
+        }
+    }
+
+    /// Re-grants an ability at a new level: it ends (cancelled) and gets a new handle.
+    pub fn regrant_ability(&mut self, h: AbilityHandle, level: u16) -> Option<AbilityHandle> {
+        let s = *self.ability(h)?;
+        self.remove_ability(h);
+        self.grant_inner(h.owner, s.def, level, s.input_id(), s.source_object, s.granted_by)
+    }
+
+    /// Binds (or unbinds) a granted ability's input.
+    pub fn set_ability_input(&mut self, h: AbilityHandle, input: Option<u8>) {
+        if let Some(i) = self.spec_slot(h) {
+            self.state.specs[i].input =
+                input.filter(|i| *i < 32).map(u16::from).unwrap_or(NO_INPUT);
+        }
+    }
+
+    /// Sets the spec's dynamic ability tags (at most two, F-GA-02); effects applied by the
+    /// ability carry them among their source tags.
+    pub fn set_ability_dynamic_tags(&mut self, h: AbilityHandle, tags: &[crate::id::TagId]) {
+        if let Some(i) = self.spec_slot(h) {
+            let mut d = [u16::MAX; 2];
+            for (k, t) in tags.iter().take(2).enumerate() {
+                d[k] = t.0;
+            }
+            self.state.specs[i].dynamic_tags = d;
+        }
+    }
+
+    /// Effect-granted abilities: grant on activation of the effect's parts.
+    pub(crate) fn grant_from_effect(&mut self, ti: u32, grants: &[GrantDef], seq: u32) {
+        let owner = self.entity_of(ti);
+        for g in grants {
+            self.grant_inner(owner, g.ability, g.level, g.input, Entity::NONE, seq);
+        }
+    }
+
+    /// Effect-granted abilities: apply removal policies when the effect's parts go away.
+    pub(crate) fn ungrant_from_effect(&mut self, ti: u32, grants: &[GrantDef], seq: u32) {
+        if grants.is_empty() {
+            return;
+        }
+        let owner = self.entity_of(ti);
+        let specs: Vec<(AbilityHandle, AbilitySpec)> = self
+            .abilities(owner)
+            .filter(|(_, s)| s.granted_by == seq)
+            .map(|(h, s)| (h, *s))
+            .collect();
+        for (h, s) in specs {
+            let policy = grants
+                .iter()
+                .find(|g| g.ability == s.def)
+                .map(|g| g.removal)
+                .unwrap_or(GrantRemoval::CancelImmediately);
+            match policy {
+                GrantRemoval::CancelImmediately => self.remove_ability_now(h),
+                GrantRemoval::RemoveOnEnd => {
+                    if s.is_active() {
+                        if let Some(i) = self.spec_slot(h) {
+                            self.state.specs[i].flags |= spec_flags::REMOVE_ON_END;
+                        }
+                    } else {
+                        self.remove_ability_now(h);
+                    }
+                }
+                GrantRemoval::DoNothing => {
+                    if let Some(i) = self.spec_slot(h) {
+                        self.state.specs[i].granted_by = 0;
+                    }
+                }
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Activation
+    // ----------------------------------------------------------------------------------------
+
+    /// Tries to activate an ability (F-GA-04). From setup code or a system the activation is
+    /// complete when this returns; from inside a running change it is queued
+    /// (`Ok(Activation::Queued)`). Every failure is also an [`AbilityEvent::ActivationFailed`]
+    /// and an entry of [`World::activation_log`].
+    pub fn try_activate(&mut self, h: AbilityHandle) -> Result<Activation, ActivationFailure> {
+        self.try_activate_inner(h, None)
+    }
+
+    /// Tries to activate an ability with event data (source/target tag checks apply, and the
+    /// behaviour sees the event).
+    pub fn try_activate_with_event(
+        &mut self,
+        h: AbilityHandle,
+        event: EventData,
+    ) -> Result<Activation, ActivationFailure> {
+        self.try_activate_inner(h, Some(event))
+    }
+
+    fn try_activate_inner(
+        &mut self,
+        h: AbilityHandle,
+        event: Option<EventData>,
+    ) -> Result<Activation, ActivationFailure> {
+        if self.scratch.busy {
+            self.scratch.work.push_back(Work::Activate {
+                handle: h,
+                event: event.unwrap_or_default(),
+                has_event: event.is_some(),
+            });
+            return Ok(Activation::Queued);
+        }
+        match self.run_item(|w| w.activate_now(h, event)) {
+            Some(r) => r.map(|serial| Activation::Activated { serial }),
+            None => Err(ActivationFailure::InvalidHandle),
+        }
+    }
+
+    /// Checks whether an ability could activate now, without side effects (steps 1–7).
+    pub fn can_activate(
+        &self,
+        h: AbilityHandle,
+        event: Option<&EventData>,
+    ) -> Result<(), ActivationFailure> {
+        let i = self.spec_slot(h).ok_or(ActivationFailure::InvalidHandle)?;
+        let spec = self.state.specs[i];
+        let def = self.content.ability_def(spec.def);
+        // 1. Instancing.
+        if spec.is_active() && !def.retrigger {
+            return Err(ActivationFailure::AlreadyActive);
+        }
+        let owner_view = self.tag_view_index(h.owner.index);
+        if let Some(dead) = self.content.settings().dead_tag {
+            if owner_view
+                .get(dead.index() / 64)
+                .is_some_and(|w| w & (1 << (dead.index() % 64)) != 0)
+            {
+                return Err(ActivationFailure::Dead);
+            }
+        }
+        // 2. Owner tags.
+        if def.activation_blocked_tags.intersects_words(owner_view) {
+            return Err(ActivationFailure::BlockedByTags);
+        }
+        if !def.activation_required_tags.is_subset_of_words(owner_view) {
+            return Err(ActivationFailure::MissingTags);
+        }
+        // 3. Blocked by running abilities or effects.
+        if self.ability_tags(h).intersects(&self.block_set(h.owner, Some(h))) {
+            return Err(ActivationFailure::BlockedByAbility);
+        }
+        // 4. Event activations: source and target tags.
+        if let Some(ev) = event {
+            let src = self.tags(ev.instigator);
+            let tgt = self.tags(ev.target);
+            if !def.source_required_tags.is_subset(&src)
+                || def.source_blocked_tags.intersects(&src)
+                || !def.target_required_tags.is_subset(&tgt)
+                || def.target_blocked_tags.intersects(&tgt)
+            {
+                return Err(ActivationFailure::SourceOrTargetTags);
+            }
+        }
+        // 5. Cooldown.
+        if def.all_cooldown_tags.intersects_words(owner_view) {
+            return Err(ActivationFailure::OnCooldown);
+        }
+        // 6. Cost.
+        if !self.can_afford(h, def) {
+            return Err(ActivationFailure::CantAffordCost);
+        }
+        // 7. Custom check.
+        if let Some(f) = def.can_activate {
+            if let Some(BoundFn::Check(check)) = self.bound.get(f) {
+                check(self, h, event).map_err(ActivationFailure::Custom)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The union of tags blocked by the owner's running abilities (except `except`) and active
+    /// effects' blocked ability tags (computed on demand; nothing to keep in sync).
+    pub fn block_set(&self, owner: Entity, except: Option<AbilityHandle>) -> TagSet {
+        let mut b = TagSet::EMPTY;
+        for (h, s) in self.abilities(owner) {
+            if s.is_active() && Some(h) != except {
+                b.union_with(&self.content.ability_def(s.def).block_abilities_with_tags);
+            }
+        }
+        for ef in self.effects(owner) {
+            if !ef.is_inhibited() {
+                if let Some(d) = self.content.effect_defs().get(ef.def.index()) {
+                    b.union_with(&d.blocked_ability_tags);
+                }
+            }
+        }
+        b
+    }
+
+    fn can_afford(&self, h: AbilityHandle, def: &AbilityDef) -> bool {
+        let Some(cost) = def.cost else { return true };
+        let spec = self.cost_spec(h, cost, def);
+        let content = self.content.clone();
+        let edef = content.effect_def(cost);
+        let owner = h.owner;
+        // Apply the cost modifiers to scratch base values in order, then require every touched
+        // attribute's resulting current value to stay at or above 0.
+        let mut touched: [(u16, Fx); crate::content::def::MAX_MODIFIERS] =
+            [(u16::MAX, Fx::ZERO); crate::content::def::MAX_MODIFIERS];
+        for (i, m) in edef.modifiers.iter().enumerate() {
+            if !self.has_attr(owner, m.attr) {
+                continue;
+            }
+            let mag = self.modifier_magnitude(edef, i, &spec, owner, 1);
+            let base = touched
+                .iter()
+                .find(|t| t.0 == m.attr.0)
+                .map(|t| t.1)
+                .unwrap_or_else(|| self.base(owner, m.attr).unwrap_or(Fx::ZERO));
+            let (nb, _) = crate::attribute::execute_on_base(base, m.op, mag);
+            let nb = self.clamp_base(owner.index, m.attr, nb);
+            if let Some(t) = touched.iter_mut().find(|t| t.0 == m.attr.0 || t.0 == u16::MAX) {
+                *t = (m.attr.0, nb);
+            }
+        }
+        touched.iter().filter(|t| t.0 != u16::MAX).all(|(a, b)| {
+            let a = crate::id::AttrId(*a);
+            let (raw, _) = self.evaluate_with_base(owner.index, a, *b);
+            raw >= Fx::ZERO
+        })
+    }
+
+    fn cost_spec(&self, h: AbilityHandle, cost: EffectDefId, def: &AbilityDef) -> EffectSpec {
+        let mut spec = self.make_ability_spec(h, cost);
+        for (t, v) in &def.cost_set_by_caller {
+            spec.set_by_caller_value(*t, *v);
+        }
+        spec
+    }
+
+    /// A spec made by an ability: instigator the owner, causer the avatar, the ability's level,
+    /// handle and serial in the context, and its tags among the source tags.
+    pub fn make_ability_spec(&self, h: AbilityHandle, def: EffectDefId) -> EffectSpec {
+        let level = self.ability(h).map(|s| s.level).unwrap_or(1);
+        let mut spec = self.make_spec(def, level, h.owner);
+        spec.context.causer = self.avatar(h.owner);
+        spec.context.ability = h;
+        spec.context.activation_serial = self.ability(h).map(|s| s.activation_serial).unwrap_or(0);
+        spec.context.source_object =
+            self.ability(h).map(|s| s.source_object).unwrap_or(Entity::NONE);
+        spec.source_tags.union_with(&self.ability_tags(h));
+        spec
+    }
+
+    pub(crate) fn log_activation(
+        &mut self,
+        h: AbilityHandle,
+        def: AbilityDefId,
+        result: Result<u32, ActivationFailure>,
+    ) {
+        if self.activation_log.len() == LOG_LEN {
+            self.activation_log.pop_front();
+        }
+        self.activation_log.push_back(ActivationRecord {
+            frame: self.frame(),
+            handle: h,
+            def,
+            result,
+        });
+    }
+
+    /// Recent activation attempts, oldest first (not part of the snapshot: a debug ring of
+    /// the last 256, rewound when a snapshot is loaded so it matches the timeline).
+    pub fn activation_log(&self) -> impl Iterator<Item = &ActivationRecord> + '_ {
+        self.activation_log.iter()
+    }
+
+    /// The most recent activation attempt of an ability.
+    pub fn last_activation(&self, h: AbilityHandle) -> Option<&ActivationRecord> {
+        self.activation_log.iter().rev().find(|r| r.handle == h)
+    }
+
+    /// The activation pipeline, steps 1–8.
+    pub(crate) fn activate_now(
+        &mut self,
+        h: AbilityHandle,
+        event: Option<EventData>,
+    ) -> Result<u32, ActivationFailure> {
+        let Some(i) = self.spec_slot(h) else {
+            return Err(ActivationFailure::InvalidHandle);
+        };
+        let def_id = self.state.specs[i].def;
+        let r = self.activate_checked(h, i, event);
+        if let Err(reason) = r {
+            self.out.ability_events.push(AbilityEvent::ActivationFailed {
+                handle: h,
+                def: def_id,
+                reason,
+            });
+        }
+        self.log_activation(h, def_id, r);
+        r
+    }
+
+    fn activate_checked(
+        &mut self,
+        h: AbilityHandle,
+        i: usize,
+        event: Option<EventData>,
+    ) -> Result<u32, ActivationFailure> {
+        let content = self.content.clone();
+        let def_id = self.state.specs[i].def;
+        let def = content.ability_def(def_id);
+        if self.state.specs[i].is_active() && def.retrigger {
+            self.end_now(h, true);
+        }
+        self.can_activate(h, event.as_ref())?;
+        // 8. Success.
+        let owner = h.owner;
+        let ti = owner.index;
+        for other in self.specs_matching(owner, &def.cancel_abilities_with_tags, false) {
+            if other != h && self.is_ability_active(other) {
+                self.end_now(other, true);
+            }
+        }
+        // The handle may have been invalidated by a cancelled ability's removal policy.
+        let Some(i) = self.spec_slot(h) else { return Err(ActivationFailure::InvalidHandle) };
+        self.change_tags(ti, &def.activation_owned_tags, 1);
+        let frame = self.frame();
+        let spec = &mut self.state.specs[i];
+        spec.flags = (spec.flags | spec_flags::ACTIVE) & !spec_flags::COMMITTED;
+        spec.activation_serial = spec.activation_serial.wrapping_add(1);
+        spec.activated_at = frame;
+        spec.end_at = def.end_after.map(|f| frame.saturating_add(f)).unwrap_or(NEVER);
+        let serial = spec.activation_serial;
+        spec.rng = crate::random::Stream::derive(
+            self.state.header.seed,
+            &[
+                0xAB11_17E5,
+                u64::from(owner.index),
+                u64::from(h.slot),
+                u64::from(def_id.0),
+                u64::from(serial),
+            ],
+        )
+        .state();
+        if def.instancing != Instancing::PerActor {
+            let w = self.state.layout.state_words;
+            self.state.ability_state[i * w..(i + 1) * w].iter_mut().for_each(|x| *x = 0);
+        }
+        self.out.ability_events.push(AbilityEvent::Activated {
+            handle: h,
+            def: def_id,
+            serial,
+            trigger: event.map(|e| e.tag),
+        });
+        if def.commit_on_activate && !self.commit_now(h, true, true) {
+            return Err(ActivationFailure::CantAffordCost);
+        }
+        if let Some(t) = def.timeline {
+            let rate = Fx::ONE;
+            if self
+                .spawn_task(h, serial, TIMELINE_TASK, TaskSpec::PlayTimeline { timeline: t, rate })
+                .is_err()
+            {
+                self.end_now(h, true);
+                return Err(ActivationFailure::TaskCapacity);
+            }
+        }
+        if let Some(f) = def.end_after {
+            if self.spawn_task(h, serial, END_AFTER_TASK, TaskSpec::WaitFrames(f)).is_err() {
+                self.end_now(h, true);
+                return Err(ActivationFailure::TaskCapacity);
+            }
+        }
+        if let Some(b) = def.behaviour.and_then(|f| match self.bound.get(f) {
+            Some(BoundFn::Behaviour(b)) => Some(*b),
+            _ => None,
+        }) && let Some(on_activate) = b.on_activate
+        {
+            let mut ctx = AbilityCtx { world: self, handle: h, serial, event };
+            on_activate(&mut ctx);
+        }
+        Ok(serial)
+    }
+
+    /// Ends an ability normally (queued; uniform for every instancing mode, F-GA-10).
+    pub fn end_ability(&mut self, h: AbilityHandle) {
+        self.submit(Work::EndAbility { handle: h, cancelled: false });
+    }
+
+    /// Cancels an ability (queued).
+    pub fn cancel_ability(&mut self, h: AbilityHandle) {
+        self.submit(Work::EndAbility { handle: h, cancelled: true });
+    }
+
+    /// Cancels the owner's active abilities whose tags match any of `with` (all when empty) and
+    /// none of `without`, except `ignore`.
+    pub fn cancel_abilities_matching(
+        &mut self,
+        owner: Entity,
+        with: &TagSet,
+        without: &TagSet,
+        ignore: Option<AbilityHandle>,
+    ) {
+        for h in self.matching_active(owner, with, without, ignore) {
+            self.submit(Work::EndAbility { handle: h, cancelled: true });
+        }
+    }
+
+    /// Cancels every active ability of the owner except `ignore` (works for every instancing
+    /// mode, G-27).
+    pub fn cancel_all_abilities(&mut self, owner: Entity, ignore: Option<AbilityHandle>) {
+        self.cancel_abilities_matching(owner, &TagSet::EMPTY, &TagSet::EMPTY, ignore);
+    }
+
+    pub(crate) fn matching_active(
+        &self,
+        owner: Entity,
+        with: &TagSet,
+        without: &TagSet,
+        ignore: Option<AbilityHandle>,
+    ) -> Vec<AbilityHandle> {
+        self.abilities(owner)
+            .filter(|(h, s)| s.is_active() && Some(*h) != ignore)
+            .map(|(h, _)| h)
+            .filter(|h| {
+                let t = self.ability_tags(*h);
+                (with.is_empty() || t.intersects(with)) && !t.intersects(without)
+            })
+            .collect()
+    }
+
+    /// Ends an active ability now: its tasks end, its owned tags go, its behaviour's `on_end`
+    /// runs, and a remove-on-end spec is removed.
+    pub(crate) fn end_now(&mut self, h: AbilityHandle, cancelled: bool) {
+        let Some(i) = self.spec_slot(h) else { return };
+        if !self.state.specs[i].is_active() {
+            return;
+        }
+        let content = self.content.clone();
+        let spec = self.state.specs[i];
+        let def = content.ability_def(spec.def);
+        self.state.specs[i].flags &= !(spec_flags::ACTIVE | spec_flags::COMMITTED);
+        self.end_tasks_of(h, spec.activation_serial);
+        self.change_tags(h.owner.index, &def.activation_owned_tags, -1);
+        if let Some(b) = def.behaviour.and_then(|f| match self.bound.get(f) {
+            Some(BoundFn::Behaviour(b)) => Some(*b),
+            _ => None,
+        }) && let Some(on_end) = b.on_end
+        {
+            let mut ctx =
+                AbilityCtx { world: self, handle: h, serial: spec.activation_serial, event: None };
+            on_end(&mut ctx, cancelled);
+        }
+        self.out.ability_events.push(AbilityEvent::Ended {
+            handle: h,
+            def: spec.def,
+            was_cancelled: cancelled,
+        });
+        if spec.flags & spec_flags::REMOVE_ON_END != 0 {
+            self.remove_ability_now(h);
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Commit, cost, cooldown
+    // ----------------------------------------------------------------------------------------
+
+    /// Commits cost and/or cooldown of an active ability, re-checking both (F-GA-06). On
+    /// failure the ability is cancelled and `false` is returned.
+    pub fn commit_ability(&mut self, h: AbilityHandle, cost: bool, cooldown: bool) -> bool {
+        if self.scratch.busy {
+            return self.commit_now(h, cost, cooldown);
+        }
+        self.run_item(|w| w.commit_now(h, cost, cooldown)).unwrap_or(false)
+    }
+
+    pub(crate) fn commit_now(&mut self, h: AbilityHandle, cost: bool, cooldown: bool) -> bool {
+        let Some(i) = self.spec_slot(h) else { return false };
+        let content = self.content.clone();
+        let def = content.ability_def(self.state.specs[i].def);
+        let owner_view = self.tag_view_index(h.owner.index);
+        let ok = (!cooldown || !def.all_cooldown_tags.intersects_words(owner_view))
+            && (!cost || self.can_afford(h, def));
+        if !ok {
+            self.end_now(h, true);
+            return false;
+        }
+        if cost && let Some(c) = def.cost {
+            let spec = self.cost_spec(h, c, def);
+            let _ = self.apply_now(&spec, h.owner);
+        }
+        let mut cd_handle = None;
+        if cooldown && let Some(c) = def.cooldown {
+            let mut spec = self.make_ability_spec(h, c);
+            if let Some(d) = def.cooldown_duration {
+                spec = spec.with_duration(d);
+            }
+            for (k, t) in def.cooldown_tags.iter().take(2).enumerate() {
+                spec.dynamic_granted_tags[k] = t.0;
+            }
+            if let Ok(Applied::Added(eh) | Applied::Stacked(eh)) = self.apply_now(&spec, h.owner) {
+                cd_handle = Some(eh);
+            }
+        }
+        if let Some(i) = self.spec_slot(h) {
+            self.state.specs[i].flags |= spec_flags::COMMITTED;
+        }
+        self.out.ability_events.push(AbilityEvent::Committed { handle: h, cooldown: cd_handle });
+        true
+    }
+
+    /// `(remaining, total)` frames of the longest-remaining active effect on `owner` owning any
+    /// of `tags` (granted, asset or dynamic tags, hierarchically): the cooldown query of
+    /// F-GA-09. `None` when nothing matches.
+    pub fn cooldown_remaining(&self, owner: Entity, tags: &TagSet) -> Option<(u32, u32)> {
+        let frame = self.frame();
+        self.effects(owner)
+            .iter()
+            .filter(|ef| self.effect_owns_any(ef, tags))
+            .filter_map(|ef| ef.remaining(frame).map(|r| (r, ef.duration)))
+            .max_by_key(|(r, _)| *r)
+    }
+
+    /// [`World::cooldown_remaining`] for an ability's cooldown tags.
+    pub fn ability_cooldown_remaining(&self, h: AbilityHandle) -> Option<(u32, u32)> {
+        let s = self.ability(h)?;
+        self.cooldown_remaining(h.owner, &self.content.ability_def(s.def).all_cooldown_tags)
+    }
+
+    /// Sends a gameplay event to an entity (queued; triggers abilities and wakes tasks).
+    pub fn send_event(&mut self, to: Entity, data: EventData) {
+        self.submit(Work::SendEvent { to, data });
+    }
+
+    pub(crate) fn send_event_now(&mut self, to: Entity, data: EventData) {
+        if !self.is_alive(to) {
+            return;
+        }
+        let frame = self.frame();
+        self.out.gameplay_events.push(super::GameplayEvent { frame, to, data });
+    }
+
+    /// Triggers: abilities of `owner` whose trigger matches.
+    pub(crate) fn triggered_by(
+        &self,
+        owner: Entity,
+        pred: impl Fn(TriggerDef) -> bool,
+    ) -> Vec<AbilityHandle> {
+        self.abilities(owner)
+            .filter(|(_, s)| self.content.ability_def(s.def).triggers.iter().any(|t| pred(*t)))
+            .map(|(h, _)| h)
+            .collect()
+    }
+
+    /// The handle of an effect of `owner` whose owned tags include `tags`.
+    pub(crate) fn effect_owns_any(&self, ef: &crate::effect::ActiveEffect, tags: &TagSet) -> bool {
+        let Some(d) = self.content.effect_defs().get(ef.def.index()) else { return false };
+        if d.owned_tags.expanded.intersects(tags) {
+            return true;
+        }
+        ef.dynamic_tags
+            .iter()
+            .filter(|t| **t != u16::MAX)
+            .any(|t| self.content.tags().self_and_ancestors(crate::id::TagId(*t)).intersects(tags))
+    }
+
+    /// The effect that granted an ability, if any.
+    pub fn granting_effect(&self, h: AbilityHandle) -> Option<EffectHandle> {
+        let s = self.ability(h)?;
+        (s.granted_by != 0).then_some(EffectHandle { target: h.owner, seq: s.granted_by })
+    }
+}

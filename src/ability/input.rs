@@ -1,0 +1,118 @@
+//! Phase P4: input-driven activations and press/release notifications, in player-handle order
+//! (same-frame fairness, F-GA-18), with confirm/cancel consumed first by waiting tasks.
+
+use super::ctx::AbilityCtx;
+use super::task::{kind, tflags};
+use super::{InputEdge, TaskEvent, TaskResult};
+use crate::id::{AbilityHandle, TaskHandle};
+use crate::world::cascade::Work;
+use crate::world::hooks::BoundFn;
+use crate::world::{Game, World};
+
+impl<G: Game> World<G> {
+    /// Phase P4.
+    pub(crate) fn run_inputs(&mut self) {
+        for p in 0..self.state.player_owner.len() {
+            let owner = self.state.player_owner[p];
+            if !self.has_ability_system(owner) {
+                continue;
+            }
+            let cur = G::ability_input(&self.state.inputs[p]);
+            let prev = G::ability_input(&self.state.prev_inputs[p]);
+            let pressed = cur.held & !prev.held;
+            let released = prev.held & !cur.held;
+            if cur.confirm && !prev.confirm {
+                self.run_item(|w| w.deliver_confirm(owner, true, p));
+            }
+            if cur.cancel && !prev.cancel {
+                self.run_item(|w| w.deliver_confirm(owner, false, p));
+            }
+            if pressed == 0 && released == 0 {
+                continue;
+            }
+            let specs: Vec<(AbilityHandle, u16)> = self
+                .abilities(owner)
+                .filter(|(_, s)| s.input < 32)
+                .map(|(h, s)| (h, s.input))
+                .collect();
+            for (h, input) in specs {
+                let bit = 1u32 << input;
+                if let Some(i) = self.spec_slot(h) {
+                    if cur.held & bit != 0 {
+                        self.state.specs[i].flags |= super::spec_flags::INPUT_HELD;
+                    } else {
+                        self.state.specs[i].flags &= !super::spec_flags::INPUT_HELD;
+                    }
+                }
+                if pressed & bit != 0 {
+                    if self.is_ability_active(h) {
+                        self.run_item(|w| w.deliver_input(h, InputEdge::Pressed));
+                    } else if self
+                        .ability(h)
+                        .is_some_and(|s| self.content.ability_def(s.def).activate_on_input)
+                    {
+                        self.run_item(|w| w.activate_now(h, None));
+                    }
+                }
+                if released & bit != 0 && self.is_ability_active(h) {
+                    self.run_item(|w| w.deliver_input(h, InputEdge::Released));
+                }
+            }
+        }
+    }
+
+    /// An input edge to an active ability: `on_input`, then its `WaitInput` tasks.
+    fn deliver_input(&mut self, h: AbilityHandle, edge: InputEdge) {
+        let Some(s) = self.ability(h).copied() else { return };
+        if let Some(b) =
+            self.content.ability_def(s.def).behaviour.and_then(|f| match self.bound.get(f) {
+                Some(BoundFn::Behaviour(b)) => Some(*b),
+                _ => None,
+            })
+            && let Some(on_input) = b.on_input
+        {
+            let mut ctx =
+                AbilityCtx { world: self, handle: h, serial: s.activation_serial, event: None };
+            on_input(&mut ctx, edge);
+        }
+        let want_released = edge == InputEdge::Released;
+        for slot in 0..self.state.header.task_high_water as usize {
+            let t = self.state.tasks[slot];
+            if t.is_live()
+                && t.kind == kind::WAIT_INPUT
+                && t.ability() == h
+                && t.activation_serial == s.activation_serial
+                && (t.flags & tflags::RELEASED != 0) == want_released
+            {
+                let task = TaskHandle { slot: slot as u32, generation: t.generation };
+                self.scratch.work.push_back(Work::TaskResult {
+                    result: TaskResult { task, user_id: t.user_id, event: TaskEvent::Input(edge) },
+                });
+            }
+        }
+    }
+
+    /// Confirm (`true`) or cancel to the owner's waiting confirm/cancel and targeting tasks.
+    fn deliver_confirm(&mut self, owner: crate::id::Entity, confirm: bool, player: usize) {
+        for slot in 0..self.state.header.task_high_water as usize {
+            let t = self.state.tasks[slot];
+            if !t.is_live() || t.owner != owner {
+                continue;
+            }
+            let task = TaskHandle { slot: slot as u32, generation: t.generation };
+            let event = match (t.kind, confirm, t.a) {
+                (kind::WAIT_CONFIRM_CANCEL, true, _) => TaskEvent::Confirmed,
+                (kind::WAIT_CONFIRM_CANCEL, false, _) => TaskEvent::Cancelled,
+                // User-confirmed or multi targeting: query on confirm, stop on cancel.
+                (kind::WAIT_TARGET_DATA, true, 1 | 2) => {
+                    TaskEvent::TargetData(self.run_target_query(slot, player))
+                }
+                (kind::WAIT_TARGET_DATA, false, 1 | 2) => TaskEvent::TargetCancelled,
+                _ => continue,
+            };
+            self.scratch.work.push_back(Work::TaskResult {
+                result: TaskResult { task, user_id: t.user_id, event },
+            });
+        }
+    }
+}

@@ -1,0 +1,451 @@
+//! Gameplay abilities: granting, the activation pipeline, costs and cooldowns, triggers, input
+//! binding, ability tasks and targeting.
+//!
+//! # Model
+//!
+//! An ability is *granted* to an owner entity (which holds the ability system) as an
+//! [`AbilitySpec`] in one of the owner's spec slots; an [`AbilityHandle`] names the slot and
+//! its generation. Activation runs the pipeline of GAS_SPEC §7.1 and every failure has a
+//! reason ([`ActivationFailure`]). Behaviour that data cannot express is a registered
+//! [`Behaviour`](crate::world::Behaviour): plain functions over the world and the ability's
+//! fixed-size `Pod` state blob stored in the snapshot. Latent work runs in ability
+//! [tasks](TaskSpec), small state machines in a snapshot pool whose results are delivered to
+//! the behaviour's `on_task`.
+//!
+//! Everything here is ordinary snapshot state: activations, cooldowns, costs, tasks and their
+//! timers roll back and re-simulate like attributes do, on every peer (no prediction keys).
+
+mod activate;
+mod ctx;
+mod input;
+mod run;
+pub(crate) mod task;
+
+pub use ctx::AbilityCtx;
+pub use task::{Cmp, Confirmation, TargetQuery, TaskEvent, TaskRec, TaskResult, TaskSpec};
+
+use crate::id::{AbilityDefId, AbilityHandle, EffectHandle, Entity, TagId, TaskHandle};
+use crate::num::{Frame, Fx};
+use bytemuck::{Pod, Zeroable};
+use core::fmt;
+
+/// The input id meaning "not bound".
+pub const NO_INPUT: u16 = u16::MAX;
+
+/// Why an activation failed (F-GA-05). Every peer computes the same reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum ActivationFailure {
+    /// The owner has an activation-blocked tag.
+    BlockedByTags,
+    /// A running ability (or an active effect) blocks abilities with this ability's tags.
+    BlockedByAbility,
+    /// The owner lacks an activation-required tag.
+    MissingTags,
+    /// A cooldown tag is present.
+    OnCooldown,
+    /// The cost cannot be paid.
+    CantAffordCost,
+    /// The owner carries the content's dead tag.
+    Dead,
+    /// The ability is already active and does not retrigger.
+    AlreadyActive,
+    /// Event activation: the instigator's or target's tags fail the source/target lists.
+    SourceOrTargetTags,
+    /// A custom activation check refused with this code.
+    Custom(u16),
+    /// The task pool is full.
+    TaskCapacity,
+    /// The handle is stale, or the owner is gone.
+    InvalidHandle,
+}
+
+impl fmt::Display for ActivationFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            ActivationFailure::BlockedByTags => "blocked by the owner's tags",
+            ActivationFailure::BlockedByAbility => "blocked by a running ability or effect",
+            ActivationFailure::MissingTags => "the owner lacks a required tag",
+            ActivationFailure::OnCooldown => "on cooldown",
+            ActivationFailure::CantAffordCost => "cannot afford the cost",
+            ActivationFailure::Dead => "the owner is dead",
+            ActivationFailure::AlreadyActive => "already active",
+            ActivationFailure::SourceOrTargetTags => "the event's source or target tags fail",
+            ActivationFailure::Custom(c) => {
+                return write!(f, "refused by the custom check (code {c})");
+            }
+            ActivationFailure::TaskCapacity => "the task pool is full",
+            ActivationFailure::InvalidHandle => "the ability handle is stale",
+        };
+        f.write_str(s)
+    }
+}
+
+/// A successful activation request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Activation {
+    /// The ability is active under this activation serial.
+    Activated {
+        /// The activation serial (counts activations of the spec).
+        serial: u32,
+    },
+    /// The request was made from inside a running change and is queued (its outcome appears in
+    /// the frame's ability events).
+    Queued,
+}
+
+/// An input edge delivered to an active ability (F-GA-13).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum InputEdge {
+    /// The bound input was pressed.
+    Pressed,
+    /// The bound input was released.
+    Released,
+}
+
+/// Targeting data (F-TGT-01) as plain data: what was targeted, in fixed point.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct TargetData {
+    /// Entities (the first `count` are used).
+    pub entities: [Entity; 4],
+    /// Hit point or location target.
+    pub point: [Fx; 3],
+    /// Hit normal.
+    pub normal: [Fx; 3],
+    /// Location source.
+    pub source: [Fx; 3],
+    /// What kind of data this is: see [`TargetData::view`].
+    pub kind: u8,
+    _pad: [u8; 1],
+    /// Custom kind id.
+    pub custom_kind: u16,
+    /// Used entries of `entities`.
+    pub count: u32,
+    /// Body part or custom payload.
+    pub bytes: [u8; 16],
+}
+
+/// A typed view of [`TargetData`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetView<'a> {
+    /// Nothing targeted.
+    None,
+    /// One entity.
+    Entity(Entity),
+    /// Several entities.
+    Entities(&'a [Entity]),
+    /// A hit on an entity.
+    Hit {
+        /// The entity hit.
+        entity: Entity,
+        /// Where.
+        point: [Fx; 3],
+        /// The surface normal.
+        normal: [Fx; 3],
+        /// A body-part index.
+        part: u32,
+    },
+    /// A location.
+    Location {
+        /// From where.
+        source: [Fx; 3],
+        /// To where.
+        target: [Fx; 3],
+    },
+    /// Game-defined data.
+    Custom {
+        /// The game's kind id.
+        kind: u16,
+        /// The payload.
+        bytes: &'a [u8; 16],
+    },
+}
+
+impl TargetData {
+    /// No target.
+    pub const NONE: TargetData = TargetData {
+        entities: [Entity::NONE; 4],
+        point: [Fx::ZERO; 3],
+        normal: [Fx::ZERO; 3],
+        source: [Fx::ZERO; 3],
+        kind: 0,
+        _pad: [0],
+        custom_kind: 0,
+        count: 0,
+        bytes: [0; 16],
+    };
+
+    /// One entity.
+    pub fn entity(e: Entity) -> TargetData {
+        let mut t = TargetData::NONE;
+        t.kind = 1;
+        t.entities[0] = e;
+        t.count = 1;
+        t
+    }
+
+    /// Up to four entities (more are dropped).
+    pub fn entities(list: &[Entity]) -> TargetData {
+        let mut t = TargetData::NONE;
+        t.kind = 2;
+        let n = list.len().min(4);
+        t.entities[..n].copy_from_slice(&list[..n]);
+        t.count = n as u32;
+        t
+    }
+
+    /// A hit.
+    pub fn hit(entity: Entity, point: [Fx; 3], normal: [Fx; 3], part: u32) -> TargetData {
+        let mut t = TargetData::entity(entity);
+        t.kind = 3;
+        t.point = point;
+        t.normal = normal;
+        t.bytes[..4].copy_from_slice(&part.to_le_bytes());
+        t
+    }
+
+    /// A location.
+    pub fn location(source: [Fx; 3], target: [Fx; 3]) -> TargetData {
+        let mut t = TargetData::NONE;
+        t.kind = 4;
+        t.source = source;
+        t.point = target;
+        t
+    }
+
+    /// Game-defined data.
+    pub fn custom(kind: u16, bytes: [u8; 16]) -> TargetData {
+        let mut t = TargetData::NONE;
+        t.kind = 5;
+        t.custom_kind = kind;
+        t.bytes = bytes;
+        t
+    }
+
+    /// The data as a typed view.
+    pub fn view(&self) -> TargetView<'_> {
+        match self.kind {
+            1 => TargetView::Entity(self.entities[0]),
+            2 => TargetView::Entities(&self.entities[..(self.count as usize).min(4)]),
+            3 => TargetView::Hit {
+                entity: self.entities[0],
+                point: self.point,
+                normal: self.normal,
+                part: u32::from_le_bytes([
+                    self.bytes[0],
+                    self.bytes[1],
+                    self.bytes[2],
+                    self.bytes[3],
+                ]),
+            },
+            4 => TargetView::Location { source: self.source, target: self.point },
+            5 => TargetView::Custom { kind: self.custom_kind, bytes: &self.bytes },
+            _ => TargetView::None,
+        }
+    }
+
+    /// The first targeted entity, if any.
+    pub fn first_entity(&self) -> Option<Entity> {
+        match self.view() {
+            TargetView::Entity(e) | TargetView::Hit { entity: e, .. } => e.some(),
+            TargetView::Entities(l) => l.first().copied(),
+            _ => None,
+        }
+    }
+}
+
+/// A gameplay event (GAS `FGameplayEventData`): sent to an entity, it can trigger abilities and
+/// wake `WaitEvent` tasks (F-GA-12, F-GA-21).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct EventData {
+    /// Targeting data carried by the event.
+    pub target_data: TargetData,
+    /// A magnitude.
+    pub magnitude: Fx,
+    /// Who caused the event.
+    pub instigator: Entity,
+    /// Who the event is about.
+    pub target: Entity,
+    /// An optional object.
+    pub object: Entity,
+    /// The event tag.
+    pub tag: TagId,
+    _pad: u16,
+    /// Free bytes for the game.
+    pub user: [u8; 20],
+}
+
+impl EventData {
+    /// An event with a tag, instigator and target.
+    pub fn new(tag: TagId, instigator: Entity, target: Entity) -> EventData {
+        EventData { tag, instigator, target, ..EventData::default() }
+    }
+
+    /// Builder: sets the magnitude.
+    #[must_use]
+    pub fn with_magnitude(mut self, m: Fx) -> EventData {
+        self.magnitude = m;
+        self
+    }
+
+    /// Builder: sets the target data.
+    #[must_use]
+    pub fn with_target_data(mut self, t: TargetData) -> EventData {
+        self.target_data = t;
+        self
+    }
+}
+
+/// Flags of a spec slot.
+pub(crate) mod spec_flags {
+    /// The slot holds a granted ability.
+    pub const GRANTED: u16 = 1;
+    /// The ability is active.
+    pub const ACTIVE: u16 = 2;
+    /// Remove the spec when it ends.
+    pub const REMOVE_ON_END: u16 = 4;
+    /// Its bound input is held.
+    pub const INPUT_HELD: u16 = 8;
+    /// Cost and cooldown were committed in this activation.
+    pub const COMMITTED: u16 = 16;
+}
+
+/// A granted ability, as stored in the snapshot (F-GA-02).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct AbilitySpec {
+    /// The definition.
+    pub def: AbilityDefId,
+    /// The level.
+    pub level: u16,
+    /// The slot's generation (handles carry it).
+    pub generation: u16,
+    /// Flags (granted, active, …).
+    pub flags: u16,
+    /// The bound input id ([`NO_INPUT`] if unbound).
+    pub input: u16,
+    /// Dynamic ability tags (`u16::MAX`: unused), matched like the definition's tags.
+    pub dynamic_tags: [u16; 2],
+    _pad: u16,
+    /// Activations so far.
+    pub activation_serial: u32,
+    /// The frame of the current (or last) activation.
+    pub activated_at: Frame,
+    /// The effect that granted it (its `seq`), 0 if granted directly.
+    pub granted_by: u32,
+    /// Automatic end frame ([`crate::num::NEVER`] if none).
+    pub end_at: Frame,
+    /// The object the ability came from (an item).
+    pub source_object: Entity,
+    /// The activation's random stream state.
+    pub rng: u64,
+}
+
+impl AbilitySpec {
+    /// Whether the slot holds a granted ability.
+    pub fn is_granted(&self) -> bool {
+        self.flags & spec_flags::GRANTED != 0
+    }
+
+    /// Whether the ability is active.
+    pub fn is_active(&self) -> bool {
+        self.flags & spec_flags::ACTIVE != 0
+    }
+
+    /// Whether its bound input is held.
+    pub fn input_held(&self) -> bool {
+        self.flags & spec_flags::INPUT_HELD != 0
+    }
+
+    /// The bound input id.
+    pub fn input_id(&self) -> Option<u8> {
+        (self.input != NO_INPUT).then_some(self.input as u8)
+    }
+}
+
+/// An ability event, identical on every peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum AbilityEvent {
+    /// An ability was granted.
+    Granted {
+        /// The new spec.
+        handle: AbilityHandle,
+        /// Its definition.
+        def: AbilityDefId,
+    },
+    /// An ability was removed.
+    Removed {
+        /// The spec.
+        handle: AbilityHandle,
+        /// Its definition.
+        def: AbilityDefId,
+    },
+    /// An ability activated.
+    Activated {
+        /// The spec.
+        handle: AbilityHandle,
+        /// Its definition.
+        def: AbilityDefId,
+        /// The activation serial.
+        serial: u32,
+        /// The triggering event tag, if event-activated.
+        trigger: Option<TagId>,
+    },
+    /// An activation failed.
+    ActivationFailed {
+        /// The spec.
+        handle: AbilityHandle,
+        /// Its definition.
+        def: AbilityDefId,
+        /// Why.
+        reason: ActivationFailure,
+    },
+    /// Cost and/or cooldown were committed.
+    Committed {
+        /// The spec.
+        handle: AbilityHandle,
+        /// The cooldown effect applied, if any.
+        cooldown: Option<EffectHandle>,
+    },
+    /// An ability ended.
+    Ended {
+        /// The spec.
+        handle: AbilityHandle,
+        /// Its definition.
+        def: AbilityDefId,
+        /// Whether it was cancelled.
+        was_cancelled: bool,
+    },
+    /// A task ended (finished, ended by its ability, or ended explicitly).
+    TaskEnded {
+        /// The task.
+        task: TaskHandle,
+        /// Its ability.
+        ability: AbilityHandle,
+    },
+}
+
+/// A gameplay event as recorded in a frame's output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct GameplayEvent {
+    /// The frame.
+    pub frame: Frame,
+    /// The entity the event was sent to.
+    pub to: Entity,
+    /// The event.
+    pub data: EventData,
+}
+
+/// One entry of the activation log (not part of the snapshot; rewound on load).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ActivationRecord {
+    /// The frame.
+    pub frame: Frame,
+    /// The spec.
+    pub handle: AbilityHandle,
+    /// The definition.
+    pub def: AbilityDefId,
+    /// The outcome: the activation serial, or the failure.
+    pub result: Result<u32, ActivationFailure>,
+}

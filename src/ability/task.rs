@@ -1,0 +1,483 @@
+//! Ability tasks (F-AT): latent actions as state machines in a snapshot pool.
+//!
+//! A task belongs to one activation of one ability. It is ticked once per frame in phase P5
+//! (no time delta: frames are the clock) or woken by what it waits for (a tag, an event, an
+//! effect, an input edge), and reports [`TaskResult`]s to the ability's `on_task`. Ending an
+//! ability ends its tasks; a task whose ability activation is over never reports again. The
+//! pool's capacity is [`WorldConfig::max_tasks`](crate::WorldConfig); spawning into a full pool
+//! is an explicit [`ActivationFailure::TaskCapacity`](super::ActivationFailure), never a hidden
+//! global cap (G-32).
+
+use super::{EventData, InputEdge, TargetData};
+use crate::id::{AbilityHandle, AttrId, CurveId, EffectHandle, Entity, TagId, TaskHandle};
+use crate::num::{Frame, Fx};
+use bytemuck::{Pod, Zeroable};
+
+/// A comparison for [`TaskSpec::WaitAttribute`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Cmp {
+    /// `value < threshold`
+    Lt,
+    /// `value <= threshold`
+    Le,
+    /// `value > threshold`
+    Gt,
+    /// `value >= threshold`
+    Ge,
+    /// `value == threshold`
+    Eq,
+}
+
+impl Cmp {
+    pub(crate) fn test(self, v: Fx, t: Fx) -> bool {
+        match self {
+            Cmp::Lt => v < t,
+            Cmp::Le => v <= t,
+            Cmp::Gt => v > t,
+            Cmp::Ge => v >= t,
+            Cmp::Eq => v == t,
+        }
+    }
+
+    fn code(self) -> u32 {
+        match self {
+            Cmp::Lt => 0,
+            Cmp::Le => 1,
+            Cmp::Gt => 2,
+            Cmp::Ge => 3,
+            Cmp::Eq => 4,
+        }
+    }
+
+    pub(crate) fn from_code(c: u32) -> Cmp {
+        match c {
+            0 => Cmp::Lt,
+            1 => Cmp::Le,
+            2 => Cmp::Gt,
+            3 => Cmp::Ge,
+            _ => Cmp::Eq,
+        }
+    }
+}
+
+/// How target data is confirmed (F-TGT-02).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Confirmation {
+    /// Query at once and report.
+    Instant,
+    /// Wait for the confirm input, then query; the cancel input cancels.
+    UserConfirmed,
+    /// Report a new query at every confirm until the cancel input.
+    CustomMulti,
+}
+
+/// What a targeting task asks the game's spatial query for (F-TGT-02, F-TGT-03).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct TargetQuery {
+    /// Reach (game units).
+    pub range: Fx,
+    /// Radius of the shape (game units; 0 for a line).
+    pub radius: Fx,
+    /// A game-defined shape id.
+    pub shape: u16,
+    /// A required tag on targets (`u16::MAX`: none).
+    pub require_tag: u16,
+    /// The most targets.
+    pub max_targets: u8,
+    /// Exclude the owner and its avatar.
+    pub exclude_self: u8,
+    /// Keep the last valid target when a query finds nothing.
+    pub persistent: u8,
+    _pad: u8,
+    /// A game-defined filter id.
+    pub filter: u32,
+    _reserved: u32,
+}
+
+impl TargetQuery {
+    /// A query with a range and radius, excluding self, at most `max_targets` targets.
+    pub fn new(range: Fx, radius: Fx, max_targets: u8) -> TargetQuery {
+        TargetQuery {
+            range,
+            radius,
+            shape: 0,
+            require_tag: u16::MAX,
+            max_targets,
+            exclude_self: 1,
+            persistent: 0,
+            _pad: 0,
+            filter: 0,
+            _reserved: 0,
+        }
+    }
+
+    /// Builder: only targets carrying `tag`.
+    #[must_use]
+    pub fn requiring(mut self, tag: TagId) -> TargetQuery {
+        self.require_tag = tag.0;
+        self
+    }
+
+    /// Builder: keep the last valid target when a query finds nothing.
+    #[must_use]
+    pub fn persistent(mut self) -> TargetQuery {
+        self.persistent = 1;
+        self
+    }
+
+    /// Builder: a game-defined shape and filter.
+    #[must_use]
+    pub fn shaped(mut self, shape: u16, filter: u32) -> TargetQuery {
+        self.shape = shape;
+        self.filter = filter;
+        self
+    }
+}
+
+/// A task to spawn (F-AT-02).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskSpec {
+    /// Finishes after this many frames.
+    WaitFrames(u32),
+    /// Ticks every `every` frames, `count` times (0: until ended); then finishes.
+    Repeat {
+        /// How many ticks (0: unlimited).
+        count: u32,
+        /// Frames between ticks (at least 1).
+        every: u32,
+    },
+    /// Reports gameplay events sent to the owner whose tag matches (hierarchically).
+    WaitEvent {
+        /// The tag.
+        tag: TagId,
+        /// Finish after the first.
+        once: bool,
+    },
+    /// Reports when the owner has the tag (at once if it already does).
+    WaitTagAdded(TagId),
+    /// Reports when the owner lacks the tag (at once if it already does).
+    WaitTagRemoved(TagId),
+    /// Reports when "the owner has `all` (if set) and not `none` (if set)" becomes `when`.
+    WaitTagQuery {
+        /// A tag the owner must have (`None`: no requirement).
+        all: Option<TagId>,
+        /// A tag the owner must not have (`None`: no requirement).
+        none: Option<TagId>,
+        /// The outcome to wait for.
+        when: bool,
+    },
+    /// Reports when the owner's attribute satisfies a comparison (at once if it already does).
+    WaitAttribute {
+        /// The attribute.
+        attr: AttrId,
+        /// The comparison.
+        cmp: Cmp,
+        /// The threshold.
+        value: Fx,
+    },
+    /// Reports the next press or release of the ability's bound input.
+    WaitInput(InputEdge),
+    /// Reports the next confirm or cancel input (consumed before abilities see the inputs).
+    WaitConfirmCancel,
+    /// Reports effects added to the owner that own the tag (any effect with `None`).
+    WaitEffectAdded(Option<TagId>),
+    /// Reports when an effect is removed.
+    WaitEffectRemoved(EffectHandle),
+    /// Reports stack changes of an effect.
+    WaitStackChange(EffectHandle),
+    /// Reports executions lowering the owner's attribute (damage).
+    WaitDamage {
+        /// The attribute (for example Health).
+        attr: AttrId,
+        /// Finish after the first.
+        once: bool,
+    },
+    /// Plays a move timeline: notify events, phase and cancel-window tags, then finishes.
+    PlayTimeline {
+        /// The timeline's index in content.
+        timeline: u16,
+        /// Playback rate (1 = one timeline frame per frame).
+        rate: Fx,
+    },
+    /// Produces target data from the game's spatial query using the owner's quantised aim.
+    WaitTargetData {
+        /// Confirmation mode.
+        confirmation: Confirmation,
+        /// The query.
+        query: TargetQuery,
+    },
+    /// Moves the avatar along a curve (frame → distance) in a direction, through the game's
+    /// root-motion hook.
+    RootMotion {
+        /// The curve (levels are frames from the start).
+        curve: CurveId,
+        /// How many frames.
+        frames: u32,
+        /// The direction (scaled by the curve's distance deltas).
+        dir: [Fx; 2],
+    },
+}
+
+/// What a task reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum TaskEvent {
+    /// The task finished (wait over, repeat done, root motion done).
+    Finished,
+    /// A repeat tick (1-based).
+    Tick(u32),
+    /// A gameplay event.
+    Event(EventData),
+    /// The awaited tag state was reached (`true`: present).
+    Tag(bool),
+    /// The awaited query outcome was reached.
+    Query(bool),
+    /// The attribute satisfied the comparison with this value.
+    Attribute(Fx),
+    /// An input edge.
+    Input(InputEdge),
+    /// The confirm input.
+    Confirmed,
+    /// The cancel input.
+    Cancelled,
+    /// An effect was added.
+    EffectAdded(EffectHandle),
+    /// An effect was removed.
+    EffectRemoved(EffectHandle),
+    /// A stack count changed.
+    StackChanged {
+        /// Before.
+        old: u16,
+        /// After.
+        new: u16,
+    },
+    /// Damage: the attribute's base went down by `amount`.
+    Damaged {
+        /// How much.
+        amount: Fx,
+        /// Who caused it.
+        instigator: Entity,
+    },
+    /// A timeline notify.
+    Notify(TagId),
+    /// The timeline completed.
+    TimelineEnded,
+    /// Target data was produced.
+    TargetData(TargetData),
+    /// Targeting was cancelled.
+    TargetCancelled,
+}
+
+/// A task's report, delivered to the ability's `on_task`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TaskResult {
+    /// The task.
+    pub task: TaskHandle,
+    /// The id the behaviour gave the task when spawning it.
+    pub user_id: u16,
+    /// What happened.
+    pub event: TaskEvent,
+}
+
+/// Task kinds as stored.
+pub(crate) mod kind {
+    pub const WAIT_FRAMES: u16 = 1;
+    pub const REPEAT: u16 = 2;
+    pub const WAIT_EVENT: u16 = 3;
+    pub const WAIT_TAG_ADDED: u16 = 4;
+    pub const WAIT_TAG_REMOVED: u16 = 5;
+    pub const WAIT_TAG_QUERY: u16 = 6;
+    pub const WAIT_ATTRIBUTE: u16 = 7;
+    pub const WAIT_INPUT: u16 = 8;
+    pub const WAIT_CONFIRM_CANCEL: u16 = 9;
+    pub const WAIT_EFFECT_ADDED: u16 = 10;
+    pub const WAIT_EFFECT_REMOVED: u16 = 11;
+    pub const WAIT_STACK_CHANGE: u16 = 12;
+    pub const WAIT_DAMAGE: u16 = 13;
+    pub const PLAY_TIMELINE: u16 = 14;
+    pub const WAIT_TARGET_DATA: u16 = 15;
+    pub const ROOT_MOTION: u16 = 16;
+}
+
+/// Task flags as stored.
+pub(crate) mod tflags {
+    pub const LIVE: u16 = 1;
+    pub const ONCE: u16 = 2;
+    pub const WHEN: u16 = 4;
+    pub const RELEASED: u16 = 8;
+}
+
+/// A task as stored in the snapshot pool.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct TaskRec {
+    /// Kind-specific number (threshold, rate, position).
+    pub value: Fx,
+    /// Kind-specific direction.
+    pub dir: [Fx; 2],
+    /// Targeting query (targeting tasks).
+    pub query: TargetQuery,
+    /// The owner of the ability.
+    pub owner: Entity,
+    /// Another entity (the target of a watched effect).
+    pub other: Entity,
+    /// The slot's generation.
+    pub generation: u32,
+    /// The activation the task belongs to.
+    pub activation_serial: u32,
+    /// The frame it was spawned.
+    pub started: Frame,
+    /// Kind-specific numbers.
+    pub a: u32,
+    /// Kind-specific numbers.
+    pub b: u32,
+    /// Kind-specific numbers.
+    pub c: u32,
+    /// Progress counter.
+    pub counter: u32,
+    /// Free-list link.
+    pub next_free: u32,
+    /// The kind.
+    pub kind: u16,
+    /// The ability's spec slot.
+    pub ability_slot: u16,
+    /// The ability's slot generation.
+    pub ability_generation: u16,
+    /// The behaviour's id for the task.
+    pub user_id: u16,
+    /// A tag.
+    pub tag: u16,
+    /// An attribute.
+    pub attr: u16,
+    /// Flags.
+    pub flags: u16,
+    /// A second tag.
+    pub tag2: u16,
+}
+
+impl TaskRec {
+    /// Whether the slot holds a live task.
+    pub fn is_live(&self) -> bool {
+        self.flags & tflags::LIVE != 0
+    }
+
+    /// The ability the task belongs to.
+    pub fn ability(&self) -> AbilityHandle {
+        AbilityHandle {
+            owner: self.owner,
+            slot: self.ability_slot,
+            generation: self.ability_generation,
+        }
+    }
+
+    /// Encodes a spec into the record's fields.
+    pub(crate) fn encode(spec: &TaskSpec) -> TaskRec {
+        let mut r = TaskRec::zeroed();
+        r.tag = u16::MAX;
+        r.tag2 = u16::MAX;
+        match *spec {
+            TaskSpec::WaitFrames(n) => {
+                r.kind = kind::WAIT_FRAMES;
+                r.a = n;
+            }
+            TaskSpec::Repeat { count, every } => {
+                r.kind = kind::REPEAT;
+                r.a = count;
+                r.b = every.max(1);
+            }
+            TaskSpec::WaitEvent { tag, once } => {
+                r.kind = kind::WAIT_EVENT;
+                r.tag = tag.0;
+                if once {
+                    r.flags |= tflags::ONCE;
+                }
+            }
+            TaskSpec::WaitTagAdded(t) => {
+                r.kind = kind::WAIT_TAG_ADDED;
+                r.tag = t.0;
+                r.flags |= tflags::ONCE;
+            }
+            TaskSpec::WaitTagRemoved(t) => {
+                r.kind = kind::WAIT_TAG_REMOVED;
+                r.tag = t.0;
+                r.flags |= tflags::ONCE;
+            }
+            TaskSpec::WaitTagQuery { all, none, when } => {
+                r.kind = kind::WAIT_TAG_QUERY;
+                r.tag = all.map(|t| t.0).unwrap_or(u16::MAX);
+                r.tag2 = none.map(|t| t.0).unwrap_or(u16::MAX);
+                r.flags |= tflags::ONCE;
+                if when {
+                    r.flags |= tflags::WHEN;
+                }
+            }
+            TaskSpec::WaitAttribute { attr, cmp, value } => {
+                r.kind = kind::WAIT_ATTRIBUTE;
+                r.attr = attr.0;
+                r.a = cmp.code();
+                r.value = value;
+                r.flags |= tflags::ONCE;
+            }
+            TaskSpec::WaitInput(edge) => {
+                r.kind = kind::WAIT_INPUT;
+                r.flags |= tflags::ONCE;
+                if edge == InputEdge::Released {
+                    r.flags |= tflags::RELEASED;
+                }
+            }
+            TaskSpec::WaitConfirmCancel => {
+                r.kind = kind::WAIT_CONFIRM_CANCEL;
+                r.flags |= tflags::ONCE;
+            }
+            TaskSpec::WaitEffectAdded(tag) => {
+                r.kind = kind::WAIT_EFFECT_ADDED;
+                r.tag = tag.map(|t| t.0).unwrap_or(u16::MAX);
+                r.flags |= tflags::ONCE;
+            }
+            TaskSpec::WaitEffectRemoved(h) => {
+                r.kind = kind::WAIT_EFFECT_REMOVED;
+                r.other = h.target;
+                r.a = h.seq;
+                r.flags |= tflags::ONCE;
+            }
+            TaskSpec::WaitStackChange(h) => {
+                r.kind = kind::WAIT_STACK_CHANGE;
+                r.other = h.target;
+                r.a = h.seq;
+            }
+            TaskSpec::WaitDamage { attr, once } => {
+                r.kind = kind::WAIT_DAMAGE;
+                r.attr = attr.0;
+                if once {
+                    r.flags |= tflags::ONCE;
+                }
+            }
+            TaskSpec::PlayTimeline { timeline, rate } => {
+                r.kind = kind::PLAY_TIMELINE;
+                r.a = u32::from(timeline);
+                r.dir[0] = if rate > Fx::ZERO { rate } else { Fx::ONE };
+            }
+            TaskSpec::WaitTargetData { confirmation, query } => {
+                r.kind = kind::WAIT_TARGET_DATA;
+                r.a = match confirmation {
+                    Confirmation::Instant => 0,
+                    Confirmation::UserConfirmed => 1,
+                    Confirmation::CustomMulti => 2,
+                };
+                r.query = query;
+            }
+            TaskSpec::RootMotion { curve, frames, dir } => {
+                r.kind = kind::ROOT_MOTION;
+                r.a = u32::from(curve.0);
+                r.b = frames;
+                r.dir = dir;
+            }
+        }
+        r
+    }
+}
+
+/// Whether event data's tag matches a task's tag hierarchically.
+pub(crate) fn event_matches(reg: &crate::tag::TagRegistry, data: &EventData, tag: u16) -> bool {
+    tag == u16::MAX || reg.is_descendant_or_self(data.tag, TagId(tag))
+}

@@ -34,6 +34,7 @@ compile_error!(
 pub mod ability;
 pub mod attribute;
 pub mod content;
+pub mod cue;
 pub mod effect;
 pub mod id;
 pub mod num;

@@ -2,8 +2,11 @@
 
 mod common;
 mod content_errors;
+mod cues;
 mod features_attributes;
+mod features_effects;
 mod features_tags;
+mod recipes;
 mod rollback;
 mod scenarios_abilities;
 mod scenarios_core;

@@ -136,6 +136,18 @@ impl<G: Game> World<G> {
         self.state.player_owner.get(player).copied().filter(|e| self.is_alive(*e))
     }
 
+    /// An ability's state blob read as `T` (missing bytes read as zero); `None` for a stale
+    /// handle.
+    pub fn ability_state<T: bytemuck::Pod>(&self, h: AbilityHandle) -> Option<T> {
+        self.spec_slot(h)?;
+        let bytes = self.ability_state_bytes(h);
+        let mut v = T::zeroed();
+        let dst = bytemuck::bytes_of_mut(&mut v);
+        let n = dst.len().min(bytes.len());
+        dst[..n].copy_from_slice(&bytes[..n]);
+        Some(v)
+    }
+
     pub(crate) fn ability_state_bytes(&self, h: AbilityHandle) -> &[u8] {
         let w = self.state.layout.state_words;
         let Some(i) = self.spec_slot(h) else { return &[] };
@@ -625,6 +637,7 @@ impl<G: Game> World<G> {
             serial,
             trigger: event.map(|e| e.tag),
         });
+        self.ability_cue_edges(h, crate::cue::CueKind::Added);
         if def.commit_on_activate && !self.commit_now(h, true, true) {
             return Err(ActivationFailure::CantAffordCost);
         }
@@ -724,6 +737,7 @@ impl<G: Game> World<G> {
                 AbilityCtx { world: self, handle: h, serial: spec.activation_serial, event: None };
             on_end(&mut ctx, cancelled);
         }
+        self.ability_cue_edges(h, crate::cue::CueKind::Removed);
         self.out.ability_events.push(AbilityEvent::Ended {
             handle: h,
             def: spec.def,
@@ -835,6 +849,22 @@ impl<G: Game> World<G> {
             .iter()
             .filter(|t| **t != u16::MAX)
             .any(|t| self.content.tags().self_and_ancestors(crate::id::TagId(*t)).intersects(tags))
+    }
+
+    /// Persistent cue edges of an ability activating or ending.
+    fn ability_cue_edges(&mut self, h: AbilityHandle, kind: crate::cue::CueKind) {
+        let Some(s) = self.ability(h).copied() else { return };
+        let content = self.content.clone();
+        for tag in &content.ability_def(s.def).cues {
+            let params = self.ability_cue_params(h, &s);
+            self.emit_cue(
+                h.owner,
+                *tag,
+                kind,
+                crate::cue::CueOrigin::ability(h, s.activation_serial),
+                params,
+            );
+        }
     }
 
     /// The effect that granted an ability, if any.

@@ -144,6 +144,34 @@ impl<G: Game> AbilityCtx<'_, G> {
         let _ = self.world.apply_effect(spec, target);
     }
 
+    /// Applies a spec now, inside the running change, and returns what happened (the handle of
+    /// a new or stacked effect, to remove it later). Its consequences settle with the change.
+    pub fn apply_now(
+        &mut self,
+        spec: EffectSpec,
+        target: Entity,
+    ) -> Result<crate::world::Applied, crate::world::ApplyError> {
+        self.world.apply_now(&spec, target)
+    }
+
+    /// Removes every effect on `target` applied by this ability (any activation), for example
+    /// the buffs a sprint applied to its owner.
+    pub fn remove_own_effects(&mut self, target: Entity) {
+        let q = crate::effect::EffectQuery::new().with_ability(self.handle);
+        self.world.remove_matching(target, &q);
+    }
+
+    /// Emits a burst cue on an entity, keyed by this activation.
+    pub fn execute_cue(
+        &mut self,
+        target: Entity,
+        tag: crate::id::TagId,
+        params: crate::cue::CueParams,
+    ) {
+        let origin = crate::cue::CueOrigin::ability(self.handle, self.serial);
+        self.world.execute_cue(target, tag, origin, params);
+    }
+
     /// Sends a gameplay event (queued until the behaviour returns).
     pub fn send_event(&mut self, to: Entity, data: EventData) {
         self.world.send_event(to, data);

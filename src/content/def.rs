@@ -36,6 +36,13 @@ pub enum FnKind {
 }
 
 impl FnKind {
+    /// The human name with its indefinite article ("an execution").
+    pub fn with_article(self) -> String {
+        let d = self.describe();
+        let article = if d.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+        format!("{article} {d}")
+    }
+
     /// A human name for messages.
     pub fn describe(self) -> &'static str {
         match self {
@@ -229,9 +236,13 @@ pub enum MagnitudeDef {
 }
 
 impl MagnitudeDef {
-    /// Whether the magnitude follows a captured attribute live (non-snapshot capture).
+    /// Whether the magnitude follows captured attributes live: a non-snapshot attribute
+    /// capture, or a custom calculation (re-run when an attribute it captures changes).
     pub fn is_live(&self) -> bool {
-        matches!(self, MagnitudeDef::Attribute { snapshot: false, .. })
+        matches!(
+            self,
+            MagnitudeDef::Attribute { snapshot: false, .. } | MagnitudeDef::Custom { .. }
+        )
     }
 }
 
@@ -359,6 +370,9 @@ pub struct EffectDef {
     pub has_live_source_captures: bool,
     /// Abilities granted to the target while active (F-GE-21).
     pub granted_abilities: Vec<GrantDef>,
+    /// Whether active instances keep their full spec (context, SetByCaller values, captured
+    /// source tags) because executions or calculations re-read it after application.
+    pub keeps_spec: bool,
 }
 
 impl EffectDef {
@@ -455,6 +469,8 @@ pub struct AbilityDef {
     pub timeline: Option<u16>,
     /// Automatic end after this many frames.
     pub end_after: Option<Frame>,
+    /// Persistent cues shown while the ability is active.
+    pub cues: Vec<TagId>,
 }
 
 /// One grant of an ability set or effect.
@@ -505,4 +521,13 @@ pub struct CancelRuleDef {
     pub with: TagSet,
     /// Never abilities with any of these tags.
     pub without: TagSet,
+}
+
+/// A frozen cue definition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CueDef {
+    /// The `GameplayCue.*` tag.
+    pub tag: TagId,
+    /// Its presentation policy.
+    pub policy: super::raw::CuePolicy,
 }

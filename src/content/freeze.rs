@@ -242,6 +242,9 @@ fn syntax_error(name: &str, text: &str, e: &ron::error::SpannedError) -> Content
 }
 
 pub(crate) fn parse_raw(name: &str, text: &str) -> Result<RawContent, ContentError> {
+    // `Some(…)` may be omitted. (UNWRAP_VARIANT_NEWTYPES stays off: it would break the
+    // documented `Attribute((…))` form; a file may still enable it with
+    // `#![enable(unwrap_variant_newtypes)]`.)
     let opts =
         ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
     opts.from_str::<RawContent>(text).map_err(|e| syntax_error(name, text, &e))
@@ -617,6 +620,24 @@ pub(crate) fn freeze(
     }
     let attr_locs: Vec<Loc> = attr_src.values().map(|(l, _, _)| l.clone()).collect();
     check_live_capture_cycles(&names, &effect_src, &effects, &attrs, &attr_locs)?;
+    // Cue definitions and the per-tag policy table (nearest ancestor's definition wins).
+    let cue_src =
+        gather(&names.cx, "cues", srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.cues)))?;
+    let mut cues: Vec<CueDef> = Vec::with_capacity(cue_src.len());
+    for (name, (loc, c)) in &cue_src {
+        let tag = names.tag(loc, name)?;
+        check_cue_tag(&names, loc, tag, name)?;
+        cues.push(CueDef { tag, policy: c.policy });
+    }
+    cues.sort_by_key(|c| c.tag);
+    let mut cue_policy = vec![CuePolicy::default(); names.tags.len()];
+    for t in 0..names.tags.len() {
+        let id = TagId(t as u16);
+        cue_policy[t] = match cues.iter().find(|c| c.tag == id) {
+            Some(c) => c.policy,
+            None => names.tags.parent(id).map(|p| cue_policy[p.index()]).unwrap_or_default(),
+        };
+    }
     let frozen_abilities = ability::freeze(
         &names,
         &names.cx,
@@ -648,6 +669,8 @@ pub(crate) fn freeze(
         ability_sets: frozen_abilities.sets,
         timelines: frozen_abilities.timelines,
         cancel_rules: frozen_abilities.rules,
+        cues,
+        cue_policy,
         tags: names.tags,
         attrs,
         sets: sets_out,
@@ -675,9 +698,9 @@ fn collect_functions(
                 &loc,
                 K::FunctionKind,
                 format!(
-                    "\"{name}\" is used as a {} here but as a {} at {}",
-                    kind.describe(),
-                    k.describe(),
+                    "\"{name}\" is used as {} here but as {} at {}",
+                    kind.with_article(),
+                    k.with_article(),
                     cx.where_(first)
                 ),
             )),
@@ -1054,18 +1077,10 @@ fn freeze_effect(
 
     // Cues.
     let mut cues = Vec::new();
-    let cue_root = names.tags.get(CUE_ROOT);
     for (i, c) in r.cues.as_deref().unwrap_or(&[]).iter().enumerate() {
         let cl = loc.at("cues").at(i);
         let tag = names.tag(&cl.at("tag"), &c.tag)?;
-        if !cue_root.is_some_and(|root| names.tags.is_descendant_or_self(tag, root) && tag != root)
-        {
-            return Err(cx.err(
-                &cl.at("tag"),
-                K::InvalidValue,
-                format!("cue tags must live under `{CUE_ROOT}.` (\"{}\" does not)", c.tag),
-            ));
-        }
+        check_cue_tag(names, &cl.at("tag"), tag, &c.tag)?;
         match (c.events, instant, period > 0) {
             (CueEvents::Persistent, true, _) => {
                 return Err(cx.err(
@@ -1093,14 +1108,19 @@ fn freeze_effect(
     let custom_requirements =
         r.custom_requirements.as_deref().unwrap_or(&[]).iter().map(|f| names.func(f)).collect();
     let has_live_captures = !executes && modifiers.iter().any(|m| m.magnitude.is_live());
+    // Calculations may capture source attributes live: count them conservatively.
     let has_live_source_captures = !executes
         && modifiers.iter().any(|m| {
             matches!(
                 m.magnitude,
                 MagnitudeDef::Attribute { side: CaptureSide::Source, snapshot: false, .. }
+                    | MagnitudeDef::Custom { .. }
             )
         });
     let owned_tags = asset_tags.union(&granted_tags);
+    let keeps_spec = !instant
+        && (!executions.is_empty()
+            || modifiers.iter().any(|m| matches!(m.magnitude, MagnitudeDef::Custom { .. })));
     Ok(EffectDef {
         name: name.to_string(),
         duration,
@@ -1123,6 +1143,7 @@ fn freeze_effect(
         set_by_caller_keys: sbc,
         has_live_captures,
         has_live_source_captures,
+        keeps_spec,
         granted_abilities: ability::granted(
             names,
             &loc.at("granted_abilities"),
@@ -1219,6 +1240,20 @@ fn check_live_capture_cycles(
     Ok(())
 }
 
+/// Cue tags must live under `GameplayCue.` (F-GC-01).
+fn check_cue_tag(names: &Names<'_>, loc: &Loc, tag: TagId, name: &str) -> Result<(), ContentError> {
+    let root = names.tags.get(CUE_ROOT);
+    if root.is_some_and(|root| names.tags.is_descendant_or_self(tag, root) && tag != root) {
+        Ok(())
+    } else {
+        Err(names.cx.err(
+            loc,
+            K::InvalidValue,
+            format!("cue tags must live under `{CUE_ROOT}.` (\"{name}\" does not)"),
+        ))
+    }
+}
+
 /// The canonical rendering hashed into [`Content::hash`].
 pub(crate) fn canonical_text(c: &Content) -> String {
     #[derive(serde::Serialize)]
@@ -1235,6 +1270,7 @@ pub(crate) fn canonical_text(c: &Content) -> String {
         ability_sets: &'a [AbilitySetDef],
         timelines: &'a [TimelineDef],
         cancel_rules: &'a [CancelRuleDef],
+        cues: &'a [CueDef],
         functions: &'a [FnRef],
     }
     let canon = Canon {
@@ -1250,6 +1286,7 @@ pub(crate) fn canonical_text(c: &Content) -> String {
         ability_sets: &c.ability_sets,
         timelines: &c.timelines,
         cancel_rules: &c.cancel_rules,
+        cues: &c.cues,
         functions: &c.functions,
     };
     ron::to_string(&canon).unwrap_or_default()

@@ -58,8 +58,8 @@ use crate::id::{AbilityDefId, AttrId, AttrSetId, CurveId, EffectDefId, FnId, Tag
 use crate::tag::TagRegistry;
 use ahash::AHashMap;
 use def::{
-    AbilityDef, AbilitySetDef, AttrDef, AttrSetDef, CancelRuleDef, CurveDef, EffectDef, FnRef,
-    Settings, TimelineDef,
+    AbilityDef, AbilitySetDef, AttrDef, AttrSetDef, CancelRuleDef, CueDef, CurveDef, EffectDef,
+    FnRef, Settings, TimelineDef,
 };
 use std::path::Path;
 
@@ -77,6 +77,9 @@ pub struct Content {
     pub(crate) ability_sets: Vec<AbilitySetDef>,
     pub(crate) timelines: Vec<TimelineDef>,
     pub(crate) cancel_rules: Vec<CancelRuleDef>,
+    pub(crate) cues: Vec<CueDef>,
+    /// The policy of every tag (nearest ancestor with a cue definition; `Predicted` default).
+    pub(crate) cue_policy: Vec<raw::CuePolicy>,
     pub(crate) functions: Vec<FnRef>,
     pub(crate) attr_lookup: AHashMap<String, AttrId>,
     pub(crate) set_lookup: AHashMap<String, AttrSetId>,
@@ -315,6 +318,17 @@ impl Content {
     /// Every timeline, in name order.
     pub fn timeline_defs(&self) -> &[TimelineDef] {
         &self.timelines
+    }
+
+    /// The cue definitions, in tag order.
+    pub fn cue_defs(&self) -> &[CueDef] {
+        &self.cues
+    }
+
+    /// The presentation policy of a cue tag: its own definition's, else its nearest
+    /// ancestor's, else `Predicted`.
+    pub fn cue_policy(&self, tag: TagId) -> raw::CuePolicy {
+        self.cue_policy.get(tag.index()).copied().unwrap_or_default()
     }
 
     /// The rules cancelling abilities when a tag is added.

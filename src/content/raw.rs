@@ -127,6 +127,28 @@ pub struct RawContent {
     pub timelines: NamedMap<RawTimeline>,
     /// Rules cancelling abilities when a tag is added.
     pub cancel_on_tag_added: Vec<RawCancelRule>,
+    /// Cue definitions: presentation policy per `GameplayCue.*` tag (inherited by child tags).
+    pub cues: NamedMap<RawCueDef>,
+}
+
+/// When a presenter may show a cue (F-GC-14).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CuePolicy {
+    /// Shown as soon as it is predicted; cancelled if the prediction was wrong.
+    #[default]
+    Predicted,
+    /// Shown as soon as it is predicted and never cancelled (tiny sparks).
+    PredictedNoCancel,
+    /// Shown only once its frame is confirmed (irreversible reactions: KO, score).
+    Confirmed,
+}
+
+/// A cue definition as written.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default, rename = "cue")]
+pub struct RawCueDef {
+    /// The presentation policy.
+    pub policy: CuePolicy,
 }
 
 /// Global settings.
@@ -669,6 +691,8 @@ pub struct RawAbility {
     pub timeline: Option<String>,
     /// Ends the ability this long after activation.
     pub end_after: Option<RawFrames>,
+    /// Persistent cues shown while the ability is active.
+    pub cues: Vec<String>,
 }
 
 impl Default for RawAbility {
@@ -701,6 +725,7 @@ impl Default for RawAbility {
             commit_on_activate: true,
             timeline: None,
             end_after: None,
+            cues: Vec::new(),
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::world::cascade::Work;
 use crate::world::hooks::{BoundFn, CalcInput, Verdict};
 use crate::world::output::{Applied, ApplyError, AttrCause, EffectEvent, RemovalReason};
 use crate::world::{Game, World};
+use bytemuck::Zeroable;
 
 impl<G: Game> World<G> {
     /// Applies a spec to a target now and returns what happened.
@@ -453,24 +454,29 @@ impl<G: Game> World<G> {
             ability: spec.context.ability,
             activation_serial: spec.context.activation_serial,
             dynamic_tags: spec.dynamic_granted_tags,
+            active_since: frame,
+            spec_slot: u32::MAX,
         };
         let slot = ti as usize * l.effects + n;
         self.state.effects[slot] = ef;
         for m in 0..l.mods {
             self.state.effect_mags[slot * l.mods + m] = mags.get(m).copied().unwrap_or(Fx::ZERO);
         }
-        // Execution snapshot captures follow the modifier magnitudes.
-        let xs = self.exec_source_slot(def);
-        let first = def.modifiers.len();
-        for (m, c) in (first..l.mods).zip(xs..usize::from(spec.n_source_captures)) {
-            self.state.effect_mags[slot * l.mods + m] = spec.source_captures[c];
-        }
-        for s in 0..l.sbc {
-            self.state.effect_sbc[slot * l.sbc + s] = if s < usize::from(spec.n_set_by_caller) {
-                spec.set_by_caller[s]
-            } else {
-                super::SbcEntry::unused()
-            };
+        // Effects whose executions or calculations re-read their spec keep it.
+        if def.keeps_spec {
+            match self.state.effect_specs.iter().position(|s| s.stored == 0) {
+                Some(p) => {
+                    let mut kept = *spec;
+                    kept.stored = 1;
+                    self.state.effect_specs[p] = kept;
+                    self.state.effects[slot].spec_slot = p as u32;
+                }
+                None => {
+                    self.out.diagnostics.push(crate::world::Diagnostic::SpecPoolFull {
+                        effect: EffectHandle { target, seq },
+                    });
+                }
+            }
         }
         self.state.entities[ti as usize].n_effects += 1;
         if def.has_live_captures {
@@ -503,6 +509,7 @@ impl<G: Game> World<G> {
             self.dirty_effect_attrs(ti, def);
         }
         self.grant_from_effect(ti, &def.granted_abilities, ef.seq);
+        self.effect_cue_edges(ti, def, ef, crate::cue::CueKind::Added);
     }
 
     /// Granted tags off, modifiers unregistered, granted abilities per their removal policy.
@@ -517,6 +524,28 @@ impl<G: Game> World<G> {
             self.dirty_effect_attrs(ti, def);
         }
         self.ungrant_from_effect(ti, &def.granted_abilities, ef.seq);
+        self.effect_cue_edges(ti, def, ef, crate::cue::CueKind::Removed);
+    }
+
+    /// Persistent cue edges of an effect becoming active or inactive.
+    fn effect_cue_edges(
+        &mut self,
+        ti: u32,
+        def: &EffectDef,
+        ef: &ActiveEffect,
+        kind: crate::cue::CueKind,
+    ) {
+        let target = self.entity_of(ti);
+        for c in def.cues.iter().filter(|c| c.persistent(def.duration)) {
+            let params = self.effect_cue_params(target, ef, def, c);
+            self.emit_cue(
+                target,
+                c.tag,
+                kind,
+                crate::cue::CueOrigin::effect(ef.handle(target)),
+                params,
+            );
+        }
     }
 
     pub(crate) fn dirty_effect_attrs(&mut self, ti: u32, def: &EffectDef) {
@@ -537,6 +566,8 @@ impl<G: Game> World<G> {
             self.deactivate_parts(ti, def, &ef);
         } else {
             self.state.effects[slot].flags &= !effect_flags::INHIBITED;
+            self.state.effects[slot].active_since = self.frame();
+            let ef = self.state.effects[slot];
             self.activate_parts(ti, def, &ef);
         }
         let handle = ef.handle(self.entity_of(ti));
@@ -600,13 +631,8 @@ impl<G: Game> World<G> {
                 .iter_mut()
                 .for_each(|m| *m = Fx::ZERO);
         }
-        if l.sbc > 0 {
-            self.state
-                .effect_sbc
-                .copy_within((base + k + 1) * l.sbc..(base + n) * l.sbc, (base + k) * l.sbc);
-            self.state.effect_sbc[(base + n - 1) * l.sbc..(base + n) * l.sbc]
-                .iter_mut()
-                .for_each(|m| *m = Default::default());
+        if let Some(kept) = self.state.effect_specs.get_mut(ef.spec_slot as usize) {
+            *kept = EffectSpec::zeroed();
         }
         let rec = &mut self.state.entities[ti as usize];
         rec.n_effects -= 1;
@@ -715,12 +741,20 @@ impl<G: Game> World<G> {
         self.update_wake(handle.target.index);
     }
 
-    /// Rebuilds a spec from an active effect (for periodic executions and recalculation): the
-    /// stored context, level, SetByCaller values and snapshot captures; source tags are the
-    /// instigator's current tags.
+    /// The spec of an active effect (for periodic executions and recalculation): the spec it
+    /// was applied with when its definition keeps specs (context, SetByCaller values, source
+    /// tags captured at creation, snapshot captures), else one rebuilt from the active effect
+    /// (its stored context, level, and the instigator's current tags).
     pub(crate) fn spec_of_active(&self, slot: usize) -> EffectSpec {
-        let l = self.state.layout;
         let ef = self.state.effects[slot];
+        if let Some(kept) =
+            self.state.effect_specs.get(ef.spec_slot as usize).filter(|s| s.stored != 0)
+        {
+            let mut spec = *kept;
+            spec.level = ef.level;
+            spec.stored = 0;
+            return spec;
+        }
         let mut spec = EffectSpec::new(ef.def, ef.level);
         spec.context.instigator = ef.instigator;
         spec.context.causer = ef.causer;
@@ -729,25 +763,6 @@ impl<G: Game> World<G> {
         spec.context.activation_serial = ef.activation_serial;
         spec.created = ef.start;
         spec.source_tags = self.tags(ef.instigator);
-        for s in 0..l.sbc.min(spec.set_by_caller.len()) {
-            let e = self.state.effect_sbc[slot * l.sbc + s];
-            if e.tag != super::SbcEntry::UNUSED {
-                spec.set_by_caller[usize::from(spec.n_set_by_caller)] = e;
-                spec.n_set_by_caller += 1;
-            }
-        }
-        if let Some(def) = self.content.effect_defs().get(ef.def.index()) {
-            // Modifier snapshot captures are folded into magnitudes; restore execution ones.
-            let xs = self.exec_source_slot(def);
-            let mut m = def.modifiers.len();
-            let mut c = xs;
-            while m < l.mods && c < spec.source_captures.len() {
-                spec.source_captures[c] = self.state.effect_mags[slot * l.mods + m];
-                m += 1;
-                c += 1;
-            }
-            spec.n_source_captures = c as u8;
-        }
         spec
     }
 }

@@ -45,15 +45,6 @@ pub struct SbcEntry {
     _pad: [u8; 6],
 }
 
-impl SbcEntry {
-    /// The key marking an unused stored entry.
-    pub(crate) const UNUSED: u16 = u16::MAX;
-
-    pub(crate) fn unused() -> SbcEntry {
-        SbcEntry { value: Fx::ZERO, tag: Self::UNUSED, _pad: [0; 6] }
-    }
-}
-
 /// A modifier carried by an inline instant spec.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
@@ -145,7 +136,8 @@ pub struct EffectSpec {
     pub n_inline: u8,
     /// How many source captures are used.
     pub n_source_captures: u8,
-    _pad: u8,
+    /// Internal: 1 while the spec occupies a stored-spec slot of the world.
+    pub(crate) stored: u8,
     /// A duration override in frames (0: use the definition's).
     pub duration_override: u32,
     /// Extra tags the effect grants (dynamic granted tags, `u16::MAX`: unused), for example an
@@ -283,6 +275,10 @@ pub struct ActiveEffect {
     pub activation_serial: u32,
     /// Dynamic granted tags from the spec (`u16::MAX`: unused).
     pub dynamic_tags: [u16; 2],
+    /// The frame it last became active (applied, or switched back on after inhibition).
+    pub active_since: Frame,
+    /// The stored-spec slot keeping its full spec (`u32::MAX`: none kept).
+    pub spec_slot: u32,
 }
 
 impl ActiveEffect {

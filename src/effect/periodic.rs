@@ -196,8 +196,39 @@ impl<G: Game> World<G> {
                 let mag = stacked(m.op, mags.get(i).copied().unwrap_or(Fx::ZERO), stacks);
                 self.execute_mod(ti, m.attr, m.op, mag, spec, def_id, handle);
             }
+            let mut manual = false;
             for x in &def.executions {
-                self.run_execution(ti, def, *x, spec, stacks, handle);
+                manual |= self.run_execution(ti, def, *x, spec, stacks, handle);
+            }
+            if !manual && self.is_alive(target) {
+                // Executed cues of the definition (F-GC-03), unless an execution handled them
+                // itself (F-GE-15).
+                let origin = match handle {
+                    Some(h) => crate::cue::CueOrigin::effect(h),
+                    None => crate::cue::CueOrigin::NONE,
+                };
+                for c in def.cues.iter().filter(|c| c.executed()) {
+                    let mi = match c.magnitude_attribute {
+                        Some(a) => def.modifiers.iter().position(|m| m.attr == a),
+                        None => (!def.modifiers.is_empty()).then_some(0),
+                    };
+                    let params = crate::cue::CueParams {
+                        magnitude: mi
+                            .and_then(|i| mags.get(i).copied())
+                            .map(|m| stacked(def.modifiers[mi.unwrap_or(0)].op, m, stacks))
+                            .unwrap_or(Fx::ZERO),
+                        instigator: spec.context.instigator,
+                        causer: spec.context.causer,
+                        source_object: spec.context.source_object,
+                        effect: handle.unwrap_or(EffectHandle::NONE),
+                        location: spec.context.hit_point,
+                        normal: spec.context.hit_normal,
+                        level: spec.level,
+                        count: 1,
+                        ..crate::cue::CueParams::default()
+                    };
+                    self.emit_cue(target, c.tag, crate::cue::CueKind::Executed, origin, params);
+                }
             }
         }
         self.out.effect_events.push(EffectEvent::Executed { target, def: def_id, handle });
@@ -281,9 +312,9 @@ impl<G: Game> World<G> {
         spec: &EffectSpec,
         stacks: u16,
         handle: Option<EffectHandle>,
-    ) {
+    ) -> bool {
         let bound = self.bound.clone();
-        let Some(BoundFn::Exec { f, prepare, captures }) = bound.get(fid) else { return };
+        let Some(BoundFn::Exec { f, prepare, captures }) = bound.get(fid) else { return false };
         let mut spec2 = *spec;
         if let Some(p) = prepare {
             p(&mut spec2);
@@ -313,14 +344,19 @@ impl<G: Game> World<G> {
         }
         let mut outputs = core::mem::take(&mut self.scratch.exec_outputs);
         let mut extra = core::mem::take(&mut self.scratch.exec_extra);
+        let mut cues = core::mem::take(&mut self.scratch.exec_cues);
+        cues.clear();
         outputs.clear();
         extra.clear();
         let target_tags = self.tags(target);
+        // Every execution draws from its own stream, keyed by a counter in the snapshot.
+        let serial = self.state.header.exec_serial;
+        self.state.header.exec_serial = serial.wrapping_add(1);
         let rng = self.random_for(&[
+            0xE7EC_0000,
             u64::from(self.frame()),
             u64::from(ti),
-            u64::from(handle.map(|h| h.seq).unwrap_or(0)),
-            u64::from(self.scratch.processed),
+            u64::from(serial),
             u64::from(fid.0),
         ]);
         let content = self.content.clone();
@@ -337,8 +373,10 @@ impl<G: Game> World<G> {
             extra: &mut extra,
             rng,
             cues_handled_manually: false,
+            cues: &mut cues,
         };
         f(&mut ctx);
+        let manual = ctx.cues_handled_manually;
         for o in outputs.iter() {
             if o.attr.index() < self.state.layout.attrs {
                 self.execute_mod(
@@ -355,8 +393,17 @@ impl<G: Game> World<G> {
         for (s, t) in extra.drain(..) {
             self.scratch.work.push_back(Work::Apply { spec: s, target: t });
         }
+        let origin = match handle {
+            Some(h) => crate::cue::CueOrigin::effect(h),
+            None => crate::cue::CueOrigin::NONE,
+        };
+        for (on, tag, params) in cues.drain(..) {
+            self.emit_cue(on, tag, crate::cue::CueKind::Executed, origin, params);
+        }
         outputs.clear();
         self.scratch.exec_outputs = outputs;
         self.scratch.exec_extra = extra;
+        self.scratch.exec_cues = cues;
+        manual
     }
 }

@@ -28,6 +28,8 @@ pub struct EffectQuery {
     pub instigator: Option<Entity>,
     /// The effect has a modifier on this attribute.
     pub modifies: Option<AttrId>,
+    /// The effect was applied by this ability (any activation).
+    pub ability: Option<crate::id::AbilityHandle>,
     /// Whether inhibited effects match (default true).
     pub include_inhibited: bool,
 }
@@ -41,6 +43,7 @@ impl Default for EffectQuery {
             def: None,
             instigator: None,
             modifies: None,
+            ability: None,
             include_inhibited: true,
         }
     }
@@ -94,6 +97,13 @@ impl EffectQuery {
         self
     }
 
+    /// Effects applied by an ability.
+    #[must_use]
+    pub fn with_ability(mut self, h: crate::id::AbilityHandle) -> Self {
+        self.ability = Some(h);
+        self
+    }
+
     /// Whether inhibited effects match.
     #[must_use]
     pub fn including_inhibited(mut self, yes: bool) -> Self {
@@ -108,6 +118,7 @@ impl EffectQuery {
         }
         if self.def.is_some_and(|d| d != e.def)
             || self.instigator.is_some_and(|i| i != e.instigator)
+            || self.ability.is_some_and(|a| a != e.ability)
         {
             return false;
         }

@@ -42,6 +42,29 @@ impl fmt::Display for Divergence {
 
 impl std::error::Error for Divergence {}
 
+/// Sees a driver's batch: loads, advances and the end of each batch (to drive a
+/// [`CueDirector`](crate::cue::CueDirector) exactly as a GGRS session would).
+pub trait BatchObserver<G: Game> {
+    /// The state saved for `frame` was loaded.
+    fn loaded(&mut self, frame: Frame) {
+        let _ = frame;
+    }
+    /// A frame was advanced; its output is `world.output()`.
+    fn advanced(&mut self, world: &World<G>) {
+        let _ = world;
+    }
+    /// The batch is over; frames at or before `confirmed` will not be rolled back again.
+    fn batch_end(&mut self, world: &World<G>, confirmed: Option<Frame>) {
+        let _ = (world, confirmed);
+    }
+}
+
+/// An observer that does nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoObserver;
+
+impl<G: Game> BatchObserver<G> for NoObserver {}
+
 /// Counters of a driver run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RollbackStats {
@@ -121,25 +144,43 @@ impl<G: Game> RollbackDriver<G> {
     pub fn advance(
         &mut self,
         world: &mut World<G>,
+        inputs: impl FnMut(Frame, &mut Vec<G::Input>),
+        script: impl FnMut(&mut World<G>),
+    ) -> Result<(), Divergence> {
+        self.advance_observed(world, inputs, script, &mut NoObserver)
+    }
+
+    /// [`RollbackDriver::advance`], reporting loads, advances and the batch end to an
+    /// observer. Frames older than `max_depth` are reported as confirmed.
+    pub fn advance_observed(
+        &mut self,
+        world: &mut World<G>,
         mut inputs: impl FnMut(Frame, &mut Vec<G::Input>),
         mut script: impl FnMut(&mut World<G>),
+        observer: &mut impl BatchObserver<G>,
     ) -> Result<(), Divergence> {
         let frame = world.next_frame();
         self.step_once(world, frame, &mut inputs, &mut script, None)?;
+        observer.advanced(world);
         self.stats.frames += 1;
         // Roll back 1..=max_depth frames (no further than frame 0 of this driver's history).
         let available = self.history.iter().flatten().filter(|(f, _)| *f <= frame).count() as u32;
         let depth = 1 + self.rng.below(self.max_depth.min(available).max(1));
         let from = frame + 1 - depth;
+        let confirmed = frame.checked_sub(self.max_depth);
         if !self.ring.load(world, from) {
+            observer.batch_end(world, confirmed);
             return Ok(());
         }
+        observer.loaded(from);
         self.stats.rollbacks += 1;
         self.stats.max_depth = self.stats.max_depth.max(depth);
         for f in from..=frame {
             self.step_once(world, f, &mut inputs, &mut script, Some(depth))?;
+            observer.advanced(world);
             self.stats.resimulated += 1;
         }
+        observer.batch_end(world, confirmed);
         Ok(())
     }
 

@@ -3,7 +3,11 @@
 //! - [`RollbackDriver`]: an in-crate driver that, every frame, rolls back a seeded random depth
 //!   and re-simulates, comparing checksums with the straight run: the determinism fuzzing
 //!   workhorse (no GGRS needed).
+//! - [`PredictionDriver`]: one peer of a P2P match without a network: remote inputs arrive
+//!   late, are predicted, and mispredictions roll back exactly as a GGRS session would.
 
 mod driver;
+mod prediction;
 
-pub use driver::{Divergence, RollbackDriver, RollbackStats};
+pub use driver::{BatchObserver, Divergence, NoObserver, RollbackDriver, RollbackStats};
+pub use prediction::{PredictionDriver, PredictionStats};

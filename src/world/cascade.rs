@@ -90,6 +90,7 @@ pub(crate) struct Scratch {
     pub due: Vec<(u32, u32)>,
     pub exec_outputs: Vec<ExecOutput>,
     pub exec_extra: Vec<(EffectSpec, Entity)>,
+    pub exec_cues: Vec<(Entity, TagId, crate::cue::CueParams)>,
     /// Effects queued for P7.
     pub queued: Vec<(EffectSpec, Entity)>,
     /// Listener read positions in the frame output.
@@ -115,6 +116,7 @@ impl Scratch {
             due: Vec::with_capacity(64),
             exec_outputs: Vec::with_capacity(8),
             exec_extra: Vec::with_capacity(4),
+            exec_cues: Vec::with_capacity(4),
             queued: Vec::with_capacity(16),
             cursors: Cursors::default(),
         }
@@ -284,6 +286,7 @@ impl<G: Game> World<G> {
                 *p = Entity::NONE;
             }
         }
+        self.remove_all_standalone_cues(e);
         // Remove effects (events), newest first so no shifting happens.
         while self.state.entities[i as usize].n_effects > 0 {
             let n = self.state.entities[i as usize].n_effects as usize;
@@ -614,36 +617,52 @@ impl<G: Game> World<G> {
                 continue;
             }
             for (mi, m) in d.modifiers.iter().enumerate() {
-                if let MagnitudeDef::Attribute {
-                    attr,
-                    side,
-                    which,
-                    coef,
-                    pre,
-                    post,
-                    snapshot: false,
-                } = m.magnitude
-                {
-                    if !select(&ef, side, attr) {
-                        continue;
-                    }
-                    let who = if side == crate::content::raw::CaptureSide::Source {
-                        ef.instigator
-                    } else {
-                        target
-                    };
-                    if !self.is_alive(who) {
-                        // A despawned source freezes its last value.
-                        continue;
-                    }
-                    let v = self.read_capture(who, attr, which);
-                    let mag = num::add(num::mul(coef, num::add(v, pre)), post);
-                    let ms = (start + k) * l.mods + mi;
-                    if self.state.effect_mags[ms] != mag {
-                        self.state.effect_mags[ms] = mag;
-                        if !ef.is_inhibited() && self.entity_has_set_attr(ei, m.attr) {
-                            self.mark_attr_dirty(ei, m.attr, AttrCause::Modifiers);
+                let mag = match m.magnitude {
+                    MagnitudeDef::Attribute {
+                        attr,
+                        side,
+                        which,
+                        coef,
+                        pre,
+                        post,
+                        snapshot: false,
+                    } => {
+                        if !select(&ef, side, attr) {
+                            continue;
                         }
+                        let who = if side == crate::content::raw::CaptureSide::Source {
+                            ef.instigator
+                        } else {
+                            target
+                        };
+                        if !self.is_alive(who) {
+                            // A despawned source freezes its last value.
+                            continue;
+                        }
+                        let v = self.read_capture(who, attr, which);
+                        num::add(num::mul(coef, num::add(v, pre)), post)
+                    }
+                    MagnitudeDef::Custom { calc, .. } => {
+                        // A calculation is re-run when an attribute it captures live changes.
+                        let reads = match self.bound.get(calc) {
+                            Some(BoundFn::Calc { captures, .. }) => {
+                                captures.iter().any(|c| !c.snapshot && select(&ef, c.side, c.attr))
+                            }
+                            _ => false,
+                        };
+                        if !reads {
+                            continue;
+                        }
+                        let spec = self.spec_of_active(start + k);
+                        self.modifier_magnitude(d, mi, &spec, target, ef.stacks)
+                    }
+                    _ => continue,
+                };
+                let ms = (start + k) * l.mods + mi;
+                if self.state.effect_mags[ms] != mag {
+                    self.state.effect_mags[ms] = mag;
+                    if !ef.is_inhibited() && self.entity_has_set_attr(ei, m.attr) {
+                        self.mark_attr_dirty(ei, m.attr, AttrCause::Modifiers);
                     }
                 }
             }

@@ -141,6 +141,7 @@ pub struct ExecCtx<'a> {
     pub(crate) extra: &'a mut Vec<(EffectSpec, Entity)>,
     pub(crate) rng: Stream,
     pub(crate) cues_handled_manually: bool,
+    pub(crate) cues: &'a mut Vec<(Entity, TagId, crate::cue::CueParams)>,
 }
 
 impl core::fmt::Debug for ExecCtx<'_> {
@@ -166,6 +167,15 @@ impl ExecCtx<'_> {
     /// The spec (read-only).
     pub fn spec(&self) -> &EffectSpec {
         self.spec
+    }
+
+    /// The executing effect's definition (`None` for inline specs).
+    pub fn def(&self) -> Option<&crate::content::def::EffectDef> {
+        if self.spec.is_inline() {
+            None
+        } else {
+            self.content.effect_defs().get(self.spec.def.index())
+        }
     }
 
     /// A SetByCaller value, or `default`.
@@ -219,6 +229,17 @@ impl ExecCtx<'_> {
     /// `Executed` cues are not emitted for this execution.
     pub fn handle_cues_manually(&mut self) {
         self.cues_handled_manually = true;
+    }
+
+    /// Emits a burst cue on the target (for example a blocked-hit impact instead of the
+    /// effect's own cue).
+    pub fn cue(&mut self, tag: TagId, params: crate::cue::CueParams) {
+        self.cues.push((self.target, tag, params));
+    }
+
+    /// Emits a burst cue on another entity.
+    pub fn cue_on(&mut self, on: Entity, tag: TagId, params: crate::cue::CueParams) {
+        self.cues.push((on, tag, params));
     }
 }
 
@@ -336,6 +357,7 @@ pub struct Hooks<G: Game> {
     filters: Vec<(String, ModFilterFn)>,
     behaviours: Vec<(String, Behaviour<G>)>,
     checks: Vec<(String, CanActivateFn<G>)>,
+    state_sizes: Vec<(String, usize)>,
 }
 
 impl<G: Game> Clone for Hooks<G> {
@@ -349,6 +371,7 @@ impl<G: Game> Clone for Hooks<G> {
             filters: self.filters.clone(),
             behaviours: self.behaviours.clone(),
             checks: self.checks.clone(),
+            state_sizes: self.state_sizes.clone(),
         }
     }
 }
@@ -364,6 +387,7 @@ impl<G: Game> Default for Hooks<G> {
             filters: Vec::new(),
             behaviours: Vec::new(),
             checks: Vec::new(),
+            state_sizes: Vec::new(),
         }
     }
 }
@@ -450,6 +474,16 @@ impl<G: Game> Hooks<G> {
     /// Registers an ability behaviour.
     #[must_use]
     pub fn behaviour(mut self, name: &str, b: Behaviour<G>) -> Self {
+        self.behaviours.push((name.into(), b));
+        self
+    }
+
+    /// Registers an ability behaviour whose state blob holds a `T`: building a world fails
+    /// with [`WorldError::StateTooSmall`] if an ability using it declares a smaller
+    /// `state_size`.
+    #[must_use]
+    pub fn behaviour_with_state<T: bytemuck::Pod>(mut self, name: &str, b: Behaviour<G>) -> Self {
+        self.state_sizes.push((name.into(), core::mem::size_of::<T>()));
         self.behaviours.push((name.into(), b));
         self
     }
@@ -586,6 +620,19 @@ impl<G: Game> Hooks<G> {
                 ),
             };
             fns.push(b);
+        }
+        // Behaviours registered with a state type need that much state.
+        for a in content.ability_defs() {
+            let Some(b) = a.behaviour.and_then(|f| content.function(f)) else { continue };
+            if let Some((_, need)) = self.state_sizes.iter().find(|(n, _)| *n == b.name) {
+                if usize::from(a.state_size) < *need {
+                    return Err(WorldError::StateTooSmall {
+                        ability: a.name.clone(),
+                        declared: a.state_size,
+                        needed: *need,
+                    });
+                }
+            }
         }
         // Source snapshot captures per effect (modifiers, their calculations, then executions)
         // must fit in a spec.

@@ -176,6 +176,12 @@ pub struct WorldConfig {
     /// The capacity of the ability-task pool (spawning beyond it fails with
     /// `ActivationFailure::TaskCapacity`).
     pub max_tasks: u32,
+    /// The most standalone persistent cues alive at once.
+    pub max_standalone_cues: u16,
+    /// The most full specs kept for active effects whose executions or calculations re-read
+    /// them (only used when content has such effects; beyond it, the effect applies without
+    /// its spec and a [`Diagnostic::SpecPoolFull`] is reported).
+    pub max_stored_specs: u32,
 }
 
 impl Default for WorldConfig {
@@ -187,6 +193,8 @@ impl Default for WorldConfig {
             seed: 0,
             abilities_per_entity: 8,
             max_tasks: 256,
+            max_standalone_cues: 32,
+            max_stored_specs: 128,
         }
     }
 }
@@ -220,6 +228,15 @@ pub enum WorldError {
     },
     /// A capacity is zero or too large.
     InvalidConfig(String),
+    /// An ability's `state_size` is smaller than its behaviour's state type.
+    StateTooSmall {
+        /// The ability.
+        ability: String,
+        /// Its `state_size`.
+        declared: u16,
+        /// The size of the behaviour's state type.
+        needed: usize,
+    },
 }
 
 impl fmt::Display for WorldError {
@@ -245,6 +262,10 @@ impl fmt::Display for WorldError {
                 crate::effect::MAX_SOURCE_CAPTURES
             ),
             WorldError::InvalidConfig(s) => write!(f, "invalid world configuration: {s}"),
+            WorldError::StateTooSmall { ability, declared, needed } => write!(
+                f,
+                "ability \"{ability}\" declares state_size {declared} but its behaviour's state type needs {needed} bytes"
+            ),
         }
     }
 }
@@ -359,40 +380,28 @@ impl<G: Game> World<G> {
             .effect_defs()
             .iter()
             .filter(|d| !d.is_instant())
-            .map(|d| {
-                let exec_snap: usize = d
-                    .executions
-                    .iter()
-                    .filter_map(|x| match bound.get(*x) {
-                        Some(hooks::BoundFn::Exec { captures, .. }) => {
-                            Some(captures.iter().filter(|c| c.snapshot).count())
-                        }
-                        _ => None,
-                    })
-                    .sum();
-                d.modifiers.len() + exec_snap
-            })
+            .map(|d| d.modifiers.len())
             .max()
             .unwrap_or(0);
-        let sbc =
-            if content.effect_defs().iter().any(|d| !d.is_instant() && !d.executions.is_empty()) {
-                crate::content::def::MAX_SET_BY_CALLER
-            } else {
-                0
-            };
+        let stored_specs = if content.effect_defs().iter().any(|d| d.keeps_spec) {
+            config.max_stored_specs as usize
+        } else {
+            0
+        };
         let max_state =
             content.ability_defs().iter().map(|a| usize::from(a.state_size)).max().unwrap_or(0);
         let layout = Layout {
             abilities: usize::from(config.abilities_per_entity),
             state_words: max_state.div_ceil(8),
             tasks: config.max_tasks as usize,
+            cues: usize::from(config.max_standalone_cues),
             entities: config.max_entities as usize,
             attrs: content.num_attrs(),
             tags: content.tags().len(),
             tag_words: content.tags().words(),
             effects: usize::from(config.effects_per_entity),
             mods,
-            sbc,
+            stored_specs,
             players: usize::from(config.players),
         };
         let cap = content.settings().max_cascade_steps;

@@ -275,6 +275,12 @@ pub enum Diagnostic {
     },
     /// The entity capacity is exhausted; a spawn was refused.
     EntityCapacity,
+    /// The stored-spec pool is full: an effect was applied without keeping its full spec (its
+    /// periodic executions and calculations see a spec rebuilt from the active effect).
+    SpecPoolFull {
+        /// The effect.
+        effect: EffectHandle,
+    },
     /// A registered function referenced a capture or value it did not declare.
     UndeclaredCapture {
         /// The attribute.
@@ -301,6 +307,8 @@ pub struct FrameOutput {
     pub gameplay_events: Vec<crate::ability::GameplayEvent>,
     /// Every change of a base value by an execution (damage numbers, hit reactions).
     pub executions: Vec<ExecutedMod>,
+    /// Cue records in emission order.
+    pub cues: Vec<crate::cue::CueRecord>,
 }
 
 impl FrameOutput {
@@ -313,5 +321,6 @@ impl FrameOutput {
         self.ability_events.clear();
         self.gameplay_events.clear();
         self.executions.clear();
+        self.cues.clear();
     }
 }

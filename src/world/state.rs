@@ -8,8 +8,9 @@
 use super::Game;
 use crate::ability::AbilitySpec;
 use crate::ability::task::TaskRec;
+use crate::cue::StandaloneCue;
 use crate::effect::ActiveEffect;
-use crate::effect::SbcEntry;
+use crate::effect::EffectSpec;
 use crate::id::Entity;
 use crate::num::{Frame, Fx};
 use bytemuck::{Pod, Zeroable};
@@ -41,7 +42,8 @@ pub(crate) struct Header {
     pub task_high_water: u32,
     /// Live tasks.
     pub tasks_live: u32,
-    _pad: u32,
+    /// Executions so far (keys every execution's random stream).
+    pub exec_serial: u32,
 }
 
 /// Flags of an entity slot.
@@ -96,11 +98,12 @@ pub(crate) struct Layout {
     pub tag_words: usize,
     pub effects: usize,
     pub mods: usize,
-    pub sbc: usize,
+    pub stored_specs: usize,
     pub players: usize,
     pub abilities: usize,
     pub state_words: usize,
     pub tasks: usize,
+    pub cues: usize,
 }
 
 /// The parts of the snapshot with their own sub-checksum, in checksum order.
@@ -122,17 +125,20 @@ pub enum Subsystem {
     Abilities,
     /// Ability tasks.
     Tasks,
+    /// Standalone persistent cues.
+    Cues,
 }
 
 impl Subsystem {
     /// Every subsystem in checksum order.
-    pub const ALL: [Subsystem; 8] = [
+    pub const ALL: [Subsystem; 9] = [
         Subsystem::Entities,
         Subsystem::Tags,
         Subsystem::Attributes,
         Subsystem::Effects,
         Subsystem::Abilities,
         Subsystem::Tasks,
+        Subsystem::Cues,
         Subsystem::Game,
         Subsystem::Inputs,
     ];
@@ -148,6 +154,7 @@ impl Subsystem {
             Subsystem::Inputs => "inputs",
             Subsystem::Abilities => "abilities",
             Subsystem::Tasks => "tasks",
+            Subsystem::Cues => "cues",
         }
     }
 }
@@ -160,7 +167,7 @@ pub struct Checksums {
     /// xxh3-64 over the little-endian bytes of the sub-checksums in [`Subsystem::ALL`] order.
     pub total: u64,
     /// The sub-checksums, in [`Subsystem::ALL`] order.
-    pub parts: [u64; 8],
+    pub parts: [u64; 9],
 }
 
 impl Checksums {
@@ -191,7 +198,8 @@ pub(crate) struct State<G: Game> {
     pub tag_bits: Vec<u64>,
     pub effects: Vec<ActiveEffect>,
     pub effect_mags: Vec<Fx>,
-    pub effect_sbc: Vec<SbcEntry>,
+    /// Specs kept for active effects that re-evaluate them (executions, calculations).
+    pub effect_specs: Vec<EffectSpec>,
     pub components: Vec<G::Component>,
     pub global: Vec<G::Global>,
     pub inputs: Vec<G::Input>,
@@ -201,6 +209,7 @@ pub(crate) struct State<G: Game> {
     pub ability_state: Vec<u64>,
     pub tasks: Vec<TaskRec>,
     pub player_owner: Vec<Entity>,
+    pub standalone_cues: Vec<StandaloneCue>,
 }
 
 impl<G: Game> Clone for State<G> {
@@ -214,7 +223,7 @@ impl<G: Game> Clone for State<G> {
             tag_bits: self.tag_bits.clone(),
             effects: self.effects.clone(),
             effect_mags: self.effect_mags.clone(),
-            effect_sbc: self.effect_sbc.clone(),
+            effect_specs: self.effect_specs.clone(),
             components: self.components.clone(),
             global: self.global.clone(),
             inputs: self.inputs.clone(),
@@ -224,6 +233,7 @@ impl<G: Game> Clone for State<G> {
             ability_state: self.ability_state.clone(),
             tasks: self.tasks.clone(),
             player_owner: self.player_owner.clone(),
+            standalone_cues: self.standalone_cues.clone(),
         }
     }
 }
@@ -243,7 +253,7 @@ impl<G: Game> State<G> {
             task_free_head: u32::MAX,
             task_high_water: 0,
             tasks_live: 0,
-            _pad: 0,
+            exec_serial: 0,
         };
         State {
             layout,
@@ -254,7 +264,7 @@ impl<G: Game> State<G> {
             tag_bits: vec![0; n * layout.tag_words],
             effects: vec![ActiveEffect::default(); n * layout.effects],
             effect_mags: vec![Fx::ZERO; n * layout.effects * layout.mods],
-            effect_sbc: vec![SbcEntry::default(); n * layout.effects * layout.sbc],
+            effect_specs: vec![EffectSpec::zeroed(); layout.stored_specs],
             components: vec![G::Component::default(); n],
             global: vec![G::Global::default(); 1],
             inputs: vec![G::Input::default(); layout.players],
@@ -264,6 +274,7 @@ impl<G: Game> State<G> {
             ability_state: vec![0; n * layout.abilities * layout.state_words],
             tasks: vec![TaskRec::default(); layout.tasks],
             player_owner: vec![Entity::NONE; layout.players],
+            standalone_cues: vec![StandaloneCue::default(); layout.cues],
         }
     }
 
@@ -281,7 +292,7 @@ impl<G: Game> State<G> {
         self.tag_bits.copy_from_slice(&o.tag_bits);
         self.effects.copy_from_slice(&o.effects);
         self.effect_mags.copy_from_slice(&o.effect_mags);
-        self.effect_sbc.copy_from_slice(&o.effect_sbc);
+        self.effect_specs.copy_from_slice(&o.effect_specs);
         self.components.copy_from_slice(&o.components);
         self.global.copy_from_slice(&o.global);
         self.inputs.copy_from_slice(&o.inputs);
@@ -291,6 +302,7 @@ impl<G: Game> State<G> {
         self.ability_state.copy_from_slice(&o.ability_state);
         self.tasks.copy_from_slice(&o.tasks);
         self.player_owner.copy_from_slice(&o.player_owner);
+        self.standalone_cues.copy_from_slice(&o.standalone_cues);
     }
 
     /// Calls `f` for every column in checksum order, with its subsystem and bytes.
@@ -303,11 +315,12 @@ impl<G: Game> State<G> {
         f(Subsystem::Attributes, "attributes", cast_slice(&self.attrs));
         f(Subsystem::Effects, "effects", cast_slice(&self.effects));
         f(Subsystem::Effects, "effect_magnitudes", cast_slice(&self.effect_mags));
-        f(Subsystem::Effects, "effect_set_by_caller", cast_slice(&self.effect_sbc));
+        f(Subsystem::Effects, "effect_specs", cast_slice(&self.effect_specs));
         f(Subsystem::Abilities, "ability_specs", cast_slice(&self.specs));
         f(Subsystem::Abilities, "ability_state", cast_slice(&self.ability_state));
         f(Subsystem::Abilities, "player_owner", cast_slice(&self.player_owner));
         f(Subsystem::Tasks, "tasks", cast_slice(&self.tasks));
+        f(Subsystem::Cues, "standalone_cues", cast_slice(&self.standalone_cues));
         f(Subsystem::Game, "components", cast_slice(&self.components));
         f(Subsystem::Game, "global", cast_slice(&self.global));
         f(Subsystem::Inputs, "inputs", cast_slice(&self.inputs));
@@ -324,7 +337,7 @@ impl<G: Game> State<G> {
 
     /// xxh3-64 per subsystem over its columns' bytes in order, then over the sub-checksums.
     pub fn checksums(&self) -> Checksums {
-        let mut parts = [0u64; 8];
+        let mut parts = [0u64; 9];
         let mut cur: Option<(Subsystem, Xxh3)> = None;
         let mut finish = |cur: &mut Option<(Subsystem, Xxh3)>| {
             if let Some((s, h)) = cur.take() {
@@ -342,7 +355,7 @@ impl<G: Game> State<G> {
             }
         });
         finish(&mut cur);
-        let mut all = [0u8; 64];
+        let mut all = [0u8; 72];
         for (i, p) in parts.iter().enumerate() {
             all[i * 8..i * 8 + 8].copy_from_slice(&p.to_le_bytes());
         }

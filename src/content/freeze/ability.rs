@@ -279,6 +279,13 @@ pub(super) fn freeze(
             Some(f) => Some(frames(names, &loc.at("end_after"), f)?),
             None => None,
         };
+        let mut cues = Vec::with_capacity(a.cues.len());
+        for (i, c) in a.cues.iter().enumerate() {
+            let cl = loc.at("cues").at(i);
+            let tag = names.tag(&cl, c)?;
+            super::check_cue_tag(names, &cl, tag, c)?;
+            cues.push(tag);
+        }
         if a.passive && (end_after.is_some() || timeline.is_some()) {
             return Err(cx.err(loc, K::InvalidCombination, "a passive ability never ends on its own; remove `end_after`/`timeline` or `passive`"));
         }
@@ -318,6 +325,7 @@ pub(super) fn freeze(
             commit_on_activate: a.commit_on_activate,
             timeline,
             end_after,
+            cues,
         });
     }
 

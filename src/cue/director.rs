@@ -1,0 +1,618 @@
+//! The exactly-once cue director (F-GC-05, algorithm of GAS_SPEC §9.1).
+
+use super::{ActiveCue, CueKey, CueKind, CueOrigin, CueParams, CueRecord};
+use crate::content::raw::CuePolicy;
+use crate::id::{Entity, TagId};
+use crate::num::Frame;
+use crate::world::{FrameOutput, Game, World};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Why a persistent cue's presentation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum RemoveReason {
+    /// It ended in the simulation (the effect expired or was removed, the ability ended).
+    Ended,
+    /// It never existed in the corrected timeline (a rollback removed it).
+    Mispredicted,
+    /// Presentation stopped showing it (culling).
+    Culled,
+    /// The presenter was reset (session change).
+    Unloaded,
+}
+
+/// A cue handed to a [`Presenter`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Cue {
+    /// Its identity (persistent instances: frame = the frame they became active, kind
+    /// `Added`).
+    pub key: CueKey,
+    /// Its parameters.
+    pub params: CueParams,
+    /// Its policy.
+    pub policy: CuePolicy,
+    /// Whether its frame was still unconfirmed when it was shown.
+    pub predicted: bool,
+}
+
+/// What the game implements to present cues. Every method has an empty default.
+///
+/// The [`CueDirector`] guarantees: `play` at most once per burst key; `cancel` only for a key
+/// that was played and that the corrected timeline no longer contains; `on_active` at most
+/// once per persistent instance and only when it started recently; `while_active` once when
+/// the presenter starts showing an instance; `removed` once for every instance shown; and
+/// `confirmed` once for every cue whose frame became confirmed while it was shown.
+pub trait Presenter {
+    /// A burst (`Executed`) starts.
+    fn play(&mut self, cue: &Cue) {
+        let _ = cue;
+    }
+    /// A burst that was played is not in the corrected timeline (fade it out).
+    fn cancel(&mut self, cue: &Cue) {
+        let _ = cue;
+    }
+    /// A persistent instance became active (an edge in this timeline).
+    fn on_active(&mut self, cue: &Cue) {
+        let _ = cue;
+    }
+    /// The presenter starts showing an active persistent instance.
+    fn while_active(&mut self, cue: &Cue) {
+        let _ = cue;
+    }
+    /// A shown persistent instance is no longer shown.
+    fn removed(&mut self, cue: &Cue, reason: RemoveReason) {
+        let _ = (cue, reason);
+    }
+    /// The cue's frame is confirmed: it can no longer be cancelled.
+    fn confirmed(&mut self, cue: &Cue) {
+        let _ = cue;
+    }
+    /// A played burst was found again a few frames away (fuzzy re-timing): the same cue moved
+    /// in time instead of being cancelled and replayed.
+    fn retimed(&mut self, from: &Cue, to: &Cue) {
+        let _ = (from, to);
+    }
+}
+
+/// Counters of what the director did (F-GC-16).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CueCounters {
+    /// Bursts played.
+    pub played: u64,
+    /// Re-emitted bursts recognised as already played.
+    pub deduplicated: u64,
+    /// Played bursts cancelled.
+    pub cancelled: u64,
+    /// Cues confirmed.
+    pub confirmed: u64,
+    /// Bursts moved in time.
+    pub retimed: u64,
+    /// Persistent `on_active` calls.
+    pub on_active: u64,
+    /// Persistent `while_active` calls.
+    pub while_active: u64,
+    /// Persistent `removed` calls.
+    pub removed: u64,
+    /// `removed` calls with [`RemoveReason::Mispredicted`].
+    pub mispredicted: u64,
+    /// Frames where one target received more identical cues than the spam limit.
+    pub spam_warnings: u64,
+}
+
+/// What a log entry records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum CueLogKind {
+    /// `play`.
+    Play,
+    /// A duplicate skipped.
+    Deduplicated,
+    /// `cancel`.
+    Cancel,
+    /// `on_active`.
+    OnActive,
+    /// `while_active`.
+    WhileActive,
+    /// `removed`.
+    Removed(RemoveReason),
+    /// `confirmed`.
+    Confirmed,
+    /// `retimed` (to this frame).
+    Retimed(Frame),
+    /// More than the spam limit of identical cues on one target in one frame.
+    Spam(u32),
+}
+
+/// One entry of the director's log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CueLogEntry {
+    /// The current frame when it happened.
+    pub at: Frame,
+    /// The cue.
+    pub key: CueKey,
+    /// What happened.
+    pub kind: CueLogKind,
+    /// The cue's policy.
+    pub policy: CuePolicy,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Played {
+    cue: Cue,
+    confirmed: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Shown {
+    cue: Cue,
+    confirmed: bool,
+}
+
+type Identity = (Entity, TagId, CueOrigin);
+
+/// Reconciles what presentation shows with what the (corrected) simulation says, once per
+/// rollback batch.
+///
+/// # Protocol
+///
+/// For every batch of GGRS requests (or every driver step):
+/// 1. on `LoadGameState(frame)`: [`CueDirector::rewound_to`]`(frame)`;
+/// 2. after every `AdvanceFrame`: [`CueDirector::ingest`]`(world.output())`;
+/// 3. once after the batch: [`CueDirector::reconcile`]`(&world, confirmed_frame, presenter)`.
+///
+/// After loading a snapshot outside a session (a replay seek, a spectator join), call
+/// [`CueDirector::reset_from`]: every live persistent instance is shown with `while_active`
+/// only, never a false `on_active`.
+///
+/// ```
+/// use rollback_abilities::cue::{Cue, CueDirector, Presenter};
+/// struct Sounds(Vec<String>);
+/// impl Presenter for Sounds {
+///     fn play(&mut self, cue: &Cue) { self.0.push(format!("play {:?}", cue.key.tag)); }
+///     fn cancel(&mut self, cue: &Cue) { self.0.push(format!("cancel {:?}", cue.key.tag)); }
+/// }
+/// let director = CueDirector::new();
+/// assert_eq!(director.counters().played, 0);
+/// ```
+#[derive(Debug)]
+pub struct CueDirector {
+    played: BTreeMap<Frame, Vec<Played>>,
+    held: BTreeMap<Frame, Vec<Cue>>,
+    batch: BTreeMap<Frame, Vec<CueRecord>>,
+    batch_removed: BTreeSet<Identity>,
+    rewind_from: Option<Frame>,
+    shown: BTreeMap<Identity, Shown>,
+    active: Vec<ActiveCue>,
+    counters: CueCounters,
+    log: VecDeque<CueLogEntry>,
+    log_capacity: usize,
+    recent_window: u32,
+    fuzzy_frames: u32,
+    spam_limit: u32,
+    last_confirmed: Option<Frame>,
+}
+
+impl Default for CueDirector {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CueDirector {
+    /// A director with a recent window of 8 frames, no fuzzy re-timing, a spam limit of 16
+    /// identical cues per target per frame and a log of the last 1024 entries.
+    pub fn new() -> CueDirector {
+        CueDirector {
+            played: BTreeMap::new(),
+            held: BTreeMap::new(),
+            batch: BTreeMap::new(),
+            batch_removed: BTreeSet::new(),
+            rewind_from: None,
+            shown: BTreeMap::new(),
+            active: Vec::new(),
+            counters: CueCounters::default(),
+            log: VecDeque::new(),
+            log_capacity: 1024,
+            recent_window: 8,
+            fuzzy_frames: 0,
+            spam_limit: 16,
+            last_confirmed: None,
+        }
+    }
+
+    /// Instances that started at most this many frames ago get `on_active` (default: the
+    /// prediction window, 8).
+    #[must_use]
+    pub fn with_recent_window(mut self, frames: u32) -> Self {
+        self.recent_window = frames;
+        self
+    }
+
+    /// Fuzzy re-timing: a cancelled burst whose twin (same target, tag, origin, ordinal)
+    /// appears within `frames` frames is moved instead of cancelled and replayed (0: off).
+    #[must_use]
+    pub fn with_fuzzy_retiming(mut self, frames: u32) -> Self {
+        self.fuzzy_frames = frames;
+        self
+    }
+
+    /// More identical cues than this on one target in one frame log a spam warning.
+    #[must_use]
+    pub fn with_spam_limit(mut self, limit: u32) -> Self {
+        self.spam_limit = limit;
+        self
+    }
+
+    /// Keep the last `n` log entries (0: no log).
+    #[must_use]
+    pub fn with_log_capacity(mut self, n: usize) -> Self {
+        self.log_capacity = n;
+        self
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> CueCounters {
+        self.counters
+    }
+
+    /// The log, oldest first.
+    pub fn log(&self) -> impl Iterator<Item = &CueLogEntry> + '_ {
+        self.log.iter()
+    }
+
+    /// The persistent instances currently shown.
+    pub fn shown(&self) -> impl Iterator<Item = &Cue> + '_ {
+        self.shown.values().map(|s| &s.cue)
+    }
+
+    /// Unconfirmed bursts played so far (count).
+    pub fn unconfirmed_played(&self) -> usize {
+        self.played.values().map(Vec::len).sum()
+    }
+
+    fn record(&mut self, at: Frame, cue: &Cue, kind: CueLogKind) {
+        if self.log_capacity == 0 {
+            return;
+        }
+        if self.log.len() == self.log_capacity {
+            self.log.pop_front();
+        }
+        self.log.push_back(CueLogEntry { at, key: cue.key, kind, policy: cue.policy });
+    }
+
+    /// The session loaded the state saved for `frame`: frames from `frame` on will be
+    /// re-simulated (and re-ingested) in this batch.
+    pub fn rewound_to(&mut self, frame: Frame) {
+        self.rewind_from = Some(self.rewind_from.map_or(frame, |r| r.min(frame)));
+        self.batch.retain(|f, _| *f < frame);
+    }
+
+    /// Takes the cue records of one advanced frame.
+    pub fn ingest(&mut self, out: &FrameOutput) {
+        let mut records = Vec::with_capacity(out.cues.len());
+        for r in &out.cues {
+            if r.key.kind == CueKind::Removed {
+                self.batch_removed.insert((r.key.target, r.key.tag, r.key.origin));
+            }
+            records.push(*r);
+        }
+        self.batch.insert(out.frame, records);
+    }
+
+    /// Reconciles after a batch: plays new bursts, skips duplicates, cancels mispredicted
+    /// bursts, diffs persistent instances against the world's snapshot, and confirms
+    /// everything at or before `confirmed` (the session's confirmed frame; `None` if nothing is
+    /// confirmed yet).
+    pub fn reconcile<G: Game, P: Presenter + ?Sized>(
+        &mut self,
+        world: &World<G>,
+        confirmed: Option<Frame>,
+        presenter: &mut P,
+    ) {
+        let now = world.frame();
+        let batch = core::mem::take(&mut self.batch);
+        let rewind = self.rewind_from.take();
+
+        // Bursts: dedupe, collect plays and cancels.
+        let mut to_play: Vec<Cue> = Vec::new();
+        let mut to_cancel: Vec<Cue> = Vec::new();
+        for (&frame, records) in &batch {
+            let bursts: Vec<&CueRecord> =
+                records.iter().filter(|r| r.key.kind == CueKind::Executed).collect();
+            self.spam_check(now, frame, &bursts, world);
+            let resimulated = rewind.is_some_and(|r| frame >= r);
+            if resimulated {
+                // Played keys of this frame that did not reappear were mispredicted.
+                if let Some(list) = self.played.get_mut(&frame) {
+                    list.retain(|p| {
+                        let keep = bursts.iter().any(|r| r.key == p.cue.key);
+                        if !keep && p.cue.policy != CuePolicy::PredictedNoCancel {
+                            to_cancel.push(p.cue);
+                        }
+                        keep
+                    });
+                }
+                if let Some(list) = self.held.get_mut(&frame) {
+                    list.retain(|h| bursts.iter().any(|r| r.key == h.key));
+                }
+            }
+            for r in bursts {
+                let policy = world.cue_policy(r.key.tag);
+                let cue = Cue {
+                    key: r.key,
+                    params: r.params,
+                    policy,
+                    predicted: confirmed.is_none_or(|c| frame > c),
+                };
+                let already =
+                    self.played.get(&frame).is_some_and(|l| l.iter().any(|p| p.cue.key == r.key));
+                let waiting =
+                    self.held.get(&frame).is_some_and(|l| l.iter().any(|h| h.key == r.key));
+                if already || waiting {
+                    self.counters.deduplicated += 1;
+                    self.record(now, &cue, CueLogKind::Deduplicated);
+                } else if policy == CuePolicy::Confirmed {
+                    self.held.entry(frame).or_default().push(cue);
+                } else {
+                    to_play.push(cue);
+                }
+            }
+        }
+        // Fuzzy re-timing: a cancel and a play of the same identity within k frames move.
+        if self.fuzzy_frames > 0 {
+            let mut i = 0;
+            while i < to_cancel.len() {
+                let c = to_cancel[i];
+                let twin = to_play.iter().position(|p| {
+                    p.key.target == c.key.target
+                        && p.key.tag == c.key.tag
+                        && p.key.origin == c.key.origin
+                        && p.key.ordinal == c.key.ordinal
+                        && p.key.frame.abs_diff(c.key.frame) <= self.fuzzy_frames
+                });
+                if let Some(j) = twin {
+                    let p = to_play.remove(j);
+                    to_cancel.remove(i);
+                    presenter.retimed(&c, &p);
+                    self.counters.retimed += 1;
+                    self.record(now, &p, CueLogKind::Retimed(p.key.frame));
+                    self.played
+                        .entry(p.key.frame)
+                        .or_default()
+                        .push(Played { cue: p, confirmed: false });
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        for c in &to_cancel {
+            presenter.cancel(c);
+            self.counters.cancelled += 1;
+            self.record(now, c, CueLogKind::Cancel);
+        }
+        for p in to_play {
+            presenter.play(&p);
+            self.counters.played += 1;
+            self.record(now, &p, CueLogKind::Play);
+            self.played.entry(p.key.frame).or_default().push(Played { cue: p, confirmed: false });
+        }
+
+        // Persistent instances: diff against the snapshot.
+        self.diff_persistent(world, confirmed, rewind.is_some(), false, presenter);
+        self.batch_removed.clear();
+
+        // Confirmation.
+        if let Some(c) = confirmed {
+            self.confirm_through(c, now, presenter);
+        }
+        self.last_confirmed = confirmed.or(self.last_confirmed);
+    }
+
+    fn spam_check<G: Game>(
+        &mut self,
+        now: Frame,
+        frame: Frame,
+        bursts: &[&CueRecord],
+        world: &World<G>,
+    ) {
+        if self.spam_limit == 0 || bursts.len() as u32 <= self.spam_limit {
+            return;
+        }
+        let mut counts: BTreeMap<(Entity, TagId), u32> = BTreeMap::new();
+        for r in bursts {
+            *counts.entry((r.key.target, r.key.tag)).or_default() += 1;
+        }
+        for ((target, tag), n) in counts {
+            if n > self.spam_limit {
+                self.counters.spam_warnings += 1;
+                let key = CueKey {
+                    frame,
+                    target,
+                    tag,
+                    kind: CueKind::Executed,
+                    origin: CueOrigin::NONE,
+                    ordinal: 0,
+                };
+                let cue = Cue {
+                    key,
+                    params: CueParams::default(),
+                    policy: world.cue_policy(tag),
+                    predicted: true,
+                };
+                self.record(now, &cue, CueLogKind::Spam(n));
+            }
+        }
+    }
+
+    fn diff_persistent<G: Game, P: Presenter + ?Sized>(
+        &mut self,
+        world: &World<G>,
+        confirmed: Option<Frame>,
+        rolled_back: bool,
+        rebuild: bool,
+        presenter: &mut P,
+    ) {
+        let now = world.frame();
+        let mut active = core::mem::take(&mut self.active);
+        world.active_cues(&mut active);
+        // Vanished instances first (so a handler can reuse what they held).
+        let live: BTreeSet<Identity> = active.iter().map(|a| (a.target, a.tag, a.origin)).collect();
+        let gone: Vec<Identity> =
+            self.shown.keys().filter(|id| !live.contains(id)).copied().collect();
+        for id in gone {
+            if let Some(s) = self.shown.remove(&id) {
+                let reason = if self.batch_removed.contains(&id) || !rolled_back {
+                    RemoveReason::Ended
+                } else {
+                    RemoveReason::Mispredicted
+                };
+                presenter.removed(&s.cue, reason);
+                self.counters.removed += 1;
+                if reason == RemoveReason::Mispredicted {
+                    self.counters.mispredicted += 1;
+                }
+                self.record(now, &s.cue, CueLogKind::Removed(reason));
+            }
+        }
+        for a in &active {
+            let id = (a.target, a.tag, a.origin);
+            if self.shown.contains_key(&id) {
+                continue;
+            }
+            let policy = world.cue_policy(a.tag);
+            let is_confirmed = confirmed.is_some_and(|c| a.since <= c);
+            if policy == CuePolicy::Confirmed && !is_confirmed {
+                continue;
+            }
+            let key = CueKey {
+                frame: a.since,
+                target: a.target,
+                tag: a.tag,
+                kind: CueKind::Added,
+                origin: a.origin,
+                ordinal: 0,
+            };
+            let cue = Cue { key, params: a.params, policy, predicted: !is_confirmed };
+            let recent = now.saturating_sub(a.since) <= self.recent_window;
+            if recent && !rebuild {
+                presenter.on_active(&cue);
+                self.counters.on_active += 1;
+                self.record(now, &cue, CueLogKind::OnActive);
+            }
+            presenter.while_active(&cue);
+            self.counters.while_active += 1;
+            self.record(now, &cue, CueLogKind::WhileActive);
+            self.shown.insert(id, Shown { cue, confirmed: false });
+        }
+        self.active = active;
+    }
+
+    fn confirm_through<P: Presenter + ?Sized>(&mut self, c: Frame, now: Frame, presenter: &mut P) {
+        let frames: Vec<Frame> = self.played.range(..=c).map(|(f, _)| *f).collect();
+        for f in frames {
+            if let Some(list) = self.played.remove(&f) {
+                for p in list.iter().filter(|p| !p.confirmed) {
+                    presenter.confirmed(&p.cue);
+                    self.counters.confirmed += 1;
+                    self.record(now, &p.cue, CueLogKind::Confirmed);
+                }
+            }
+        }
+        let frames: Vec<Frame> = self.held.range(..=c).map(|(f, _)| *f).collect();
+        for f in frames {
+            if let Some(list) = self.held.remove(&f) {
+                for mut h in list {
+                    h.predicted = false;
+                    presenter.play(&h);
+                    self.counters.played += 1;
+                    self.record(now, &h, CueLogKind::Play);
+                    presenter.confirmed(&h);
+                    self.counters.confirmed += 1;
+                    self.record(now, &h, CueLogKind::Confirmed);
+                }
+            }
+        }
+        let ids: Vec<Identity> = self
+            .shown
+            .iter()
+            .filter(|(_, s)| !s.confirmed && s.cue.key.frame <= c)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            if let Some(s) = self.shown.get_mut(&id) {
+                s.confirmed = true;
+                let cue = s.cue;
+                presenter.confirmed(&cue);
+                self.counters.confirmed += 1;
+                self.record(now, &cue, CueLogKind::Confirmed);
+            }
+        }
+    }
+
+    /// Rebuilds presentation from a world's snapshot (after a snapshot load, a replay seek or
+    /// a spectator join): shown instances that are gone get `removed(Unloaded)`, unconfirmed
+    /// bursts are forgotten, and every live persistent instance gets `while_active` only.
+    pub fn reset_from<G: Game, P: Presenter + ?Sized>(
+        &mut self,
+        world: &World<G>,
+        presenter: &mut P,
+    ) {
+        self.played.clear();
+        self.held.clear();
+        self.batch.clear();
+        self.batch_removed.clear();
+        self.rewind_from = None;
+        let now = world.frame();
+        let shown = core::mem::take(&mut self.shown);
+        let mut active = core::mem::take(&mut self.active);
+        world.active_cues(&mut active);
+        let live: BTreeSet<Identity> = active.iter().map(|a| (a.target, a.tag, a.origin)).collect();
+        for (id, s) in shown {
+            if live.contains(&id) {
+                self.shown.insert(id, s);
+            } else {
+                presenter.removed(&s.cue, RemoveReason::Unloaded);
+                self.counters.removed += 1;
+                self.record(now, &s.cue, CueLogKind::Removed(RemoveReason::Unloaded));
+            }
+        }
+        self.active = active;
+        self.diff_persistent(world, self.last_confirmed, false, true, presenter);
+    }
+
+    /// Ends presentation: every shown instance gets `removed(Unloaded)` (session change).
+    pub fn unload<P: Presenter + ?Sized>(&mut self, now: Frame, presenter: &mut P) {
+        let shown = core::mem::take(&mut self.shown);
+        for (_, s) in shown {
+            presenter.removed(&s.cue, RemoveReason::Unloaded);
+            self.counters.removed += 1;
+            self.record(now, &s.cue, CueLogKind::Removed(RemoveReason::Unloaded));
+        }
+        self.played.clear();
+        self.held.clear();
+        self.batch.clear();
+        self.batch_removed.clear();
+        self.rewind_from = None;
+    }
+}
+
+/// Drives a [`CueDirector`] and a [`Presenter`] from a rollback driver or session batch.
+#[derive(Debug)]
+pub struct CueSession<'a, P: Presenter> {
+    /// The director.
+    pub director: &'a mut CueDirector,
+    /// The presenter.
+    pub presenter: &'a mut P,
+}
+
+impl<G: Game, P: Presenter> crate::session::BatchObserver<G> for CueSession<'_, P> {
+    fn loaded(&mut self, frame: Frame) {
+        self.director.rewound_to(frame);
+    }
+
+    fn advanced(&mut self, world: &World<G>) {
+        self.director.ingest(world.output());
+    }
+
+    fn batch_end(&mut self, world: &World<G>, confirmed: Option<Frame>) {
+        self.director.reconcile(world, confirmed, self.presenter);
+    }
+}

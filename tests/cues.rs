@@ -1,0 +1,606 @@
+//! Cues under rollback (issue: exactly-once presenter): AS-24 in random-depth rollback and
+//! prediction modes, mispredictions, snapshot rebuilds, routing, and a property test of the
+//! presenter invariants.
+
+use proptest::prelude::*;
+use rollback_abilities::cue::{
+    Cue, CueCall, CueDirector, CueInstance, CueKey, CueKind, CueOptions, CueParams, CueRouter,
+    CueSession, Presenter, RemoveReason,
+};
+use rollback_abilities::prelude::*;
+use rollback_abilities::session::{PredictionDriver, RollbackDriver};
+use rollback_abilities::{AbilityInput, TagEvent};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Two players; input bit 0 holds Sprint (a `TagPresent` ability on `Input.Sprint`), bit 1
+/// fires a hit on the other player every 3 frames while held.
+pub struct Arena;
+
+impl Game for Arena {
+    type Input = u8;
+    type Component = ();
+    type Global = ();
+
+    fn ability_input(input: &u8) -> AbilityInput {
+        AbilityInput { held: u32::from(*input), ..AbilityInput::default() }
+    }
+
+    fn systems(world: &mut World<Self>) {
+        let c = world.content().clone();
+        let sprint_held = c.tag("Input.Sprint").unwrap();
+        let hit = c.effect("Hit").unwrap();
+        let frame = world.frame();
+        for p in 0..2usize {
+            let Some(me) = world.player_owner(p) else { continue };
+            let Some(other) = world.player_owner(1 - p) else { continue };
+            let input = world.input(p);
+            let held = input & 1 != 0;
+            if held != world.has_tag_exact(me, sprint_held) {
+                world.set_loose_tag_count(me, sprint_held, u16::from(held));
+            }
+            if input & 2 != 0 && frame % 3 == 0 {
+                let spec = world.make_spec(hit, 1, me);
+                world.queue_effect(spec, other);
+            }
+        }
+    }
+}
+
+pub const ARENA: &str = r#"(
+    tags: ["Input.Sprint", "Ability.Movement.Sprint", "GameplayCue.Sprint", "GameplayCue.Hit",
+           "GameplayCue.Hit.Heavy", "GameplayCue.KO", "GameplayCue.Stun", "State.Debuff.Stun"],
+    attribute_sets: { "Vitals": (attributes: { "Health": (default: 100000, min: Const(0)) }) },
+    effects: {
+        "Hit": (modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: -3))],
+                cues: [(tag: "GameplayCue.Hit")]),
+        "Stun": (duration: Seconds(2), granted_tags: ["State.Debuff.Stun"], cues: [(tag: "GameplayCue.Stun")]),
+    },
+    abilities: {
+        "Sprint": (tags: ["Ability.Movement.Sprint"], triggers: [TagPresent("Input.Sprint")],
+                   activate_on_input: false, cues: ["GameplayCue.Sprint"]),
+    },
+    cues: { "GameplayCue.KO": (policy: Confirmed) },
+)"#;
+
+pub fn arena(text: &str) -> (World<Arena>, [Entity; 2]) {
+    let content = Arc::new(Content::from_ron_str(text).unwrap_or_else(|e| panic!("{e}")));
+    let mut w = World::<Arena>::new(
+        content.clone(),
+        &Hooks::new(),
+        WorldConfig { seed: 7, ..WorldConfig::default() },
+    )
+    .unwrap();
+    let vitals = content.attr_set("Vitals").unwrap();
+    let a = w.spawn_actor(&[vitals]).unwrap();
+    let b = w.spawn_actor(&[vitals]).unwrap();
+    w.bind_player(0, a);
+    w.bind_player(1, b);
+    for e in [a, b] {
+        w.grant_ability(e, content.ability("Sprint").unwrap(), 1).unwrap();
+    }
+    (w, [a, b])
+}
+
+/// Every presenter call, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Call {
+    Play(CueKey),
+    Cancel(CueKey),
+    OnActive(CueKey),
+    WhileActive(CueKey),
+    Removed(CueKey, RemoveReason),
+    Confirmed(CueKey),
+}
+
+#[derive(Default, Debug)]
+pub struct Log(pub Vec<Call>);
+
+impl Presenter for Log {
+    fn play(&mut self, c: &Cue) {
+        self.0.push(Call::Play(c.key));
+    }
+    fn cancel(&mut self, c: &Cue) {
+        self.0.push(Call::Cancel(c.key));
+    }
+    fn on_active(&mut self, c: &Cue) {
+        self.0.push(Call::OnActive(c.key));
+    }
+    fn while_active(&mut self, c: &Cue) {
+        self.0.push(Call::WhileActive(c.key));
+    }
+    fn removed(&mut self, c: &Cue, r: RemoveReason) {
+        self.0.push(Call::Removed(c.key, r));
+    }
+    fn confirmed(&mut self, c: &Cue) {
+        self.0.push(Call::Confirmed(c.key));
+    }
+}
+
+impl Log {
+    /// What a viewer finally saw, sorted: every cancel removes the play it cancels, every
+    /// mispredicted removal removes the show it ends.
+    pub fn reconciled(&self) -> Vec<Call> {
+        use std::collections::BTreeMap;
+        let mut keep = vec![true; self.0.len()];
+        let mut plays: BTreeMap<CueKey, Vec<usize>> = BTreeMap::new();
+        let mut shows: BTreeMap<CueKey, Vec<usize>> = BTreeMap::new();
+        for (i, c) in self.0.iter().enumerate() {
+            match c {
+                Call::Play(k) => plays.entry(*k).or_default().push(i),
+                Call::Cancel(k) => {
+                    keep[i] = false;
+                    if let Some(p) = plays.get_mut(k).and_then(Vec::pop) {
+                        keep[p] = false;
+                    }
+                }
+                Call::OnActive(k) | Call::WhileActive(k) => shows.entry(*k).or_default().push(i),
+                Call::Removed(k, RemoveReason::Mispredicted) => {
+                    keep[i] = false;
+                    // The show this removal ends: its WhileActive and, if any, its OnActive.
+                    if let Some(list) = shows.get_mut(k) {
+                        while let Some(p) = list.pop() {
+                            keep[p] = false;
+                            if matches!(self.0[p], Call::OnActive(_)) || list.is_empty() {
+                                break;
+                            }
+                            if matches!(self.0[list[list.len() - 1]], Call::WhileActive(_)) {
+                                break;
+                            }
+                        }
+                    }
+                }
+                Call::Confirmed(_) => keep[i] = false,
+                Call::Removed(..) => {}
+            }
+        }
+        let mut out: Vec<Call> =
+            self.0.iter().zip(keep).filter(|(_, k)| *k).map(|(c, _)| c.clone()).collect();
+        out.sort_by_key(|c| format!("{c:?}"));
+        out
+    }
+
+    /// Asserts the presenter invariants: a key is never playing twice at once (a play is only
+    /// repeated after a cancel), every cancel matches an earlier play, every removal matches an
+    /// earlier show, and shows and removals alternate per instance.
+    pub fn check_invariants(&self) {
+        use std::collections::BTreeMap;
+        let mut playing: BTreeMap<CueKey, bool> = BTreeMap::new();
+        let mut showing: BTreeMap<CueKey, bool> = BTreeMap::new();
+        for c in &self.0 {
+            match c {
+                Call::Play(k) => {
+                    let p = playing.entry(*k).or_default();
+                    assert!(!*p, "double play of {k:?}");
+                    *p = true;
+                }
+                Call::Cancel(k) => {
+                    let p = playing.entry(*k).or_default();
+                    assert!(*p, "cancel of a key that is not playing: {k:?}");
+                    *p = false;
+                }
+                Call::OnActive(k) => assert!(
+                    !showing.get(k).copied().unwrap_or(false),
+                    "OnActive while shown: {k:?}"
+                ),
+                Call::WhileActive(k) => {
+                    let s = showing.entry(*k).or_default();
+                    assert!(!*s, "WhileActive twice: {k:?}");
+                    *s = true;
+                }
+                Call::Removed(k, _) => {
+                    let s = showing.entry(*k).or_default();
+                    assert!(*s, "removed without a show: {k:?}");
+                    *s = false;
+                }
+                Call::Confirmed(_) => {}
+            }
+        }
+    }
+
+    pub fn count(&self, f: impl Fn(&Call) -> bool) -> usize {
+        self.0.iter().filter(|c| f(c)).count()
+    }
+}
+
+/// Scripted inputs of a 600-frame match: sprints and hits from both players.
+pub fn script_inputs(frame: u32, buf: &mut Vec<u8>) {
+    let a = u8::from((10..200).contains(&frame) || (300..420).contains(&frame))
+        | (u8::from((50..80).contains(&frame) || (400..450).contains(&frame)) << 1);
+    let b = u8::from((150..260).contains(&frame) || (500..560).contains(&frame))
+        | (u8::from((120..140).contains(&frame) || (480..520).contains(&frame)) << 1);
+    buf.extend([a, b]);
+}
+
+/// Mode (a): plain stepping, every frame confirmed at once.
+pub fn plain_log(frames: u32) -> (Log, u64) {
+    let (mut w, _) = arena(ARENA);
+    let mut director = CueDirector::new();
+    let mut log = Log::default();
+    let mut buf = Vec::new();
+    for f in 0..frames {
+        buf.clear();
+        script_inputs(f, &mut buf);
+        w.step(&buf);
+        director.ingest(w.output());
+        director.reconcile(&w, Some(f), &mut log);
+    }
+    (log, w.checksum())
+}
+
+/// AS-24 mode (b): random-depth rollbacks; the reconciled log equals plain stepping's,
+/// nothing is played twice, nothing is cancelled (no misprediction), duplicates are skipped.
+#[test]
+fn as24_random_depth_rollbacks_play_everything_exactly_once() {
+    let (plain, plain_sum) = plain_log(600);
+    plain.check_invariants();
+    assert!(plain.count(|c| matches!(c, Call::Play(_))) > 20);
+    assert_eq!(plain.count(|c| matches!(c, Call::OnActive(_))), 4);
+
+    let (mut w, _) = arena(ARENA);
+    let mut driver = RollbackDriver::new(&w, 8, 24);
+    let mut director = CueDirector::new();
+    let mut log = Log::default();
+    for _ in 0..600 {
+        let mut session = CueSession { director: &mut director, presenter: &mut log };
+        driver.advance_observed(&mut w, script_inputs, |_| {}, &mut session).unwrap();
+    }
+    director.reconcile(&w, Some(w.frame()), &mut log);
+    log.check_invariants();
+    assert_eq!(w.checksum(), plain_sum);
+    assert_eq!(log.count(|c| matches!(c, Call::Cancel(_))), 0);
+    assert_eq!(log.reconciled(), plain.reconciled());
+    let counters = director.counters();
+    assert!(counters.deduplicated > 100, "{counters:?}");
+    assert_eq!(counters.cancelled, 0);
+    assert_eq!(counters.mispredicted, 0);
+}
+
+/// AS-24 mode (d) without a network: remote inputs arrive 4 frames late and are predicted;
+/// mispredicted cues are cancelled or removed as mispredicted, and what remains equals plain
+/// stepping.
+#[test]
+fn as24_predicted_inputs_cancel_exactly_the_mispredictions() {
+    let (plain, plain_sum) = plain_log(600);
+    for latency in [2u32, 4, 7] {
+        let (mut w, _) = arena(ARENA);
+        let mut driver = PredictionDriver::new(&w, 0, latency);
+        let mut director = CueDirector::new();
+        let mut log = Log::default();
+        for _ in 0..600 {
+            let mut session = CueSession { director: &mut director, presenter: &mut log };
+            driver.advance(&mut w, script_inputs, |_| {}, &mut session);
+        }
+        director.reconcile(&w, Some(w.frame()), &mut log);
+        log.check_invariants();
+        assert!(driver.stats().rollbacks > 0);
+        assert_eq!(log.reconciled(), plain.reconciled(), "latency {latency}");
+        let counters = director.counters();
+        // Held-button predictions run past the releases, so some hits are predicted and then
+        // cancelled.
+        assert!(counters.cancelled > 0, "latency {latency}: {counters:?}");
+        assert_eq!(counters.cancelled as usize, log.count(|c| matches!(c, Call::Cancel(_))));
+        eprintln!("latency {latency}: {counters:?}");
+        let _ = plain_sum;
+    }
+}
+
+/// AS-24: a remote Sprint predicted at frame 100 that never happened shows OnActive and
+/// WhileActive, then exactly one Removed{Mispredicted} when the rollback lands; with the
+/// Confirmed policy nothing is shown.
+#[test]
+fn as24_mispredicted_sprint() {
+    for confirmed_policy in [false, true] {
+        let text = if confirmed_policy {
+            ARENA.replace(
+                r#"cues: { "GameplayCue.KO": (policy: Confirmed) },"#,
+                r#"cues: { "GameplayCue.Sprint": (policy: Confirmed) },"#,
+            )
+        } else {
+            ARENA.to_string()
+        };
+        let (mut w, [_, b]) = arena(&text);
+        let mut director = CueDirector::new();
+        let mut log = Log::default();
+        for _ in 0..100 {
+            w.step(&[0, 0]);
+            director.ingest(w.output());
+            director.reconcile(&w, Some(w.frame()), &mut log);
+        }
+        let snap = w.snapshot();
+        // Predicted: the remote player (1) holds Sprint from 100.
+        for _ in 100..104 {
+            w.step(&[0, 1]);
+            director.ingest(w.output());
+        }
+        director.reconcile(&w, Some(99), &mut log);
+        let sprint_cue = w.content().tag("GameplayCue.Sprint").unwrap();
+        // Corrected at 104: the press never happened.
+        w.load(&snap).unwrap();
+        director.rewound_to(100);
+        for _ in 100..=104 {
+            w.step(&[0, 0]);
+            director.ingest(w.output());
+        }
+        director.reconcile(&w, Some(100), &mut log);
+        for _ in 105..120 {
+            w.step(&[0, 0]);
+            director.ingest(w.output());
+            director.reconcile(&w, Some(w.frame()), &mut log);
+        }
+        let sprint: Vec<&Call> = log
+            .0
+            .iter()
+            .filter(|c| match c {
+                Call::OnActive(k)
+                | Call::WhileActive(k)
+                | Call::Removed(k, _)
+                | Call::Confirmed(k) => k.tag == sprint_cue,
+                _ => false,
+            })
+            .collect();
+        if confirmed_policy {
+            assert!(sprint.is_empty(), "{sprint:?}");
+        } else {
+            assert_eq!(sprint.len(), 3, "{sprint:?}");
+            assert!(matches!(sprint[0], Call::OnActive(k) if k.frame == 100 && k.target == b));
+            assert!(matches!(sprint[1], Call::WhileActive(k) if k.frame == 100));
+            assert!(matches!(sprint[2], Call::Removed(_, RemoveReason::Mispredicted)));
+        }
+        log.check_invariants();
+    }
+}
+
+/// AS-24 with AS-16: loading the frame-150 snapshot of a stun into a fresh presenter shows
+/// `WhileActive(GameplayCue.Stun)` only, then `Removed` at 220.
+#[test]
+fn as24_snapshot_load_shows_while_active_only() {
+    let (mut w, [a, b]) = arena(ARENA);
+    let stun = w.content().effect("Stun").unwrap();
+    let mut snap150 = None;
+    for f in 0..=150u32 {
+        w.step_with(&[0, 0], |w| {
+            if f == 100 {
+                let spec = w.make_spec(stun, 1, a);
+                w.apply_effect(spec, b).unwrap();
+            }
+        });
+        if f == 150 {
+            snap150 = Some(w.snapshot());
+        }
+    }
+    let (mut fresh, _) = arena(ARENA);
+    fresh.load(&snap150.unwrap()).unwrap();
+    let mut director = CueDirector::new();
+    let mut log = Log::default();
+    director.reset_from(&fresh, &mut log);
+    let stun_cue = fresh.content().tag("GameplayCue.Stun").unwrap();
+    assert_eq!(log.0.len(), 1);
+    assert!(
+        matches!(log.0[0], Call::WhileActive(k) if k.tag == stun_cue && k.target == b && k.frame == 100)
+    );
+    let mut removed_at = None;
+    for f in 151..=230u32 {
+        fresh.step(&[0, 0]);
+        director.ingest(fresh.output());
+        let before = log.0.len();
+        director.reconcile(&fresh, Some(f), &mut log);
+        if log.0[before..]
+            .iter()
+            .any(|c| matches!(c, Call::Removed(k, RemoveReason::Ended) if k.tag == stun_cue))
+        {
+            removed_at = Some(f);
+        }
+    }
+    assert_eq!(removed_at, Some(220));
+    assert_eq!(log.count(|c| matches!(c, Call::OnActive(_))), 0);
+}
+
+/// Persistent instances born and killed between two reconciles are never shown (no blip);
+/// Executed cues of instant effects carry their key and parameters; headless runs (no
+/// director) have identical checksums.
+#[test]
+fn no_blips_and_headless_checksums() {
+    let (mut w, [a, b]) = arena(ARENA);
+    let (mut headless, _) = arena(ARENA);
+    let stun = w.content().effect("Stun").unwrap();
+    let mut director = CueDirector::new();
+    let mut log = Log::default();
+    for f in 0..40u32 {
+        let script = |w: &mut World<Arena>| {
+            if f == 10 {
+                let spec = w.make_spec(stun, 1, a).with_duration(2);
+                w.apply_effect(spec, b).unwrap();
+            }
+        };
+        w.step_with(&[0, 2], script);
+        headless.step_with(&[0, 2], script);
+        director.ingest(w.output());
+        if f % 5 == 4 {
+            director.reconcile(&w, Some(f), &mut log);
+        }
+    }
+    let stun_cue = w.content().tag("GameplayCue.Stun").unwrap();
+    assert_eq!(
+        log.count(|c| matches!(c, Call::OnActive(k) | Call::WhileActive(k) if k.tag == stun_cue)),
+        0,
+        "born 10, gone 12, reconciled at 9 and 14"
+    );
+    assert!(log.count(|c| matches!(c, Call::Play(_))) > 0);
+    assert_eq!(w.checksum(), headless.checksum());
+}
+
+/// Routing: hierarchy fallback, overrides, instanced reference counting, pools,
+/// translation, suppression, local cues, entity interfaces.
+#[test]
+fn router_routes_by_hierarchy_with_instances_and_pools() {
+    let (w, [a, b]) = arena(ARENA);
+    let c = w.content().clone();
+    let hit = c.tag("GameplayCue.Hit").unwrap();
+    let heavy = c.tag("GameplayCue.Hit.Heavy").unwrap();
+    let root = c.tag("GameplayCue").unwrap();
+    let sprint = c.tag("GameplayCue.Sprint").unwrap();
+    let calls: Rc<RefCell<Vec<String>>> = Rc::default();
+    let mut router = CueRouter::new(c.clone());
+    let l1 = calls.clone();
+    router.on(root, move |call: CueCall, cue: &Cue| {
+        l1.borrow_mut().push(format!("root {call:?} {}", cue.key.tag.0))
+    });
+    let l2 = calls.clone();
+    router.on(hit, move |call: CueCall, _: &Cue| l2.borrow_mut().push(format!("hit {call:?}")));
+    // Heavy hits route to the Hit handler, then continue to the root handler.
+    router.local_execute(a, heavy, CueParams::default(), CueOptions::default());
+    assert_eq!(
+        *calls.borrow(),
+        vec!["hit Executed".to_string(), format!("root Executed {}", heavy.0)]
+    );
+    assert_eq!(router.handler_chain(heavy), vec![hit, root]);
+    // An override stops the walk.
+    calls.borrow_mut().clear();
+    let l3 = calls.clone();
+    router.on_override(heavy, move |call: CueCall, _: &Cue| {
+        l3.borrow_mut().push(format!("heavy {call:?}"))
+    });
+    router.local_execute(a, heavy, CueParams::default(), CueOptions::default());
+    assert_eq!(*calls.borrow(), vec!["heavy Executed".to_string()]);
+    // Translation: hits become heavy hits.
+    calls.borrow_mut().clear();
+    router.translate(hit, heavy);
+    router.local_execute(a, hit, CueParams::default(), CueOptions::default());
+    assert_eq!(*calls.borrow(), vec!["heavy Executed".to_string()]);
+    router.local_execute(
+        a,
+        hit,
+        CueParams::default(),
+        CueOptions { ignore_translation: true, ..CueOptions::default() },
+    );
+    assert_eq!(calls.borrow().last().unwrap(), &format!("root Executed {}", hit.0));
+    // Suppression.
+    calls.borrow_mut().clear();
+    router.suppress(a, true);
+    router.local_execute(a, heavy, CueParams::default(), CueOptions::default());
+    assert!(calls.borrow().is_empty());
+    router.suppress(a, false);
+
+    // Instanced: N adds of one cue on one target share one instance; it is pooled when released.
+    struct Fx(Rc<RefCell<Vec<String>>>);
+    impl CueInstance for Fx {
+        fn handle(&mut self, call: CueCall, _: &Cue) {
+            self.0.borrow_mut().push(format!("instance {call:?}"));
+        }
+    }
+    let made = Rc::new(RefCell::new(0u32));
+    let (m2, l4) = (made.clone(), calls.clone());
+    router.on_instanced(sprint, false, move || {
+        *m2.borrow_mut() += 1;
+        Box::new(Fx(l4.clone()))
+    });
+    calls.borrow_mut().clear();
+    let k1 = router.local_add(b, sprint, CueParams::default(), CueOptions::default());
+    let k2 = router.local_add(b, sprint, CueParams::default(), CueOptions::default());
+    assert_eq!(router.live_instances(), 1);
+    assert_eq!(
+        *calls.borrow(),
+        vec!["instance OnActive".to_string(), "instance WhileActive".to_string()]
+    );
+    router.local_remove(k1, CueParams::default(), CueOptions::default());
+    assert_eq!(router.live_instances(), 1);
+    router.local_remove(k2, CueParams::default(), CueOptions::default());
+    assert_eq!(router.live_instances(), 0);
+    assert_eq!(router.pooled(sprint), 1);
+    assert_eq!(calls.borrow().last().unwrap(), "instance Removed(Ended)");
+    // The pooled instance is reused.
+    router.local_add(b, sprint, CueParams::default(), CueOptions::default());
+    assert_eq!(*made.borrow(), 1);
+    // Preallocation is spread over presentation frames.
+    router.preallocate(sprint, 5);
+    assert_eq!(router.tick_pools(2), 2);
+    assert_eq!(router.tick_pools(2), 2);
+    assert_eq!(router.tick_pools(2), 1);
+    assert_eq!(router.pooled(sprint), 5);
+    assert_eq!(*made.borrow(), 6);
+    let _ = CueKind::Executed;
+}
+
+/// The sprint cue through the director and the router: persistent instance shown once, tag
+/// events on the way agree with the cue edges.
+#[test]
+fn director_drives_router() {
+    let (mut w, [a, _]) = arena(ARENA);
+    let c = w.content().clone();
+    let sprint = c.tag("GameplayCue.Sprint").unwrap();
+    let calls: Rc<RefCell<Vec<String>>> = Rc::default();
+    let mut router = CueRouter::new(c.clone());
+    let l = calls.clone();
+    router.on(sprint, move |call: CueCall, cue: &Cue| {
+        l.borrow_mut().push(format!("{call:?}@{}", cue.key.frame))
+    });
+    let mut director = CueDirector::new();
+    let mut tag_events: Vec<TagEvent> = Vec::new();
+    for f in 0..60u32 {
+        let input = u8::from((10..30).contains(&f));
+        w.step(&[input, 0]);
+        tag_events.extend(w.output().tag_events.iter().copied());
+        director.ingest(w.output());
+        director.reconcile(&w, f.checked_sub(2), &mut router);
+    }
+    assert_eq!(
+        *calls.borrow(),
+        vec!["OnActive@10", "WhileActive@10", "Confirmed@10", "Removed(Ended)@10"]
+    );
+    let sprint_state = c.tag("Input.Sprint").unwrap();
+    let edges: Vec<(u32, bool)> = tag_events
+        .iter()
+        .filter(|t| t.entity == a && t.tag == sprint_state)
+        .map(|t| (t.frame, t.new > 0))
+        .collect();
+    assert_eq!(edges, vec![(10, true), (30, false)]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Presenter invariants over random inputs, latencies and rollback depths: no double play,
+    /// every cancel matches a play, persistent cues balanced, and after everything is confirmed
+    /// the reconciled log equals plain stepping's.
+    #[test]
+    fn presenter_invariants_under_random_prediction(
+        inputs in proptest::collection::vec((0u8..4, 0u8..4), 200),
+        latency in 1u32..8,
+    ) {
+        // Idle frames at the end let the last predictions resolve before comparing.
+        let frames = inputs.len() as u32 + 16;
+        let feed = |f: u32, buf: &mut Vec<u8>| {
+            let (x, y) = inputs.get(f as usize).copied().unwrap_or((0, 0));
+            buf.extend([x, y]);
+        };
+        let (mut plain_w, _) = arena(ARENA);
+        let mut plain_d = CueDirector::new();
+        let mut plain = Log::default();
+        let mut buf = Vec::new();
+        for f in 0..frames {
+            buf.clear();
+            feed(f, &mut buf);
+            plain_w.step(&buf);
+            plain_d.ingest(plain_w.output());
+            plain_d.reconcile(&plain_w, Some(f), &mut plain);
+        }
+        let (mut w, _) = arena(ARENA);
+        let mut driver = PredictionDriver::new(&w, 0, latency);
+        let mut director = CueDirector::new();
+        let mut log = Log::default();
+        for _ in 0..frames {
+            let mut session = CueSession { director: &mut director, presenter: &mut log };
+            driver.advance(&mut w, feed, |_| {}, &mut session);
+        }
+        director.reconcile(&w, Some(w.frame()), &mut log);
+        log.check_invariants();
+        let (got, want) = (log.reconciled(), plain.reconciled());
+        let only_got: Vec<&Call> = got.iter().filter(|c| !want.contains(c)).collect();
+        let only_want: Vec<&Call> = want.iter().filter(|c| !got.contains(c)).collect();
+        prop_assert!(only_got.is_empty() && only_want.is_empty(), "latency {}: extra {:?} missing {:?}", latency, only_got, only_want);
+        prop_assert_eq!(got.len(), want.len());
+        prop_assert_eq!(director.counters().cancelled as usize, log.count(|c| matches!(c, Call::Cancel(_))));
+    }
+}

@@ -40,7 +40,7 @@ impl Game for Arena {
             if held != world.has_tag_exact(me, sprint_held) {
                 world.set_loose_tag_count(me, sprint_held, u16::from(held));
             }
-            if input & 2 != 0 && frame % 3 == 0 {
+            if input & 2 != 0 && frame.is_multiple_of(3) {
                 let spec = world.make_spec(hit, 1, me);
                 world.queue_effect(spec, other);
             }

@@ -413,13 +413,12 @@ impl<G: Game> World<G> {
             return Err(ActivationFailure::AlreadyActive);
         }
         let owner_view = self.tag_view_index(h.owner.index);
-        if let Some(dead) = self.content.settings().dead_tag {
-            if owner_view
+        if let Some(dead) = self.content.settings().dead_tag
+            && owner_view
                 .get(dead.index() / 64)
                 .is_some_and(|w| w & (1 << (dead.index() % 64)) != 0)
-            {
-                return Err(ActivationFailure::Dead);
-            }
+        {
+            return Err(ActivationFailure::Dead);
         }
         // 2. Owner tags.
         if def.activation_blocked_tags.intersects_words(owner_view) {
@@ -453,10 +452,10 @@ impl<G: Game> World<G> {
             return Err(ActivationFailure::CantAffordCost);
         }
         // 7. Custom check.
-        if let Some(f) = def.can_activate {
-            if let Some(BoundFn::Check(check)) = self.bound.get(f) {
-                check(self, h, event).map_err(ActivationFailure::Custom)?;
-            }
+        if let Some(f) = def.can_activate
+            && let Some(BoundFn::Check(check)) = self.bound.get(f)
+        {
+            check(self, h, event).map_err(ActivationFailure::Custom)?;
         }
         Ok(())
     }
@@ -471,10 +470,10 @@ impl<G: Game> World<G> {
             }
         }
         for ef in self.effects(owner) {
-            if !ef.is_inhibited() {
-                if let Some(d) = self.content.effect_defs().get(ef.def.index()) {
-                    b.union_with(&d.blocked_ability_tags);
-                }
+            if !ef.is_inhibited()
+                && let Some(d) = self.content.effect_defs().get(ef.def.index())
+            {
+                b.union_with(&d.blocked_ability_tags);
             }
         }
         b
@@ -651,11 +650,11 @@ impl<G: Game> World<G> {
                 return Err(ActivationFailure::TaskCapacity);
             }
         }
-        if let Some(f) = def.end_after {
-            if self.spawn_task(h, serial, END_AFTER_TASK, TaskSpec::WaitFrames(f)).is_err() {
-                self.end_now(h, true);
-                return Err(ActivationFailure::TaskCapacity);
-            }
+        if let Some(f) = def.end_after
+            && self.spawn_task(h, serial, END_AFTER_TASK, TaskSpec::WaitFrames(f)).is_err()
+        {
+            self.end_now(h, true);
+            return Err(ActivationFailure::TaskCapacity);
         }
         if let Some(b) = def.behaviour.and_then(|f| match self.bound.get(f) {
             Some(BoundFn::Behaviour(b)) => Some(*b),

@@ -86,10 +86,10 @@ impl<G: Game> World<G> {
                 }
             }
             kind::WAIT_ATTRIBUTE => {
-                if let Some(v) = self.attr(owner, crate::id::AttrId(t.attr)) {
-                    if Cmp::from_code(t.a).test(v, t.value) {
-                        self.task_emit(slot, TaskEvent::Attribute(v), true);
-                    }
+                if let Some(v) = self.attr(owner, crate::id::AttrId(t.attr))
+                    && Cmp::from_code(t.a).test(v, t.value)
+                {
+                    self.task_emit(slot, TaskEvent::Attribute(v), true);
                 }
             }
             kind::WAIT_TARGET_DATA if t.a == 0 => {
@@ -259,10 +259,8 @@ impl<G: Game> World<G> {
         }
         let elapsed = frame.saturating_sub(t.started);
         match t.kind {
-            kind::WAIT_FRAMES => {
-                if elapsed >= t.a {
-                    self.task_emit(slot, TaskEvent::Finished, true);
-                }
+            kind::WAIT_FRAMES if elapsed >= t.a => {
+                self.task_emit(slot, TaskEvent::Finished, true);
             }
             kind::REPEAT => {
                 let next = t.b.saturating_mul(t.counter + 1);

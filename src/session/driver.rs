@@ -146,7 +146,7 @@ impl<G: Game> RollbackDriver<G> {
         world: &mut World<G>,
         inputs: impl FnMut(Frame, &mut Vec<G::Input>),
         script: impl FnMut(&mut World<G>),
-    ) -> Result<(), Divergence> {
+    ) -> Result<(), Box<Divergence>> {
         self.advance_observed(world, inputs, script, &mut NoObserver)
     }
 
@@ -158,7 +158,7 @@ impl<G: Game> RollbackDriver<G> {
         mut inputs: impl FnMut(Frame, &mut Vec<G::Input>),
         mut script: impl FnMut(&mut World<G>),
         observer: &mut impl BatchObserver<G>,
-    ) -> Result<(), Divergence> {
+    ) -> Result<(), Box<Divergence>> {
         let frame = world.next_frame();
         self.step_once(world, frame, &mut inputs, &mut script, None)?;
         observer.advanced(world);
@@ -191,7 +191,7 @@ impl<G: Game> RollbackDriver<G> {
         inputs: &mut impl FnMut(Frame, &mut Vec<G::Input>),
         script: &mut impl FnMut(&mut World<G>),
         depth: Option<u32>,
-    ) -> Result<(), Divergence> {
+    ) -> Result<(), Box<Divergence>> {
         self.ring.save(world);
         self.inputs.clear();
         inputs(frame, &mut self.inputs);
@@ -201,7 +201,7 @@ impl<G: Game> RollbackDriver<G> {
         match (depth, self.history[slot]) {
             (Some(depth), Some((f, expected))) if f == frame => {
                 if expected != sums {
-                    return Err(Divergence { frame, depth, expected, actual: sums });
+                    return Err(Box::new(Divergence { frame, depth, expected, actual: sums }));
                 }
             }
             _ => self.history[slot] = Some((frame, sums)),

@@ -133,9 +133,8 @@ impl<G: Game> PredictionDriver<G> {
         if known_until.is_none_or(|k| frame > k) {
             // Predict remote players from the last known frame.
             self.buf.clear();
-            match known_until {
-                Some(k) => inputs(k, &mut self.buf),
-                None => {}
+            if let Some(k) = known_until {
+                inputs(k, &mut self.buf);
             }
             self.buf.resize(self.players, G::Input::default());
             for (p, u) in used.iter_mut().enumerate() {

@@ -624,14 +624,14 @@ impl<G: Game> Hooks<G> {
         // Behaviours registered with a state type need that much state.
         for a in content.ability_defs() {
             let Some(b) = a.behaviour.and_then(|f| content.function(f)) else { continue };
-            if let Some((_, need)) = self.state_sizes.iter().find(|(n, _)| *n == b.name) {
-                if usize::from(a.state_size) < *need {
-                    return Err(WorldError::StateTooSmall {
-                        ability: a.name.clone(),
-                        declared: a.state_size,
-                        needed: *need,
-                    });
-                }
+            if let Some((_, need)) = self.state_sizes.iter().find(|(n, _)| *n == b.name)
+                && usize::from(a.state_size) < *need
+            {
+                return Err(WorldError::StateTooSmall {
+                    ability: a.name.clone(),
+                    declared: a.state_size,
+                    needed: *need,
+                });
             }
         }
         // Source snapshot captures per effect (modifiers, their calculations, then executions)

@@ -35,10 +35,12 @@ pub mod ability;
 pub mod attribute;
 pub mod content;
 pub mod cue;
+pub mod debug;
 pub mod effect;
 pub mod id;
 pub mod num;
 pub mod random;
+pub mod replay;
 pub mod session;
 pub mod tag;
 pub mod world;
@@ -69,3 +71,10 @@ pub mod prelude {
         EffectSpec, Entity, FrameOutput, Fx, Game, Hooks, TagId, TagSet, World, WorldConfig,
     };
 }
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/guide.md")]
+pub struct GuideDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/cues.md")]
+pub struct CuesDoctests;

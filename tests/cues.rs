@@ -65,13 +65,14 @@ pub const ARENA: &str = r#"(
 )"#;
 
 pub fn arena(text: &str) -> (World<Arena>, [Entity; 2]) {
+    arena_players(text, 2)
+}
+
+/// [`arena`] with room for `players` inputs.
+pub fn arena_players(text: &str, players: u16) -> (World<Arena>, [Entity; 2]) {
     let content = Arc::new(Content::from_ron_str(text).unwrap_or_else(|e| panic!("{e}")));
-    let mut w = World::<Arena>::new(
-        content.clone(),
-        &Hooks::new(),
-        WorldConfig { seed: 7, ..WorldConfig::default() },
-    )
-    .unwrap();
+    let config = WorldConfig { seed: 7, players, ..WorldConfig::default() };
+    let mut w = World::<Arena>::new(content.clone(), &Hooks::new(), config).unwrap();
     let vitals = content.attr_set("Vitals").unwrap();
     let a = w.spawn_actor(&[vitals]).unwrap();
     let b = w.spawn_actor(&[vitals]).unwrap();

@@ -3,6 +3,7 @@
 mod common;
 mod content_errors;
 mod cues;
+mod features_abilities;
 mod features_attributes;
 mod features_effects;
 mod features_tags;
@@ -10,3 +11,4 @@ mod recipes;
 mod rollback;
 mod scenarios_abilities;
 mod scenarios_core;
+mod sessions;

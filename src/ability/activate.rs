@@ -451,6 +451,13 @@ impl<G: Game> World<G> {
         if !self.can_afford(h, def) {
             return Err(ActivationFailure::CantAffordCost);
         }
+        // The definition's own tasks (timeline, end timer) need room in the pool.
+        let needed = u32::from(def.timeline.is_some()) + u32::from(def.end_after.is_some());
+        if needed > 0
+            && (self.state.tasks.len() as u32).saturating_sub(self.state.header.tasks_live) < needed
+        {
+            return Err(ActivationFailure::TaskCapacity);
+        }
         // 7. Custom check.
         if let Some(f) = def.can_activate
             && let Some(BoundFn::Check(check)) = self.bound.get(f)
@@ -499,8 +506,8 @@ impl<G: Game> World<G> {
                 .find(|t| t.0 == m.attr.0)
                 .map(|t| t.1)
                 .unwrap_or_else(|| self.base(owner, m.attr).unwrap_or(Fx::ZERO));
+            // Unclamped on purpose: a clamp at 0 must not make an unaffordable cost affordable.
             let (nb, _) = crate::attribute::execute_on_base(base, m.op, mag);
-            let nb = self.clamp_base(owner.index, m.attr, nb);
             if let Some(t) = touched.iter_mut().find(|t| t.0 == m.attr.0 || t.0 == u16::MAX) {
                 *t = (m.attr.0, nb);
             }

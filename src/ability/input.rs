@@ -3,9 +3,8 @@
 
 use super::ctx::AbilityCtx;
 use super::task::{kind, tflags};
-use super::{InputEdge, TaskEvent, TaskResult};
-use crate::id::{AbilityHandle, TaskHandle};
-use crate::world::cascade::Work;
+use super::{InputEdge, TaskEvent};
+use crate::id::AbilityHandle;
 use crate::world::hooks::BoundFn;
 use crate::world::{Game, World};
 
@@ -84,10 +83,7 @@ impl<G: Game> World<G> {
                 && t.activation_serial == s.activation_serial
                 && (t.flags & tflags::RELEASED != 0) == want_released
             {
-                let task = TaskHandle { slot: slot as u32, generation: t.generation };
-                self.scratch.work.push_back(Work::TaskResult {
-                    result: TaskResult { task, user_id: t.user_id, event: TaskEvent::Input(edge) },
-                });
+                self.task_emit(slot, TaskEvent::Input(edge), t.flags & tflags::ONCE != 0);
             }
         }
     }
@@ -99,20 +95,21 @@ impl<G: Game> World<G> {
             if !t.is_live() || t.owner != owner {
                 continue;
             }
-            let task = TaskHandle { slot: slot as u32, generation: t.generation };
-            let event = match (t.kind, confirm, t.a) {
-                (kind::WAIT_CONFIRM_CANCEL, true, _) => TaskEvent::Confirmed,
-                (kind::WAIT_CONFIRM_CANCEL, false, _) => TaskEvent::Cancelled,
-                // User-confirmed or multi targeting: query on confirm, stop on cancel.
-                (kind::WAIT_TARGET_DATA, true, 1 | 2) => {
-                    TaskEvent::TargetData(self.run_target_query(slot, player))
+            // (event, last): confirm/cancel waits end at the first report; user-confirmed
+            // targeting ends at its confirm or cancel; multi targeting ends at the cancel.
+            let (event, last) = match (t.kind, confirm, t.a) {
+                (kind::WAIT_CONFIRM_CANCEL, true, _) => (TaskEvent::Confirmed, true),
+                (kind::WAIT_CONFIRM_CANCEL, false, _) => (TaskEvent::Cancelled, true),
+                (kind::WAIT_TARGET_DATA, true, 1) => {
+                    (TaskEvent::TargetData(self.run_target_query(slot, player)), true)
                 }
-                (kind::WAIT_TARGET_DATA, false, 1 | 2) => TaskEvent::TargetCancelled,
+                (kind::WAIT_TARGET_DATA, true, 2) => {
+                    (TaskEvent::TargetData(self.run_target_query(slot, player)), false)
+                }
+                (kind::WAIT_TARGET_DATA, false, 1 | 2) => (TaskEvent::TargetCancelled, true),
                 _ => continue,
             };
-            self.scratch.work.push_back(Work::TaskResult {
-                result: TaskResult { task, user_id: t.user_id, event },
-            });
+            self.task_emit(slot, event, last);
         }
     }
 }

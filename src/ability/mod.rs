@@ -80,6 +80,8 @@ impl fmt::Display for ActivationFailure {
     }
 }
 
+impl std::error::Error for ActivationFailure {}
+
 /// A successful activation request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Activation {

@@ -109,7 +109,7 @@ impl<G: Game> World<G> {
     }
 
     /// Queues a result; a final result marks the task done (it is freed on delivery).
-    fn task_emit(&mut self, slot: usize, event: TaskEvent, last: bool) {
+    pub(crate) fn task_emit(&mut self, slot: usize, event: TaskEvent, last: bool) {
         let t = &mut self.state.tasks[slot];
         if t.flags & DONE != 0 || !t.is_live() {
             return;
@@ -122,7 +122,7 @@ impl<G: Game> World<G> {
             user_id: t.user_id,
             event,
         };
-        self.scratch.work.push_back(Work::TaskResult { result });
+        self.scratch.work.push_back(Work::TaskResult { result, last });
     }
 
     /// Ends a task now (a timeline's window tags go with it).
@@ -197,13 +197,14 @@ impl<G: Game> World<G> {
     }
 
     /// Delivers a task result to its ability (the `TaskResult` work item).
-    pub(crate) fn deliver_task_result(&mut self, r: TaskResult) {
+    pub(crate) fn deliver_task_result(&mut self, r: TaskResult, last: bool) {
         let slot = r.task.slot as usize;
         let Some(t) = self.state.tasks.get(slot).copied() else { return };
         if !t.is_live() || t.generation != r.task.generation {
             return;
         }
-        if t.flags & DONE != 0 {
+        // The task's final report frees it; earlier reports queued before it do not.
+        if last {
             self.free_task(slot);
         }
         let h = t.ability();

@@ -1,5 +1,6 @@
 //! The content file format as written: serde types that mirror the RON text, with names instead
-//! of ids. [`super::freeze`] validates them and resolves names into the frozen definitions.
+//! of ids. Freezing (`Content::from_ron_str`, `ContentBuilder::build`) validates them and resolves
+//! names into the frozen definitions.
 //!
 //! Every struct denies unknown fields (a typo is an error, never a silently ignored field) and
 //! every named collection keeps duplicates so that validation can report them.

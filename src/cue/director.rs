@@ -188,6 +188,10 @@ pub struct CueDirector {
     fuzzy_frames: u32,
     spam_limit: u32,
     last_confirmed: Option<Frame>,
+    /// Entities presentation does not show (out of view).
+    culled: BTreeSet<Entity>,
+    /// Entities back in view since the last diff (their instances get `while_active` only).
+    reentered: BTreeSet<Entity>,
 }
 
 impl Default for CueDirector {
@@ -215,6 +219,8 @@ impl CueDirector {
             fuzzy_frames: 0,
             spam_limit: 16,
             last_confirmed: None,
+            culled: BTreeSet::new(),
+            reentered: BTreeSet::new(),
         }
     }
 
@@ -246,6 +252,18 @@ impl CueDirector {
     pub fn with_log_capacity(mut self, n: usize) -> Self {
         self.log_capacity = n;
         self
+    }
+
+    /// Culls an entity (it left the view: its shown persistent cues get
+    /// `removed(Culled)` at the next reconcile) or brings it back (its live persistent cues get
+    /// `while_active` only, never a second `on_active`).
+    pub fn set_culled(&mut self, e: Entity, culled: bool) {
+        if culled {
+            self.culled.insert(e);
+            self.reentered.remove(&e);
+        } else if self.culled.remove(&e) {
+            self.reentered.insert(e);
+        }
     }
 
     /// The counters so far.
@@ -455,11 +473,17 @@ impl CueDirector {
         world.active_cues(&mut active);
         // Vanished instances first (so a handler can reuse what they held).
         let live: BTreeSet<Identity> = active.iter().map(|a| (a.target, a.tag, a.origin)).collect();
-        let gone: Vec<Identity> =
-            self.shown.keys().filter(|id| !live.contains(id)).copied().collect();
+        let gone: Vec<Identity> = self
+            .shown
+            .keys()
+            .filter(|id| !live.contains(id) || self.culled.contains(&id.0))
+            .copied()
+            .collect();
         for id in gone {
             if let Some(s) = self.shown.remove(&id) {
-                let reason = if self.batch_removed.contains(&id) || !rolled_back {
+                let reason = if live.contains(&id) {
+                    RemoveReason::Culled
+                } else if self.batch_removed.contains(&id) || !rolled_back {
                     RemoveReason::Ended
                 } else {
                     RemoveReason::Mispredicted
@@ -474,7 +498,7 @@ impl CueDirector {
         }
         for a in &active {
             let id = (a.target, a.tag, a.origin);
-            if self.shown.contains_key(&id) {
+            if self.shown.contains_key(&id) || self.culled.contains(&a.target) {
                 continue;
             }
             let policy = world.cue_policy(a.tag);
@@ -492,7 +516,7 @@ impl CueDirector {
             };
             let cue = Cue { key, params: a.params, policy, predicted: !is_confirmed };
             let recent = now.saturating_sub(a.since) <= self.recent_window;
-            if recent && !rebuild {
+            if recent && !rebuild && !self.reentered.contains(&a.target) {
                 presenter.on_active(&cue);
                 self.counters.on_active += 1;
                 self.record(now, &cue, CueLogKind::OnActive);
@@ -502,6 +526,7 @@ impl CueDirector {
             self.record(now, &cue, CueLogKind::WhileActive);
             self.shown.insert(id, Shown { cue, confirmed: false });
         }
+        self.reentered.clear();
         self.active = active;
     }
 

@@ -7,7 +7,16 @@
 //!   late, are predicted, and mispredictions roll back exactly as a GGRS session would.
 
 mod driver;
+mod handshake;
+mod net;
 mod prediction;
+mod runner;
 
 pub use driver::{BatchObserver, Divergence, NoObserver, RollbackDriver, RollbackStats};
+pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emulated};
+pub use net::{EmulatedNetwork, EmulatedSocket, NetConditions, NetStats, PeerAddr};
 pub use prediction::{PredictionDriver, PredictionStats};
+pub use runner::{
+    Address, Batch, GgrsConfig, Runner, RunnerStats, SavedFrame, SessionError, SessionEvent,
+    differing_subsystems, pack_checksum,
+};

@@ -23,7 +23,7 @@ pub struct PredictionStats {
 
 /// Simulates one local peer of a P2P match: player `local` is known at once, every other
 /// player's input is known `latency` frames late and predicted (repeat last known input) until
-/// then. See the [module documentation](self).
+/// then. See the [`session`](crate::session) module documentation.
 pub struct PredictionDriver<G: Game> {
     ring: SnapshotRing<G>,
     latency: u32,

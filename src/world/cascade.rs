@@ -45,7 +45,7 @@ pub(crate) enum Work {
     EndAbility { handle: crate::id::AbilityHandle, cancelled: bool },
     RemoveAbility { handle: crate::id::AbilityHandle },
     SendEvent { to: Entity, data: crate::ability::EventData },
-    TaskResult { result: crate::ability::TaskResult },
+    TaskResult { result: crate::ability::TaskResult, last: bool },
 }
 
 /// How far the listeners have read each output list.
@@ -267,7 +267,7 @@ impl<G: Game> World<G> {
             Work::EndAbility { handle, cancelled } => self.end_now(handle, cancelled),
             Work::RemoveAbility { handle } => self.remove_ability_now(handle),
             Work::SendEvent { to, data } => self.send_event_now(to, data),
-            Work::TaskResult { result } => self.deliver_task_result(result),
+            Work::TaskResult { result, last } => self.deliver_task_result(result, last),
         }
     }
 

@@ -333,7 +333,7 @@ impl<G: Game> Snapshot<G> {
     }
 }
 
-/// The deterministic simulation world. See the [module documentation](self).
+/// The deterministic simulation world. See the [`world`](crate::world) module documentation.
 pub struct World<G: Game> {
     pub(crate) content: Arc<Content>,
     pub(crate) bound: Arc<Bound<G>>,
@@ -345,6 +345,8 @@ pub struct World<G: Game> {
     pub(crate) in_step: bool,
     /// Whether any effect definition follows a source attribute live.
     pub(crate) live_source_defs: bool,
+    /// Input statuses of the frame being stepped (outside the snapshot: see `input_status`).
+    pub(crate) input_status: Vec<u8>,
     /// Recent activation attempts (a debug ring outside the snapshot, rewound on load).
     pub(crate) activation_log: std::collections::VecDeque<crate::ability::ActivationRecord>,
 }
@@ -415,6 +417,7 @@ impl<G: Game> World<G> {
             config,
             in_step: false,
             activation_log: std::collections::VecDeque::with_capacity(256),
+            input_status: vec![0; usize::from(config.players)],
         })
     }
 
@@ -579,9 +582,12 @@ impl<G: Game> World<G> {
         self.state.prev_inputs.get(player).copied().unwrap_or_default()
     }
 
-    /// A player's input status this frame (GGRS's `InputStatus`).
+    /// A player's input status this frame (GGRS's `InputStatus`). Informational only: it is not
+    /// part of the snapshot, because a correctly predicted input is `Predicted` on one peer and
+    /// `Confirmed` on another; simulation logic must not branch on it (a disconnected player's
+    /// input is simply the default input).
     pub fn input_status(&self, player: usize) -> ggrs::InputStatus {
-        match self.state.input_status.get(player) {
+        match self.input_status.get(player) {
             Some(1) => ggrs::InputStatus::Predicted,
             Some(2) => ggrs::InputStatus::Disconnected,
             _ => ggrs::InputStatus::Confirmed,
@@ -849,6 +855,20 @@ impl<G: Game> World<G> {
         self.scratch.reset();
         self.in_step = false;
         // Records of frames the loaded state has not simulated yet belong to another timeline.
+        let next = self.state.header.frame;
+        self.activation_log.retain(|r| r.frame < next);
+        self.out.clear(next.saturating_sub(1));
+        Ok(())
+    }
+
+    /// Replaces the current state with snapshot bytes (as [`World::state_bytes`] or a replay
+    /// wrote them) of a world with the same content and capacities.
+    pub fn load_bytes(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
+        if !self.state.load_bytes(bytes) {
+            return Err(SnapshotError::LayoutMismatch);
+        }
+        self.scratch.reset();
+        self.in_step = false;
         let next = self.state.header.frame;
         self.activation_log.retain(|r| r.frame < next);
         self.out.clear(next.saturating_sub(1));

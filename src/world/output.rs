@@ -104,6 +104,36 @@ pub enum ApplyError {
     CascadeCap,
 }
 
+impl core::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ApplyError::InvalidTarget => {
+                write!(f, "the target is not alive or has no ability system")
+            }
+            ApplyError::UnknownDefinition => {
+                write!(f, "the effect definition is not in the content")
+            }
+            ApplyError::Requirements => {
+                write!(f, "the target's tags fail the application requirements")
+            }
+            ApplyError::Immune { blocker } => {
+                write!(f, "the target is immune ({blocker:?} grants the immunity)")
+            }
+            ApplyError::CustomRequirement => write!(f, "a custom application requirement refused"),
+            ApplyError::MissingSetByCaller { tag } => {
+                write!(f, "the spec lacks the SetByCaller value {tag:?}")
+            }
+            ApplyError::StackOverflowDenied => {
+                write!(f, "the stack is full and the effect denies overflow")
+            }
+            ApplyError::Capacity => write!(f, "the target's effect capacity is exhausted"),
+            ApplyError::CascadeCap => write!(f, "the same-frame cascade cap was reached"),
+        }
+    }
+}
+
+impl std::error::Error for ApplyError {}
+
 /// What an application did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Applied {

@@ -18,7 +18,7 @@ use xxhash_rust::xxh3::Xxh3;
 
 /// World-wide counters and the global random stream.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
 pub(crate) struct Header {
     /// The session seed.
     pub seed: u64,
@@ -56,7 +56,7 @@ pub(crate) mod entity_flags {
 
 /// One entity slot.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
 pub(crate) struct EntityRec {
     /// The attribute sets present (bit per `AttrSetId`).
     pub sets: u64,
@@ -107,7 +107,9 @@ pub(crate) struct Layout {
 }
 
 /// The parts of the snapshot with their own sub-checksum, in checksum order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Subsystem {
     /// The header (frame, counters, random stream) and entity slots.
     Entities,
@@ -188,6 +190,21 @@ impl Checksums {
     }
 }
 
+/// One snapshot column: what a dump or a field-level diff needs to decode it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ColumnInfo {
+    /// The column's name.
+    pub name: String,
+    /// Its subsystem.
+    pub subsystem: Subsystem,
+    /// Bytes per record.
+    pub record_size: u32,
+    /// Records.
+    pub count: u32,
+    /// Records per entity (0: a world-wide column).
+    pub per_entity: u32,
+}
+
 /// The mutable state of a world: the snapshot.
 pub(crate) struct State<G: Game> {
     pub layout: Layout,
@@ -204,7 +221,6 @@ pub(crate) struct State<G: Game> {
     pub global: Vec<G::Global>,
     pub inputs: Vec<G::Input>,
     pub prev_inputs: Vec<G::Input>,
-    pub input_status: Vec<u8>,
     pub specs: Vec<AbilitySpec>,
     pub ability_state: Vec<u64>,
     pub tasks: Vec<TaskRec>,
@@ -228,7 +244,6 @@ impl<G: Game> Clone for State<G> {
             global: self.global.clone(),
             inputs: self.inputs.clone(),
             prev_inputs: self.prev_inputs.clone(),
-            input_status: self.input_status.clone(),
             specs: self.specs.clone(),
             ability_state: self.ability_state.clone(),
             tasks: self.tasks.clone(),
@@ -269,7 +284,6 @@ impl<G: Game> State<G> {
             global: vec![G::Global::default(); 1],
             inputs: vec![G::Input::default(); layout.players],
             prev_inputs: vec![G::Input::default(); layout.players],
-            input_status: vec![0; layout.players],
             specs: vec![AbilitySpec::default(); n * layout.abilities],
             ability_state: vec![0; n * layout.abilities * layout.state_words],
             tasks: vec![TaskRec::default(); layout.tasks],
@@ -297,7 +311,6 @@ impl<G: Game> State<G> {
         self.global.copy_from_slice(&o.global);
         self.inputs.copy_from_slice(&o.inputs);
         self.prev_inputs.copy_from_slice(&o.prev_inputs);
-        self.input_status.copy_from_slice(&o.input_status);
         self.specs.copy_from_slice(&o.specs);
         self.ability_state.copy_from_slice(&o.ability_state);
         self.tasks.copy_from_slice(&o.tasks);
@@ -325,7 +338,78 @@ impl<G: Game> State<G> {
         f(Subsystem::Game, "global", cast_slice(&self.global));
         f(Subsystem::Inputs, "inputs", cast_slice(&self.inputs));
         f(Subsystem::Inputs, "prev_inputs", cast_slice(&self.prev_inputs));
-        f(Subsystem::Inputs, "input_status", &self.input_status);
+    }
+
+    /// Every column's name, subsystem, record size and per-entity stride (0 for world-wide
+    /// columns), in snapshot order.
+    pub fn column_table(&self) -> Vec<ColumnInfo> {
+        use core::mem::size_of;
+        let l = self.layout;
+        let per = |name: &str, sub, size: usize, stride: usize| ColumnInfo {
+            name: name.to_string(),
+            subsystem: sub,
+            record_size: size as u32,
+            count: (l.entities * stride) as u32,
+            per_entity: stride as u32,
+        };
+        let world = |name: &str, sub, size: usize, count: usize| ColumnInfo {
+            name: name.to_string(),
+            subsystem: sub,
+            record_size: size as u32,
+            count: count as u32,
+            per_entity: 0,
+        };
+        vec![
+            world("header", Subsystem::Entities, size_of::<Header>(), 1),
+            per("entities", Subsystem::Entities, size_of::<EntityRec>(), 1),
+            per("tag_counts", Subsystem::Tags, 2, l.tags),
+            per("tag_bits", Subsystem::Tags, 8, l.tag_words),
+            per("attributes", Subsystem::Attributes, size_of::<AttrValue>(), l.attrs),
+            per("effects", Subsystem::Effects, size_of::<ActiveEffect>(), l.effects),
+            per("effect_magnitudes", Subsystem::Effects, 8, l.effects * l.mods),
+            world("effect_specs", Subsystem::Effects, size_of::<EffectSpec>(), l.stored_specs),
+            per("ability_specs", Subsystem::Abilities, size_of::<AbilitySpec>(), l.abilities),
+            per("ability_state", Subsystem::Abilities, 8, l.abilities * l.state_words),
+            world("player_owner", Subsystem::Abilities, size_of::<Entity>(), l.players),
+            world("tasks", Subsystem::Tasks, size_of::<TaskRec>(), l.tasks),
+            world("standalone_cues", Subsystem::Cues, size_of::<StandaloneCue>(), l.cues),
+            per("components", Subsystem::Game, size_of::<G::Component>(), 1),
+            world("global", Subsystem::Game, size_of::<G::Global>(), 1),
+            world("inputs", Subsystem::Inputs, size_of::<G::Input>(), l.players),
+            world("prev_inputs", Subsystem::Inputs, size_of::<G::Input>(), l.players),
+        ]
+    }
+
+    /// Overwrites the state from bytes laid out as [`State::for_each_column`] writes them.
+    pub fn load_bytes(&mut self, bytes: &[u8]) -> bool {
+        if bytes.len() != self.byte_len() {
+            return false;
+        }
+        let mut at = 0usize;
+        let mut take = |dst: &mut [u8]| {
+            let n = dst.len();
+            dst.copy_from_slice(&bytes[at..at + n]);
+            at += n;
+        };
+        use bytemuck::{bytes_of_mut, cast_slice_mut};
+        take(bytes_of_mut(&mut self.header));
+        take(cast_slice_mut(&mut self.entities));
+        take(cast_slice_mut(&mut self.tag_counts));
+        take(cast_slice_mut(&mut self.tag_bits));
+        take(cast_slice_mut(&mut self.attrs));
+        take(cast_slice_mut(&mut self.effects));
+        take(cast_slice_mut(&mut self.effect_mags));
+        take(cast_slice_mut(&mut self.effect_specs));
+        take(cast_slice_mut(&mut self.specs));
+        take(cast_slice_mut(&mut self.ability_state));
+        take(cast_slice_mut(&mut self.player_owner));
+        take(cast_slice_mut(&mut self.tasks));
+        take(cast_slice_mut(&mut self.standalone_cues));
+        take(cast_slice_mut(&mut self.components));
+        take(cast_slice_mut(&mut self.global));
+        take(cast_slice_mut(&mut self.inputs));
+        take(cast_slice_mut(&mut self.prev_inputs));
+        true
     }
 
     /// The snapshot size in bytes.

@@ -83,7 +83,7 @@ impl<G: Game> World<G> {
                 if p < n { input(p) } else { (G::Input::default(), InputStatus::Disconnected) };
             self.state.prev_inputs[p] = self.state.inputs[p];
             self.state.inputs[p] = i;
-            self.state.input_status[p] = status_code(s);
+            self.input_status[p] = status_code(s);
         }
 
         // P1 Periodic executions, P2 expiry.

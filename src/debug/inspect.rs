@@ -1,0 +1,282 @@
+//! The inspector: GAS's `showdebug abilitysystem` for any entity, headless (F-DBG-01, 02, 06).
+
+use crate::id::Entity;
+use crate::num::{Fx, to_decimal};
+use crate::world::{Game, World};
+use core::fmt;
+use serde::Serialize;
+
+/// One tag on an entity.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TagView {
+    /// The tag's name.
+    pub name: String,
+    /// Its own count (loose + grants).
+    pub count: u32,
+    /// Its count with descendants.
+    pub hierarchical: u32,
+}
+
+/// One active effect.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EffectView {
+    /// The definition's name.
+    pub name: String,
+    /// Its application sequence number.
+    pub seq: u32,
+    /// Stacks.
+    pub stacks: u16,
+    /// Level.
+    pub level: u16,
+    /// Remaining frames (`None`: infinite).
+    pub remaining: Option<u32>,
+    /// Total frames (`None`: infinite).
+    pub duration: Option<u32>,
+    /// Switched off by ongoing requirements.
+    pub inhibited: bool,
+    /// Granted tags.
+    pub granted_tags: Vec<String>,
+    /// Modifiers as `attribute op magnitude`.
+    pub modifiers: Vec<String>,
+}
+
+/// One running task.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TaskView {
+    /// The task's kind.
+    pub kind: String,
+    /// The behaviour's id for it.
+    pub user_id: u16,
+    /// The frame it started.
+    pub started: u32,
+}
+
+/// One granted ability.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AbilityView {
+    /// The definition's name.
+    pub name: String,
+    /// Its spec slot.
+    pub slot: u16,
+    /// Level.
+    pub level: u16,
+    /// Active now.
+    pub active: bool,
+    /// Activations so far.
+    pub activations: u32,
+    /// The bound input.
+    pub input: Option<u8>,
+    /// Remaining cooldown `(remaining, total)`.
+    pub cooldown: Option<(u32, u32)>,
+    /// Why it could not activate right now (`None`: it could).
+    pub blocked_by: Option<String>,
+    /// The last activation attempt: frame and outcome.
+    pub last_attempt: Option<(u32, String)>,
+    /// Its running tasks.
+    pub tasks: Vec<TaskView>,
+}
+
+/// Everything about one entity, as `showdebug abilitysystem` shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DebugView {
+    /// The entity.
+    pub entity: Entity,
+    /// The frame.
+    pub frame: u32,
+    /// Whether it is alive.
+    pub alive: bool,
+    /// Attributes: name, base, current.
+    pub attributes: Vec<(String, String, String)>,
+    /// Tags present.
+    pub tags: Vec<TagView>,
+    /// Active effects in application order.
+    pub effects: Vec<EffectView>,
+    /// Granted abilities in slot order.
+    pub abilities: Vec<AbilityView>,
+}
+
+fn task_kind(k: u16) -> &'static str {
+    use crate::ability::task::kind::*;
+    match k {
+        WAIT_FRAMES => "WaitFrames",
+        REPEAT => "Repeat",
+        WAIT_EVENT => "WaitEvent",
+        WAIT_TAG_ADDED => "WaitTagAdded",
+        WAIT_TAG_REMOVED => "WaitTagRemoved",
+        WAIT_TAG_QUERY => "WaitTagQuery",
+        WAIT_ATTRIBUTE => "WaitAttribute",
+        WAIT_INPUT => "WaitInput",
+        WAIT_CONFIRM_CANCEL => "WaitConfirmCancel",
+        WAIT_EFFECT_ADDED => "WaitEffectAdded",
+        WAIT_EFFECT_REMOVED => "WaitEffectRemoved",
+        WAIT_STACK_CHANGE => "WaitStackChange",
+        WAIT_DAMAGE => "WaitDamage",
+        PLAY_TIMELINE => "PlayTimeline",
+        WAIT_TARGET_DATA => "WaitTargetData",
+        ROOT_MOTION => "RootMotion",
+        _ => "?",
+    }
+}
+
+/// The inspector view of any entity (works headless, for every entity alike).
+///
+/// ```
+/// use rollback_abilities::{Content, Game, Hooks, World, WorldConfig, debug::debug_view};
+/// # struct G; impl Game for G { type Input = u8; type Component = (); type Global = (); }
+/// let content = std::sync::Arc::new(Content::from_ron_str(r#"(
+///     attribute_sets: { "V": (attributes: { "Health": (default: 10) }) },
+/// )"#)?);
+/// let mut w = World::<G>::new(content.clone(), &Hooks::new(), WorldConfig::default()).unwrap();
+/// let e = w.spawn_actor(&[content.attr_set("V")?]).unwrap();
+/// let view = debug_view(&w, e);
+/// assert_eq!(view.attributes, vec![("Health".to_string(), "10".to_string(), "10".to_string())]);
+/// println!("{view}");
+/// # Ok::<(), rollback_abilities::ContentError>(())
+/// ```
+pub fn debug_view<G: Game>(world: &World<G>, e: Entity) -> DebugView {
+    let c = world.content();
+    let frame = world.frame();
+    let mut attributes = Vec::new();
+    for (i, def) in c.attr_defs().iter().enumerate() {
+        if let Some(v) = world.attr_value(e, crate::id::AttrId(i as u16)) {
+            attributes.push((def.name.clone(), to_decimal(v.base), to_decimal(v.current)));
+        }
+    }
+    let tags = world
+        .tags(e)
+        .iter()
+        .map(|t| TagView {
+            name: c.tags().name(t).to_string(),
+            count: world.tag_count_exact(e, t),
+            hierarchical: world.tag_count(e, t),
+        })
+        .collect();
+    let effects = world
+        .effects(e)
+        .iter()
+        .map(|ef| {
+            let def = c.effect_defs().get(ef.def.index());
+            let h = ef.handle(e);
+            EffectView {
+                name: c.effect_name(ef.def).to_string(),
+                seq: ef.seq,
+                stacks: ef.stacks,
+                level: ef.level,
+                remaining: ef.remaining(frame),
+                duration: (ef.duration != crate::num::NEVER).then_some(ef.duration),
+                inhibited: ef.is_inhibited(),
+                granted_tags: def
+                    .map(|d| {
+                        d.granted_tags
+                            .explicit
+                            .iter()
+                            .map(|t| c.tags().name(t).to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                modifiers: def
+                    .map(|d| {
+                        d.modifiers
+                            .iter()
+                            .enumerate()
+                            .map(|(i, m)| {
+                                let mag = world.effect_magnitude(h, i).unwrap_or(Fx::ZERO);
+                                format!("{} {:?} {}", c.attr_name(m.attr), m.op, to_decimal(mag))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            }
+        })
+        .collect();
+    let abilities = world
+        .abilities(e)
+        .map(|(h, s)| AbilityView {
+            name: c.ability_name(s.def).to_string(),
+            slot: h.slot,
+            level: s.level,
+            active: s.is_active(),
+            activations: s.activation_serial,
+            input: s.input_id(),
+            cooldown: world.ability_cooldown_remaining(h),
+            blocked_by: world.can_activate(h, None).err().map(|f| f.to_string()),
+            last_attempt: world.last_activation(h).map(|r| {
+                (
+                    r.frame,
+                    match r.result {
+                        Ok(serial) => format!("activated (serial {serial})"),
+                        Err(f) => format!("failed: {f}"),
+                    },
+                )
+            }),
+            tasks: world
+                .tasks_of(h)
+                .map(|(_, t)| TaskView {
+                    kind: task_kind(t.kind).to_string(),
+                    user_id: t.user_id,
+                    started: t.started,
+                })
+                .collect(),
+        })
+        .collect();
+    DebugView { entity: e, frame, alive: world.is_alive(e), attributes, tags, effects, abilities }
+}
+
+impl fmt::Display for DebugView {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} at frame {}{}",
+            self.entity,
+            self.frame,
+            if self.alive { "" } else { " (dead handle)" }
+        )?;
+        writeln!(f, "  attributes:")?;
+        for (n, b, cur) in &self.attributes {
+            writeln!(f, "    {n:<20} base {b:>12}  current {cur:>12}")?;
+        }
+        writeln!(f, "  tags:")?;
+        for t in &self.tags {
+            writeln!(f, "    {:<32} x{} ({} with children)", t.name, t.count, t.hierarchical)?;
+        }
+        writeln!(f, "  effects:")?;
+        for e in &self.effects {
+            let rem = match (e.remaining, e.duration) {
+                (Some(r), Some(d)) => format!("{r}/{d} frames"),
+                _ => "infinite".to_string(),
+            };
+            writeln!(
+                f,
+                "    #{:<4} {:<20} x{} lvl {} {rem}{} tags {:?} mods {:?}",
+                e.seq,
+                e.name,
+                e.stacks,
+                e.level,
+                if e.inhibited { " INHIBITED" } else { "" },
+                e.granted_tags,
+                e.modifiers
+            )?;
+        }
+        writeln!(f, "  abilities:")?;
+        for a in &self.abilities {
+            writeln!(
+                f,
+                "    [{}] {:<20} lvl {} {}{}{}{}",
+                a.slot,
+                a.name,
+                a.level,
+                if a.active { "ACTIVE" } else { "idle" },
+                a.cooldown.map(|(r, t)| format!(" cooldown {r}/{t}")).unwrap_or_default(),
+                a.blocked_by.as_ref().map(|b| format!(" (can't: {b})")).unwrap_or_default(),
+                a.last_attempt
+                    .as_ref()
+                    .map(|(f, o)| format!(" last: {o} at {f}"))
+                    .unwrap_or_default(),
+            )?;
+            for t in &a.tasks {
+                writeln!(f, "        task {} #{} since {}", t.kind, t.user_id, t.started)?;
+            }
+        }
+        Ok(())
+    }
+}

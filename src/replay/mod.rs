@@ -1,0 +1,610 @@
+//! Replays: confirmed inputs plus the initial state, per-frame checksums and keyframe
+//! snapshots, in a versioned binary file with an integrity check (DESIGN §8).
+//!
+//! # File format (version 1, little-endian)
+//!
+//! ```text
+//! magic "RBAREPLY" | u32 version | u32 header length | header (RON text, see ReplayHeader)
+//! | u64 initial snapshot length | initial snapshot bytes (the state before frame 0)
+//! | u32 frame count | per frame: inputs (players × input size bytes) + u64 checksum after the frame
+//! | u32 keyframe count | per keyframe: u32 frame + u64 length + snapshot bytes (state before that frame)
+//! | u64 xxh3-64 of every byte before it
+//! ```
+//!
+//! A replay is bound to its content (hash), hooks (signature hash), world configuration,
+//! input size and crate version; loading it anywhere else is a typed error, as are truncated,
+//! corrupted and foreign files.
+
+use crate::debug::{FieldDiff, WorldDump, diff_dumps};
+use crate::num::Frame;
+use crate::world::{Game, World, WorldConfig};
+use core::fmt;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The magic bytes.
+pub const MAGIC: &[u8; 8] = b"RBAREPLY";
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Why a replay cannot be read, written or used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReplayError {
+    /// Reading or writing the file failed.
+    Io(String),
+    /// The file does not start with the replay magic bytes.
+    BadMagic,
+    /// The file was written by another format version.
+    UnsupportedVersion {
+        /// The file's version.
+        found: u32,
+    },
+    /// The file ends before a part it announces.
+    Truncated {
+        /// The part being read.
+        what: &'static str,
+        /// Its byte offset.
+        offset: usize,
+    },
+    /// The integrity check failed (the file was altered or damaged).
+    Corrupted {
+        /// The checksum stored in the file.
+        stored: u64,
+        /// The checksum of the bytes.
+        computed: u64,
+    },
+    /// The header is not valid.
+    BadHeader(String),
+    /// The replay was recorded with other content.
+    ContentMismatch {
+        /// The replay's content hash.
+        replay: u64,
+        /// This content's hash.
+        content: u64,
+    },
+    /// The replay was recorded with other registered functions.
+    HooksMismatch,
+    /// The replay was recorded with another world configuration or input type.
+    LayoutMismatch(String),
+    /// Frames in a recording must be consecutive.
+    FrameGap {
+        /// The frame expected.
+        expected: Frame,
+        /// The frame given.
+        got: Frame,
+    },
+}
+
+impl fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReplayError::Io(e) => write!(f, "cannot read or write the replay: {e}"),
+            ReplayError::BadMagic => write!(
+                f,
+                "not a rollback_abilities replay (the file does not start with \"RBAREPLY\")"
+            ),
+            ReplayError::UnsupportedVersion { found } => write!(
+                f,
+                "replay format version {found} is not supported: this build reads version {FORMAT_VERSION} (re-record it, or use the crate version that wrote it)"
+            ),
+            ReplayError::Truncated { what, offset } => {
+                write!(
+                    f,
+                    "the replay ends at byte {offset}, in the middle of its {what} (the file is incomplete)"
+                )
+            }
+            ReplayError::Corrupted { stored, computed } => write!(
+                f,
+                "the replay's integrity check failed (stored {stored:016x}, computed {computed:016x}): the file was modified or damaged"
+            ),
+            ReplayError::BadHeader(m) => write!(f, "the replay header is invalid: {m}"),
+            ReplayError::ContentMismatch { replay, content } => write!(
+                f,
+                "the replay was recorded with content {replay:016x} but this content hashes to {content:016x}: load the content it was recorded with"
+            ),
+            ReplayError::HooksMismatch => {
+                write!(f, "the replay was recorded with other registered functions (hooks)")
+            }
+            ReplayError::LayoutMismatch(m) => write!(f, "the replay does not fit this world: {m}"),
+            ReplayError::FrameGap { expected, got } => {
+                write!(f, "frames must be consecutive: expected {expected}, got {got}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+/// A little-endian byte reader that reports truncation instead of panicking.
+#[derive(Debug)]
+pub(crate) struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(b: &'a [u8]) -> Reader<'a> {
+        Reader { b, at: 0 }
+    }
+
+    pub(crate) fn offset(&self) -> usize {
+        self.at
+    }
+
+    pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8], usize> {
+        let end = self.at.checked_add(n).filter(|e| *e <= self.b.len()).ok_or(self.at)?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    pub(crate) fn u32(&mut self) -> Result<u32, usize> {
+        let b = self.bytes(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    pub(crate) fn u64(&mut self) -> Result<u64, usize> {
+        let b = self.bytes(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+}
+
+/// What a replay is bound to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplayHeader {
+    /// The crate version that wrote it.
+    pub crate_version: String,
+    /// The content hash.
+    pub content_hash: u64,
+    /// xxh3-64 of the hooks signature.
+    pub hooks_hash: u64,
+    /// Frames per second.
+    pub tick_rate: u16,
+    /// The session seed.
+    pub seed: u64,
+    /// Players per frame.
+    pub players: u16,
+    /// The world's capacities.
+    pub config: WorldConfig,
+    /// Bytes per player input.
+    pub input_size: u32,
+    /// Frames between keyframes (0: none).
+    pub keyframe_interval: u32,
+}
+
+impl ReplayHeader {
+    /// The header a world would write.
+    pub fn of<G: Game>(world: &World<G>, keyframe_interval: u32) -> ReplayHeader {
+        ReplayHeader {
+            crate_version: env!("CARGO_PKG_VERSION").to_string(),
+            content_hash: world.content().hash(),
+            hooks_hash: xxhash_rust::xxh3::xxh3_64(world.hooks_signature().as_bytes()),
+            tick_rate: world.content().settings().tick_rate.0,
+            seed: world.seed(),
+            players: world.players() as u16,
+            config: *world.config(),
+            input_size: core::mem::size_of::<G::Input>() as u32,
+            keyframe_interval,
+        }
+    }
+
+    /// Checks that a world can play this replay.
+    pub fn check<G: Game>(&self, world: &World<G>) -> Result<(), ReplayError> {
+        let mine = ReplayHeader::of(world, self.keyframe_interval);
+        if self.content_hash != mine.content_hash {
+            return Err(ReplayError::ContentMismatch {
+                replay: self.content_hash,
+                content: mine.content_hash,
+            });
+        }
+        if self.hooks_hash != mine.hooks_hash {
+            return Err(ReplayError::HooksMismatch);
+        }
+        if self.input_size != mine.input_size {
+            return Err(ReplayError::LayoutMismatch(format!(
+                "inputs are {} bytes in the replay but {} bytes in this game",
+                self.input_size, mine.input_size
+            )));
+        }
+        if self.config.max_entities != mine.config.max_entities
+            || self.config.effects_per_entity != mine.config.effects_per_entity
+            || self.config.players != mine.config.players
+            || self.config.abilities_per_entity != mine.config.abilities_per_entity
+            || self.config.max_tasks != mine.config.max_tasks
+            || self.config.max_standalone_cues != mine.config.max_standalone_cues
+            || self.config.max_stored_specs != mine.config.max_stored_specs
+        {
+            return Err(ReplayError::LayoutMismatch(format!(
+                "the replay's world configuration {:?} differs from this world's {:?}",
+                self.config, mine.config
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// One recorded frame.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayFrame {
+    /// Every player's input bytes, concatenated.
+    pub inputs: Vec<u8>,
+    /// The world checksum after stepping the frame (0: not recorded).
+    pub checksum: u64,
+}
+
+/// A replay in memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replay {
+    /// What it is bound to.
+    pub header: ReplayHeader,
+    /// The state before frame 0.
+    pub initial: Vec<u8>,
+    /// Frames 0, 1, 2, …
+    pub frames: Vec<ReplayFrame>,
+    /// Keyframes: (frame, state before that frame).
+    pub keyframes: Vec<(Frame, Vec<u8>)>,
+}
+
+impl Replay {
+    /// Encodes the replay.
+    pub fn encode(&self) -> Vec<u8> {
+        let header = ron::to_string(&self.header).unwrap_or_default();
+        let mut out = Vec::with_capacity(self.initial.len() + self.frames.len() * 16 + 256);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(&(self.initial.len() as u64).to_le_bytes());
+        out.extend_from_slice(&self.initial);
+        out.extend_from_slice(&(self.frames.len() as u32).to_le_bytes());
+        for f in &self.frames {
+            out.extend_from_slice(&f.inputs);
+            out.extend_from_slice(&f.checksum.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.keyframes.len() as u32).to_le_bytes());
+        for (frame, bytes) in &self.keyframes {
+            out.extend_from_slice(&frame.to_le_bytes());
+            out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            out.extend_from_slice(bytes);
+        }
+        let sum = xxhash_rust::xxh3::xxh3_64(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    /// Decodes a replay, checking magic, version, integrity and structure.
+    pub fn decode(b: &[u8]) -> Result<Replay, ReplayError> {
+        let mut r = Reader::new(b);
+        let t = |what| move |offset| ReplayError::Truncated { what, offset };
+        let magic = r.bytes(8).map_err(t("magic bytes"))?;
+        if magic != MAGIC {
+            return Err(ReplayError::BadMagic);
+        }
+        let version = r.u32().map_err(t("version"))?;
+        if version != FORMAT_VERSION {
+            return Err(ReplayError::UnsupportedVersion { found: version });
+        }
+        // Does the announced structure fit the file? A cut file does not; a damaged one does
+        // but fails the integrity check.
+        let hlen = r.u32().map_err(t("header length"))? as usize;
+        let header_bytes = r.bytes(hlen).map_err(t("header"))?;
+        match Self::structure_len(b, hlen) {
+            None => {
+                return Err(ReplayError::Truncated {
+                    what: "frames or keyframes",
+                    offset: b.len(),
+                });
+            }
+            Some(n) if n + 8 > b.len() => {
+                return Err(ReplayError::Truncated { what: "integrity check", offset: b.len() });
+            }
+            Some(n) => {
+                let mut stored = [0u8; 8];
+                stored.copy_from_slice(&b[n..n + 8]);
+                let stored = u64::from_le_bytes(stored);
+                let computed = xxhash_rust::xxh3::xxh3_64(&b[..n]);
+                if stored != computed {
+                    return Err(ReplayError::Corrupted { stored, computed });
+                }
+                if n + 8 != b.len() {
+                    return Err(ReplayError::BadHeader(format!(
+                        "{} unexpected bytes after the integrity check",
+                        b.len() - n - 8
+                    )));
+                }
+            }
+        }
+        let body = &b[..b.len() - 8];
+        let mut r2 = Reader::new(body);
+        let _ = r2.bytes(16 + hlen);
+        let header_text = core::str::from_utf8(header_bytes)
+            .map_err(|_| ReplayError::BadHeader("not UTF-8".into()))?;
+        let header: ReplayHeader =
+            ron::from_str(header_text).map_err(|e| ReplayError::BadHeader(e.to_string()))?;
+        let ilen = r2.u64().map_err(t("initial snapshot length"))?;
+        let ilen = usize::try_from(ilen)
+            .map_err(|_| ReplayError::BadHeader("initial snapshot too large".into()))?;
+        let initial = r2.bytes(ilen).map_err(t("initial snapshot"))?.to_vec();
+        let n = r2.u32().map_err(t("frame count"))? as usize;
+        let per = usize::from(header.players) * header.input_size as usize;
+        let mut frames = Vec::with_capacity(n.min(1 << 20));
+        for _ in 0..n {
+            let inputs = r2.bytes(per).map_err(t("frame inputs"))?.to_vec();
+            let checksum = r2.u64().map_err(t("frame checksum"))?;
+            frames.push(ReplayFrame { inputs, checksum });
+        }
+        let k = r2.u32().map_err(t("keyframe count"))? as usize;
+        let mut keyframes = Vec::with_capacity(k.min(1 << 16));
+        for _ in 0..k {
+            let frame = r2.u32().map_err(t("keyframe"))?;
+            let len = r2.u64().map_err(t("keyframe length"))?;
+            let len = usize::try_from(len)
+                .map_err(|_| ReplayError::BadHeader("keyframe too large".into()))?;
+            keyframes.push((frame, r2.bytes(len).map_err(t("keyframe snapshot"))?.to_vec()));
+        }
+        if r2.offset() != body.len() {
+            return Err(ReplayError::BadHeader(format!(
+                "{} unexpected bytes after the keyframes",
+                body.len() - r2.offset()
+            )));
+        }
+        Ok(Replay { header, initial, frames, keyframes })
+    }
+
+    /// The byte length the announced structure would need (None if it cannot be parsed).
+    fn structure_len(b: &[u8], hlen: usize) -> Option<usize> {
+        let mut r = Reader::new(b);
+        r.bytes(16 + hlen).ok()?;
+        let header_text = core::str::from_utf8(b.get(16..16 + hlen)?).ok()?;
+        let header: ReplayHeader = ron::from_str(header_text).ok()?;
+        let ilen = usize::try_from(r.u64().ok()?).ok()?;
+        r.bytes(ilen).ok()?;
+        let n = r.u32().ok()? as usize;
+        let per = usize::from(header.players) * header.input_size as usize + 8;
+        r.bytes(n.checked_mul(per)?).ok()?;
+        let k = r.u32().ok()?;
+        for _ in 0..k {
+            r.u32().ok()?;
+            let len = usize::try_from(r.u64().ok()?).ok()?;
+            r.bytes(len).ok()?;
+        }
+        Some(r.offset())
+    }
+
+    /// Writes the replay to a file (only after encoding fully: nothing is written on failure).
+    pub fn write(&self, path: &Path) -> Result<(), ReplayError> {
+        std::fs::write(path, self.encode())
+            .map_err(|e| ReplayError::Io(format!("{}: {e}", path.display())))
+    }
+
+    /// Reads a replay file.
+    pub fn read(path: &Path) -> Result<Replay, ReplayError> {
+        let b =
+            std::fs::read(path).map_err(|e| ReplayError::Io(format!("{}: {e}", path.display())))?;
+        Replay::decode(&b)
+    }
+
+    /// The number of frames.
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Whether the replay has no frames.
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// The inputs of a frame, decoded.
+    pub fn inputs<G: Game>(&self, frame: Frame) -> Vec<G::Input> {
+        let size = core::mem::size_of::<G::Input>();
+        self.frames
+            .get(frame as usize)
+            .map(|f| {
+                f.inputs
+                    .chunks_exact(size.max(1))
+                    .map(bytemuck::pod_read_unaligned::<G::Input>)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Loads the replay's initial state into a world built with the same content, hooks and
+    /// configuration.
+    pub fn start<G: Game>(&self, world: &mut World<G>) -> Result<(), ReplayError> {
+        self.header.check(world)?;
+        world.load_bytes(&self.initial).map_err(|e| ReplayError::LayoutMismatch(e.to_string()))
+    }
+
+    /// Moves a world to the state before `frame` using the nearest keyframe at or before it
+    /// and re-simulating the rest (seek).
+    pub fn seek<G: Game>(&self, world: &mut World<G>, frame: Frame) -> Result<(), ReplayError> {
+        self.header.check(world)?;
+        let target = frame.min(self.frames.len() as Frame);
+        match self.keyframes.iter().rev().find(|(f, _)| *f <= target) {
+            Some((f, bytes)) if world.next_frame() > target || world.next_frame() < *f => {
+                world.load_bytes(bytes).map_err(|e| ReplayError::LayoutMismatch(e.to_string()))?;
+            }
+            None if world.next_frame() > target => {
+                world
+                    .load_bytes(&self.initial)
+                    .map_err(|e| ReplayError::LayoutMismatch(e.to_string()))?;
+            }
+            _ => {}
+        }
+        while world.next_frame() < target {
+            let inputs = self.inputs::<G>(world.next_frame());
+            world.step(&inputs);
+        }
+        Ok(())
+    }
+
+    /// Re-simulates the whole replay headless and compares every recorded checksum; on a
+    /// divergence, names the first divergent frame and diffs the first keyframe after it field
+    /// by field.
+    pub fn verify<G: Game>(&self, world: &mut World<G>) -> Result<Verification, ReplayError> {
+        self.start(world)?;
+        let mut first_divergence = None;
+        for f in 0..self.frames.len() as Frame {
+            let inputs = self.inputs::<G>(f);
+            world.step(&inputs);
+            let want = self.frames[f as usize].checksum;
+            if want != 0 && world.checksum() != want && first_divergence.is_none() {
+                first_divergence = Some(f);
+                break;
+            }
+        }
+        let mut diffs = Vec::new();
+        let mut diff_frame = None;
+        if let Some(div) = first_divergence {
+            // The first keyframe after the divergence: re-simulate up to it and diff.
+            if let Some((kf, bytes)) = self.keyframes.iter().find(|(k, _)| *k > div) {
+                self.seek(world, *kf)?;
+                let mine = WorldDump::of_world(world);
+                let theirs = WorldDump {
+                    content_hash: mine.content_hash,
+                    frame: *kf,
+                    columns: mine.columns.clone(),
+                    bytes: bytes.clone(),
+                };
+                diffs = diff_dumps(&theirs, &mine, Some(world.content()))
+                    .map_err(|e| ReplayError::LayoutMismatch(e.to_string()))?;
+                diff_frame = Some(*kf);
+            }
+        }
+        Ok(Verification { frames: self.frames.len() as Frame, first_divergence, diff_frame, diffs })
+    }
+
+    /// Finds the first divergent frame by bisection over keyframes (for replays recorded
+    /// without per-frame checksums): the first keyframe whose re-simulated state differs.
+    pub fn bisect<G: Game>(&self, world: &mut World<G>) -> Result<Option<Frame>, ReplayError> {
+        self.start(world)?;
+        let kfs: Vec<&(Frame, Vec<u8>)> = self.keyframes.iter().collect();
+        let matches = |world: &mut World<G>, i: usize| -> Result<bool, ReplayError> {
+            self.start(world)?;
+            self.seek_by_simulation(world, kfs[i].0);
+            Ok(world.state_bytes() == kfs[i].1)
+        };
+        let (mut lo, mut hi) = (0usize, kfs.len());
+        // Invariant: keyframes before lo match, keyframes at or after hi differ.
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if matches(world, mid)? {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(kfs.get(lo).map(|k| k.0))
+    }
+
+    fn seek_by_simulation<G: Game>(&self, world: &mut World<G>, target: Frame) {
+        while world.next_frame() < target.min(self.frames.len() as Frame) {
+            let inputs = self.inputs::<G>(world.next_frame());
+            world.step(&inputs);
+        }
+    }
+}
+
+/// The outcome of [`Replay::verify`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verification {
+    /// Frames in the replay.
+    pub frames: Frame,
+    /// The first frame whose checksum after stepping differs, if any.
+    pub first_divergence: Option<Frame>,
+    /// The keyframe the field diff was taken at.
+    pub diff_frame: Option<Frame>,
+    /// Field-level differences (recorded vs re-simulated) at that keyframe.
+    pub diffs: Vec<FieldDiff>,
+}
+
+impl Verification {
+    /// Whether every checksum matched.
+    pub fn is_ok(&self) -> bool {
+        self.first_divergence.is_none()
+    }
+}
+
+/// Records a replay from confirmed inputs.
+#[derive(Clone, Debug)]
+pub struct Recorder<G: Game> {
+    replay: Replay,
+    _game: core::marker::PhantomData<fn() -> G>,
+}
+
+impl<G: Game> Recorder<G> {
+    /// Starts recording from a world's current state (the state before its next frame).
+    pub fn new(world: &World<G>, keyframe_interval: u32) -> Recorder<G> {
+        Recorder {
+            replay: Replay {
+                header: ReplayHeader::of(world, keyframe_interval),
+                initial: world.state_bytes(),
+                frames: Vec::new(),
+                keyframes: Vec::new(),
+            },
+            _game: core::marker::PhantomData,
+        }
+    }
+
+    /// The next frame to record.
+    pub fn next_frame(&self) -> Frame {
+        self.replay.frames.len() as Frame
+    }
+
+    /// Records a frame's confirmed inputs and the checksum after it (0: unknown). Frames must
+    /// come in order; others are ignored (and reported).
+    pub fn push(
+        &mut self,
+        frame: Frame,
+        inputs: &[G::Input],
+        checksum_after: u64,
+    ) -> Result<(), ReplayError> {
+        if frame != self.next_frame() {
+            return Err(ReplayError::FrameGap { expected: self.next_frame(), got: frame });
+        }
+        let mut bytes = Vec::with_capacity(core::mem::size_of_val(inputs));
+        for p in 0..usize::from(self.replay.header.players) {
+            let i = inputs.get(p).copied().unwrap_or_default();
+            bytes.extend_from_slice(bytemuck::bytes_of(&i));
+        }
+        self.replay.frames.push(ReplayFrame { inputs: bytes, checksum: checksum_after });
+        Ok(())
+    }
+
+    /// Records a keyframe: the state of `world` (before its next frame).
+    pub fn keyframe(&mut self, world: &World<G>) {
+        let f = world.next_frame();
+        if self.replay.keyframes.last().is_none_or(|(k, _)| *k < f) {
+            self.replay.keyframes.push((f, world.state_bytes()));
+        }
+    }
+
+    /// Records a keyframe from snapshot bytes (the state before `frame`).
+    pub fn keyframe_bytes(&mut self, frame: Frame, bytes: Vec<u8>) {
+        if self.replay.keyframes.last().is_none_or(|(k, _)| *k < frame) {
+            self.replay.keyframes.push((frame, bytes));
+        }
+    }
+
+    /// Whether a keyframe is due before `frame`.
+    pub fn keyframe_due(&self, frame: Frame) -> bool {
+        let i = self.replay.header.keyframe_interval;
+        i > 0
+            && frame > 0
+            && frame.is_multiple_of(i)
+            && self.replay.keyframes.last().is_none_or(|(k, _)| *k < frame)
+    }
+
+    /// The replay so far.
+    pub fn replay(&self) -> &Replay {
+        &self.replay
+    }
+
+    /// Finishes the recording.
+    pub fn finish(self) -> Replay {
+        self.replay
+    }
+}

@@ -1,0 +1,315 @@
+//! An in-memory network for GGRS sessions: a hub of sockets with seeded latency, jitter,
+//! loss, duplication and reordering, driven by a virtual clock (no real sockets, no sleeps).
+
+use crate::random::Stream;
+use core::fmt;
+use ggrs::{Message, NonBlockingSocket};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A peer's address on an [`EmulatedNetwork`].
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct PeerAddr(pub u16);
+
+impl fmt::Display for PeerAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "peer{}", self.0)
+    }
+}
+
+/// How the network mistreats packets. Probabilities are in percent (0–100).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NetConditions {
+    /// Base one-way latency in milliseconds.
+    pub latency_ms: u32,
+    /// Extra random latency in `0..=jitter_ms` per packet (packets overtake each other).
+    pub jitter_ms: u32,
+    /// Percent of packets dropped.
+    pub loss_percent: u32,
+    /// Percent of packets delivered twice (with independent delays).
+    pub duplicate_percent: u32,
+    /// Percent of packets held back an extra 1–3 frames (16–50 ms) to force reordering.
+    pub reorder_percent: u32,
+}
+
+impl NetConditions {
+    /// A perfect network (instant, lossless).
+    pub const PERFECT: NetConditions = NetConditions {
+        latency_ms: 0,
+        jitter_ms: 0,
+        loss_percent: 0,
+        duplicate_percent: 0,
+        reorder_percent: 0,
+    };
+
+    /// The harsh network the tests use: 20 % loss, 10 % duplication, 10 % reordering and
+    /// 0–150 ms of latency.
+    pub const HARSH: NetConditions = NetConditions {
+        latency_ms: 0,
+        jitter_ms: 150,
+        loss_percent: 20,
+        duplicate_percent: 10,
+        reorder_percent: 10,
+    };
+}
+
+/// Counters of an emulated network.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct NetStats {
+    /// Packets handed to the network.
+    pub sent: u64,
+    /// Packets delivered (duplicates included).
+    pub delivered: u64,
+    /// Packets dropped (loss or partition).
+    pub dropped: u64,
+    /// Extra copies created.
+    pub duplicated: u64,
+    /// Packets held back for reordering.
+    pub reordered: u64,
+    /// Raw side-channel packets (handshakes).
+    pub raw: u64,
+}
+
+struct InFlight {
+    deliver_at: u64,
+    seq: u64,
+    from: PeerAddr,
+    payload: Payload,
+}
+
+enum Payload {
+    Ggrs(Message),
+    Raw(Vec<u8>),
+}
+
+struct Hub {
+    now_ms: u64,
+    seq: u64,
+    rng: Stream,
+    conditions: NetConditions,
+    impaired: bool,
+    partitioned: BTreeSet<PeerAddr>,
+    queues: BTreeMap<PeerAddr, Vec<InFlight>>,
+    stats: NetStats,
+}
+
+/// An in-memory network of GGRS sockets. Cheap to clone (shared).
+///
+/// Time only moves when [`EmulatedNetwork::advance_ms`] is called, so a test decides how
+/// much "wall time" a frame takes; the random impairments are seeded, so a run is
+/// reproducible. Impairments start switched off ([`EmulatedNetwork::set_impaired`]) so that
+/// GGRS's synchronisation handshake, which retries on real time, completes at once.
+///
+/// ```
+/// use rollback_abilities::session::{EmulatedNetwork, NetConditions, PeerAddr};
+/// let net = EmulatedNetwork::new(NetConditions::HARSH, 7);
+/// let a = net.socket(PeerAddr(0));
+/// let b = net.socket(PeerAddr(1));
+/// a.send_raw(PeerAddr(1), b"hello".to_vec());
+/// assert_eq!(b.recv_raw(), vec![(PeerAddr(0), b"hello".to_vec())]);
+/// ```
+#[derive(Clone)]
+pub struct EmulatedNetwork {
+    hub: Arc<Mutex<Hub>>,
+}
+
+impl fmt::Debug for EmulatedNetwork {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let h = self.lock();
+        f.debug_struct("EmulatedNetwork")
+            .field("now_ms", &h.now_ms)
+            .field("stats", &h.stats)
+            .finish()
+    }
+}
+
+impl EmulatedNetwork {
+    /// A network with conditions and a seed for its impairments.
+    pub fn new(conditions: NetConditions, seed: u64) -> EmulatedNetwork {
+        EmulatedNetwork {
+            hub: Arc::new(Mutex::new(Hub {
+                now_ms: 0,
+                seq: 0,
+                rng: Stream::derive(seed, &[0x4E37]),
+                conditions,
+                impaired: false,
+                partitioned: BTreeSet::new(),
+                queues: BTreeMap::new(),
+                stats: NetStats::default(),
+            })),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Hub> {
+        // A poisoned lock only means another thread panicked while holding it; the hub's data
+        // stays consistent (every mutation is a single push or drain).
+        self.hub.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A socket with an address on this network.
+    pub fn socket(&self, addr: PeerAddr) -> EmulatedSocket {
+        self.lock().queues.entry(addr).or_default();
+        EmulatedSocket { addr, net: self.clone() }
+    }
+
+    /// Advances the virtual clock.
+    pub fn advance_ms(&self, ms: u64) {
+        let mut h = self.lock();
+        h.now_ms = h.now_ms.saturating_add(ms);
+    }
+
+    /// The virtual clock in milliseconds.
+    pub fn now_ms(&self) -> u64 {
+        self.lock().now_ms
+    }
+
+    /// Switches the impairments on or off.
+    pub fn set_impaired(&self, on: bool) {
+        self.lock().impaired = on;
+    }
+
+    /// Changes the conditions.
+    pub fn set_conditions(&self, c: NetConditions) {
+        self.lock().conditions = c;
+    }
+
+    /// Cuts (or restores) every packet to and from a peer.
+    pub fn partition(&self, addr: PeerAddr, cut: bool) {
+        let mut h = self.lock();
+        if cut {
+            h.partitioned.insert(addr);
+            if let Some(q) = h.queues.get_mut(&addr) {
+                q.clear();
+            }
+        } else {
+            h.partitioned.remove(&addr);
+        }
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> NetStats {
+        self.lock().stats
+    }
+
+    fn send(&self, from: PeerAddr, to: PeerAddr, payload: Payload) {
+        let mut h = self.lock();
+        h.stats.sent += 1;
+        if h.partitioned.contains(&from) || h.partitioned.contains(&to) {
+            h.stats.dropped += 1;
+            return;
+        }
+        let raw = matches!(payload, Payload::Raw(_));
+        if raw {
+            h.stats.raw += 1;
+        }
+        let now = h.now_ms;
+        let c = h.conditions;
+        // Raw side-channel packets (handshakes) are reliable and in order.
+        let impaired = h.impaired && !raw;
+        if impaired && h.rng.below(100) < c.loss_percent {
+            h.stats.dropped += 1;
+            return;
+        }
+        let copies = if impaired && h.rng.below(100) < c.duplicate_percent { 2 } else { 1 };
+        if copies == 2 {
+            h.stats.duplicated += 1;
+        }
+        let mut payload = Some(payload);
+        for i in 0..copies {
+            let mut delay = u64::from(c.latency_ms);
+            if impaired {
+                delay += u64::from(h.rng.below(c.jitter_ms.saturating_add(1)));
+                if h.rng.below(100) < c.reorder_percent {
+                    delay += 16 * u64::from(1 + h.rng.below(3));
+                    h.stats.reordered += 1;
+                }
+            }
+            let p = if i + 1 == copies {
+                payload.take()
+            } else {
+                match payload.as_ref() {
+                    Some(Payload::Ggrs(m)) => Some(Payload::Ggrs(m.clone())),
+                    Some(Payload::Raw(b)) => Some(Payload::Raw(b.clone())),
+                    None => None,
+                }
+            };
+            let Some(p) = p else { continue };
+            h.seq += 1;
+            let seq = h.seq;
+            h.queues.entry(to).or_default().push(InFlight {
+                deliver_at: now + delay,
+                seq,
+                from,
+                payload: p,
+            });
+        }
+    }
+
+    fn receive(&self, addr: PeerAddr, raw: bool) -> Vec<(PeerAddr, Payload)> {
+        let mut h = self.lock();
+        let now = h.now_ms;
+        let Some(q) = h.queues.get_mut(&addr) else { return Vec::new() };
+        let mut ready: Vec<InFlight> = Vec::new();
+        let mut i = 0;
+        while i < q.len() {
+            if q[i].deliver_at <= now && matches!(q[i].payload, Payload::Raw(_)) == raw {
+                ready.push(q.swap_remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        ready.sort_by_key(|p| (p.deliver_at, p.seq));
+        h.stats.delivered += ready.len() as u64;
+        ready.into_iter().map(|p| (p.from, p.payload)).collect()
+    }
+}
+
+/// One peer's socket on an [`EmulatedNetwork`] (a GGRS `NonBlockingSocket`).
+#[derive(Clone, Debug)]
+pub struct EmulatedSocket {
+    addr: PeerAddr,
+    net: EmulatedNetwork,
+}
+
+impl EmulatedSocket {
+    /// This socket's address.
+    pub fn addr(&self) -> PeerAddr {
+        self.addr
+    }
+
+    /// Sends bytes on the reliable side channel (used by the session handshake).
+    pub fn send_raw(&self, to: PeerAddr, bytes: Vec<u8>) {
+        self.net.send(self.addr, to, Payload::Raw(bytes));
+    }
+
+    /// Receives side-channel bytes that have arrived.
+    pub fn recv_raw(&self) -> Vec<(PeerAddr, Vec<u8>)> {
+        self.net
+            .receive(self.addr, true)
+            .into_iter()
+            .filter_map(|(a, p)| match p {
+                Payload::Raw(b) => Some((a, b)),
+                Payload::Ggrs(_) => None,
+            })
+            .collect()
+    }
+}
+
+impl NonBlockingSocket<PeerAddr> for EmulatedSocket {
+    fn send_to(&mut self, msg: &Message, addr: &PeerAddr) {
+        self.net.send(self.addr, *addr, Payload::Ggrs(msg.clone()));
+    }
+
+    fn receive_all_messages(&mut self) -> Vec<(PeerAddr, Message)> {
+        self.net
+            .receive(self.addr, false)
+            .into_iter()
+            .filter_map(|(a, p)| match p {
+                Payload::Ggrs(m) => Some((a, m)),
+                Payload::Raw(_) => None,
+            })
+            .collect()
+    }
+}

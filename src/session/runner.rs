@@ -1,0 +1,550 @@
+//! GGRS glue: the session `Config`, and a [`Runner`] that fulfils GGRS requests against a
+//! [`World`] with allocation-free saves, feeds a cue director once per batch, records
+//! confirmed inputs for replays and turns desyncs into reports.
+
+use crate::cue::{CueDirector, Presenter};
+use crate::debug::{DesyncReport, WorldDump};
+use crate::num::Frame;
+use crate::replay::Recorder;
+use crate::world::{Checksums, Game, Snapshot, SnapshotRing, Subsystem, World};
+use core::fmt;
+use core::hash::Hash;
+use core::marker::PhantomData;
+use ggrs::{
+    GgrsError, GgrsEvent, GgrsRequest, InputStatus, P2PSession, SpectatorSession, SyncTestSession,
+};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The address bound GGRS needs.
+pub trait Address: Clone + PartialEq + Eq + Hash + Send + Sync + fmt::Debug + 'static {}
+
+impl<T: Clone + PartialEq + Eq + Hash + Send + Sync + fmt::Debug + 'static> Address for T {}
+
+/// The GGRS `Config` of a game: its input, input prediction (repeat the last input), a small
+/// saved-state handle (the snapshots themselves stay in the runner's ring), and an address type.
+pub struct GgrsConfig<G, A>(PhantomData<(G, A)>);
+
+impl<G, A> fmt::Debug for GgrsConfig<G, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("GgrsConfig")
+    }
+}
+
+/// What GGRS keeps for a saved frame: the frame and its checksum (the bytes are in the ring).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SavedFrame {
+    /// The frame.
+    pub frame: Frame,
+    /// The world checksum (xxh3-64) of the saved state.
+    pub checksum: u64,
+}
+
+impl<G: Game, A: Address> ggrs::Config for GgrsConfig<G, A> {
+    type Input = G::Input;
+    type InputPredictor = ggrs::PredictRepeatLast;
+    type State = SavedFrame;
+    type Address = A;
+}
+
+/// The `u128` checksum handed to GGRS: the total checksum in the high 64 bits and 7 bits of
+/// each subsystem's checksum in the low bits, so a desync report can name the subsystems that
+/// differ from the remote peer's.
+pub fn pack_checksum(c: &Checksums) -> u128 {
+    let mut low: u64 = 0;
+    for (i, p) in c.parts.iter().enumerate() {
+        low |= (p & 0x7f) << (7 * i);
+    }
+    (u128::from(c.total) << 64) | u128::from(low)
+}
+
+/// The subsystems whose 7-bit digests differ between two packed checksums (a collision hides a
+/// difference with probability 1/128).
+pub fn differing_subsystems(local: u128, remote: u128) -> Vec<Subsystem> {
+    Subsystem::ALL
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| ((local >> (7 * i)) & 0x7f) != ((remote >> (7 * i)) & 0x7f))
+        .map(|(_, s)| *s)
+        .collect()
+}
+
+/// Why a runner call failed.
+#[derive(Debug)]
+pub enum SessionError {
+    /// GGRS refused (the session is not synchronised, a local input is missing…).
+    Ggrs(GgrsError),
+    /// GGRS asked to load a frame the ring no longer holds (the ring is too small for the
+    /// prediction window).
+    MissingSnapshot {
+        /// The frame.
+        frame: Frame,
+    },
+    /// A sync test found a mismatch; the report says where.
+    SyncTestMismatch(Box<DesyncReport>),
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionError::Ggrs(e) => write!(f, "GGRS: {e}"),
+            SessionError::MissingSnapshot { frame } => {
+                write!(
+                    f,
+                    "GGRS asked to load frame {frame}, which the snapshot ring no longer holds"
+                )
+            }
+            SessionError::SyncTestMismatch(r) => write!(f, "sync test mismatch: {r}"),
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
+
+impl From<GgrsError> for SessionError {
+    fn from(e: GgrsError) -> Self {
+        SessionError::Ggrs(e)
+    }
+}
+
+/// What happened in one runner call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Batch {
+    /// Frames advanced (re-simulated ones included).
+    pub advanced: u32,
+    /// The depth of the rollback in this batch, if any.
+    pub rollback: Option<u32>,
+    /// GGRS refused to advance (too far ahead of a remote peer): wait a tick.
+    pub skipped: bool,
+}
+
+/// Counters of a runner.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RunnerStats {
+    /// Frames advanced for the first time.
+    pub frames: u64,
+    /// Rollbacks (loads).
+    pub rollbacks: u64,
+    /// Frames re-simulated after loads.
+    pub resimulated: u64,
+    /// The deepest rollback.
+    pub max_rollback: u32,
+    /// Sum of rollback depths (for the mean).
+    pub rollback_depth_sum: u64,
+    /// Batches GGRS refused to advance.
+    pub skipped: u64,
+    /// Desyncs reported.
+    pub desyncs: u64,
+}
+
+impl RunnerStats {
+    /// The mean rollback depth.
+    pub fn mean_rollback(&self) -> f64 {
+        if self.rollbacks == 0 {
+            0.0
+        } else {
+            self.rollback_depth_sum as f64 / self.rollbacks as f64
+        }
+    }
+}
+
+/// A session event the runner saw (from GGRS, simplified and address-free).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionEvent {
+    /// Synchronised with a peer.
+    Synchronized(String),
+    /// A peer disconnected (its inputs are now the default input).
+    Disconnected(String),
+    /// A peer has not been heard from for a while.
+    NetworkInterrupted(String),
+    /// A peer is back.
+    NetworkResumed(String),
+    /// GGRS recommends waiting this many frames to let peers catch up (time sync).
+    WaitRecommendation(u32),
+    /// A desync was detected at this frame (the report is in [`Runner::desync_reports`]).
+    Desync(Frame),
+}
+
+/// Keeps snapshots at the desync-detection interval so a desync report can dump the local
+/// state of the frame GGRS names (it reports frames after the prediction window has moved on).
+struct DesyncKeeper<G: Game> {
+    interval: u32,
+    slots: Vec<(Option<Frame>, Snapshot<G>)>,
+}
+
+/// Runs a [`World`] under a GGRS session (see the [`session`](crate::session) module).
+///
+/// The runner does not own the session: the caller keeps it (to add players, change the input
+/// delay at run time, read network stats, disconnect players) and passes it to
+/// [`Runner::advance_p2p`], [`Runner::advance_spectator`] or [`Runner::advance_synctest`] once
+/// per tick.
+pub struct Runner<G: Game> {
+    world: World<G>,
+    ring: SnapshotRing<G>,
+    /// Latest inputs of frames not yet recorded.
+    inputs: BTreeMap<Frame, Vec<(G::Input, InputStatus)>>,
+    /// Checksums after stepping each frame (for the recorder).
+    after: BTreeMap<Frame, u64>,
+    recorded_through: Option<Frame>,
+    recorder: Option<Recorder<G>>,
+    keeper: DesyncKeeper<G>,
+    /// The cue director fed once per batch.
+    pub director: Option<CueDirector>,
+    stats: RunnerStats,
+    events: Vec<SessionEvent>,
+    reports: Vec<DesyncReport>,
+    desync_dir: Option<PathBuf>,
+    confirmed_log: Vec<(Frame, Vec<G::Input>)>,
+    /// Saves of keyframe frames, final once the frame before them is confirmed.
+    pending_keyframes: BTreeMap<Frame, Vec<u8>>,
+}
+
+impl<G: Game> fmt::Debug for Runner<G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runner")
+            .field("frame", &self.world.frame())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+/// How many confirmed input frames a desync report carries.
+const REPORT_INPUTS: usize = 600;
+
+impl<G: Game> Runner<G> {
+    /// A runner for a world (already set up: entities spawned, players bound) and a session
+    /// whose prediction window is `max_prediction`. Desync snapshots are kept every
+    /// `desync_interval` frames (match the session's `DesyncDetection::On { interval }`).
+    pub fn new(world: World<G>, max_prediction: usize, desync_interval: u32) -> Runner<G> {
+        let ring = SnapshotRing::new(&world, max_prediction + 3);
+        let keeper = DesyncKeeper {
+            interval: desync_interval.max(1),
+            slots: (0..4).map(|_| (None, world.snapshot())).collect(),
+        };
+        Runner {
+            world,
+            ring,
+            inputs: BTreeMap::new(),
+            after: BTreeMap::new(),
+            recorded_through: None,
+            recorder: None,
+            keeper,
+            director: None,
+            stats: RunnerStats::default(),
+            events: Vec::new(),
+            reports: Vec::new(),
+            desync_dir: None,
+            confirmed_log: Vec::new(),
+            pending_keyframes: BTreeMap::new(),
+        }
+    }
+
+    /// Records confirmed inputs into a replay from now on (the world must be at frame 0).
+    pub fn record(&mut self, keyframe_interval: u32) {
+        self.recorder = Some(Recorder::new(&self.world, keyframe_interval));
+    }
+
+    /// Writes every desync report (and the local dump) into a directory.
+    pub fn write_desync_reports_to(&mut self, dir: impl Into<PathBuf>) {
+        self.desync_dir = Some(dir.into());
+    }
+
+    /// The world.
+    pub fn world(&self) -> &World<G> {
+        &self.world
+    }
+
+    /// The world, mutably (between ticks: the world must stay deterministic on every peer).
+    pub fn world_mut(&mut self) -> &mut World<G> {
+        &mut self.world
+    }
+
+    /// Takes the world back.
+    pub fn into_world(self) -> World<G> {
+        self.world
+    }
+
+    /// The recorder, if recording.
+    pub fn recorder(&self) -> Option<&Recorder<G>> {
+        self.recorder.as_ref()
+    }
+
+    /// Takes the recorder (to finish the replay).
+    pub fn take_recorder(&mut self) -> Option<Recorder<G>> {
+        self.recorder.take()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> RunnerStats {
+        self.stats
+    }
+
+    /// Session events seen so far (drained).
+    pub fn drain_events(&mut self) -> Vec<SessionEvent> {
+        core::mem::take(&mut self.events)
+    }
+
+    /// Desync reports so far.
+    pub fn desync_reports(&self) -> &[DesyncReport] {
+        &self.reports
+    }
+
+    /// Handles one batch of requests. `confirmed` is the session's confirmed frame after the
+    /// batch (used for the cue director and the recorder).
+    fn handle<A: Address>(
+        &mut self,
+        requests: Vec<GgrsRequest<GgrsConfig<G, A>>>,
+        script: &mut dyn FnMut(&mut World<G>),
+        batch: &mut Batch,
+    ) -> Result<(), SessionError> {
+        for req in requests {
+            match req {
+                GgrsRequest::SaveGameState { cell, frame } => {
+                    let f = frame.max(0) as Frame;
+                    debug_assert_eq!(
+                        f,
+                        self.world.next_frame(),
+                        "GGRS saves the frame about to be simulated"
+                    );
+                    self.ring.save(&self.world);
+                    let sums = self.world.checksums();
+                    if f.is_multiple_of(self.keeper.interval) {
+                        let slot = (f / self.keeper.interval) as usize % self.keeper.slots.len();
+                        let entry = &mut self.keeper.slots[slot];
+                        if self.world.save_into(&mut entry.1).is_ok() {
+                            entry.0 = Some(f);
+                        }
+                    }
+                    if let Some(rec) = &self.recorder
+                        && rec.keyframe_due(f)
+                    {
+                        self.pending_keyframes.insert(f, self.world.state_bytes());
+                    }
+                    cell.save(
+                        frame,
+                        Some(SavedFrame { frame: f, checksum: sums.total }),
+                        Some(pack_checksum(&sums)),
+                    );
+                }
+                GgrsRequest::LoadGameState { frame, .. } => {
+                    let f = frame.max(0) as Frame;
+                    let depth = self.world.next_frame().saturating_sub(f);
+                    if !self.ring.load(&mut self.world, f) {
+                        return Err(SessionError::MissingSnapshot { frame: f });
+                    }
+                    if let Some(d) = self.director.as_mut() {
+                        d.rewound_to(f);
+                    }
+                    self.stats.rollbacks += 1;
+                    self.stats.rollback_depth_sum += u64::from(depth);
+                    self.stats.max_rollback = self.stats.max_rollback.max(depth);
+                    batch.rollback = Some(batch.rollback.unwrap_or(0).max(depth));
+                }
+                GgrsRequest::AdvanceFrame { inputs } => {
+                    let f = self.world.next_frame();
+                    let resimulation = self.inputs.contains_key(&f) || self.after.contains_key(&f);
+                    self.world.step_with_status_and(&inputs, &mut *script);
+                    if let Some(d) = self.director.as_mut() {
+                        d.ingest(self.world.output());
+                    }
+                    self.inputs.insert(f, inputs);
+                    if self.recorder.is_some() {
+                        self.after.insert(f, self.world.checksum());
+                    }
+                    batch.advanced += 1;
+                    if resimulation || batch.rollback.is_some() {
+                        self.stats.resimulated += 1;
+                    } else {
+                        self.stats.frames += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After a batch: reconcile cues, record confirmed frames, forget old input history.
+    fn finish(&mut self, confirmed: Option<Frame>, presenter: Option<&mut dyn Presenter>) {
+        if let (Some(d), Some(p)) = (self.director.as_mut(), presenter) {
+            d.reconcile(&self.world, confirmed, p);
+        }
+        let Some(c) = confirmed else { return };
+        let start = self.recorded_through.map_or(0, |r| r + 1);
+        for f in start..=c {
+            let Some(inputs) = self.inputs.remove(&f) else { break };
+            let plain: Vec<G::Input> = inputs.iter().map(|(i, _)| *i).collect();
+            if let Some(rec) = self.recorder.as_mut() {
+                let sum = self.after.remove(&f).unwrap_or(0);
+                let _ = rec.push(f, &plain, sum);
+            }
+            self.confirmed_log.push((f, plain));
+            self.recorded_through = Some(f);
+        }
+        if self.confirmed_log.len() > 2 * REPORT_INPUTS {
+            self.confirmed_log.drain(..self.confirmed_log.len() - REPORT_INPUTS);
+        }
+        self.after.retain(|f, _| *f > c);
+        // A state depends only on the inputs before it: once frame k − 1 is confirmed, the last
+        // save of k is final and becomes a keyframe (GGRS may save k after confirming k − 1).
+        let ready: Vec<Frame> =
+            self.pending_keyframes.keys().copied().filter(|k| *k <= c + 1).collect();
+        for k in ready {
+            if let (Some(bytes), Some(rec)) =
+                (self.pending_keyframes.remove(&k), self.recorder.as_mut())
+                && rec.keyframe_due(k)
+            {
+                rec.keyframe_bytes(k, bytes);
+            }
+        }
+    }
+
+    fn event<A: Address>(&mut self, e: GgrsEvent<GgrsConfig<G, A>>) {
+        let ev = match e {
+            GgrsEvent::Synchronizing { .. } => return,
+            GgrsEvent::Synchronized { addr } => SessionEvent::Synchronized(format!("{addr:?}")),
+            GgrsEvent::Disconnected { addr } => SessionEvent::Disconnected(format!("{addr:?}")),
+            GgrsEvent::NetworkInterrupted { addr, .. } => {
+                SessionEvent::NetworkInterrupted(format!("{addr:?}"))
+            }
+            GgrsEvent::NetworkResumed { addr } => SessionEvent::NetworkResumed(format!("{addr:?}")),
+            GgrsEvent::WaitRecommendation { skip_frames } => {
+                SessionEvent::WaitRecommendation(skip_frames)
+            }
+            GgrsEvent::DesyncDetected { frame, local_checksum, remote_checksum, addr } => {
+                let f = frame.max(0) as Frame;
+                let report =
+                    self.desync_report(f, local_checksum, remote_checksum, format!("{addr:?}"));
+                self.stats.desyncs += 1;
+                self.reports.push(report);
+                SessionEvent::Desync(f)
+            }
+        };
+        self.events.push(ev);
+    }
+
+    /// Builds (and writes, if a directory is set) a desync report for a frame.
+    pub fn desync_report(
+        &mut self,
+        frame: Frame,
+        local: u128,
+        remote: u128,
+        peer: String,
+    ) -> DesyncReport {
+        let dump = self
+            .keeper
+            .slots
+            .iter()
+            .find(|(f, _)| *f == Some(frame))
+            .map(|(_, s)| WorldDump::of_snapshot(&self.world, s, frame));
+        let inputs = self
+            .confirmed_log
+            .iter()
+            .filter(|(f, _)| *f + REPORT_INPUTS as Frame >= frame && *f <= frame)
+            .map(|(f, i)| (*f, i.iter().map(|x| bytemuck::bytes_of(x).to_vec()).collect()))
+            .collect();
+        let report = DesyncReport {
+            frame,
+            local_checksum: local,
+            remote_checksum: remote,
+            peer,
+            differing_subsystems: differing_subsystems(local, remote),
+            local_dump: dump,
+            confirmed_inputs: inputs,
+        };
+        if let Some(dir) = &self.desync_dir {
+            let _ = report.write_to_dir(dir);
+        }
+        report
+    }
+
+    /// One tick of a P2P session: add the local players' inputs, advance, fulfil the requests,
+    /// then reconcile cues once and record newly confirmed frames. A `PredictionThreshold`
+    /// refusal is not an error: the batch is marked `skipped` (wait and call again).
+    pub fn advance_p2p<A: Address>(
+        &mut self,
+        session: &mut P2PSession<GgrsConfig<G, A>>,
+        local_inputs: &[(usize, G::Input)],
+        presenter: Option<&mut dyn Presenter>,
+        mut script: impl FnMut(&mut World<G>),
+    ) -> Result<Batch, SessionError> {
+        let mut batch = Batch::default();
+        for (h, i) in local_inputs {
+            session.add_local_input(*h, *i)?;
+        }
+        let result = session.advance_frame();
+        let events: Vec<_> = session.events().collect();
+        for e in events {
+            self.event(e);
+        }
+        match result {
+            Ok(requests) => self.handle(requests, &mut script, &mut batch)?,
+            Err(GgrsError::PredictionThreshold) => {
+                batch.skipped = true;
+                self.stats.skipped += 1;
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let confirmed = session.confirmed_frame();
+        self.finish((confirmed >= 0).then_some(confirmed as Frame), presenter);
+        Ok(batch)
+    }
+
+    /// One tick of a spectator session (every frame it advances is confirmed).
+    pub fn advance_spectator<A: Address>(
+        &mut self,
+        session: &mut SpectatorSession<GgrsConfig<G, A>>,
+        presenter: Option<&mut dyn Presenter>,
+        mut script: impl FnMut(&mut World<G>),
+    ) -> Result<Batch, SessionError> {
+        let mut batch = Batch::default();
+        let result = session.advance_frame();
+        let events: Vec<_> = session.events().collect();
+        for e in events {
+            self.event(e);
+        }
+        match result {
+            Ok(requests) => self.handle(requests, &mut script, &mut batch)?,
+            Err(GgrsError::PredictionThreshold) | Err(GgrsError::NotSynchronized) => {
+                batch.skipped = true;
+                self.stats.skipped += 1;
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let confirmed = self.world.next_frame().checked_sub(1);
+        self.finish(confirmed, presenter);
+        Ok(batch)
+    }
+
+    /// One tick of a sync test: every player's input is local. A checksum mismatch becomes a
+    /// [`SessionError::SyncTestMismatch`] carrying a report.
+    pub fn advance_synctest<A: Address>(
+        &mut self,
+        session: &mut SyncTestSession<GgrsConfig<G, A>>,
+        inputs: &[G::Input],
+        presenter: Option<&mut dyn Presenter>,
+        mut script: impl FnMut(&mut World<G>),
+    ) -> Result<Batch, SessionError> {
+        let mut batch = Batch::default();
+        for (h, i) in inputs.iter().enumerate() {
+            session.add_local_input(h, *i)?;
+        }
+        match session.advance_frame() {
+            Ok(requests) => self.handle(requests, &mut script, &mut batch)?,
+            Err(GgrsError::MismatchedChecksum { current_frame, mismatched_frames }) => {
+                let f = mismatched_frames.first().copied().unwrap_or(current_frame).max(0) as Frame;
+                let report = self.desync_report(
+                    f,
+                    0,
+                    0,
+                    format!("sync test (frames {mismatched_frames:?})"),
+                );
+                self.stats.desyncs += 1;
+                return Err(SessionError::SyncTestMismatch(Box::new(report)));
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let confirmed = self.world.next_frame().checked_sub(session.check_distance() as Frame + 1);
+        self.finish(confirmed, presenter);
+        Ok(batch)
+    }
+}

@@ -41,6 +41,7 @@ pub mod id;
 pub mod num;
 pub mod random;
 pub mod replay;
+pub mod scenario;
 pub mod session;
 pub mod tag;
 pub mod world;

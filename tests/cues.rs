@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 use rollback_abilities::cue::{
-    Cue, CueCall, CueDirector, CueInstance, CueKey, CueKind, CueOptions, CueParams, CueRouter,
-    CueSession, Presenter, RemoveReason,
+    Cue, CueCall, CueDirector, CueInstance, CueKind, CueOptions, CueParams, CueRouter, CueSession,
+    PresenterLog, RemoveReason,
 };
 use rollback_abilities::prelude::*;
 use rollback_abilities::session::{PredictionDriver, RollbackDriver};
@@ -84,126 +84,9 @@ pub fn arena_players(text: &str, players: u16) -> (World<Arena>, [Entity; 2]) {
     (w, [a, b])
 }
 
-/// Every presenter call, in order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Call {
-    Play(CueKey),
-    Cancel(CueKey),
-    OnActive(CueKey),
-    WhileActive(CueKey),
-    Removed(CueKey, RemoveReason),
-    Confirmed(CueKey),
-}
-
-#[derive(Default, Debug)]
-pub struct Log(pub Vec<Call>);
-
-impl Presenter for Log {
-    fn play(&mut self, c: &Cue) {
-        self.0.push(Call::Play(c.key));
-    }
-    fn cancel(&mut self, c: &Cue) {
-        self.0.push(Call::Cancel(c.key));
-    }
-    fn on_active(&mut self, c: &Cue) {
-        self.0.push(Call::OnActive(c.key));
-    }
-    fn while_active(&mut self, c: &Cue) {
-        self.0.push(Call::WhileActive(c.key));
-    }
-    fn removed(&mut self, c: &Cue, r: RemoveReason) {
-        self.0.push(Call::Removed(c.key, r));
-    }
-    fn confirmed(&mut self, c: &Cue) {
-        self.0.push(Call::Confirmed(c.key));
-    }
-}
-
-impl Log {
-    /// What a viewer finally saw, sorted: every cancel removes the play it cancels, every
-    /// mispredicted removal removes the show it ends.
-    pub fn reconciled(&self) -> Vec<Call> {
-        use std::collections::BTreeMap;
-        let mut keep = vec![true; self.0.len()];
-        let mut plays: BTreeMap<CueKey, Vec<usize>> = BTreeMap::new();
-        let mut shows: BTreeMap<CueKey, Vec<usize>> = BTreeMap::new();
-        for (i, c) in self.0.iter().enumerate() {
-            match c {
-                Call::Play(k) => plays.entry(*k).or_default().push(i),
-                Call::Cancel(k) => {
-                    keep[i] = false;
-                    if let Some(p) = plays.get_mut(k).and_then(Vec::pop) {
-                        keep[p] = false;
-                    }
-                }
-                Call::OnActive(k) | Call::WhileActive(k) => shows.entry(*k).or_default().push(i),
-                Call::Removed(k, RemoveReason::Mispredicted) => {
-                    keep[i] = false;
-                    // The show this removal ends: its WhileActive and, if any, its OnActive.
-                    if let Some(list) = shows.get_mut(k) {
-                        while let Some(p) = list.pop() {
-                            keep[p] = false;
-                            if matches!(self.0[p], Call::OnActive(_)) || list.is_empty() {
-                                break;
-                            }
-                            if matches!(self.0[list[list.len() - 1]], Call::WhileActive(_)) {
-                                break;
-                            }
-                        }
-                    }
-                }
-                Call::Confirmed(_) => keep[i] = false,
-                Call::Removed(..) => {}
-            }
-        }
-        let mut out: Vec<Call> =
-            self.0.iter().zip(keep).filter(|(_, k)| *k).map(|(c, _)| c.clone()).collect();
-        out.sort_by_key(|c| format!("{c:?}"));
-        out
-    }
-
-    /// Asserts the presenter invariants: a key is never playing twice at once (a play is only
-    /// repeated after a cancel), every cancel matches an earlier play, every removal matches an
-    /// earlier show, and shows and removals alternate per instance.
-    pub fn check_invariants(&self) {
-        use std::collections::BTreeMap;
-        let mut playing: BTreeMap<CueKey, bool> = BTreeMap::new();
-        let mut showing: BTreeMap<CueKey, bool> = BTreeMap::new();
-        for c in &self.0 {
-            match c {
-                Call::Play(k) => {
-                    let p = playing.entry(*k).or_default();
-                    assert!(!*p, "double play of {k:?}");
-                    *p = true;
-                }
-                Call::Cancel(k) => {
-                    let p = playing.entry(*k).or_default();
-                    assert!(*p, "cancel of a key that is not playing: {k:?}");
-                    *p = false;
-                }
-                Call::OnActive(k) => assert!(
-                    !showing.get(k).copied().unwrap_or(false),
-                    "OnActive while shown: {k:?}"
-                ),
-                Call::WhileActive(k) => {
-                    let s = showing.entry(*k).or_default();
-                    assert!(!*s, "WhileActive twice: {k:?}");
-                    *s = true;
-                }
-                Call::Removed(k, _) => {
-                    let s = showing.entry(*k).or_default();
-                    assert!(*s, "removed without a show: {k:?}");
-                    *s = false;
-                }
-                Call::Confirmed(_) => {}
-            }
-        }
-    }
-
-    pub fn count(&self, f: impl Fn(&Call) -> bool) -> usize {
-        self.0.iter().filter(|c| f(c)).count()
-    }
-}
+/// The library's recording presenter under the names these tests use.
+pub type Log = PresenterLog;
+pub use rollback_abilities::cue::PresenterCall as Call;
 
 /// Scripted inputs of a 600-frame match: sprints and hits from both players.
 pub fn script_inputs(frame: u32, buf: &mut Vec<u8>) {
@@ -235,7 +118,7 @@ pub fn plain_log(frames: u32) -> (Log, u64) {
 #[test]
 fn as24_random_depth_rollbacks_play_everything_exactly_once() {
     let (plain, plain_sum) = plain_log(600);
-    plain.check_invariants();
+    plain.check_invariants().unwrap();
     assert!(plain.count(|c| matches!(c, Call::Play(_))) > 20);
     assert_eq!(plain.count(|c| matches!(c, Call::OnActive(_))), 4);
 
@@ -248,7 +131,7 @@ fn as24_random_depth_rollbacks_play_everything_exactly_once() {
         driver.advance_observed(&mut w, script_inputs, |_| {}, &mut session).unwrap();
     }
     director.reconcile(&w, Some(w.frame()), &mut log);
-    log.check_invariants();
+    log.check_invariants().unwrap();
     assert_eq!(w.checksum(), plain_sum);
     assert_eq!(log.count(|c| matches!(c, Call::Cancel(_))), 0);
     assert_eq!(log.reconciled(), plain.reconciled());
@@ -274,7 +157,7 @@ fn as24_predicted_inputs_cancel_exactly_the_mispredictions() {
             driver.advance(&mut w, script_inputs, |_| {}, &mut session);
         }
         director.reconcile(&w, Some(w.frame()), &mut log);
-        log.check_invariants();
+        log.check_invariants().unwrap();
         assert!(driver.stats().rollbacks > 0);
         assert_eq!(log.reconciled(), plain.reconciled(), "latency {latency}");
         let counters = director.counters();
@@ -331,8 +214,7 @@ fn as24_mispredicted_sprint() {
             director.reconcile(&w, Some(w.frame()), &mut log);
         }
         let sprint: Vec<&Call> = log
-            .0
-            .iter()
+            .calls()
             .filter(|c| match c {
                 Call::OnActive(k)
                 | Call::WhileActive(k)
@@ -349,7 +231,7 @@ fn as24_mispredicted_sprint() {
             assert!(matches!(sprint[1], Call::WhileActive(k) if k.frame == 100));
             assert!(matches!(sprint[2], Call::Removed(_, RemoveReason::Mispredicted)));
         }
-        log.check_invariants();
+        log.check_invariants().unwrap();
     }
 }
 
@@ -377,18 +259,19 @@ fn as24_snapshot_load_shows_while_active_only() {
     let mut log = Log::default();
     director.reset_from(&fresh, &mut log);
     let stun_cue = fresh.content().tag("GameplayCue.Stun").unwrap();
-    assert_eq!(log.0.len(), 1);
+    assert_eq!(log.calls.len(), 1);
     assert!(
-        matches!(log.0[0], Call::WhileActive(k) if k.tag == stun_cue && k.target == b && k.frame == 100)
+        matches!(log.calls[0].1, Call::WhileActive(k) if k.tag == stun_cue && k.target == b && k.frame == 100)
     );
     let mut removed_at = None;
     for f in 151..=230u32 {
         fresh.step(&[0, 0]);
         director.ingest(fresh.output());
-        let before = log.0.len();
+        let before = log.calls.len();
         director.reconcile(&fresh, Some(f), &mut log);
-        if log.0[before..]
+        if log.calls[before..]
             .iter()
+            .map(|(_, c)| c)
             .any(|c| matches!(c, Call::Removed(k, RemoveReason::Ended) if k.tag == stun_cue))
         {
             removed_at = Some(f);
@@ -596,7 +479,7 @@ proptest! {
             driver.advance(&mut w, feed, |_| {}, &mut session);
         }
         director.reconcile(&w, Some(w.frame()), &mut log);
-        log.check_invariants();
+        log.check_invariants().unwrap();
         let (got, want) = (log.reconciled(), plain.reconciled());
         let only_got: Vec<&Call> = got.iter().filter(|c| !want.contains(c)).collect();
         let only_want: Vec<&Call> = want.iter().filter(|c| !got.contains(c)).collect();

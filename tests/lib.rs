@@ -12,3 +12,4 @@ mod rollback;
 mod scenarios_abilities;
 mod scenarios_core;
 mod sessions;
+mod scenario_files;

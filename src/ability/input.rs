@@ -55,6 +55,12 @@ impl<G: Game> World<G> {
                 }
                 if released & bit != 0 && self.is_ability_active(h) {
                     self.run_item(|w| w.deliver_input(h, InputEdge::Released));
+                    let ends = self
+                        .ability(h)
+                        .is_some_and(|s| self.content.ability_def(s.def).end_on_release);
+                    if ends && self.is_ability_active(h) {
+                        self.run_item(|w| w.end_ability(h));
+                    }
                 }
             }
         }

@@ -453,6 +453,8 @@ pub struct AbilityDef {
     pub passive: bool,
     /// Whether a pressed bound input activates it.
     pub activate_on_input: bool,
+    /// Releasing the bound input ends the ability.
+    pub end_on_release: bool,
     /// The default input id.
     pub input: Option<u8>,
     /// The state blob size in bytes.

@@ -47,9 +47,9 @@
 //! `effects.ron:14:17: effects.Poison.modifiers[1].attribute: unknown attribute "Helth" (did you mean "Health"?)`.
 
 pub mod def;
-mod error;
+pub(crate) mod error;
 mod freeze;
-mod locate;
+pub(crate) mod locate;
 pub mod raw;
 
 pub use error::{ContentError, ContentErrorKind};

@@ -678,6 +678,8 @@ pub struct RawAbility {
     pub activate_on_input: bool,
     /// The input id the ability is bound to when granted without one.
     pub input: Option<u8>,
+    /// Releasing the bound input ends the ability (hold-to-sprint, channels).
+    pub end_on_release: bool,
     /// The state blob size in bytes.
     pub state_size: u16,
     /// Registered behaviour functions.
@@ -719,6 +721,7 @@ impl Default for RawAbility {
             passive: false,
             activate_on_input: true,
             input: None,
+            end_on_release: false,
             state_size: 0,
             behaviour: None,
             can_activate: None,

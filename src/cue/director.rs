@@ -8,7 +8,7 @@ use crate::world::{FrameOutput, Game, World};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Why a persistent cue's presentation ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 pub enum RemoveReason {
     /// It ended in the simulation (the effect expired or was removed, the ability ended).
     Ended,

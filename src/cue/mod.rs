@@ -21,11 +21,13 @@
 //! is unchanged, so checksums are unaffected.
 
 mod director;
+mod presenter_log;
 mod router;
 
 pub use director::{
     Cue, CueCounters, CueDirector, CueLogEntry, CueLogKind, CueSession, Presenter, RemoveReason,
 };
+pub use presenter_log::{PresenterCall, PresenterLog};
 pub use router::{
     CueCall, CueHandler, CueInstance, CueOptions, CueRouter, EntityInterface, InstanceKey,
     StaticHandler,

@@ -421,6 +421,16 @@ impl Replay {
     /// Moves a world to the state before `frame` using the nearest keyframe at or before it
     /// and re-simulating the rest (seek).
     pub fn seek<G: Game>(&self, world: &mut World<G>, frame: Frame) -> Result<(), ReplayError> {
+        self.seek_with(world, frame, |_| {})
+    }
+
+    /// [`Replay::seek`] re-running a per-frame script (see [`Replay::verify_with`]).
+    pub fn seek_with<G: Game>(
+        &self,
+        world: &mut World<G>,
+        frame: Frame,
+        mut script: impl FnMut(&mut World<G>),
+    ) -> Result<(), ReplayError> {
         self.header.check(world)?;
         let target = frame.min(self.frames.len() as Frame);
         match self.keyframes.iter().rev().find(|(f, _)| *f <= target) {
@@ -436,7 +446,7 @@ impl Replay {
         }
         while world.next_frame() < target {
             let inputs = self.inputs::<G>(world.next_frame());
-            world.step(&inputs);
+            world.step_with(&inputs, &mut script);
         }
         Ok(())
     }
@@ -445,11 +455,22 @@ impl Replay {
     /// divergence, names the first divergent frame and diffs the first keyframe after it field
     /// by field.
     pub fn verify<G: Game>(&self, world: &mut World<G>) -> Result<Verification, ReplayError> {
+        self.verify_with(world, |_| {})
+    }
+
+    /// [`Replay::verify`] for a match that also ran a per-frame script (see
+    /// [`World::step_with`]): the scenario runner's direct operations are not inputs, so
+    /// re-simulation runs the same script again.
+    pub fn verify_with<G: Game>(
+        &self,
+        world: &mut World<G>,
+        mut script: impl FnMut(&mut World<G>),
+    ) -> Result<Verification, ReplayError> {
         self.start(world)?;
         let mut first_divergence = None;
         for f in 0..self.frames.len() as Frame {
             let inputs = self.inputs::<G>(f);
-            world.step(&inputs);
+            world.step_with(&inputs, &mut script);
             let want = self.frames[f as usize].checksum;
             if want != 0 && world.checksum() != want && first_divergence.is_none() {
                 first_divergence = Some(f);
@@ -461,7 +482,7 @@ impl Replay {
         if let Some(div) = first_divergence {
             // The first keyframe after the divergence: re-simulate up to it and diff.
             if let Some((kf, bytes)) = self.keyframes.iter().find(|(k, _)| *k > div) {
-                self.seek(world, *kf)?;
+                self.seek_with(world, *kf, &mut script)?;
                 let mine = WorldDump::of_world(world);
                 let theirs = WorldDump {
                     content_hash: mine.content_hash,

@@ -5,15 +5,21 @@
 //!   workhorse (no GGRS needed).
 //! - [`PredictionDriver`]: one peer of a P2P match without a network: remote inputs arrive
 //!   late, are predicted, and mispredictions roll back exactly as a GGRS session would.
+//! - [`Runner`]: a world under a real GGRS session (P2P, spectator, sync test) with snapshots,
+//!   cue reconciliation, recording and desync reports.
+//! - [`LocalMatch`]: a whole P2P match in one process, one GGRS session per player over the
+//!   seeded [`EmulatedNetwork`].
 
 mod driver;
 mod handshake;
+mod local;
 mod net;
 mod prediction;
 mod runner;
 
 pub use driver::{BatchObserver, Divergence, NoObserver, RollbackDriver, RollbackStats};
 pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emulated};
+pub use local::{LocalMatch, LocalPeer, MatchConfig};
 pub use net::{EmulatedNetwork, EmulatedSocket, NetConditions, NetStats, PeerAddr};
 pub use prediction::{PredictionDriver, PredictionStats};
 pub use runner::{

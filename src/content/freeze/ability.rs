@@ -317,6 +317,7 @@ pub(super) fn freeze(
             triggers,
             passive: a.passive,
             activate_on_input: a.activate_on_input,
+            end_on_release: a.end_on_release,
             input: check_input(names, &loc.at("input"), a.input)?,
             state_size: a.state_size,
             behaviour: a.behaviour.as_deref().map(|f| names.func(f)),

@@ -1,0 +1,640 @@
+//! The scenario file format as written (serde types). `docs/scenarios.md` is its reference.
+
+use crate::content::raw::{NamedMap, Num};
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+use std::fmt;
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "Scenario")]
+pub struct RawScenario {
+    /// A short title (defaults to the file name).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What the scenario shows.
+    #[serde(default)]
+    pub description: String,
+    /// The content it runs on.
+    pub content: RawContentRef,
+    /// The session seed (random streams).
+    #[serde(default)]
+    pub seed: u64,
+    /// Players (inputs per frame; mode `Peers` runs one peer per player).
+    #[serde(default = "two")]
+    pub players: u16,
+    /// Frames to run (default: one past the last scripted or expected frame).
+    #[serde(default)]
+    pub frames: Option<u32>,
+    /// World capacity overrides.
+    #[serde(default)]
+    pub world: RawWorld,
+    /// The emulated network of mode `Peers`.
+    #[serde(default)]
+    pub network: RawNetwork,
+    /// The modes to run (default: all four).
+    #[serde(default)]
+    pub modes: Option<Vec<RawMode>>,
+    /// The entities, spawned in this order before frame 0.
+    #[serde(default)]
+    pub entities: NamedMap<RawEntity>,
+    /// What happens at which frame.
+    #[serde(default)]
+    pub script: Vec<RawStep>,
+    /// What must be true at which frame.
+    #[serde(default)]
+    pub expect: Vec<RawExpect>,
+}
+
+fn two() -> u16 {
+    2
+}
+
+fn one() -> u16 {
+    1
+}
+
+/// Where the content comes from.
+#[derive(Clone, Debug, Deserialize)]
+pub enum RawContentRef {
+    /// One RON file, relative to the scenario file.
+    File(String),
+    /// Several RON files (one content), relative to the scenario file.
+    Files(Vec<String>),
+    /// Every `.ron` file of a directory, relative to the scenario file.
+    Dir(String),
+    /// Content written inside the scenario, usually as a raw string `r#"( … )"#`.
+    Inline(String),
+}
+
+/// World capacity overrides (see `WorldConfig`).
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWorld {
+    /// The most live entities.
+    pub max_entities: Option<u32>,
+    /// The most active effects per entity.
+    pub effects_per_entity: Option<u16>,
+    /// The most granted abilities per entity.
+    pub abilities_per_entity: Option<u16>,
+    /// The ability-task pool.
+    pub max_tasks: Option<u32>,
+    /// The most standalone persistent cues.
+    pub max_standalone_cues: Option<u16>,
+    /// The most stored specs.
+    pub max_stored_specs: Option<u32>,
+}
+
+/// The emulated network of mode `Peers`.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNetwork {
+    /// One-way latency in milliseconds.
+    #[serde(default = "default_latency")]
+    pub latency_ms: u32,
+    /// Extra random latency per packet, `0..=jitter_ms`.
+    #[serde(default = "default_jitter")]
+    pub jitter_ms: u32,
+    /// Packets dropped, in percent.
+    #[serde(default = "default_loss")]
+    pub loss_percent: u32,
+    /// GGRS input delay in frames.
+    #[serde(default = "default_delay")]
+    pub input_delay: u32,
+    /// The network's random seed.
+    #[serde(default = "default_net_seed")]
+    pub seed: u64,
+}
+
+fn default_latency() -> u32 {
+    30
+}
+fn default_jitter() -> u32 {
+    20
+}
+fn default_loss() -> u32 {
+    5
+}
+fn default_delay() -> u32 {
+    0
+}
+fn default_net_seed() -> u64 {
+    1
+}
+
+impl Default for RawNetwork {
+    fn default() -> Self {
+        RawNetwork {
+            latency_ms: default_latency(),
+            jitter_ms: default_jitter(),
+            loss_percent: default_loss(),
+            input_delay: default_delay(),
+            seed: default_net_seed(),
+        }
+    }
+}
+
+/// A harness mode.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
+pub enum RawMode {
+    /// Plain stepping, every frame confirmed at once (expectations are checked here).
+    Plain,
+    /// Every frame, roll back a random depth (1–8) and re-simulate.
+    Rollback,
+    /// Record the inputs into a replay file, decode it and re-simulate it headless.
+    Replay,
+    /// One GGRS peer per player over the emulated network.
+    Peers,
+}
+
+/// One entity.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEntity {
+    /// Attribute sets it carries (each attribute starts at its default).
+    #[serde(default)]
+    pub attribute_sets: Vec<String>,
+    /// Base values overriding the defaults.
+    #[serde(default)]
+    pub attributes: NamedMap<Num>,
+    /// Loose tags it starts with.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Abilities granted at setup.
+    #[serde(default)]
+    pub abilities: Vec<RawGrant>,
+    /// Ability sets granted at setup.
+    #[serde(default)]
+    pub ability_sets: Vec<String>,
+    /// Effects applied at setup, in order.
+    #[serde(default)]
+    pub effects: Vec<RawSetupEffect>,
+    /// The player whose inputs drive its abilities.
+    #[serde(default)]
+    pub player: Option<u16>,
+}
+
+/// An ability grant.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGrant {
+    /// The ability.
+    pub ability: String,
+    /// Its level.
+    #[serde(default = "one")]
+    pub level: u16,
+    /// The input id it is bound to (default: the ability's own `input`).
+    #[serde(default)]
+    pub input: Option<u8>,
+}
+
+/// An effect applied at setup.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSetupEffect {
+    /// The effect.
+    pub effect: String,
+    /// The source entity (default: the entity itself).
+    #[serde(default)]
+    pub from: Option<String>,
+    /// The level.
+    #[serde(default = "one")]
+    pub level: u16,
+    /// SetByCaller values by tag.
+    #[serde(default)]
+    pub set_by_caller: NamedMap<Num>,
+    /// Overrides the duration (frames).
+    #[serde(default)]
+    pub duration: Option<u32>,
+}
+
+/// A script entry.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawStep {
+    /// The frame it happens in.
+    pub frame: u32,
+    /// Repeat it every frame (or every `every` frames) up to and including this frame.
+    #[serde(default)]
+    pub until: Option<u32>,
+    /// The repetition interval with `until` (default 1).
+    #[serde(default)]
+    pub every: Option<u32>,
+    /// What happens.
+    #[serde(rename = "do")]
+    pub op: RawOp,
+}
+
+/// An input button: an ability input id (`0`–`29`), or `"Confirm"` / `"Cancel"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RawButton {
+    /// An ability input id.
+    Id(u8),
+    /// The generic confirm button.
+    Confirm,
+    /// The generic cancel button.
+    Cancel,
+}
+
+impl<'de> Deserialize<'de> for RawButton {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = RawButton;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an input id 0 to 29, or \"Confirm\" or \"Cancel\"")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawButton, E> {
+                if v <= 29 {
+                    Ok(RawButton::Id(v as u8))
+                } else {
+                    Err(E::custom(format!("input id {v} is out of range (ids are 0 to 29)")))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawButton, E> {
+                if v < 0 {
+                    return Err(E::custom(format!("input id {v} is negative (ids are 0 to 29)")));
+                }
+                self.visit_u64(v as u64)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawButton, E> {
+                match v {
+                    "Confirm" => Ok(RawButton::Confirm),
+                    "Cancel" => Ok(RawButton::Cancel),
+                    _ => Err(E::custom(format!(
+                        "unknown button \"{v}\" (write an input id 0 to 29, \"Confirm\" or \
+                         \"Cancel\")"
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A scripted operation.
+#[derive(Clone, Debug, Deserialize)]
+pub enum RawOp {
+    /// Hold a button from this frame on.
+    Press {
+        /// The player.
+        player: u16,
+        /// The button.
+        input: RawButton,
+    },
+    /// Stop holding a button from this frame on.
+    Release {
+        /// The player.
+        player: u16,
+        /// The button.
+        input: RawButton,
+    },
+    /// Hold a button for this frame only.
+    Tap {
+        /// The player.
+        player: u16,
+        /// The button.
+        input: RawButton,
+    },
+    /// Apply an effect.
+    ApplyEffect {
+        /// The effect.
+        effect: String,
+        /// The target.
+        on: String,
+        /// The source (default: the target).
+        #[serde(default)]
+        from: Option<String>,
+        /// The level.
+        #[serde(default = "one")]
+        level: u16,
+        /// SetByCaller values by tag.
+        #[serde(default)]
+        set_by_caller: NamedMap<Num>,
+        /// Overrides the duration (frames).
+        #[serde(default)]
+        duration: Option<u32>,
+    },
+    /// Remove every active effect on an entity matching all the given filters.
+    RemoveEffects {
+        /// The entity.
+        on: String,
+        /// Only this effect.
+        #[serde(default)]
+        effect: Option<String>,
+        /// Only effects owning any of these tags.
+        #[serde(default)]
+        with_any_tag: Vec<String>,
+        /// Only effects owning all of these tags.
+        #[serde(default)]
+        with_all_tags: Vec<String>,
+        /// Only effects applied by this entity.
+        #[serde(default)]
+        from: Option<String>,
+        /// Only effects modifying this attribute.
+        #[serde(default)]
+        modifying: Option<String>,
+    },
+    /// Add one count of a loose tag.
+    AddTag {
+        /// The entity.
+        on: String,
+        /// The tag.
+        tag: String,
+    },
+    /// Remove one count of a loose tag.
+    RemoveTag {
+        /// The entity.
+        on: String,
+        /// The tag.
+        tag: String,
+    },
+    /// Set a loose tag's count.
+    SetTagCount {
+        /// The entity.
+        on: String,
+        /// The tag.
+        tag: String,
+        /// The count.
+        count: u16,
+    },
+    /// Set an attribute's base value.
+    SetBase {
+        /// The entity.
+        on: String,
+        /// The attribute.
+        attribute: String,
+        /// The value.
+        value: Num,
+    },
+    /// Send a gameplay event.
+    SendEvent {
+        /// The receiver.
+        on: String,
+        /// The event tag.
+        tag: String,
+        /// The instigator (default: the receiver).
+        #[serde(default)]
+        from: Option<String>,
+        /// The event magnitude.
+        #[serde(default)]
+        magnitude: Option<Num>,
+    },
+    /// Try to activate an ability.
+    Activate {
+        /// The owner.
+        on: String,
+        /// The ability.
+        ability: String,
+    },
+    /// Cancel an ability.
+    CancelAbility {
+        /// The owner.
+        on: String,
+        /// The ability.
+        ability: String,
+    },
+    /// Cancel every active ability of an owner whose tags match any of `with_any_tag`
+    /// (all of them when empty).
+    CancelAbilities {
+        /// The owner.
+        on: String,
+        /// Ability tags.
+        #[serde(default)]
+        with_any_tag: Vec<String>,
+    },
+    /// End an ability (not cancelled).
+    EndAbility {
+        /// The owner.
+        on: String,
+        /// The ability.
+        ability: String,
+    },
+    /// Grant an ability.
+    GrantAbility {
+        /// The owner.
+        on: String,
+        /// The ability.
+        ability: String,
+        /// Its level.
+        #[serde(default = "one")]
+        level: u16,
+        /// The input id.
+        #[serde(default)]
+        input: Option<u8>,
+    },
+    /// Remove a granted ability (cancelled if active).
+    RemoveAbility {
+        /// The owner.
+        on: String,
+        /// The ability.
+        ability: String,
+    },
+    /// Play a burst cue.
+    ExecuteCue {
+        /// The entity.
+        on: String,
+        /// The `GameplayCue.*` tag.
+        tag: String,
+        /// Its magnitude.
+        #[serde(default)]
+        magnitude: Option<Num>,
+    },
+    /// Despawn an entity.
+    Despawn {
+        /// The entity.
+        on: String,
+    },
+}
+
+/// An expectation entry.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExpect {
+    /// The frame (state after this frame was stepped).
+    pub frame: u32,
+    /// Checks every frame up to and including this one (state checks), or counts events in
+    /// `frame..=until` (event checks).
+    #[serde(default)]
+    pub until: Option<u32>,
+    /// What must hold.
+    pub that: RawCheck,
+}
+
+/// An activation outcome to expect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum RawActivation {
+    /// An attempt in the frame succeeded.
+    Succeeded,
+    /// The last attempt in the frame failed for this reason.
+    Failed(RawFailure),
+    /// No attempt in the frame.
+    NotAttempted,
+}
+
+/// Why an activation failed (mirrors `ActivationFailure`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum RawFailure {
+    /// Blocked by the owner's tags.
+    BlockedByTags,
+    /// Blocked by a running ability or effect.
+    BlockedByAbility,
+    /// The owner lacks a required tag.
+    MissingTags,
+    /// On cooldown.
+    OnCooldown,
+    /// Cannot pay the cost.
+    CantAffordCost,
+    /// The owner is dead.
+    Dead,
+    /// Already active.
+    AlreadyActive,
+    /// Event source/target tags fail.
+    SourceOrTargetTags,
+    /// A custom check refused with this code.
+    Custom(u16),
+    /// The task pool is full.
+    TaskCapacity,
+    /// The handle is stale.
+    InvalidHandle,
+}
+
+/// A cooldown state to expect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum RawCooldown {
+    /// No cooldown tag is present.
+    Ready,
+    /// Remaining and total frames of the longest cooldown.
+    Remaining(u32, u32),
+}
+
+/// A presenter call kind to count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub enum RawCueKind {
+    /// A burst was played (`Executed`).
+    Executed,
+    /// A persistent cue became active.
+    OnActive,
+    /// A persistent cue started being shown.
+    WhileActive,
+    /// A persistent cue's show ended (any reason).
+    Removed,
+}
+
+/// A check.
+#[derive(Clone, Debug, Deserialize)]
+pub enum RawCheck {
+    /// An attribute's values.
+    Attribute {
+        /// The entity.
+        on: String,
+        /// The attribute.
+        attribute: String,
+        /// The current value.
+        #[serde(default)]
+        current: Option<Num>,
+        /// The base value.
+        #[serde(default)]
+        base: Option<Num>,
+        /// Allowed absolute difference (default exact).
+        #[serde(default)]
+        tolerance: Option<Num>,
+    },
+    /// A tag.
+    Tag {
+        /// The entity.
+        on: String,
+        /// The tag.
+        tag: String,
+        /// Whether it is present.
+        #[serde(default)]
+        present: Option<bool>,
+        /// Its count.
+        #[serde(default)]
+        count: Option<u32>,
+        /// Count only the exact tag, not its children.
+        #[serde(default)]
+        exact: bool,
+    },
+    /// An active effect.
+    Effect {
+        /// The entity.
+        on: String,
+        /// The effect.
+        effect: String,
+        /// Whether an instance is active.
+        #[serde(default)]
+        present: Option<bool>,
+        /// Stacks of the first instance.
+        #[serde(default)]
+        stacks: Option<u16>,
+        /// Remaining frames of the first instance.
+        #[serde(default)]
+        remaining: Option<u32>,
+        /// How many instances.
+        #[serde(default)]
+        instances: Option<u32>,
+        /// Whether the first instance is inhibited.
+        #[serde(default)]
+        inhibited: Option<bool>,
+    },
+    /// A granted ability.
+    Ability {
+        /// The owner.
+        on: String,
+        /// The ability.
+        ability: String,
+        /// Whether it is granted.
+        #[serde(default)]
+        granted: Option<bool>,
+        /// Whether it is active.
+        #[serde(default)]
+        active: Option<bool>,
+        /// The outcome of the last activation attempt in the frame.
+        #[serde(default)]
+        activation: Option<RawActivation>,
+        /// Its cooldown.
+        #[serde(default)]
+        cooldown: Option<RawCooldown>,
+    },
+    /// Presenter calls in `frame..=until`.
+    Cue {
+        /// The `GameplayCue.*` tag (exact).
+        tag: String,
+        /// The call kind.
+        kind: RawCueKind,
+        /// Only on this entity.
+        #[serde(default)]
+        on: Option<String>,
+        /// Exactly this many (default: at least one).
+        #[serde(default)]
+        count: Option<u32>,
+    },
+    /// Attribute change events in `frame..=until`.
+    AttributeChanged {
+        /// The entity.
+        on: String,
+        /// The attribute.
+        attribute: String,
+        /// Only changes from this value.
+        #[serde(default)]
+        from: Option<Num>,
+        /// Only changes to this value.
+        #[serde(default)]
+        to: Option<Num>,
+        /// Exactly this many (default: at least one).
+        #[serde(default)]
+        count: Option<u32>,
+    },
+    /// Whether an entity is alive.
+    Alive {
+        /// The entity.
+        on: String,
+        /// Alive or not.
+        alive: bool,
+    },
+    /// The world checksum after the frame.
+    Checksum(u64),
+}

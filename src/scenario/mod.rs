@@ -1,0 +1,223 @@
+//! Scenarios: the designers' "does my ability data do what I think" tool and the crate's
+//! acceptance harness (DESIGN §8).
+//!
+//! A scenario file (RON, specified in `docs/scenarios.md`) names its content, spawns entities,
+//! scripts inputs and direct operations frame by frame, and states expectations at frames. The
+//! runner executes it in four modes and checks that they agree:
+//!
+//! | mode | what runs | what must agree with plain stepping |
+//! |---|---|---|
+//! | [`Mode::Plain`] | one world stepped frame by frame; expectations are checked here | — |
+//! | [`Mode::Rollback`] | every frame rolls back a random depth (1–8) and re-simulates | per-frame checksums, final bytes, reconciled cue log |
+//! | [`Mode::Replay`] | the inputs are recorded into a replay file, decoded, re-simulated headless | the replay's per-frame checksums, final bytes |
+//! | [`Mode::Peers`] | one GGRS peer per player over the lossy emulated network | confirmed checksums on every peer, reconciled cue log of every peer |
+//!
+//! ```
+//! use rollback_abilities::scenario::{Scenario, run};
+//!
+//! let text = r#"(
+//!     content: Inline(r##"(
+//!         attribute_sets: { "Move": (attributes: { "MoveSpeed": (default: 600) }) },
+//!         effects: { "Haste": (duration: Seconds(3),
+//!             modifiers: [(attribute: "MoveSpeed", op: Add, magnitude: Scalable(coef: 50))]) },
+//!     )"##),
+//!     entities: { "hero": (attribute_sets: ["Move"]) },
+//!     script: [ (frame: 0, do: ApplyEffect(effect: "Haste", on: "hero")) ],
+//!     expect: [
+//!         (frame: 0, until: 179, that: Attribute(on: "hero", attribute: "MoveSpeed",
+//!                                                current: 650, base: 600)),
+//!         (frame: 180, that: Attribute(on: "hero", attribute: "MoveSpeed", current: 600)),
+//!     ],
+//! )"#;
+//! let scenario = Scenario::from_str(text, "haste.ron", None)?;
+//! let report = run(&scenario, &Default::default())?;
+//! assert!(report.passed(), "{report}");
+//! assert_eq!(report.expectations.len(), 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod format;
+mod resolve;
+mod run;
+
+pub use format::RawMode as Mode;
+pub use run::{
+    ExpectationResult, FrameTrace, ModeOutcome, ModeResult, RunOptions, ScenarioReport, run,
+    run_with_hooks,
+};
+
+use crate::content::Content;
+use crate::num::Frame;
+use crate::world::{AbilityInput, Game, WorldConfig};
+use core::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The game the scenario runner simulates: no game systems of its own, one [`ScenarioInput`]
+/// per player (held ability inputs plus confirm/cancel). Register functions for it with
+/// [`run_with_hooks`] when content names executions, calculations or behaviours.
+#[derive(Debug)]
+pub struct ScenarioGame;
+
+/// One player's input in a scenario.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    bytemuck::Pod,
+    bytemuck::Zeroable,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[repr(C)]
+pub struct ScenarioInput {
+    /// Bit `i`: ability input `i` is held.
+    pub held: u32,
+    /// Bit 0: confirm is held; bit 1: cancel is held.
+    pub buttons: u32,
+}
+
+impl Game for ScenarioGame {
+    type Input = ScenarioInput;
+    type Component = ();
+    type Global = ();
+
+    fn ability_input(input: &ScenarioInput) -> AbilityInput {
+        AbilityInput {
+            held: input.held,
+            confirm: input.buttons & 1 != 0,
+            cancel: input.buttons & 2 != 0,
+        }
+    }
+}
+
+/// What kind of problem a [`ScenarioError`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ScenarioErrorKind {
+    /// A file could not be read.
+    Io,
+    /// The text is not valid RON for the scenario format.
+    Syntax,
+    /// The scenario's content is invalid (the message is the content error).
+    Content,
+    /// A name (entity, tag, attribute, effect, ability…) is unknown.
+    UnknownName,
+    /// A value is out of range or contradicts another.
+    InvalidValue,
+    /// The world cannot be built (a function the content names is not registered, a capacity
+    /// is invalid).
+    World,
+}
+
+/// A scenario problem with its location. `Display` renders `file:line:col: path: message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// What kind of problem.
+    pub kind: ScenarioErrorKind,
+    /// The file.
+    pub file: String,
+    /// The 1-based line, or 0 when unknown.
+    pub line: u32,
+    /// The 1-based column, or 0 when unknown.
+    pub col: u32,
+    /// The path inside the file, e.g. `script[3].do.effect` (may be empty).
+    pub path: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.col)?;
+        }
+        if !self.path.is_empty() {
+            write!(f, ": {}", self.path)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// A parsed and validated scenario: every name resolved, ready to run any number of times.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Its title.
+    pub name: String,
+    /// What it shows.
+    pub description: String,
+    /// The file it came from (for messages).
+    pub file: String,
+    /// Its content.
+    pub content: Arc<Content>,
+    /// The world configuration (players, seed, capacities).
+    pub world: WorldConfig,
+    /// Frames to run.
+    pub frames: Frame,
+    /// The modes to run.
+    pub modes: Vec<Mode>,
+    /// The emulated network of mode `Peers`.
+    pub network: NetworkSpec,
+    pub(crate) entities: Vec<resolve::EntitySetup>,
+    pub(crate) buttons: Vec<resolve::ButtonOp>,
+    pub(crate) ops: Vec<resolve::Op>,
+    pub(crate) checks: Vec<resolve::Check>,
+}
+
+/// The emulated network of mode [`Mode::Peers`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetworkSpec {
+    /// One-way latency in milliseconds.
+    pub latency_ms: u32,
+    /// Extra random latency per packet.
+    pub jitter_ms: u32,
+    /// Loss in percent.
+    pub loss_percent: u32,
+    /// GGRS input delay.
+    pub input_delay: u32,
+    /// The network's seed.
+    pub seed: u64,
+}
+
+impl Scenario {
+    /// Reads and validates a scenario file. Content paths are relative to the file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            kind: ScenarioErrorKind::Io,
+            file: path.display().to_string(),
+            line: 0,
+            col: 0,
+            path: String::new(),
+            message: format!("cannot read the scenario file: {e}"),
+        })?;
+        Scenario::from_str(&text, &path.display().to_string(), path.parent())
+    }
+
+    /// Parses and validates scenario text. `file` names it in messages; `base_dir` resolves
+    /// content paths (`None`: the current directory).
+    #[allow(clippy::should_implement_trait)]
+    pub fn from_str(
+        text: &str,
+        file: &str,
+        base_dir: Option<&Path>,
+    ) -> Result<Scenario, ScenarioError> {
+        resolve::parse(text, file, base_dir)
+    }
+
+    /// The entity names, in spawn order.
+    pub fn entity_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.entities.iter().map(|e| e.name.as_str())
+    }
+
+    /// How many expectations it states.
+    pub fn expectation_count(&self) -> usize {
+        self.checks.len()
+    }
+}

@@ -1,0 +1,1087 @@
+//! Running a scenario in its modes and checking its expectations.
+
+use super::format::{RawActivation, RawCooldown, RawCueKind, RawFailure};
+use super::resolve::{ButtonKind, CheckKind, EffectApply, OpKind};
+use super::{Mode, Scenario, ScenarioError, ScenarioErrorKind, ScenarioGame, ScenarioInput};
+use crate::ability::ActivationFailure;
+use crate::cue::{CueDirector, CueOrigin, CueParams, CueSession, Presenter, PresenterCall};
+use crate::cue::{PresenterLog, RemoveReason};
+use crate::debug::{DebugView, debug_view};
+use crate::effect::EffectQuery;
+use crate::id::Entity;
+use crate::num::{Frame, Fx};
+use crate::replay::{Recorder, Replay};
+use crate::session::{LocalMatch, MatchConfig, NetConditions, RollbackDriver};
+use crate::world::{Hooks, World};
+use core::fmt;
+use std::collections::BTreeSet;
+
+/// How to run a scenario.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Run only these modes (plain always runs); `None`: the scenario's own list.
+    pub modes: Option<Vec<Mode>>,
+    /// The deepest rollback of mode `Rollback` (1–64).
+    pub rollback_depth: u32,
+    /// The seed choosing rollback depths.
+    pub rollback_seed: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { modes: None, rollback_depth: 8, rollback_seed: 0x5CE7A }
+    }
+}
+
+/// How one mode compared with plain stepping.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModeOutcome {
+    /// Same checksums, same final bytes, same reconciled cue log.
+    Agrees,
+    /// Something differs; the message says what and where.
+    Disagrees(String),
+    /// Not run, and why.
+    Skipped(String),
+}
+
+/// One mode's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModeResult {
+    /// The mode.
+    pub mode: Mode,
+    /// The outcome.
+    pub outcome: ModeOutcome,
+    /// Statistics (rollbacks, depth, network…).
+    pub detail: String,
+}
+
+/// One expectation's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpectationResult {
+    /// Its index in `expect`.
+    pub index: usize,
+    /// Its line in the scenario file.
+    pub line: u32,
+    /// The first frame checked.
+    pub frame: Frame,
+    /// The last frame checked.
+    pub until: Frame,
+    /// What it states.
+    pub what: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// The first frame it failed at.
+    pub failed_at: Option<Frame>,
+    /// How many frames it failed at.
+    pub failures: u32,
+    /// What was expected (at the first failure, or the statement).
+    pub expected: String,
+    /// What was found (at the first failure, or at the last frame checked).
+    pub actual: String,
+}
+
+/// Everything a scenario run found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioReport {
+    /// The scenario's name.
+    pub name: String,
+    /// Its file.
+    pub file: String,
+    /// Frames run.
+    pub frames: Frame,
+    /// Each mode's comparison with plain stepping.
+    pub modes: Vec<ModeResult>,
+    /// Each expectation.
+    pub expectations: Vec<ExpectationResult>,
+    /// The world checksum after the last frame (plain stepping).
+    pub final_checksum: u64,
+    /// Presenter calls in plain stepping.
+    pub cue_calls: usize,
+}
+
+impl ScenarioReport {
+    /// Every expectation held and every mode agreed.
+    pub fn passed(&self) -> bool {
+        self.expectations.iter().all(|e| e.passed)
+            && self.modes.iter().all(|m| !matches!(m.outcome, ModeOutcome::Disagrees(_)))
+    }
+
+    /// How many expectations failed.
+    pub fn failed_expectations(&self) -> usize {
+        self.expectations.iter().filter(|e| !e.passed).count()
+    }
+}
+
+impl fmt::Display for ScenarioReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verdict = if self.passed() { "PASS" } else { "FAIL" };
+        writeln!(f, "{verdict} {} ({}, {} frames)", self.name, self.file, self.frames)?;
+        for m in &self.modes {
+            let (mark, text) = match &m.outcome {
+                ModeOutcome::Agrees => ("ok  ", "agrees".to_string()),
+                ModeOutcome::Disagrees(why) => ("FAIL", format!("disagrees: {why}")),
+                ModeOutcome::Skipped(why) => ("skip", format!("skipped: {why}")),
+            };
+            let detail =
+                if m.detail.is_empty() { String::new() } else { format!(" ({})", m.detail) };
+            writeln!(f, "  {mark} mode {:<8} {text}{detail}", format!("{:?}", m.mode))?;
+        }
+        for e in &self.expectations {
+            let frames = if e.until == e.frame {
+                format!("frame {}", e.frame)
+            } else {
+                format!("frames {}..={}", e.frame, e.until)
+            };
+            if e.passed {
+                writeln!(f, "  ok   line {:<4} {frames}: {}", e.line, e.what)?;
+            } else {
+                let at = e.failed_at.map_or(String::new(), |f| format!(" at frame {f}"));
+                let times = if e.failures > 1 {
+                    format!(" ({} frames)", e.failures)
+                } else {
+                    String::new()
+                };
+                writeln!(f, "  FAIL line {:<4} {frames}: {}", e.line, e.what)?;
+                writeln!(
+                    f,
+                    "         failed{at}{times}: expected {}, got {}",
+                    e.expected, e.actual
+                )?;
+            }
+        }
+        write!(
+            f,
+            "  {} of {} expectations hold; final checksum {:#018x}",
+            self.expectations.len() - self.failed_expectations(),
+            self.expectations.len(),
+            self.final_checksum
+        )
+    }
+}
+
+/// One frame of plain stepping, for `--trace` (one JSON line per frame).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FrameTrace {
+    /// The frame.
+    pub frame: Frame,
+    /// The world checksum after it.
+    pub checksum: u64,
+    /// Every player's input.
+    pub inputs: Vec<ScenarioInput>,
+    /// Each entity (by scenario name) as the inspector shows it.
+    pub entities: Vec<(String, DebugView)>,
+    /// Presenter calls made after the frame.
+    pub cues: Vec<String>,
+    /// Activation attempts in the frame.
+    pub activations: Vec<String>,
+}
+
+/// Runs a scenario whose content names no registered functions.
+pub fn run(scenario: &Scenario, options: &RunOptions) -> Result<ScenarioReport, ScenarioError> {
+    run_with_hooks(scenario, &Hooks::new(), options, None)
+}
+
+/// Runs a scenario with registered functions (executions, calculations, behaviours…) and an
+/// optional per-frame trace of plain stepping.
+pub fn run_with_hooks(
+    scenario: &Scenario,
+    hooks: &Hooks<ScenarioGame>,
+    options: &RunOptions,
+    trace: Option<&mut dyn FnMut(FrameTrace)>,
+) -> Result<ScenarioReport, ScenarioError> {
+    let modes = options.modes.clone().unwrap_or_else(|| scenario.modes.clone());
+    let plain = plain(scenario, hooks, trace)?;
+    let mut results = Vec::new();
+    for mode in [Mode::Rollback, Mode::Replay, Mode::Peers] {
+        if !modes.contains(&mode) {
+            continue;
+        }
+        let r = match mode {
+            Mode::Rollback => rollback(scenario, hooks, options, &plain)?,
+            Mode::Replay => replay(scenario, hooks, &plain)?,
+            Mode::Peers => peers(scenario, hooks, &plain)?,
+            Mode::Plain => unreachable_mode(),
+        };
+        results.push(r);
+    }
+    let mut all = vec![ModeResult {
+        mode: Mode::Plain,
+        outcome: ModeOutcome::Agrees,
+        detail: format!("{} presenter calls", plain.log.calls.len()),
+    }];
+    all.extend(results);
+    Ok(ScenarioReport {
+        name: scenario.name.clone(),
+        file: scenario.file.clone(),
+        frames: scenario.frames,
+        modes: all,
+        expectations: plain.expectations,
+        final_checksum: plain.checksums.last().copied().unwrap_or(0),
+        cue_calls: plain.log.calls.len(),
+    })
+}
+
+fn unreachable_mode() -> ModeResult {
+    ModeResult {
+        mode: Mode::Plain,
+        outcome: ModeOutcome::Skipped("plain stepping is the reference".into()),
+        detail: String::new(),
+    }
+}
+
+/// A world set up for the scenario, with its entities in declaration order.
+fn setup(
+    s: &Scenario,
+    hooks: &Hooks<ScenarioGame>,
+) -> Result<(World<ScenarioGame>, Vec<Entity>), ScenarioError> {
+    let world_err = |message: String| ScenarioError {
+        kind: ScenarioErrorKind::World,
+        file: s.file.clone(),
+        line: 0,
+        col: 0,
+        path: String::new(),
+        message,
+    };
+    let mut w = World::new(s.content.clone(), hooks, s.world).map_err(|e| {
+        world_err(format!(
+            "{e} (the command-line runner registers no functions; run scenarios whose content \
+             names executions, calculations or behaviours from Rust with \
+             `scenario::run_with_hooks`)"
+        ))
+    })?;
+    let mut ents = Vec::with_capacity(s.entities.len());
+    for e in &s.entities {
+        let ent = w
+            .spawn_actor(&e.sets)
+            .ok_or_else(|| world_err(format!("cannot spawn \"{}\": the world is full", e.name)))?;
+        ents.push(ent);
+    }
+    for (e, &ent) in s.entities.iter().zip(&ents) {
+        for &(a, v) in &e.bases {
+            w.set_base(ent, a, v);
+        }
+        for &t in &e.tags {
+            w.add_loose_tag(ent, t);
+        }
+        for &(def, level, input) in &e.grants {
+            let input = input.or(s.content.ability_def(def).input);
+            w.grant_ability_with(ent, def, level, input, Entity::NONE).ok_or_else(|| {
+                world_err(format!(
+                    "cannot grant {} to \"{}\": raise `world.abilities_per_entity`",
+                    s.content.ability_name(def),
+                    e.name
+                ))
+            })?;
+        }
+        for &set in &e.ability_sets {
+            w.grant_ability_set(ent, set);
+        }
+        if let Some(p) = e.player {
+            w.bind_player(usize::from(p), ent);
+        }
+    }
+    for e in &s.entities {
+        for a in &e.effects {
+            let spec = spec_of(&w, a, &ents);
+            // Setup failures (immunity, requirements) are part of the scenario's story; the
+            // expectations see their result.
+            let _ = w.apply_effect(spec, ents[a.on]);
+        }
+    }
+    Ok((w, ents))
+}
+
+fn spec_of(w: &World<ScenarioGame>, a: &EffectApply, ents: &[Entity]) -> crate::effect::EffectSpec {
+    let mut spec = w.make_spec(a.effect, a.level, ents[a.from]);
+    for &(tag, v) in &a.set_by_caller {
+        spec.set_by_caller_value(tag, v);
+    }
+    if let Some(d) = a.duration {
+        spec = spec.with_duration(d);
+    }
+    spec
+}
+
+/// The inputs of every frame, from the button script.
+fn input_table(s: &Scenario) -> Vec<Vec<ScenarioInput>> {
+    let players = usize::from(s.world.players);
+    let mut held = vec![ScenarioInput::default(); players];
+    let mut out = Vec::with_capacity(s.frames as usize);
+    let mut i = 0;
+    for f in 0..s.frames {
+        let mut taps = vec![ScenarioInput::default(); players];
+        while i < s.buttons.len() && s.buttons[i].frame == f {
+            let b = s.buttons[i];
+            let p = usize::from(b.player);
+            let (field, bit) = b.button;
+            let mask = 1u32 << bit;
+            let target = match b.kind {
+                ButtonKind::Tap => &mut taps[p],
+                _ => &mut held[p],
+            };
+            let slot = if field { &mut target.buttons } else { &mut target.held };
+            match b.kind {
+                ButtonKind::Press | ButtonKind::Tap => *slot |= mask,
+                ButtonKind::Release => {
+                    *slot &= !mask;
+                    // A release in the same frame as a tap cancels nothing: taps are separate.
+                }
+            }
+            i += 1;
+        }
+        out.push(
+            held.iter()
+                .zip(&taps)
+                .map(|(h, t)| ScenarioInput {
+                    held: h.held | t.held,
+                    buttons: h.buttons | t.buttons,
+                })
+                .collect(),
+        );
+    }
+    out
+}
+
+/// Runs the frame's direct operations (phase P6). Deterministic in the world's frame.
+fn run_ops(s: &Scenario, ents: &[Entity], w: &mut World<ScenarioGame>) {
+    let frame = w.frame();
+    let start = s.ops.partition_point(|o| o.frame < frame);
+    for op in s.ops[start..].iter().take_while(|o| o.frame == frame) {
+        match &op.kind {
+            OpKind::Apply(a) => {
+                let spec = spec_of(w, a, ents);
+                w.queue_effect(spec, ents[a.on]);
+            }
+            OpKind::RemoveEffects { on, effect, any, all, from, modifying } => {
+                let q = EffectQuery {
+                    owned_any: *any,
+                    owned_all: *all,
+                    def: *effect,
+                    instigator: from.map(|i| ents[i]),
+                    modifies: *modifying,
+                    ..EffectQuery::default()
+                };
+                w.remove_matching(ents[*on], &q);
+            }
+            OpKind::AddTag(on, t) => w.add_loose_tag(ents[*on], *t),
+            OpKind::RemoveTag(on, t) => w.remove_loose_tag(ents[*on], *t),
+            OpKind::SetTagCount(on, t, n) => w.set_loose_tag_count(ents[*on], *t, *n),
+            OpKind::SetBase(on, a, v) => w.set_base(ents[*on], *a, *v),
+            OpKind::SendEvent { on, tag, from, magnitude } => {
+                let mut data = crate::ability::EventData::new(*tag, ents[*from], ents[*on]);
+                if let Some(m) = magnitude {
+                    data = data.with_magnitude(*m);
+                }
+                w.send_event(ents[*on], data);
+            }
+            OpKind::Activate(on, def) => {
+                if let Some(h) = w.find_ability(ents[*on], *def) {
+                    let _ = w.try_activate(h);
+                }
+            }
+            OpKind::CancelAbility(on, def) => {
+                if let Some(h) = w.find_ability(ents[*on], *def) {
+                    w.cancel_ability(h);
+                }
+            }
+            OpKind::CancelAbilities(on, tags) => {
+                w.cancel_abilities_matching(ents[*on], tags, &crate::tag::TagSet::EMPTY, None);
+            }
+            OpKind::EndAbility(on, def) => {
+                if let Some(h) = w.find_ability(ents[*on], *def) {
+                    w.end_ability(h);
+                }
+            }
+            OpKind::Grant { on, ability, level, input } => {
+                let input = input.or(s.content.ability_def(*ability).input);
+                let _ = w.grant_ability_with(ents[*on], *ability, *level, input, Entity::NONE);
+            }
+            OpKind::RemoveAbility(on, def) => {
+                if let Some(h) = w.find_ability(ents[*on], *def) {
+                    w.remove_ability(h);
+                }
+            }
+            OpKind::ExecuteCue { on, tag, magnitude } => {
+                let params =
+                    CueParams { magnitude: magnitude.unwrap_or(Fx::ZERO), ..CueParams::default() };
+                w.execute_cue(ents[*on], *tag, CueOrigin::game(0x5CE0, 0), params);
+            }
+            OpKind::Despawn(on) => w.despawn(ents[*on]),
+        }
+    }
+}
+
+/// What plain stepping produced.
+struct Plain {
+    checksums: Vec<u64>,
+    final_bytes: Vec<u8>,
+    log: PresenterLog,
+    replay: Replay,
+    expectations: Vec<ExpectationResult>,
+}
+
+/// Per-expectation progress.
+struct Progress {
+    failures: u32,
+    failed_at: Option<Frame>,
+    expected: String,
+    actual: String,
+    events: u32,
+}
+
+fn fx(v: Fx) -> String {
+    v.to_string()
+}
+
+fn plain(
+    s: &Scenario,
+    hooks: &Hooks<ScenarioGame>,
+    mut trace: Option<&mut dyn FnMut(FrameTrace)>,
+) -> Result<Plain, ScenarioError> {
+    let (mut w, ents) = setup(s, hooks)?;
+    let inputs = input_table(s);
+    let mut recorder = Recorder::new(&w, 60);
+    let mut director = CueDirector::new().with_log_capacity(0);
+    let mut log = PresenterLog::default();
+    let mut progress: Vec<Progress> = s
+        .checks
+        .iter()
+        .map(|_| Progress {
+            failures: 0,
+            failed_at: None,
+            expected: String::new(),
+            actual: String::new(),
+            events: 0,
+        })
+        .collect();
+    let mut checksums = Vec::with_capacity(s.frames as usize);
+    for f in 0..s.frames {
+        if recorder.keyframe_due(f) {
+            recorder.keyframe(&w);
+        }
+        let frame_inputs = &inputs[f as usize];
+        w.step_with(frame_inputs, |w| run_ops(s, &ents, w));
+        let sum = w.checksum();
+        checksums.push(sum);
+        let _ = recorder.push(f, frame_inputs, sum);
+        director.ingest(w.output());
+        let before = log.calls.len();
+        log.at(f);
+        director.reconcile(&w, Some(f), &mut log);
+        let new_calls = &log.calls[before..];
+        for (c, p) in s.checks.iter().zip(progress.iter_mut()) {
+            if f < c.frame || f > c.until {
+                continue;
+            }
+            evaluate(s, &w, &ents, c, p, new_calls, f);
+        }
+        if let Some(t) = trace.as_deref_mut() {
+            t(frame_trace(s, &w, &ents, frame_inputs, new_calls, f));
+        }
+    }
+    let expectations = s
+        .checks
+        .iter()
+        .zip(progress)
+        .map(|(c, p)| ExpectationResult {
+            index: c.index,
+            line: c.line,
+            frame: c.frame,
+            until: c.until,
+            what: c.what.clone(),
+            passed: p.failures == 0,
+            failed_at: p.failed_at,
+            failures: p.failures,
+            expected: p.expected,
+            actual: p.actual,
+        })
+        .collect();
+    Ok(Plain {
+        checksums,
+        final_bytes: w.state_bytes(),
+        log,
+        replay: recorder.finish(),
+        expectations,
+    })
+}
+
+fn frame_trace(
+    s: &Scenario,
+    w: &World<ScenarioGame>,
+    ents: &[Entity],
+    inputs: &[ScenarioInput],
+    calls: &[(Frame, PresenterCall)],
+    f: Frame,
+) -> FrameTrace {
+    let tags = s.content.tags();
+    FrameTrace {
+        frame: f,
+        checksum: w.checksum(),
+        inputs: inputs.to_vec(),
+        entities: s
+            .entities
+            .iter()
+            .zip(ents)
+            .map(|(e, ent)| (e.name.clone(), debug_view(w, *ent)))
+            .collect(),
+        cues: calls
+            .iter()
+            .map(|(_, c)| {
+                let k = c.key();
+                let kind = match c {
+                    PresenterCall::Play(_) => "Executed".to_string(),
+                    PresenterCall::Cancel(_) => "Cancel".to_string(),
+                    PresenterCall::OnActive(_) => "OnActive".to_string(),
+                    PresenterCall::WhileActive(_) => "WhileActive".to_string(),
+                    PresenterCall::Removed(_, r) => format!("Removed({r:?})"),
+                    PresenterCall::Confirmed(_) => "Confirmed".to_string(),
+                };
+                format!("{kind} {} on {}", tags.name(k.tag), entity_name(s, ents, k.target))
+            })
+            .collect(),
+        activations: w
+            .activation_log()
+            .filter(|r| r.frame == f)
+            .map(|r| {
+                let who = entity_name(s, ents, r.handle.owner);
+                let what = s.content.ability_name(r.def);
+                match r.result {
+                    Ok(serial) => format!("{who} {what}: activated (serial {serial})"),
+                    Err(e) => format!("{who} {what}: failed ({e:?})"),
+                }
+            })
+            .collect(),
+    }
+}
+
+fn entity_name(s: &Scenario, ents: &[Entity], e: Entity) -> String {
+    ents.iter()
+        .position(|x| *x == e)
+        .map_or_else(|| format!("{e:?}"), |i| s.entities[i].name.clone())
+}
+
+fn failure_matches(want: RawFailure, got: ActivationFailure) -> bool {
+    use ActivationFailure as A;
+    use RawFailure as R;
+    matches!(
+        (want, got),
+        (R::BlockedByTags, A::BlockedByTags)
+            | (R::BlockedByAbility, A::BlockedByAbility)
+            | (R::MissingTags, A::MissingTags)
+            | (R::OnCooldown, A::OnCooldown)
+            | (R::CantAffordCost, A::CantAffordCost)
+            | (R::Dead, A::Dead)
+            | (R::AlreadyActive, A::AlreadyActive)
+            | (R::SourceOrTargetTags, A::SourceOrTargetTags)
+            | (R::TaskCapacity, A::TaskCapacity)
+            | (R::InvalidHandle, A::InvalidHandle)
+    ) || matches!((want, got), (R::Custom(a), A::Custom(b)) if a == b)
+}
+
+/// Checks one expectation at frame `f` (state checks) or accumulates its events.
+fn evaluate(
+    s: &Scenario,
+    w: &World<ScenarioGame>,
+    ents: &[Entity],
+    c: &super::resolve::Check,
+    p: &mut Progress,
+    calls: &[(Frame, PresenterCall)],
+    f: Frame,
+) {
+    let fail = |p: &mut Progress, expected: String, actual: String| {
+        if p.failures == 0 {
+            p.failed_at = Some(f);
+            p.expected = expected;
+            p.actual = actual;
+        }
+        p.failures += 1;
+    };
+    match &c.kind {
+        CheckKind::Attribute { on, attr, current, base, tolerance } => {
+            let Some(v) = w.attr_value(ents[*on], *attr) else {
+                fail(p, c.what.clone(), "the entity has no such attribute (despawned?)".into());
+                return;
+            };
+            let close = |a: Fx, b: Fx| a.saturating_sub(b).saturating_abs() <= *tolerance;
+            let mut exp = Vec::new();
+            let mut act = Vec::new();
+            let mut ok = true;
+            if let Some(want) = current {
+                ok &= close(v.current, *want);
+                exp.push(format!("current {}", fx(*want)));
+                act.push(format!("current {}", fx(v.current)));
+            }
+            if let Some(want) = base {
+                ok &= close(v.base, *want);
+                exp.push(format!("base {}", fx(*want)));
+                act.push(format!("base {}", fx(v.base)));
+            }
+            if !ok {
+                fail(p, exp.join(", "), act.join(", "));
+            } else if p.failures == 0 {
+                p.expected = exp.join(", ");
+                p.actual = act.join(", ");
+            }
+        }
+        CheckKind::Tag { on, tag, present, count, exact } => {
+            let n = if *exact {
+                w.tag_count_exact(ents[*on], *tag)
+            } else {
+                w.tag_count(ents[*on], *tag)
+            };
+            let ok =
+                present.is_none_or(|want| (n > 0) == want) && count.is_none_or(|want| n == want);
+            let describe =
+                |n: u32| if n == 0 { "absent".to_string() } else { format!("present, count {n}") };
+            let expected = match (present, count) {
+                (_, Some(want)) => describe(*want),
+                (Some(true), None) => "present".to_string(),
+                _ => "absent".to_string(),
+            };
+            if !ok {
+                fail(p, expected, describe(n));
+            } else if p.failures == 0 {
+                p.expected = expected;
+                p.actual = describe(n);
+            }
+        }
+        CheckKind::Effect { on, effect, present, stacks, remaining, instances, inhibited } => {
+            let frame = w.frame();
+            let list: Vec<_> = w.effects(ents[*on]).iter().filter(|e| e.def == *effect).collect();
+            let first = list.first();
+            let mut exp = Vec::new();
+            let mut act = Vec::new();
+            let mut ok = true;
+            let state = |b: bool| if b { "present" } else { "absent" };
+            if let Some(want) = present {
+                ok &= first.is_some() == *want;
+                exp.push(state(*want).to_string());
+                act.push(state(first.is_some()).to_string());
+            }
+            if let Some(want) = stacks {
+                let got = first.map(|e| e.stacks);
+                ok &= got == Some(*want);
+                exp.push(format!("stacks {want}"));
+                act.push(got.map_or("no instance".into(), |g| format!("stacks {g}")));
+            }
+            if let Some(want) = remaining {
+                let got = first.map(|e| e.remaining(frame));
+                ok &= got == Some(Some(*want));
+                exp.push(format!("remaining {want}"));
+                act.push(match got {
+                    None => "no instance".into(),
+                    Some(None) => "remaining infinite".into(),
+                    Some(Some(g)) => format!("remaining {g}"),
+                });
+            }
+            if let Some(want) = instances {
+                ok &= list.len() as u32 == *want;
+                exp.push(format!("instances {want}"));
+                act.push(format!("instances {}", list.len()));
+            }
+            if let Some(want) = inhibited {
+                let got = first.map(|e| e.is_inhibited());
+                ok &= got == Some(*want);
+                exp.push(if *want { "inhibited".into() } else { "not inhibited".to_string() });
+                act.push(match got {
+                    None => "no instance".into(),
+                    Some(true) => "inhibited".into(),
+                    Some(false) => "not inhibited".into(),
+                });
+            }
+            if !ok {
+                fail(p, exp.join(", "), act.join(", "));
+            } else if p.failures == 0 {
+                p.expected = exp.join(", ");
+                p.actual = act.join(", ");
+            }
+        }
+        CheckKind::Ability { on, ability, granted, active, activation, cooldown } => {
+            let h = w.find_ability(ents[*on], *ability);
+            let mut exp = Vec::new();
+            let mut act = Vec::new();
+            let mut ok = true;
+            if let Some(want) = granted {
+                ok &= h.is_some() == *want;
+                exp.push(if *want { "granted" } else { "not granted" }.to_string());
+                act.push(if h.is_some() { "granted" } else { "not granted" }.to_string());
+            }
+            if let Some(want) = active {
+                let got = h.is_some_and(|h| w.is_ability_active(h));
+                ok &= got == *want;
+                exp.push(if *want { "active" } else { "inactive" }.to_string());
+                act.push(if got { "active" } else { "inactive" }.to_string());
+            }
+            if let Some(want) = activation {
+                let last = w
+                    .activation_log()
+                    .filter(|r| r.frame == f && r.handle.owner == ents[*on] && r.def == *ability)
+                    .last()
+                    .map(|r| r.result);
+                let good = match (want, last) {
+                    (RawActivation::NotAttempted, None) => true,
+                    (RawActivation::Succeeded, Some(Ok(_))) => true,
+                    (RawActivation::Failed(r), Some(Err(e))) => failure_matches(*r, e),
+                    _ => false,
+                };
+                ok &= good;
+                exp.push(format!("activation {want:?}"));
+                act.push(match last {
+                    None => "activation NotAttempted".into(),
+                    Some(Ok(_)) => "activation Succeeded".into(),
+                    Some(Err(e)) => format!("activation Failed({e:?})"),
+                });
+            }
+            if let Some(want) = cooldown {
+                let got = h.and_then(|h| w.ability_cooldown_remaining(h));
+                let good = match (want, got) {
+                    (RawCooldown::Ready, None) => true,
+                    (RawCooldown::Remaining(r, t), Some((gr, gt))) => *r == gr && *t == gt,
+                    _ => false,
+                };
+                ok &= good;
+                exp.push(format!("cooldown {want:?}"));
+                act.push(match got {
+                    None => "cooldown Ready".into(),
+                    Some((r, t)) => format!("cooldown Remaining({r}, {t})"),
+                });
+            }
+            if !ok {
+                fail(p, exp.join(", "), act.join(", "));
+            } else if p.failures == 0 {
+                p.expected = exp.join(", ");
+                p.actual = act.join(", ");
+            }
+        }
+        CheckKind::Cue { tag, kind, on, count } => {
+            let n = calls
+                .iter()
+                .filter(|(_, call)| {
+                    let k = call.key();
+                    let kind_ok = matches!(
+                        (kind, call),
+                        (RawCueKind::Executed, PresenterCall::Play(_))
+                            | (RawCueKind::OnActive, PresenterCall::OnActive(_))
+                            | (RawCueKind::WhileActive, PresenterCall::WhileActive(_))
+                            | (RawCueKind::Removed, PresenterCall::Removed(..))
+                    );
+                    kind_ok && k.tag == *tag && on.is_none_or(|o| k.target == ents[o])
+                })
+                .count() as u32;
+            p.events += n;
+            if f == c.until {
+                let ok = match count {
+                    Some(want) => p.events == *want,
+                    None => p.events > 0,
+                };
+                let expected = count.map_or("at least 1 call".into(), |n| format!("{n} calls"));
+                finish_count(p, ok, expected, f);
+            }
+        }
+        CheckKind::AttrChanged { on, attr, from, to, count } => {
+            let n = w
+                .output()
+                .attr_events
+                .iter()
+                .filter(|e| {
+                    e.entity == ents[*on]
+                        && e.attr == *attr
+                        && from.is_none_or(|v| e.old == v)
+                        && to.is_none_or(|v| e.new == v)
+                })
+                .count() as u32;
+            p.events += n;
+            if f == c.until {
+                let ok = match count {
+                    Some(want) => p.events == *want,
+                    None => p.events > 0,
+                };
+                let expected = count.map_or("at least 1 change".into(), |n| format!("{n} changes"));
+                finish_count(p, ok, expected, f);
+            }
+        }
+        CheckKind::Alive { on, alive } => {
+            let got = w.is_alive(ents[*on]);
+            let text = |b: bool| if b { "alive" } else { "despawned" }.to_string();
+            if got != *alive {
+                fail(p, text(*alive), text(got));
+            } else if p.failures == 0 {
+                p.expected = text(*alive);
+                p.actual = text(got);
+            }
+        }
+        CheckKind::Checksum(want) => {
+            let got = w.checksum();
+            if got != *want {
+                fail(p, format!("{want:#018x}"), format!("{got:#018x}"));
+            } else if p.failures == 0 {
+                p.expected = format!("{want:#018x}");
+                p.actual = format!("{got:#018x}");
+            }
+        }
+    }
+    let _ = s;
+}
+
+fn finish_count(p: &mut Progress, ok: bool, expected: String, f: Frame) {
+    let actual = format!("{} {}", p.events, if p.events == 1 { "event" } else { "events" });
+    if !ok {
+        p.failures = 1;
+        p.failed_at = Some(f);
+    }
+    p.expected = expected;
+    p.actual = actual;
+}
+
+/// The first frame two checksum lists differ at.
+fn first_difference(a: &[u64], b: &[u64]) -> Option<Frame> {
+    a.iter().zip(b).position(|(x, y)| x != y).map(|i| i as Frame)
+}
+
+/// Compares a mode's reconciled cue log with plain stepping's. `ran_past`: the mode simulated
+/// frames after the scenario's last (peers wait for confirmation), so calls about cues that
+/// began after it are ignored, and so are removals of cues still shown when plain stepping
+/// stopped.
+fn compare_logs(
+    plain: &PresenterLog,
+    other: &PresenterLog,
+    frames: Frame,
+    ran_past: bool,
+) -> Option<String> {
+    let want = plain.reconciled();
+    let mut got = other.reconciled();
+    if ran_past {
+        let removed_in_plain: BTreeSet<_> = want
+            .iter()
+            .filter_map(|c| match c {
+                PresenterCall::Removed(k, _) => Some(*k),
+                _ => None,
+            })
+            .collect();
+        got.retain(|c| {
+            let k = c.key();
+            k.frame < frames
+                && !matches!(c, PresenterCall::Removed(k, RemoveReason::Ended) if !removed_in_plain.contains(k))
+        });
+    }
+    if let Err(e) = other.check_invariants() {
+        return Some(format!("presenter contract broken: {e}"));
+    }
+    if want == got {
+        return None;
+    }
+    let missing: Vec<_> = want.iter().filter(|c| !got.contains(c)).collect();
+    let extra: Vec<_> = got.iter().filter(|c| !want.contains(c)).collect();
+    Some(format!(
+        "reconciled cue log differs: {} calls vs {} in plain stepping; first missing {:?}, first \
+         extra {:?}",
+        got.len(),
+        want.len(),
+        missing.first(),
+        extra.first()
+    ))
+}
+
+fn rollback(
+    s: &Scenario,
+    hooks: &Hooks<ScenarioGame>,
+    o: &RunOptions,
+    plain: &Plain,
+) -> Result<ModeResult, ScenarioError> {
+    let (mut w, ents) = setup(s, hooks)?;
+    let inputs = input_table(s);
+    let mut driver =
+        RollbackDriver::new(&w, o.rollback_depth.clamp(1, 64), o.rollback_seed ^ s.world.seed);
+    let mut director = CueDirector::new().with_log_capacity(0);
+    let mut log = PresenterLog::default();
+    let mut problem = None;
+    for f in 0..s.frames {
+        let mut session = CueSession { director: &mut director, presenter: &mut log };
+        let r = driver.advance_observed(
+            &mut w,
+            |frame, buf| {
+                buf.clear();
+                buf.extend_from_slice(inputs.get(frame as usize).map_or(&[][..], |v| v));
+            },
+            |w| run_ops(s, &ents, w),
+            &mut session,
+        );
+        if let Err(d) = r {
+            problem = Some(format!(
+                "re-simulating frame {} after a rollback of {} frames gave different state in \
+                 {:?}",
+                d.frame,
+                d.depth,
+                d.subsystems()
+            ));
+            break;
+        }
+        if w.checksum() != plain.checksums[f as usize] {
+            problem = Some(format!("checksum after frame {f} differs from plain stepping"));
+            break;
+        }
+    }
+    if problem.is_none() {
+        log.at(s.frames.saturating_sub(1));
+        director.reconcile(&w, Some(s.frames.saturating_sub(1)), &mut log);
+        if w.state_bytes() != plain.final_bytes {
+            problem = Some("final snapshot bytes differ from plain stepping".into());
+        } else {
+            problem = compare_logs(&plain.log, &log, s.frames, false);
+        }
+    }
+    let st = driver.stats();
+    Ok(ModeResult {
+        mode: Mode::Rollback,
+        outcome: problem.map_or(ModeOutcome::Agrees, ModeOutcome::Disagrees),
+        detail: format!(
+            "{} rollbacks, {} frames re-simulated, deepest {}",
+            st.rollbacks, st.resimulated, st.max_depth
+        ),
+    })
+}
+
+fn replay(
+    s: &Scenario,
+    hooks: &Hooks<ScenarioGame>,
+    plain: &Plain,
+) -> Result<ModeResult, ScenarioError> {
+    let bytes = plain.replay.encode();
+    let outcome = match Replay::decode(&bytes) {
+        Err(e) => ModeOutcome::Disagrees(format!("the recorded replay does not decode: {e}")),
+        Ok(decoded) if decoded != plain.replay => {
+            ModeOutcome::Disagrees("the replay changed in an encode/decode round trip".into())
+        }
+        Ok(decoded) => {
+            let (mut w, ents) = setup(s, hooks)?;
+            match decoded.verify_with(&mut w, |w| run_ops(s, &ents, w)) {
+                Err(e) => ModeOutcome::Disagrees(format!("the replay does not play: {e}")),
+                Ok(v) => match v.first_divergence {
+                    Some(f) => ModeOutcome::Disagrees(format!(
+                        "re-simulating the replay diverges at frame {f}{}",
+                        v.diffs.first().map_or(String::new(), |d| format!(" ({d})"))
+                    )),
+                    None if w.state_bytes() != plain.final_bytes => ModeOutcome::Disagrees(
+                        "final snapshot bytes differ from plain stepping".into(),
+                    ),
+                    None => ModeOutcome::Agrees,
+                },
+            }
+        }
+    };
+    Ok(ModeResult {
+        mode: Mode::Replay,
+        outcome,
+        detail: format!("{} bytes, {} keyframes", bytes.len(), plain.replay.keyframes.len()),
+    })
+}
+
+fn peers(
+    s: &Scenario,
+    hooks: &Hooks<ScenarioGame>,
+    plain: &Plain,
+) -> Result<ModeResult, ScenarioError> {
+    let players = usize::from(s.world.players);
+    if players < 2 {
+        return Ok(ModeResult {
+            mode: Mode::Peers,
+            outcome: ModeOutcome::Skipped("one player: there is no peer to talk to".into()),
+            detail: String::new(),
+        });
+    }
+    let n = s.network;
+    let config = MatchConfig {
+        players,
+        input_delay: n.input_delay as usize,
+        max_prediction: 8,
+        desync_interval: 10,
+        tick_ms: 16,
+        conditions: NetConditions {
+            latency_ms: n.latency_ms,
+            jitter_ms: n.jitter_ms,
+            loss_percent: n.loss_percent,
+            duplicate_percent: 0,
+            reorder_percent: 0,
+        },
+        net_seed: n.seed,
+    };
+    // Every peer gets the same world; setup errors surfaced in plain mode already.
+    let mut worlds = Vec::with_capacity(players);
+    let mut ents = Vec::new();
+    for _ in 0..players {
+        let (w, e) = setup(s, hooks)?;
+        worlds.push(Some(w));
+        ents = e;
+    }
+    let built = LocalMatch::new(config, |i| worlds[i].take().expect("one world per peer"));
+    let mut m = match built {
+        Ok(m) => m,
+        Err(e) => return Ok(failed_peers(format!("cannot start the sessions: {e}"))),
+    };
+    for p in m.peers_mut() {
+        p.runner.record(0);
+        p.runner.director = Some(CueDirector::new().with_log_capacity(0));
+    }
+    if let Err(e) = m.synchronize() {
+        return Ok(failed_peers(format!("peers did not synchronise: {e}")));
+    }
+    let inputs = input_table(s);
+    let mut logs: Vec<PresenterLog> = (0..players).map(|_| PresenterLog::default()).collect();
+    let result = {
+        let mut refs: Vec<&mut dyn Presenter> =
+            logs.iter_mut().map(|l| l as &mut dyn Presenter).collect();
+        m.run_with(
+            s.frames,
+            |player, frame, _| {
+                inputs.get(frame as usize).map_or_else(ScenarioInput::default, |v| v[player])
+            },
+            &mut refs,
+            |w| run_ops(s, &ents, w),
+        )
+    };
+    if let Err(e) = result {
+        return Ok(failed_peers(format!("the match failed: {e}")));
+    }
+    let mut problem = None;
+    let mut rollbacks = 0;
+    let mut deepest = 0;
+    for (i, p) in m.peers().iter().enumerate() {
+        let st = p.runner.stats();
+        rollbacks += st.rollbacks;
+        deepest = deepest.max(st.max_rollback);
+        if problem.is_some() {
+            continue;
+        }
+        if st.desyncs > 0 {
+            problem = Some(format!("peer {i} detected a desync"));
+            continue;
+        }
+        let sums: Vec<u64> = p
+            .runner
+            .recorder()
+            .map(|r| r.replay().frames.iter().map(|f| f.checksum).collect())
+            .unwrap_or_default();
+        if sums.len() < s.frames as usize {
+            problem = Some(format!("peer {i} recorded only {} confirmed frames", sums.len()));
+        } else if let Some(f) = first_difference(&sums[..s.frames as usize], &plain.checksums) {
+            problem = Some(format!(
+                "peer {i}'s confirmed checksum after frame {f} differs from plain stepping"
+            ));
+        } else if let Some(why) = compare_logs(&plain.log, &logs[i], s.frames, true) {
+            problem = Some(format!("peer {i}: {why}"));
+        }
+    }
+    let net = m.network().stats();
+    Ok(ModeResult {
+        mode: Mode::Peers,
+        outcome: problem.map_or(ModeOutcome::Agrees, ModeOutcome::Disagrees),
+        detail: format!(
+            "{players} peers, {} ms ± {} ms, {}% loss, {} rollbacks, deepest {deepest}, {} packets dropped",
+            n.latency_ms, n.jitter_ms, n.loss_percent, rollbacks, net.dropped
+        ),
+    })
+}
+
+fn failed_peers(why: String) -> ModeResult {
+    ModeResult { mode: Mode::Peers, outcome: ModeOutcome::Disagrees(why), detail: String::new() }
+}

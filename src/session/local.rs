@@ -1,0 +1,258 @@
+//! `LocalMatch`: several GGRS peers in one process, talking over an [`EmulatedNetwork`].
+
+use super::net::{EmulatedNetwork, NetConditions, PeerAddr};
+use super::runner::{GgrsConfig, Runner, SessionError};
+use crate::cue::Presenter;
+use crate::num::Frame;
+use crate::world::{Game, World};
+use ggrs::{DesyncDetection, P2PSession, PlayerType, SessionBuilder, SessionState};
+
+/// How a [`LocalMatch`] is set up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatchConfig {
+    /// Players (one peer each), 2 to 4 in practice.
+    pub players: usize,
+    /// GGRS input delay in frames.
+    pub input_delay: usize,
+    /// GGRS prediction window (frames a peer may run ahead of confirmed inputs).
+    pub max_prediction: usize,
+    /// Desync detection interval in frames (0: off).
+    pub desync_interval: u32,
+    /// Emulated milliseconds between ticks (16 ≈ 60 Hz).
+    pub tick_ms: u64,
+    /// The network's impairments, switched on once every peer is synchronised.
+    pub conditions: NetConditions,
+    /// The network's random seed (drops, jitter, duplicates and reordering are reproducible).
+    pub net_seed: u64,
+}
+
+impl Default for MatchConfig {
+    fn default() -> Self {
+        MatchConfig {
+            players: 2,
+            input_delay: 2,
+            max_prediction: 8,
+            desync_interval: 10,
+            tick_ms: 16,
+            conditions: NetConditions::PERFECT,
+            net_seed: 1,
+        }
+    }
+}
+
+/// One peer of a [`LocalMatch`]: its runner (world, snapshots, recorder, cue director) and its
+/// GGRS session. Player `handle` is local to this peer; every other player is remote.
+pub struct LocalPeer<G: Game> {
+    /// The peer's world and rollback machinery.
+    pub runner: Runner<G>,
+    /// The peer's GGRS session.
+    pub session: P2PSession<GgrsConfig<G, PeerAddr>>,
+    /// The player this peer controls.
+    pub handle: usize,
+}
+
+impl<G: Game> core::fmt::Debug for LocalPeer<G> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("LocalPeer")
+            .field("handle", &self.handle)
+            .field("runner", &self.runner)
+            .finish()
+    }
+}
+
+/// A whole P2P match in one process: one GGRS [`P2PSession`] per player over a shared
+/// [`EmulatedNetwork`] whose clock only moves when the match ticks (no sleeps, no wall clock
+/// in the network, reproducible impairments).
+///
+/// ```
+/// use rollback_abilities::prelude::*;
+/// use rollback_abilities::session::{LocalMatch, MatchConfig, NetConditions};
+///
+/// struct G;
+/// impl Game for G { type Input = u8; type Component = (); type Global = (); }
+/// let content = std::sync::Arc::new(Content::from_ron_str("()")?);
+/// let config = MatchConfig { conditions: NetConditions::HARSH, ..MatchConfig::default() };
+/// let mut m = LocalMatch::<G>::new(config, |_| {
+///     World::new(content.clone(), &Hooks::new(), WorldConfig::default()).unwrap()
+/// })?;
+/// m.synchronize()?;
+/// m.run(120, |player, frame, _world| (frame % 7) as u8 + player as u8)?;
+/// assert!(m.peers().iter().all(|p| p.session.confirmed_frame() >= 119));
+/// assert!(m.confirmed_checksums_agree());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct LocalMatch<G: Game> {
+    net: EmulatedNetwork,
+    peers: Vec<LocalPeer<G>>,
+    config: MatchConfig,
+}
+
+impl<G: Game> core::fmt::Debug for LocalMatch<G> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("LocalMatch")
+            .field("config", &self.config)
+            .field("peers", &self.peers)
+            .finish()
+    }
+}
+
+/// How many ticks [`LocalMatch::synchronize`] and [`LocalMatch::run`] allow before giving up
+/// (per frame for `run`).
+const SYNC_TICKS: u32 = 20_000;
+
+impl<G: Game> LocalMatch<G> {
+    /// Builds the peers. `make_world(peer)` builds each peer's world, which must be identical
+    /// on every peer (same content, hooks, configuration, setup) with player `i` bound to its
+    /// fighter.
+    pub fn new(
+        config: MatchConfig,
+        mut make_world: impl FnMut(usize) -> World<G>,
+    ) -> Result<LocalMatch<G>, SessionError> {
+        let net = EmulatedNetwork::new(config.conditions, config.net_seed);
+        net.set_impaired(false);
+        let mut peers = Vec::with_capacity(config.players);
+        for i in 0..config.players {
+            let socket = net.socket(PeerAddr(i as u16));
+            let detection = if config.desync_interval == 0 {
+                DesyncDetection::Off
+            } else {
+                DesyncDetection::On { interval: config.desync_interval }
+            };
+            let mut b = SessionBuilder::<GgrsConfig<G, PeerAddr>>::new()
+                .with_num_players(config.players)?
+                .with_max_prediction_window(config.max_prediction)
+                .with_input_delay(config.input_delay)
+                .with_desync_detection_mode(detection);
+            for j in 0..config.players {
+                let t =
+                    if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j as u16)) };
+                b = b.add_player(t, j)?;
+            }
+            let session = b.start_p2p_session(socket)?;
+            let runner = Runner::new(make_world(i), config.max_prediction, config.desync_interval);
+            peers.push(LocalPeer { runner, session, handle: i });
+        }
+        Ok(LocalMatch { net, peers, config })
+    }
+
+    /// Exchanges synchronisation packets (on an unimpaired network) until every peer runs,
+    /// then switches the configured impairments on.
+    pub fn synchronize(&mut self) -> Result<(), SessionError> {
+        for _ in 0..SYNC_TICKS {
+            for p in &mut self.peers {
+                p.session.poll_remote_clients();
+            }
+            self.net.advance_ms(5);
+            if self.peers.iter().all(|p| p.session.current_state() == SessionState::Running) {
+                self.net.set_impaired(true);
+                return Ok(());
+            }
+        }
+        Err(SessionError::Ggrs(ggrs::GgrsError::NotSynchronized))
+    }
+
+    /// One tick: every peer adds its local input and advances; then the network clock moves by
+    /// `tick_ms`. `input(player, frame, world)` gives the input for `frame` — the peer's next
+    /// frame plus the input delay, since GGRS delays local inputs — read from the peer's own,
+    /// possibly predicted, world. (With an input delay of `d`, frames `0..d` get the default
+    /// input on every peer.) `script` runs inside every simulated frame on every peer (see
+    /// [`World::step_with`]); `presenters`, when not empty, holds one presenter per peer for
+    /// the peers' cue directors.
+    pub fn tick(
+        &mut self,
+        mut input: impl FnMut(usize, Frame, &World<G>) -> G::Input,
+        presenters: &mut [&mut dyn Presenter],
+        mut script: impl FnMut(&mut World<G>),
+    ) -> Result<(), SessionError> {
+        for (i, p) in self.peers.iter_mut().enumerate() {
+            let world = p.runner.world();
+            let frame = world.next_frame() + self.config.input_delay as Frame;
+            let local = input(p.handle, frame, world);
+            let presenter = presenters.get_mut(i).map(|p| &mut **p as &mut dyn Presenter);
+            p.runner.advance_p2p(&mut p.session, &[(p.handle, local)], presenter, &mut script)?;
+        }
+        self.net.advance_ms(self.config.tick_ms);
+        Ok(())
+    }
+
+    /// Ticks until every peer has confirmed frames `0..frames`. Inputs for frames at or after
+    /// `frames` are the default input.
+    pub fn run(
+        &mut self,
+        frames: Frame,
+        mut input: impl FnMut(usize, Frame, &World<G>) -> G::Input,
+    ) -> Result<(), SessionError> {
+        self.run_with(frames, &mut input, &mut [], |_| {})
+    }
+
+    /// [`LocalMatch::run`] with presenters and a per-frame script.
+    pub fn run_with(
+        &mut self,
+        frames: Frame,
+        mut input: impl FnMut(usize, Frame, &World<G>) -> G::Input,
+        presenters: &mut [&mut dyn Presenter],
+        mut script: impl FnMut(&mut World<G>),
+    ) -> Result<(), SessionError> {
+        let limit = u64::from(frames) * 20 + u64::from(SYNC_TICKS);
+        let mut ticks = 0u64;
+        while !self.all_confirmed(frames) {
+            self.tick(
+                |p, f, w| if f < frames { input(p, f, w) } else { G::Input::default() },
+                presenters,
+                &mut script,
+            )?;
+            ticks += 1;
+            if ticks > limit {
+                return Err(SessionError::Ggrs(ggrs::GgrsError::NotSynchronized));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every peer has confirmed frames `0..frames`.
+    pub fn all_confirmed(&self, frames: Frame) -> bool {
+        frames == 0
+            || self.peers.iter().all(|p| {
+                let c = p.session.confirmed_frame();
+                c >= 0 && c as Frame + 1 >= frames
+            })
+    }
+
+    /// Whether the checksums recorded for confirmed frames agree across peers (only peers that
+    /// record, see [`Runner::record`]; true when none do). Compares the common prefix.
+    pub fn confirmed_checksums_agree(&self) -> bool {
+        let sums: Vec<Vec<u64>> = self
+            .peers
+            .iter()
+            .filter_map(|p| p.runner.recorder())
+            .map(|r| r.replay().frames.iter().map(|f| f.checksum).collect())
+            .collect();
+        let Some(n) = sums.iter().map(Vec::len).min() else { return true };
+        sums.iter().all(|s| s[..n] == sums[0][..n])
+    }
+
+    /// The peers.
+    pub fn peers(&self) -> &[LocalPeer<G>] {
+        &self.peers
+    }
+
+    /// The peers, mutably (to record, change input delay, disconnect a player…).
+    pub fn peers_mut(&mut self) -> &mut [LocalPeer<G>] {
+        &mut self.peers
+    }
+
+    /// The network (statistics, partitions, changing conditions mid-match).
+    pub fn network(&self) -> &EmulatedNetwork {
+        &self.net
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &MatchConfig {
+        &self.config
+    }
+
+    /// Takes the peers apart.
+    pub fn into_peers(self) -> Vec<LocalPeer<G>> {
+        self.peers
+    }
+}

@@ -13,6 +13,8 @@
 mod driver;
 mod handshake;
 mod local;
+#[cfg(feature = "matchbox")]
+mod matchbox;
 mod net;
 mod prediction;
 mod runner;
@@ -20,6 +22,13 @@ mod runner;
 pub use driver::{BatchObserver, Divergence, NoObserver, RollbackDriver, RollbackStats};
 pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emulated};
 pub use local::{LocalMatch, LocalPeer, MatchConfig};
+#[cfg(feature = "matchbox")]
+pub use matchbox::{
+    GGRS_CHANNEL, GgrsChannel, MAX_GGRS_PACKET, MatchboxConfig, MatchboxError, MatchboxOptions,
+    MatchboxSession, MessageLoop, PeerId, RELIABLE_CHANNEL, Roster, Stage, exchange_handshake,
+    no_ice_servers, socket_builder, socket_builder_with_ice, spawn_message_loop, start_p2p_session,
+    synchronize, wait_for_peers,
+};
 pub use net::{EmulatedNetwork, EmulatedSocket, NetConditions, NetStats, PeerAddr};
 pub use prediction::{PredictionDriver, PredictionStats};
 pub use runner::{

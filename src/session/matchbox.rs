@@ -1,0 +1,746 @@
+//! Real peer-to-peer matches over WebRTC with `matchbox_socket` (feature `matchbox`).
+//!
+//! A [`WebRtcSocket`] built by [`socket_builder`] has two data channels: an unreliable,
+//! unordered one ([`GGRS_CHANNEL`]) that carries GGRS's own packets, and a reliable, ordered
+//! one ([`RELIABLE_CHANNEL`]) for the session [`Handshake`] and whatever the game wants to say
+//! reliably. No ICE (STUN/TURN) server is configured: matchbox's default contacts Google's
+//! public STUN servers, which a LAN game, a test or a private deployment must not do. Pass your
+//! own servers to [`socket_builder_with_ice`] when peers are behind NATs.
+//!
+//! Starting a match takes five steps, which [`MatchboxSession::connect`] runs in order (each
+//! step is also a public function, to drive them yourself):
+//!
+//! 1. build the socket and drive its message loop on a thread ([`spawn_message_loop`]);
+//! 2. wait, with a deadline, until the room holds exactly the expected number of peers
+//!    ([`wait_for_peers`]); the [`Roster`] orders every peer by [`PeerId`], so every peer
+//!    assigns the same player handles;
+//! 3. exchange and check the [`Handshake`] on the reliable channel, each peer answering every
+//!    handshake with a verdict, so that nobody starts unless everybody agrees
+//!    ([`exchange_handshake`]);
+//! 4. start a GGRS [`P2PSession`] on the unreliable channel, wrapped in a [`GgrsChannel`] that
+//!    drops malformed packets instead of panicking ([`start_p2p_session`]);
+//! 5. poll until GGRS has synchronised with every peer ([`synchronize`]).
+//!
+//! Then drive the session with [`Runner::advance_p2p`](super::Runner::advance_p2p) as usual.
+//!
+//! The signaling server is not part of this module: run `matchbox_server`, or
+//! `matchbox_signaling::SignalingServer::full_mesh_builder(addr)` in-process (the
+//! `p2p_matchbox` example does the latter with `--serve`). The room is the URL path:
+//! `ws://host:port/room`.
+
+use super::handshake::{Handshake, HandshakeError};
+use super::runner::GgrsConfig;
+use crate::world::Game;
+use core::fmt;
+use ggrs::{GgrsError, Message, NonBlockingSocket, P2PSession, PlayerHandle, PlayerType};
+use ggrs::{SessionBuilder, SessionState};
+use matchbox_socket::{
+    ChannelConfig, ChannelError, MessageLoopFuture, Packet, RtcIceServerConfig, WebRtcChannel,
+    WebRtcSocket, WebRtcSocketBuilder,
+};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub use matchbox_socket::PeerId;
+
+/// The index of the unreliable, unordered channel that carries GGRS's packets.
+pub const GGRS_CHANNEL: usize = 0;
+
+/// The index of the reliable, ordered channel (the session handshake, game messages).
+pub const RELIABLE_CHANNEL: usize = 1;
+
+/// The largest GGRS packet [`GgrsChannel`] decodes (GGRS packets are a few hundred bytes).
+pub const MAX_GGRS_PACKET: usize = 64 * 1024;
+
+/// How often the waiting loops poll the socket.
+const POLL: Duration = Duration::from_millis(5);
+
+/// The GGRS `Config` of a game played over matchbox.
+pub type MatchboxConfig<G> = GgrsConfig<G, PeerId>;
+
+/// An ICE configuration with no servers: peers only use their own (host) addresses, and
+/// nothing is contacted on the internet.
+pub fn no_ice_servers() -> RtcIceServerConfig {
+    RtcIceServerConfig { urls: vec![], username: None, credential: None }
+}
+
+/// A socket builder for `room_url` (`ws://host:port/room`) with no ICE servers, the GGRS
+/// channel ([`GGRS_CHANNEL`], unreliable) and the reliable channel ([`RELIABLE_CHANNEL`]).
+pub fn socket_builder(room_url: &str) -> WebRtcSocketBuilder {
+    socket_builder_with_ice(room_url, no_ice_servers())
+}
+
+/// [`socket_builder`] with your own ICE (STUN/TURN) servers.
+pub fn socket_builder_with_ice(room_url: &str, ice: RtcIceServerConfig) -> WebRtcSocketBuilder {
+    WebRtcSocket::builder(room_url)
+        .ice_server(ice)
+        .add_channel(ChannelConfig::unreliable())
+        .add_channel(ChannelConfig::reliable())
+}
+
+/// The stage of [`MatchboxSession::connect`] that timed out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Waiting for the signaling server to assign our id and for every peer to connect.
+    Peers,
+    /// Waiting for every peer's handshake.
+    Handshake,
+    /// Waiting for GGRS to synchronise with every peer.
+    Synchronize,
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stage::Peers => "waiting for peers",
+            Stage::Handshake => "exchanging handshakes",
+            Stage::Synchronize => "synchronising the GGRS session",
+        })
+    }
+}
+
+/// Why a matchbox match could not start.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum MatchboxError {
+    /// A match needs at least two players.
+    TooFewPlayers {
+        /// The number asked for.
+        players: usize,
+    },
+    /// The socket's message loop has ended: the signaling server is unreachable, refused the
+    /// connection or went away.
+    SocketClosed {
+        /// The loop's error, when it is known.
+        reason: Option<String>,
+    },
+    /// A stage did not complete in time.
+    Timeout {
+        /// Which one.
+        stage: Stage,
+        /// How long it waited.
+        waited: Duration,
+        /// What was still missing.
+        detail: String,
+    },
+    /// More peers are in the room than the match has players.
+    TooManyPeers {
+        /// Players expected (us included).
+        expected: usize,
+        /// Peers seen (us included).
+        found: usize,
+    },
+    /// The local handshake announces a different number of players than the room holds.
+    PlayerCount {
+        /// Players in the local handshake.
+        handshake: usize,
+        /// Peers in the room (us included).
+        room: usize,
+    },
+    /// A socket channel is missing (already taken, or the socket was not built by
+    /// [`socket_builder`]).
+    Channel(ChannelError),
+    /// A peer sent an invalid handshake or disagrees with ours.
+    Handshake(HandshakeError),
+    /// A peer refused our handshake.
+    Refused {
+        /// Who.
+        peer: String,
+        /// Its reason, as it said it (untrusted text).
+        reason: String,
+    },
+    /// GGRS refused the session.
+    Ggrs(GgrsError),
+    /// The message loop thread could not be started.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for MatchboxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MatchboxError::TooFewPlayers { players } => {
+                write!(f, "a match needs at least 2 players, not {players}")
+            }
+            MatchboxError::SocketClosed { reason: Some(r) } => {
+                write!(f, "the WebRTC socket closed: {r}")
+            }
+            MatchboxError::SocketClosed { reason: None } => write!(
+                f,
+                "the WebRTC socket closed (is the signaling server reachable at the room URL?)"
+            ),
+            MatchboxError::Timeout { stage, waited, detail } => {
+                write!(f, "timed out after {:.1} s {stage}: {detail}", waited.as_secs_f64())
+            }
+            MatchboxError::TooManyPeers { expected, found } => write!(
+                f,
+                "the room holds {found} peers but the match is for {expected} players; use a fresh room"
+            ),
+            MatchboxError::PlayerCount { handshake, room } => write!(
+                f,
+                "the world is set up for {handshake} players but the room holds {room} peers"
+            ),
+            MatchboxError::Channel(e) => write!(f, "socket channel: {e}"),
+            MatchboxError::Handshake(e) => write!(f, "{e}"),
+            MatchboxError::Refused { peer, reason } => {
+                write!(f, "{peer} refused our handshake: {reason}")
+            }
+            MatchboxError::Ggrs(e) => write!(f, "GGRS: {e}"),
+            MatchboxError::Io(e) => write!(f, "cannot start the socket's message loop: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for MatchboxError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MatchboxError::Channel(e) => Some(e),
+            MatchboxError::Handshake(e) => Some(e),
+            MatchboxError::Ggrs(e) => Some(e),
+            MatchboxError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<HandshakeError> for MatchboxError {
+    fn from(e: HandshakeError) -> Self {
+        MatchboxError::Handshake(e)
+    }
+}
+
+impl From<GgrsError> for MatchboxError {
+    fn from(e: GgrsError) -> Self {
+        MatchboxError::Ggrs(e)
+    }
+}
+
+impl From<ChannelError> for MatchboxError {
+    fn from(e: ChannelError) -> Self {
+        MatchboxError::Channel(e)
+    }
+}
+
+/// A socket's message loop running on a thread of its own (see [`spawn_message_loop`]).
+///
+/// Dropping it detaches the thread; the loop ends when the socket is closed or dropped, or
+/// with the process.
+#[derive(Debug)]
+pub struct MessageLoop {
+    outcome: Arc<Mutex<Option<Result<(), String>>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl MessageLoop {
+    /// `None` while the loop runs; then `Ok(())` or the loop's error.
+    pub fn outcome(&self) -> Option<Result<(), String>> {
+        self.outcome.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether the loop has ended.
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
+    /// The loop's error, if it ended with one.
+    pub fn error(&self) -> Option<String> {
+        self.outcome().and_then(Result::err)
+    }
+}
+
+/// Drives a socket's message loop on a new thread (a single-threaded tokio runtime; the
+/// WebRTC connections themselves run on matchbox's own executor).
+pub fn spawn_message_loop(future: MessageLoopFuture) -> Result<MessageLoop, MatchboxError> {
+    let outcome = Arc::new(Mutex::new(None));
+    let out = outcome.clone();
+    let thread = std::thread::Builder::new()
+        .name("matchbox-message-loop".into())
+        .spawn(move || {
+            let result = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+                Ok(rt) => rt.block_on(future).map_err(|e| e.to_string()),
+                Err(e) => Err(format!("cannot build a tokio runtime: {e}")),
+            };
+            *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
+        })
+        .map_err(MatchboxError::Io)?;
+    Ok(MessageLoop { outcome, thread: Some(thread) })
+}
+
+/// Every player of a match, ordered by [`PeerId`]: the index is the player handle, the same on
+/// every peer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Roster {
+    local: PeerId,
+    peers: Vec<PeerId>,
+}
+
+impl Roster {
+    /// The roster of `local` and `remotes` (sorted, duplicates removed).
+    pub fn new(local: PeerId, remotes: impl IntoIterator<Item = PeerId>) -> Roster {
+        let mut peers: Vec<PeerId> = remotes.into_iter().chain([local]).collect();
+        peers.sort();
+        peers.dedup();
+        Roster { local, peers }
+    }
+
+    /// Our id.
+    pub fn local(&self) -> PeerId {
+        self.local
+    }
+
+    /// Our player handle.
+    pub fn local_handle(&self) -> PlayerHandle {
+        self.peers.iter().position(|p| *p == self.local).unwrap_or(0)
+    }
+
+    /// Every peer (us included), in handle order.
+    pub fn peers(&self) -> &[PeerId] {
+        &self.peers
+    }
+
+    /// The other peers, in handle order.
+    pub fn remotes(&self) -> impl Iterator<Item = PeerId> + '_ {
+        self.peers.iter().copied().filter(move |p| *p != self.local)
+    }
+
+    /// The player handle of a peer.
+    pub fn handle_of(&self, peer: PeerId) -> Option<PlayerHandle> {
+        self.peers.iter().position(|p| *p == peer)
+    }
+
+    /// Players (us included).
+    pub fn len(&self) -> usize {
+        self.peers.len()
+    }
+
+    /// Always false: a roster holds at least the local peer.
+    pub fn is_empty(&self) -> bool {
+        self.peers.is_empty()
+    }
+
+    /// The GGRS player types by handle (`Local` for us, `Remote(id)` for the others).
+    pub fn player_types(&self) -> Vec<(PlayerHandle, PlayerType<PeerId>)> {
+        self.peers
+            .iter()
+            .enumerate()
+            .map(|(h, p)| {
+                (h, if *p == self.local { PlayerType::Local } else { PlayerType::Remote(*p) })
+            })
+            .collect()
+    }
+}
+
+/// Takes in the socket's peer changes; `SocketClosed` when its message loop has ended.
+fn refresh(socket: &mut WebRtcSocket) -> Result<(), MatchboxError> {
+    socket.try_update_peers().map(|_| ()).map_err(|_| MatchboxError::SocketClosed { reason: None })
+}
+
+/// Waits until the signaling server has given us an id and exactly `players − 1` other peers
+/// are connected, then returns the [`Roster`]. Fails when `timeout` passes, when more peers
+/// than that connect, or when the socket closes.
+pub fn wait_for_peers(
+    socket: &mut WebRtcSocket,
+    players: usize,
+    timeout: Duration,
+) -> Result<Roster, MatchboxError> {
+    if players < 2 {
+        return Err(MatchboxError::TooFewPlayers { players });
+    }
+    let start = Instant::now();
+    loop {
+        refresh(socket)?;
+        let id = socket.id();
+        let connected: Vec<PeerId> = socket.connected_peers().collect();
+        if connected.len() + 1 > players {
+            return Err(MatchboxError::TooManyPeers {
+                expected: players,
+                found: connected.len() + 1,
+            });
+        }
+        if let Some(id) = id
+            && connected.len() + 1 == players
+        {
+            return Ok(Roster::new(id, connected));
+        }
+        if start.elapsed() >= timeout {
+            let detail = match id {
+                None => "the signaling server never assigned an id".to_string(),
+                Some(_) => format!("{} of {} peers connected", connected.len() + 1, players),
+            };
+            return Err(MatchboxError::Timeout {
+                stage: Stage::Peers,
+                waited: start.elapsed(),
+                detail,
+            });
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// The verdict a peer sends back on a handshake it received: accepted…
+const ACCEPT: &[u8] = b"RBAHSACK";
+/// …or refused (followed by the reason, UTF-8).
+const REFUSE: &[u8] = b"RBAHSNAK";
+/// The prefix of every handshake packet.
+const HELLO_PREFIX: &[u8] = b"RBAHELLO";
+/// How long a peer that refuses to start keeps the exchange going, so the others get its
+/// handshake and verdict and can name the mismatch themselves.
+const VERDICT_WAIT: Duration = Duration::from_secs(2);
+/// The longest refusal reason kept from a peer.
+const MAX_REASON: usize = 512;
+
+/// What the exchange knows about one remote peer.
+#[derive(Default)]
+struct PeerProgress {
+    /// Its handshake arrived (and was checked).
+    heard: bool,
+    /// Its verdict on our handshake arrived.
+    verdict: bool,
+}
+
+/// Exchanges handshakes with every other peer of the roster on the reliable channel, refusing
+/// to start on any mismatch.
+///
+/// Each peer sends its [`Handshake`], checks every handshake it receives and answers it with a
+/// verdict (accepted, or refused with the reason). The exchange succeeds once every peer's
+/// handshake checked out and every peer accepted ours, so no peer starts the session unless
+/// all agree. On a malformed or mismatching handshake, or a refusal, it keeps answering for up
+/// to two seconds (so the others learn why) and then fails with the first problem. It also
+/// fails on a local player count that differs from the roster, or when `timeout` passes.
+///
+/// Returns the game's messages that arrived on the reliable channel after a peer's handshake
+/// and verdict (a peer that finished first may already be talking), in order; messages from
+/// peers outside the roster are ignored.
+pub fn exchange_handshake(
+    socket: &mut WebRtcSocket,
+    roster: &Roster,
+    local: &Handshake,
+    timeout: Duration,
+) -> Result<Vec<(PeerId, Vec<u8>)>, MatchboxError> {
+    if usize::from(local.players) != roster.len() {
+        return Err(MatchboxError::PlayerCount {
+            handshake: usize::from(local.players),
+            room: roster.len(),
+        });
+    }
+    let hello = Packet::from(local.encode());
+    for peer in roster.remotes() {
+        send_reliable(socket, peer, hello.clone())?;
+    }
+    let mut progress: BTreeMap<PeerId, PeerProgress> =
+        roster.remotes().map(|p| (p, PeerProgress::default())).collect();
+    let mut leftover = Vec::new();
+    let mut failure: Option<(MatchboxError, Instant)> = None;
+    let start = Instant::now();
+    loop {
+        let received = socket.get_channel_mut(RELIABLE_CHANNEL)?.receive();
+        for (from, packet) in received {
+            let Some(state) = progress.get_mut(&from) else { continue };
+            if state.heard && state.verdict {
+                leftover.push((from, packet.to_vec()));
+                continue;
+            }
+            let name = from.to_string();
+            let problem = if packet.as_ref() == ACCEPT {
+                state.verdict = true;
+                None
+            } else if let Some(reason) = packet.strip_prefix(REFUSE) {
+                state.verdict = true;
+                let reason = &reason[..reason.len().min(MAX_REASON)];
+                Some(MatchboxError::Refused {
+                    peer: name,
+                    reason: String::from_utf8_lossy(reason).into_owned(),
+                })
+            } else if !state.heard || packet.starts_with(HELLO_PREFIX) {
+                state.heard = true;
+                let checked = Handshake::decode(&packet, &name)
+                    .and_then(|remote| local.check(&remote, &name));
+                let verdict = match &checked {
+                    Ok(()) => Packet::from(ACCEPT.to_vec()),
+                    Err(e) => Packet::from([REFUSE, e.to_string().as_bytes()].concat()),
+                };
+                send_reliable(socket, from, verdict)?;
+                checked.err().map(MatchboxError::Handshake)
+            } else {
+                Some(MatchboxError::Handshake(HandshakeError::Malformed {
+                    peer: name,
+                    reason: "sent something else than a handshake verdict".into(),
+                }))
+            };
+            if let Some(e) = problem {
+                // Our own finding names the field; a refusal only repeats the peer's words.
+                let ours = matches!(e, MatchboxError::Handshake(_));
+                match &failure {
+                    None => failure = Some((e, Instant::now())),
+                    Some((MatchboxError::Refused { .. }, at)) if ours => {
+                        failure = Some((e, *at));
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        let settled = progress.values().all(|p| p.heard && p.verdict);
+        let give_up = failure.as_ref().is_some_and(|(_, at)| {
+            settled || at.elapsed() >= VERDICT_WAIT || start.elapsed() >= timeout
+        });
+        if give_up && let Some((e, _)) = failure {
+            return Err(e);
+        }
+        if settled {
+            return Ok(leftover);
+        }
+        if start.elapsed() >= timeout {
+            let missing: Vec<String> = progress
+                .iter()
+                .filter(|(_, p)| !(p.heard && p.verdict))
+                .map(|(id, p)| {
+                    let what = if p.heard { "verdict" } else { "handshake" };
+                    format!("{what} of {id}")
+                })
+                .collect();
+            return Err(MatchboxError::Timeout {
+                stage: Stage::Handshake,
+                waited: start.elapsed(),
+                detail: format!("still waiting for the {}", missing.join(", ")),
+            });
+        }
+        refresh(socket)?;
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Sends one packet on the reliable channel.
+fn send_reliable(
+    socket: &mut WebRtcSocket,
+    to: PeerId,
+    packet: Packet,
+) -> Result<(), MatchboxError> {
+    socket
+        .get_channel_mut(RELIABLE_CHANNEL)?
+        .try_send(packet, to)
+        .map_err(|_| MatchboxError::SocketClosed { reason: None })
+}
+
+/// A matchbox channel as a GGRS socket. Same wire format as `matchbox_socket`'s own GGRS
+/// support (bincode 2, standard configuration), but a packet that does not decode (or is
+/// larger than [`MAX_GGRS_PACKET`]) is dropped and counted instead of panicking, and a send
+/// on a closed socket is dropped (GGRS treats both as loss).
+#[derive(Debug)]
+pub struct GgrsChannel {
+    channel: WebRtcChannel,
+    dropped: u64,
+}
+
+impl GgrsChannel {
+    /// Wraps a channel (it should be unreliable and unordered, like [`GGRS_CHANNEL`]).
+    pub fn new(channel: WebRtcChannel) -> GgrsChannel {
+        GgrsChannel { channel, dropped: 0 }
+    }
+
+    /// Packets dropped so far: undecodable or oversized received packets, failed sends.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Decodes one GGRS packet from untrusted bytes.
+    pub fn decode(bytes: &[u8]) -> Option<Message> {
+        if bytes.len() > MAX_GGRS_PACKET {
+            return None;
+        }
+        let config = bincode::config::standard().with_limit::<MAX_GGRS_PACKET>();
+        match bincode::serde::decode_from_slice::<Message, _>(bytes, config) {
+            Ok((msg, used)) if used == bytes.len() => Some(msg),
+            _ => None,
+        }
+    }
+
+    /// Encodes one GGRS packet.
+    pub fn encode(msg: &Message) -> Option<Vec<u8>> {
+        bincode::serde::encode_to_vec(msg, bincode::config::standard()).ok()
+    }
+}
+
+impl NonBlockingSocket<PeerId> for GgrsChannel {
+    fn send_to(&mut self, msg: &Message, addr: &PeerId) {
+        let sent = GgrsChannel::encode(msg)
+            .is_some_and(|bytes| self.channel.try_send(Packet::from(bytes), *addr).is_ok());
+        if !sent {
+            self.dropped += 1;
+        }
+    }
+
+    fn receive_all_messages(&mut self) -> Vec<(PeerId, Message)> {
+        let packets = self.channel.receive();
+        let mut out = Vec::with_capacity(packets.len());
+        for (from, bytes) in packets {
+            match GgrsChannel::decode(&bytes) {
+                Some(msg) => out.push((from, msg)),
+                None => self.dropped += 1,
+            }
+        }
+        out
+    }
+}
+
+/// Adds every player of the roster to `builder` (after setting its player count to the
+/// roster's) and starts the P2P session on the socket's [`GGRS_CHANNEL`], which is taken out
+/// of the socket.
+pub fn start_p2p_session<G: Game>(
+    socket: &mut WebRtcSocket,
+    roster: &Roster,
+    builder: SessionBuilder<MatchboxConfig<G>>,
+) -> Result<P2PSession<MatchboxConfig<G>>, MatchboxError> {
+    let mut builder = builder.with_num_players(roster.len())?;
+    for (handle, kind) in roster.player_types() {
+        builder = builder.add_player(kind, handle)?;
+    }
+    let channel = socket.take_channel(GGRS_CHANNEL)?;
+    Ok(builder.start_p2p_session(GgrsChannel::new(channel))?)
+}
+
+/// Polls the session until GGRS has synchronised with every peer, or `timeout` passes.
+pub fn synchronize<G: Game>(
+    session: &mut P2PSession<MatchboxConfig<G>>,
+    timeout: Duration,
+) -> Result<(), MatchboxError> {
+    let start = Instant::now();
+    loop {
+        session.poll_remote_clients();
+        if session.current_state() == SessionState::Running {
+            return Ok(());
+        }
+        if start.elapsed() >= timeout {
+            return Err(MatchboxError::Timeout {
+                stage: Stage::Synchronize,
+                waited: start.elapsed(),
+                detail: "GGRS is still synchronising".to_string(),
+            });
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// How [`MatchboxSession::connect`] joins a room.
+#[derive(Clone, Debug)]
+pub struct MatchboxOptions {
+    /// The room URL: `ws://host:port/room` (the room is the path).
+    pub room_url: String,
+    /// Players in the match (us included); the room must hold exactly this many peers.
+    pub players: usize,
+    /// ICE servers ([`no_ice_servers`] by default: nothing on the internet is contacted).
+    pub ice: RtcIceServerConfig,
+    /// How long to wait for every peer to join.
+    pub peers_timeout: Duration,
+    /// How long to wait for every handshake, then for GGRS to synchronise.
+    pub handshake_timeout: Duration,
+}
+
+impl MatchboxOptions {
+    /// Options for `players` players in a room, with no ICE servers, 30 s to wait for peers
+    /// and 10 s for the handshake and the synchronisation.
+    pub fn new(room_url: impl Into<String>, players: usize) -> MatchboxOptions {
+        MatchboxOptions {
+            room_url: room_url.into(),
+            players,
+            ice: no_ice_servers(),
+            peers_timeout: Duration::from_secs(30),
+            handshake_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A running matchbox match: the synchronised GGRS session, the roster, and the socket (whose
+/// [`RELIABLE_CHANNEL`] is still free for the game's own messages) with its message loop.
+pub struct MatchboxSession<G: Game> {
+    /// The GGRS session (synchronised: drive it with a [`Runner`](super::Runner)).
+    pub session: P2PSession<MatchboxConfig<G>>,
+    /// Every player, in handle order.
+    pub roster: Roster,
+    /// The socket (the GGRS channel has been taken).
+    pub socket: WebRtcSocket,
+    /// The socket's message loop.
+    pub message_loop: MessageLoop,
+    /// Reliable messages that arrived during the handshake exchange.
+    pending: Vec<(PeerId, Vec<u8>)>,
+}
+
+impl<G: Game> fmt::Debug for MatchboxSession<G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MatchboxSession")
+            .field("roster", &self.roster)
+            .field("state", &self.session.current_state())
+            .finish()
+    }
+}
+
+impl<G: Game> MatchboxSession<G> {
+    /// Joins the room, waits for every peer, exchanges and checks `handshake` (refusing to
+    /// start on a mismatch), starts the session from `builder` with players ordered by
+    /// [`PeerId`], and waits until GGRS is synchronised.
+    pub fn connect(
+        options: &MatchboxOptions,
+        handshake: &Handshake,
+        builder: SessionBuilder<MatchboxConfig<G>>,
+    ) -> Result<MatchboxSession<G>, MatchboxError> {
+        if options.players < 2 {
+            return Err(MatchboxError::TooFewPlayers { players: options.players });
+        }
+        let (mut socket, future) =
+            socket_builder_with_ice(&options.room_url, options.ice.clone()).build();
+        let message_loop = spawn_message_loop(future)?;
+        let with_reason = |e: MatchboxError, ml: &MessageLoop| match e {
+            MatchboxError::SocketClosed { reason: None } => {
+                // Give the loop a moment to record why it ended.
+                for _ in 0..100 {
+                    if ml.is_finished() {
+                        break;
+                    }
+                    std::thread::sleep(POLL);
+                }
+                MatchboxError::SocketClosed { reason: ml.error() }
+            }
+            e => e,
+        };
+        let roster = wait_for_peers(&mut socket, options.players, options.peers_timeout)
+            .map_err(|e| with_reason(e, &message_loop))?;
+        let pending =
+            exchange_handshake(&mut socket, &roster, handshake, options.handshake_timeout)
+                .map_err(|e| with_reason(e, &message_loop))?;
+        let mut session = start_p2p_session(&mut socket, &roster, builder)?;
+        synchronize(&mut session, options.handshake_timeout)?;
+        Ok(MatchboxSession { session, roster, socket, message_loop, pending })
+    }
+
+    /// Our player handle.
+    pub fn local_handle(&self) -> PlayerHandle {
+        self.roster.local_handle()
+    }
+
+    /// Sends bytes to every other peer on the reliable channel.
+    pub fn broadcast_reliable(&mut self, bytes: &[u8]) -> Result<(), MatchboxError> {
+        let packet = Packet::from(bytes.to_vec());
+        let channel = self.socket.get_channel_mut(RELIABLE_CHANNEL)?;
+        for peer in self.roster.remotes() {
+            channel
+                .try_send(packet.clone(), peer)
+                .map_err(|_| MatchboxError::SocketClosed { reason: None })?;
+        }
+        Ok(())
+    }
+
+    /// Messages received on the reliable channel since the last call, in order (from peers
+    /// of the roster only).
+    pub fn receive_reliable(&mut self) -> Result<Vec<(PeerId, Vec<u8>)>, MatchboxError> {
+        let mut out = core::mem::take(&mut self.pending);
+        let channel = self.socket.get_channel_mut(RELIABLE_CHANNEL)?;
+        out.extend(
+            channel
+                .receive()
+                .into_iter()
+                .filter(|(p, _)| self.roster.handle_of(*p).is_some())
+                .map(|(p, b)| (p, b.to_vec())),
+        );
+        Ok(out)
+    }
+}

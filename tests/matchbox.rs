@@ -1,0 +1,549 @@
+//! Real WebRTC between two processes (feature `matchbox`), confined to network namespaces the
+//! test creates: namespace A holds the signaling server (bound to A's veth address only) and
+//! peer 0, namespace B holds peer 1, and a veth pair joins them. Neither namespace has a route
+//! anywhere else, so no packet can leave this machine (webrtc-rs gathers candidates on every
+//! interface and sends mDNS multicast, which is why the peers never run in the machine's own
+//! namespace). The namespaces are always deleted afterwards, also on failure.
+//!
+//! The children are this test binary itself, re-executed inside a namespace with
+//! `RBA_MATCHBOX_CHILD` selecting the role (`serve`, or `peer`) of [`child_role`].
+//!
+//! Without root, the `ip` binary (iproute2) or working `ip netns`, the test prints
+//! `SKIP matchbox netns test: <reason>` and passes.
+
+use crate::cues::{ARENA, Arena, arena};
+use crate::sessions::{arena_n, bot};
+use ggrs::{DesyncDetection, SessionBuilder};
+use ggrs::{Message, NonBlockingSocket};
+use rollback_abilities::random::Stream;
+use rollback_abilities::session::{
+    GgrsChannel, Handshake, MAX_GGRS_PACKET, MatchboxConfig, MatchboxOptions, MatchboxSession,
+    PeerId, Roster, Runner, SessionEvent,
+};
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Selects a child's role: `serve` or `peer`.
+const ROLE: &str = "RBA_MATCHBOX_CHILD";
+/// The signaling server's address (serve) or the room URL (peer).
+const ARG: &str = "RBA_MATCHBOX_ARG";
+/// Set on a peer whose content differs (to provoke a handshake mismatch).
+const ALTERED: &str = "RBA_MATCHBOX_ALTERED";
+/// Frames a peer plays.
+const FRAMES: u32 = 300;
+/// How long the test waits for the peers of one match.
+const PEER_DEADLINE: Duration = Duration::from_secs(120);
+/// Namespace and interface names start with this (then the test's pid, then `a`/`b`).
+const PREFIX: &str = "rbamb";
+const ADDR_A: &str = "10.77.0.1";
+const ADDR_B: &str = "10.77.0.2";
+const PORT: u16 = 3536;
+
+fn skip(reason: &str) {
+    println!("SKIP matchbox netns test: {reason}");
+}
+
+/// Runs `ip` with arguments; the error carries its stderr.
+fn ip(args: &[&str]) -> Result<String, String> {
+    let out = Command::new("ip")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run `ip`: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "`ip {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// Deletes namespaces left behind by earlier runs that were killed before their guard ran
+/// (their test process is gone).
+fn delete_stale_namespaces() {
+    let Ok(list) = ip(&["netns", "list"]) else { return };
+    for name in list.lines().filter_map(|l| l.split_whitespace().next()) {
+        let Some(pid) = name.strip_prefix(PREFIX).and_then(|r| r.strip_suffix(['a', 'b'])) else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = ip(&["netns", "delete", name]);
+        }
+    }
+}
+
+/// The two namespaces and every child started in them. Dropping it kills and reaps the
+/// children, then deletes the veth pair and the namespaces.
+struct Netns {
+    a: String,
+    b: String,
+    created: Vec<String>,
+    children: Vec<Child>,
+}
+
+impl Netns {
+    /// Creates namespaces A and B joined by a veth pair (10.77.0.1/24 in A, 10.77.0.2/24 in
+    /// B), loopback up in each, and a multicast route on the veth (webrtc-rs's mDNS socket
+    /// needs one; it stays on the pair).
+    fn create() -> Result<Netns, String> {
+        let pid = std::process::id();
+        let mut ns = Netns {
+            a: format!("{PREFIX}{pid}a"),
+            b: format!("{PREFIX}{pid}b"),
+            created: Vec::new(),
+            children: Vec::new(),
+        };
+        for name in [ns.a.clone(), ns.b.clone()] {
+            ip(&["netns", "add", &name])?;
+            ns.created.push(name);
+        }
+        let (a, b) = (ns.a.clone(), ns.b.clone());
+        // The veth ends are created directly inside the namespaces (never in ours).
+        ip(&["link", "add", &a, "netns", &a, "type", "veth", "peer", "name", &b, "netns", &b])?;
+        for (name, addr) in [(&a, ADDR_A), (&b, ADDR_B)] {
+            ip(&["-n", name, "addr", "add", &format!("{addr}/24"), "dev", name])?;
+            ip(&["-n", name, "link", "set", "lo", "up"])?;
+            ip(&["-n", name, "link", "set", name, "up"])?;
+            ip(&["-n", name, "route", "add", "224.0.0.0/4", "dev", name])?;
+        }
+        Ok(ns)
+    }
+
+    /// Starts this test binary in a namespace with a child role.
+    fn spawn(&mut self, ns: &str, role: &str, arg: &str, altered: bool) -> usize {
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", ns])
+            .arg(exe)
+            .args(["matchbox::child_role", "--exact", "--ignored", "--nocapture"])
+            .args(["--test-threads", "1"])
+            .env(ROLE, role)
+            .env(ARG, arg)
+            .env_remove(ALTERED)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if altered {
+            cmd.env(ALTERED, "1");
+        }
+        let child = cmd.spawn().expect("spawn `ip netns exec`");
+        self.children.push(child);
+        self.children.len() - 1
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        if self.created.len() == 2 {
+            let _ = ip(&["-n", &self.a, "link", "delete", &self.a]);
+        }
+        for name in &self.created {
+            if let Err(e) = ip(&["netns", "delete", name]) {
+                eprintln!("could not delete network namespace {name}: {e}");
+            }
+        }
+    }
+}
+
+/// Reads a child's whole stream on a thread.
+fn collect(stream: Option<impl Read + Send + 'static>) -> JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(mut r) = stream {
+            let _ = r.read_to_string(&mut s);
+        }
+        s
+    })
+}
+
+/// What a finished peer said.
+struct Outcome {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+impl Outcome {
+    fn line(&self, prefix: &str) -> Option<&str> {
+        // libtest may print "test … ... " in front of the child's first line.
+        self.stdout.lines().find_map(|l| l.find(prefix).map(|i| l[i + prefix.len()..].trim()))
+    }
+}
+
+/// Starts two peers (the second 500 ms after the first: matchbox can miss two peers that join
+/// at the same instant) and waits, up to [`PEER_DEADLINE`], for both to exit.
+fn run_pair(ns: &mut Netns, room: &str, altered: [bool; 2]) -> Result<[Outcome; 2], String> {
+    let url = format!("ws://{ADDR_A}:{PORT}/{room}");
+    let (a, b) = (ns.a.clone(), ns.b.clone());
+    let first = ns.spawn(&a, "peer", &url, altered[0]);
+    std::thread::sleep(Duration::from_millis(500));
+    let second = ns.spawn(&b, "peer", &url, altered[1]);
+    let mut readers = Vec::new();
+    for i in [first, second] {
+        let c = &mut ns.children[i];
+        readers.push((collect(c.stdout.take()), collect(c.stderr.take())));
+    }
+    let start = Instant::now();
+    let mut statuses: [Option<ExitStatus>; 2] = [None, None];
+    while statuses.iter().any(Option::is_none) {
+        for (k, i) in [first, second].into_iter().enumerate() {
+            if statuses[k].is_none() {
+                statuses[k] = ns.children[i].try_wait().map_err(|e| e.to_string())?;
+            }
+        }
+        if start.elapsed() > PEER_DEADLINE {
+            for i in [first, second] {
+                let _ = ns.children[i].kill();
+            }
+            let logs: Vec<String> = readers
+                .into_iter()
+                .map(|(o, e)| {
+                    format!("{}{}", o.join().unwrap_or_default(), e.join().unwrap_or_default())
+                })
+                .collect();
+            return Err(format!(
+                "room {room}: the peers did not finish within {} s\n--- peer 0\n{}\n--- peer 1\n{}",
+                PEER_DEADLINE.as_secs(),
+                logs[0],
+                logs[1]
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!("room {room}: both peers exited after {:.1} s", start.elapsed().as_secs_f64());
+    let mut out = Vec::new();
+    for (k, (o, e)) in readers.into_iter().enumerate() {
+        out.push(Outcome {
+            status: statuses[k].expect("exited"),
+            stdout: o.join().unwrap_or_default(),
+            stderr: e.join().unwrap_or_default(),
+        });
+    }
+    let [x, y]: [Outcome; 2] = out.try_into().map_err(|_| "two outcomes".to_string())?;
+    Ok([x, y])
+}
+
+/// Two processes in two namespaces play 300 frames of the Arena over WebRTC (no STUN, input
+/// delay 0, so there are rollbacks): both exit 0 with the same confirmed checksum and opposite
+/// player handles. Then two peers whose content differs refuse to start.
+#[test]
+fn two_processes_over_webrtc_in_network_namespaces() {
+    match effective_uid() {
+        Some(0) => {}
+        Some(uid) => return skip(&format!("not root (uid {uid}); `ip netns` needs root")),
+        None => return skip("cannot read the uid from /proc/self/status"),
+    }
+    if let Err(e) = ip(&["-V"]) {
+        return skip(&format!("no usable `ip` binary (install iproute2): {e}"));
+    }
+    delete_stale_namespaces();
+    let mut ns = match Netns::create() {
+        Ok(ns) => ns,
+        Err(e) => return skip(&e),
+    };
+    let started = Instant::now();
+
+    // The signaling server, bound to A's veth address only.
+    let a = ns.a.clone();
+    let server = ns.spawn(&a, "serve", &format!("{ADDR_A}:{PORT}"), false);
+    let stdout = ns.children[server].stdout.take();
+    let server_err = collect(ns.children[server].stderr.take());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        if let Some(out) = stdout {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains("signaling server listening on") => break,
+            Ok(_) => {}
+            Err(_) => {
+                let _ = ns.children[server].kill();
+                panic!(
+                    "the signaling server did not start within 30 s:\n{}",
+                    server_err.join().unwrap_or_default()
+                );
+            }
+        }
+    }
+
+    // A match: same checksum on both peers.
+    let [p, q] = run_pair(&mut ns, "arena", [false, false]).unwrap_or_else(|e| panic!("{e}"));
+    let show = |o: &Outcome| format!("{}\n{}\n{}", o.status, o.stdout, o.stderr);
+    assert!(p.status.success(), "peer 0 failed: {}", show(&p));
+    assert!(q.status.success(), "peer 1 failed: {}", show(&q));
+    let prefix = format!("checksum frame {FRAMES}:");
+    let (sp, sq) = (p.line(&prefix), q.line(&prefix));
+    assert!(sp.is_some() && sq.is_some(), "no checksum line:\n{}\n{}", show(&p), show(&q));
+    assert_eq!(sp, sq, "the peers' confirmed checksums differ:\n{}\n{}", show(&p), show(&q));
+    let handles: BTreeSet<_> =
+        [p.line("peer handle:"), q.line("peer handle:")].into_iter().collect();
+    assert_eq!(handles, BTreeSet::from([Some("0"), Some("1")]), "{}\n{}", show(&p), show(&q));
+    println!(
+        "matchbox netns: checksum frame {FRAMES}: {} on both peers ({}; {})",
+        sp.unwrap_or_default(),
+        p.line("peer stats:").unwrap_or_default(),
+        q.line("peer stats:").unwrap_or_default()
+    );
+
+    // A handshake mismatch: neither peer starts.
+    let [p, q] = run_pair(&mut ns, "mismatch", [false, true]).unwrap_or_else(|e| panic!("{e}"));
+    for o in [&p, &q] {
+        assert!(!o.status.success(), "a mismatched peer must not play: {}", show(o));
+        assert!(o.line(&prefix).is_none(), "{}", show(o));
+    }
+    for o in [&p, &q] {
+        let why = o.stderr.lines().find(|l| l.contains("refusing to start"));
+        assert!(
+            why.is_some_and(|l| l.contains("content hash differs")),
+            "each peer names the mismatch:\n{}\n{}",
+            show(&p),
+            show(&q)
+        );
+        println!("matchbox netns: mismatched peer: {}", why.unwrap_or_default().trim());
+    }
+    println!("matchbox netns: done in {:.1} s", started.elapsed().as_secs_f64());
+    drop(ns);
+}
+
+/// The role of a re-executed child (see the module docs); does nothing in a normal run.
+#[test]
+#[ignore = "a child process of two_processes_over_webrtc_in_network_namespaces"]
+fn child_role() {
+    let Ok(role) = std::env::var(ROLE) else { return };
+    let arg = std::env::var(ARG).expect("RBA_MATCHBOX_ARG");
+    match role.as_str() {
+        "serve" => serve(&arg),
+        "peer" => play(&arg),
+        other => panic!("unknown child role {other}"),
+    }
+}
+
+/// The in-process signaling server (full mesh; the room is the URL path). It stops by itself
+/// after 180 s in case the test could not kill it.
+fn serve(addr: &str) {
+    let addr: std::net::SocketAddr = addr.parse().expect("a socket address");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    rt.block_on(async move {
+        let mut server = matchbox_signaling::SignalingServer::full_mesh_builder(addr).build();
+        let bound = server.bind().expect("bind the signaling server");
+        println!("signaling server listening on {bound}");
+        let _ = std::io::stdout().flush();
+        let _ = tokio::time::timeout(Duration::from_secs(180), server.serve()).await;
+    });
+}
+
+/// One peer: plays [`FRAMES`] frames of the Arena with bot inputs, then agrees with the other
+/// peer on the reliable channel that both have confirmed every frame, and prints its handle,
+/// stats and the confirmed checksum.
+fn play(room: &str) {
+    const DONE: &[u8] = b"RBADONE";
+    let world = if std::env::var_os(ALTERED).is_some() {
+        arena(&ARENA.replace("coef: -3", "coef: -4")).0
+    } else {
+        arena_n(2).0
+    };
+    let handshake = Handshake::of(&world);
+    let builder = SessionBuilder::<MatchboxConfig<Arena>>::new()
+        .with_max_prediction_window(8)
+        .with_input_delay(0)
+        .with_disconnect_timeout(Duration::from_secs(10))
+        .with_desync_detection_mode(DesyncDetection::On { interval: 10 });
+    let mut options = MatchboxOptions::new(room, 2);
+    options.peers_timeout = Duration::from_secs(60);
+    let start = Instant::now();
+    let mut m = MatchboxSession::<Arena>::connect(&options, &handshake, builder)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let handle = m.local_handle();
+    eprintln!("connected as player {handle} in {:.2} s", start.elapsed().as_secs_f64());
+    println!("peer handle: {handle}");
+    let remotes: BTreeSet<_> = m.roster.remotes().collect();
+    let mut runner = Runner::new(world, 8, 10);
+    runner.record(0);
+    let tick = Duration::from_micros(16_667);
+    let mut next = Instant::now();
+    let (mut sent_done, mut done_from, mut all_done_at) = (false, BTreeSet::new(), None);
+    while all_done_at.is_none_or(|t: Instant| t.elapsed() < Duration::from_millis(500)) {
+        assert!(start.elapsed() < Duration::from_secs(90), "the match did not finish in 90 s");
+        let f = runner.world().next_frame();
+        let input = if f < FRAMES { bot(handle, f) } else { 0 };
+        runner.advance_p2p(&mut m.session, &[(handle, input)], None, |_| {}).unwrap();
+        for ev in runner.drain_events() {
+            match ev {
+                SessionEvent::WaitRecommendation(n) => next += tick * n,
+                SessionEvent::Disconnected(who) if !sent_done => panic!("{who} disconnected"),
+                SessionEvent::Desync(frame) => panic!("desync at frame {frame}"),
+                _ => {}
+            }
+        }
+        let confirmed = runner.recorder().map_or(0, |r| r.replay().frames.len());
+        if confirmed >= FRAMES as usize && !sent_done {
+            m.broadcast_reliable(DONE).unwrap();
+            sent_done = true;
+        }
+        for (from, bytes) in m.receive_reliable().unwrap() {
+            if bytes == DONE && remotes.contains(&from) {
+                done_from.insert(from);
+            }
+        }
+        if sent_done && done_from.len() == remotes.len() && all_done_at.is_none() {
+            all_done_at = Some(Instant::now());
+        }
+        next += tick;
+        let now = Instant::now();
+        if next > now {
+            std::thread::sleep(next - now);
+        } else if now - next > tick * 10 {
+            next = now;
+        }
+    }
+    let s = runner.stats();
+    assert_eq!(s.desyncs, 0);
+    let replay = runner.recorder().unwrap().replay();
+    let sum = replay.frames[FRAMES as usize - 1].checksum;
+    println!(
+        "peer stats: {} rollbacks, max depth {}, resimulated {}",
+        s.rollbacks, s.max_rollback, s.resimulated
+    );
+    println!("checksum frame {FRAMES}: {sum:016x}");
+    let _ = std::io::stdout().flush();
+}
+
+fn peer_id(uuid: &str) -> PeerId {
+    ron::from_str(&format!("(\"{uuid}\")")).expect("a peer id")
+}
+
+/// Packets in flight to one peer: (sender, bytes).
+type Queue = Arc<Mutex<Vec<(PeerId, Vec<u8>)>>>;
+
+/// A GGRS socket between two in-process sessions that passes every packet through
+/// [`GgrsChannel`]'s codec, keeping a copy of the bytes.
+struct CodecLink {
+    me: PeerId,
+    inbox: Queue,
+    outbox: Queue,
+    seen: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+impl NonBlockingSocket<PeerId> for CodecLink {
+    fn send_to(&mut self, msg: &Message, _to: &PeerId) {
+        let bytes = GgrsChannel::encode(msg).expect("encodes");
+        assert_eq!(GgrsChannel::decode(&bytes).as_ref(), Some(msg), "round trip");
+        self.seen.lock().unwrap().push(bytes.clone());
+        self.outbox.lock().unwrap().push((self.me, bytes));
+    }
+
+    fn receive_all_messages(&mut self) -> Vec<(PeerId, Message)> {
+        let packets = std::mem::take(&mut *self.inbox.lock().unwrap());
+        packets
+            .into_iter()
+            .filter_map(|(from, b)| GgrsChannel::decode(&b).map(|m| (from, m)))
+            .collect()
+    }
+}
+
+/// Players are ordered by peer id, whoever lists them; every real GGRS packet of a short match
+/// round-trips through the codec, and truncated, bit-flipped or random packets are rejected
+/// without a panic.
+#[test]
+fn roster_order_and_ggrs_codec() {
+    let a = peer_id("17e55044-10b1-426f-9247-bb680e5fe0c8");
+    let b = peer_id("97e55044-10b1-426f-9247-bb680e5fe0c8");
+    let ra = Roster::new(a, [b]);
+    let rb = Roster::new(b, [a, b]);
+    assert_eq!(ra.peers(), rb.peers());
+    assert_eq!((ra.local_handle(), rb.local_handle()), (0, 1));
+    assert_eq!(rb.remotes().collect::<Vec<_>>(), vec![a]);
+    assert_eq!(ra.player_types()[1].1, ggrs::PlayerType::Remote(b));
+
+    let q: [Queue; 2] = Default::default();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut peers = Vec::new();
+    for (i, roster) in [ra, rb].into_iter().enumerate() {
+        let mut builder = SessionBuilder::<MatchboxConfig<Arena>>::new()
+            .with_num_players(2)
+            .unwrap()
+            .with_desync_detection_mode(DesyncDetection::On { interval: 10 });
+        for (h, kind) in roster.player_types() {
+            builder = builder.add_player(kind, h).unwrap();
+        }
+        let link = CodecLink {
+            me: roster.local(),
+            inbox: q[i].clone(),
+            outbox: q[1 - i].clone(),
+            seen: seen.clone(),
+        };
+        let session = builder.start_p2p_session(link).unwrap();
+        peers.push((Runner::new(arena_n(2).0, 8, 10), session, roster.local_handle()));
+    }
+    for _ in 0..2000 {
+        for (_, s, _) in peers.iter_mut() {
+            s.poll_remote_clients();
+        }
+        if peers.iter().all(|(_, s, _)| s.current_state() == ggrs::SessionState::Running) {
+            break;
+        }
+    }
+    for _ in 0..120 {
+        for (runner, session, h) in peers.iter_mut() {
+            let f = runner.world().next_frame();
+            runner.advance_p2p(session, &[(*h, bot(*h, f))], None, |_| {}).unwrap();
+        }
+    }
+    assert!(peers.iter().all(|(r, _, _)| r.world().next_frame() > 100));
+    assert!(peers.iter().all(|(r, _, _)| r.stats().desyncs == 0));
+
+    let packets = seen.lock().unwrap().clone();
+    assert!(packets.len() > 200, "{} packets", packets.len());
+    assert_eq!(GgrsChannel::decode(&[]), None);
+    assert_eq!(GgrsChannel::decode(&vec![0u8; MAX_GGRS_PACKET + 1]), None);
+    let mut s = Stream::derive(3, &[]);
+    for p in packets.iter().step_by(7) {
+        for cut in 0..p.len() {
+            let _ = GgrsChannel::decode(&p[..cut]);
+        }
+        let mut g = p.clone();
+        let at = s.below(g.len() as u32) as usize;
+        g[at] ^= 1 << s.below(8);
+        let _ = GgrsChannel::decode(&g);
+        let mut longer = p.clone();
+        longer.push(0);
+        assert_eq!(GgrsChannel::decode(&longer), None, "trailing bytes are rejected");
+    }
+    for _ in 0..2000 {
+        let n = s.below(64) as usize;
+        let junk: Vec<u8> = (0..n).map(|_| s.next_u32() as u8).collect();
+        let _ = GgrsChannel::decode(&junk);
+    }
+    // A huge claimed length is refused before allocating.
+    let _ = GgrsChannel::decode(&[0xAB, 0xCD, 2, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]);
+}

@@ -79,3 +79,12 @@ pub struct GuideDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/cues.md")]
 pub struct CuesDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/replays.md")]
+pub struct ReplaysDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/determinism.md")]
+pub struct DeterminismDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/scenarios.md")]
+pub struct ScenariosDoctests;

@@ -7,6 +7,8 @@ mod features_abilities;
 mod features_attributes;
 mod features_effects;
 mod features_tags;
+#[cfg(feature = "matchbox")]
+mod matchbox;
 mod recipes;
 mod rollback;
 mod scenarios_abilities;

@@ -112,17 +112,26 @@ pub(crate) fn suggest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> O
         .map(|(_, k)| k)
 }
 
+/// Case-insensitive edit distance counting a swap of two adjacent letters as one edit
+/// (optimal string alignment), so `heor` is one edit from `hero`.
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().flat_map(char::to_lowercase).collect();
     let b: Vec<char> = b.chars().flat_map(char::to_lowercase).collect();
+    // Three rows: two back (for transpositions), previous, current.
+    let mut prev2: Vec<usize> = vec![0; b.len() + 1];
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
+    for i in 0..a.len() {
         cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        for j in 0..b.len() {
+            let sub = prev[j] + usize::from(a[i] != b[j]);
+            let mut d = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+            if i > 0 && j > 0 && a[i] == b[j - 1] && a[i - 1] == b[j] {
+                d = d.min(prev2[j - 1] + 1);
+            }
+            cur[j + 1] = d;
         }
+        core::mem::swap(&mut prev2, &mut prev);
         core::mem::swap(&mut prev, &mut cur);
     }
     prev[b.len()]
@@ -139,6 +148,9 @@ mod tests {
         assert_eq!(suggest("health", known.iter().copied()), Some("Health"));
         assert_eq!(suggest("Stamina", known.iter().copied()), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("heor", "hero"), 1);
+        assert_eq!(edit_distance("ab", "ba"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
     }
 
     #[test]

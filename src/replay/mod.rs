@@ -501,11 +501,20 @@ impl Replay {
     /// Finds the first divergent frame by bisection over keyframes (for replays recorded
     /// without per-frame checksums): the first keyframe whose re-simulated state differs.
     pub fn bisect<G: Game>(&self, world: &mut World<G>) -> Result<Option<Frame>, ReplayError> {
+        self.bisect_with(world, |_| {})
+    }
+
+    /// [`Replay::bisect`] re-running a per-frame script (see [`Replay::verify_with`]).
+    pub fn bisect_with<G: Game>(
+        &self,
+        world: &mut World<G>,
+        mut script: impl FnMut(&mut World<G>),
+    ) -> Result<Option<Frame>, ReplayError> {
         self.start(world)?;
         let kfs: Vec<&(Frame, Vec<u8>)> = self.keyframes.iter().collect();
-        let matches = |world: &mut World<G>, i: usize| -> Result<bool, ReplayError> {
+        let mut matches = |world: &mut World<G>, i: usize| -> Result<bool, ReplayError> {
             self.start(world)?;
-            self.seek_by_simulation(world, kfs[i].0);
+            self.seek_by_simulation(world, kfs[i].0, &mut script);
             Ok(world.state_bytes() == kfs[i].1)
         };
         let (mut lo, mut hi) = (0usize, kfs.len());
@@ -521,10 +530,15 @@ impl Replay {
         Ok(kfs.get(lo).map(|k| k.0))
     }
 
-    fn seek_by_simulation<G: Game>(&self, world: &mut World<G>, target: Frame) {
+    fn seek_by_simulation<G: Game>(
+        &self,
+        world: &mut World<G>,
+        target: Frame,
+        script: &mut impl FnMut(&mut World<G>),
+    ) {
         while world.next_frame() < target.min(self.frames.len() as Frame) {
             let inputs = self.inputs::<G>(world.next_frame());
-            world.step(&inputs);
+            world.step_with(&inputs, &mut *script);
         }
     }
 }

@@ -69,7 +69,7 @@ pub enum RawContentRef {
 
 /// World capacity overrides (see `WorldConfig`).
 #[derive(Clone, Copy, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename = "world")]
 pub struct RawWorld {
     /// The most live entities.
     pub max_entities: Option<u32>,
@@ -87,7 +87,7 @@ pub struct RawWorld {
 
 /// The emulated network of mode `Peers`.
 #[derive(Clone, Copy, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename = "network")]
 pub struct RawNetwork {
     /// One-way latency in milliseconds.
     #[serde(default = "default_latency")]
@@ -151,7 +151,7 @@ pub enum RawMode {
 
 /// One entity.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename = "entity")]
 pub struct RawEntity {
     /// Attribute sets it carries (each attribute starts at its default).
     #[serde(default)]
@@ -178,7 +178,7 @@ pub struct RawEntity {
 
 /// An ability grant.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename = "ability_grant")]
 pub struct RawGrant {
     /// The ability.
     pub ability: String,
@@ -192,7 +192,7 @@ pub struct RawGrant {
 
 /// An effect applied at setup.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename = "setup_effect")]
 pub struct RawSetupEffect {
     /// The effect.
     pub effect: String,
@@ -212,7 +212,7 @@ pub struct RawSetupEffect {
 
 /// A script entry.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename = "step")]
 pub struct RawStep {
     /// The frame it happens in.
     pub frame: u32,
@@ -451,7 +451,7 @@ pub enum RawOp {
 
 /// An expectation entry.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename = "expectation")]
 pub struct RawExpect {
     /// The frame (state after this frame was stepped).
     pub frame: u32,

@@ -15,7 +15,7 @@
 //! ```
 //! use rollback_abilities::scenario::{Scenario, run};
 //!
-//! let text = r#"(
+//! let text = r###"(
 //!     content: Inline(r##"(
 //!         attribute_sets: { "Move": (attributes: { "MoveSpeed": (default: 600) }) },
 //!         effects: { "Haste": (duration: Seconds(3),
@@ -28,7 +28,7 @@
 //!                                                current: 650, base: 600)),
 //!         (frame: 180, that: Attribute(on: "hero", attribute: "MoveSpeed", current: 600)),
 //!     ],
-//! )"#;
+//! )"###;
 //! let scenario = Scenario::from_str(text, "haste.ron", None)?;
 //! let report = run(&scenario, &Default::default())?;
 //! assert!(report.passed(), "{report}");
@@ -42,8 +42,8 @@ mod run;
 
 pub use format::RawMode as Mode;
 pub use run::{
-    ExpectationResult, FrameTrace, ModeOutcome, ModeResult, RunOptions, ScenarioReport, run,
-    run_with_hooks,
+    ExpectationResult, FrameTrace, ModeOutcome, ModeResult, RunOptions, ScenarioReport, record,
+    run, run_with_hooks,
 };
 
 use crate::content::Content;

@@ -737,12 +737,17 @@ pub(crate) fn parse(
     let d = WorldConfig::default();
     let w = raw.world;
     let world = WorldConfig {
-        max_entities: w.max_entities.unwrap_or(d.max_entities).max(entities.len() as u32),
+        // Room for the declared entities plus what abilities spawn; a small world keeps
+        // snapshots, replays and rollbacks cheap.
+        max_entities: w
+            .max_entities
+            .unwrap_or(entities.len() as u32 + 8)
+            .max(entities.len() as u32),
         effects_per_entity: w.effects_per_entity.unwrap_or(d.effects_per_entity),
         players: raw.players,
         seed: raw.seed,
         abilities_per_entity: w.abilities_per_entity.unwrap_or(d.abilities_per_entity),
-        max_tasks: w.max_tasks.unwrap_or(d.max_tasks),
+        max_tasks: w.max_tasks.unwrap_or(d.max_tasks.min(64)),
         max_standalone_cues: w.max_standalone_cues.unwrap_or(d.max_standalone_cues),
         max_stored_specs: w.max_stored_specs.unwrap_or(d.max_stored_specs),
     };

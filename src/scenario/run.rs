@@ -16,6 +16,9 @@ use crate::world::{Hooks, World};
 use core::fmt;
 use std::collections::BTreeSet;
 
+/// Frames between the keyframes of a scenario's replay.
+const KEYFRAME_INTERVAL: u32 = 300;
+
 /// How to run a scenario.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunOptions {
@@ -219,6 +222,42 @@ pub fn run_with_hooks(
         final_checksum: plain.checksums.last().copied().unwrap_or(0),
         cue_calls: plain.log.calls.len(),
     })
+}
+
+/// Runs plain stepping and returns its replay (inputs, per-frame checksums, keyframes every 300
+/// frames). Re-simulating it needs the scenario's script: see [`Scenario::run_script`].
+pub fn record(
+    scenario: &Scenario,
+    hooks: &Hooks<ScenarioGame>,
+) -> Result<Replay, ScenarioError> {
+    Ok(plain(scenario, hooks, None)?.replay)
+}
+
+impl Scenario {
+    /// A world in the state before frame 0: the entities spawned in declaration order (the
+    /// returned list), their attributes, tags, abilities and setup effects applied.
+    pub fn build_world(
+        &self,
+        hooks: &Hooks<ScenarioGame>,
+    ) -> Result<(World<ScenarioGame>, Vec<Entity>), ScenarioError> {
+        setup(self, hooks)
+    }
+
+    /// Runs the direct operations scripted for the world's current frame. Call it from the
+    /// script of [`World::step_with`] (it is what the runner does in every mode).
+    pub fn run_script(&self, entities: &[Entity], world: &mut World<ScenarioGame>) {
+        run_ops(self, entities, world);
+    }
+
+    /// Every frame's inputs (one per player), from the scripted presses, releases and taps.
+    pub fn inputs(&self) -> Vec<Vec<ScenarioInput>> {
+        input_table(self)
+    }
+
+    /// The scenario name of an entity of a world built by [`Scenario::build_world`].
+    pub fn entity_name(&self, entities: &[Entity], e: Entity) -> String {
+        entity_name(self, entities, e)
+    }
 }
 
 fn unreachable_mode() -> ModeResult {
@@ -440,7 +479,7 @@ fn plain(
 ) -> Result<Plain, ScenarioError> {
     let (mut w, ents) = setup(s, hooks)?;
     let inputs = input_table(s);
-    let mut recorder = Recorder::new(&w, 60);
+    let mut recorder = Recorder::new(&w, KEYFRAME_INTERVAL);
     let mut director = CueDirector::new().with_log_capacity(0);
     let mut log = PresenterLog::default();
     let mut progress: Vec<Progress> = s

@@ -228,7 +228,13 @@ fn malformed_scenarios_are_located() {
             "script[0].do",
             "docs/scenarios.md",
         ),
-        (r#"expect: [(frame: 0, thats: Checksum(1))]"#, K::Syntax, 8, "expect[0].thats", "Unexpected field named `thats` in `expectation`"),
+        (
+            r#"expect: [(frame: 0, thats: Checksum(1))]"#,
+            K::Syntax,
+            8,
+            "expect[0].thats",
+            "Unexpected field named `thats` in `expectation`",
+        ),
         (
             r#"entities: { "hero": (abilities: [(ability: "Jmp")]) }"#,
             K::UnknownName,

@@ -504,3 +504,48 @@ fn injected_nondeterminism_is_located() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The input delay changes during a match (GGRS `set_input_delay`, through `LocalPeer`): more
+/// delay on one peer, less on the other; the match stays in sync and the confirmed checksums
+/// agree. Network statistics are readable from the sessions.
+#[test]
+fn input_delay_changes_mid_match() {
+    use rollback_abilities::session::{LocalMatch, MatchConfig};
+    let config = MatchConfig {
+        input_delay: 2,
+        conditions: NetConditions {
+            latency_ms: 40,
+            jitter_ms: 30,
+            loss_percent: 5,
+            ..NetConditions::PERFECT
+        },
+        ..MatchConfig::default()
+    };
+    let mut m = LocalMatch::<Arena>::new(config, |_| arena_n(2).0).unwrap();
+    for p in m.peers_mut() {
+        p.runner.record(0);
+    }
+    m.synchronize().unwrap();
+    let input = |player: usize, frame: u32, _: &World<Arena>| bot(player, frame);
+    m.run(300, input).unwrap();
+    m.peers_mut()[0].set_input_delay(6).unwrap();
+    m.peers_mut()[1].set_input_delay(0).unwrap();
+    assert_eq!(m.peers()[0].input_delay(), 6);
+    m.run(900, input).unwrap();
+    m.peers_mut()[0].set_input_delay(1).unwrap();
+    m.run(1500, input).unwrap();
+    assert!(m.confirmed_checksums_agree());
+    for p in m.peers() {
+        assert_eq!(p.runner.stats().desyncs, 0);
+        // GGRS measures pings with its own clock and needs a second of history; whichever
+        // answer it gives, the stats are reachable for the remote player.
+        let remote = 1 - p.handle;
+        match p.session.network_stats(remote) {
+            Ok(_) | Err(ggrs::GgrsError::NotEnoughData) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    // A remote player's delay cannot be set.
+    let p0 = &mut m.peers_mut()[0];
+    assert!(p0.session.set_input_delay(1, 3).is_err());
+}

@@ -226,10 +226,7 @@ pub fn run_with_hooks(
 
 /// Runs plain stepping and returns its replay (inputs, per-frame checksums, keyframes every 300
 /// frames). Re-simulating it needs the scenario's script: see [`Scenario::run_script`].
-pub fn record(
-    scenario: &Scenario,
-    hooks: &Hooks<ScenarioGame>,
-) -> Result<Replay, ScenarioError> {
+pub fn record(scenario: &Scenario, hooks: &Hooks<ScenarioGame>) -> Result<Replay, ScenarioError> {
     Ok(plain(scenario, hooks, None)?.replay)
 }
 

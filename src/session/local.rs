@@ -49,6 +49,22 @@ pub struct LocalPeer<G: Game> {
     pub session: P2PSession<GgrsConfig<G, PeerAddr>>,
     /// The player this peer controls.
     pub handle: usize,
+    input_delay: usize,
+}
+
+impl<G: Game> LocalPeer<G> {
+    /// The peer's current input delay.
+    pub fn input_delay(&self) -> usize {
+        self.input_delay
+    }
+
+    /// Changes the peer's input delay during the match (GGRS replicates the last input to fill
+    /// a longer delay and drops inputs of frames a shorter one skips).
+    pub fn set_input_delay(&mut self, delay: usize) -> Result<(), SessionError> {
+        self.session.set_input_delay(self.handle, delay)?;
+        self.input_delay = delay;
+        Ok(())
+    }
 }
 
 impl<G: Game> core::fmt::Debug for LocalPeer<G> {
@@ -130,7 +146,7 @@ impl<G: Game> LocalMatch<G> {
             }
             let session = b.start_p2p_session(socket)?;
             let runner = Runner::new(make_world(i), config.max_prediction, config.desync_interval);
-            peers.push(LocalPeer { runner, session, handle: i });
+            peers.push(LocalPeer { runner, session, handle: i, input_delay: config.input_delay });
         }
         Ok(LocalMatch { net, peers, config })
     }
@@ -166,7 +182,7 @@ impl<G: Game> LocalMatch<G> {
     ) -> Result<(), SessionError> {
         for (i, p) in self.peers.iter_mut().enumerate() {
             let world = p.runner.world();
-            let frame = world.next_frame() + self.config.input_delay as Frame;
+            let frame = world.next_frame() + p.input_delay as Frame;
             let local = input(p.handle, frame, world);
             let presenter = presenters.get_mut(i).map(|p| &mut **p as &mut dyn Presenter);
             p.runner.advance_p2p(&mut p.session, &[(p.handle, local)], presenter, &mut script)?;

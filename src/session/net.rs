@@ -87,7 +87,7 @@ enum Payload {
 struct Hub {
     now_ms: u64,
     seq: u64,
-    rng: Stream,
+    seed: u64,
     conditions: NetConditions,
     impaired: bool,
     partitioned: BTreeSet<PeerAddr>,
@@ -132,7 +132,7 @@ impl EmulatedNetwork {
             hub: Arc::new(Mutex::new(Hub {
                 now_ms: 0,
                 seq: 0,
-                rng: Stream::derive(seed, &[0x4E37]),
+                seed,
                 conditions,
                 impaired: false,
                 partitioned: BTreeSet::new(),
@@ -206,13 +206,24 @@ impl EmulatedNetwork {
         }
         let now = h.now_ms;
         let c = h.conditions;
+        // Each packet's fate is drawn from a stream keyed by its link, its virtual send time and
+        // its content, never from one shared sequence: GGRS also sends packets on its own wall
+        // clock (quality reports, keep-alives, input resends every 200 ms of real time), and
+        // those must not change the fate of any other packet, or a seeded run would not be
+        // reproducible.
+        let content = match &payload {
+            Payload::Ggrs(m) => message_digest(m),
+            Payload::Raw(b) => xxhash_rust::xxh3::xxh3_64(b),
+        };
+        let keys = [u64::from(from.0), u64::from(to.0), now, content];
+        let mut rng = Stream::derive(h.seed ^ 0x4E37, &keys);
         // Raw side-channel packets (handshakes) are reliable and in order.
         let impaired = h.impaired && !raw;
-        if impaired && h.rng.below(100) < c.loss_percent {
+        if impaired && rng.below(100) < c.loss_percent {
             h.stats.dropped += 1;
             return;
         }
-        let copies = if impaired && h.rng.below(100) < c.duplicate_percent { 2 } else { 1 };
+        let copies = if impaired && rng.below(100) < c.duplicate_percent { 2 } else { 1 };
         if copies == 2 {
             h.stats.duplicated += 1;
         }
@@ -220,9 +231,9 @@ impl EmulatedNetwork {
         for i in 0..copies {
             let mut delay = u64::from(c.latency_ms);
             if impaired {
-                delay += u64::from(h.rng.below(c.jitter_ms.saturating_add(1)));
-                if h.rng.below(100) < c.reorder_percent {
-                    delay += 16 * u64::from(1 + h.rng.below(3));
+                delay += u64::from(rng.below(c.jitter_ms.saturating_add(1)));
+                if rng.below(100) < c.reorder_percent {
+                    delay += 16 * u64::from(1 + rng.below(3));
                     h.stats.reordered += 1;
                 }
             }
@@ -264,6 +275,15 @@ impl EmulatedNetwork {
         h.stats.delivered += ready.len() as u64;
         ready.into_iter().map(|p| (p.from, p.payload)).collect()
     }
+}
+
+/// A digest of a GGRS message's body. `Message`'s fields are private to ggrs, so this hashes
+/// its derived `Debug` text from `body:` on (the header holds a per-session random magic
+/// number).
+fn message_digest(m: &Message) -> u64 {
+    let text = format!("{m:?}");
+    let body = text.find("body:").map_or(text.as_str(), |i| &text[i..]);
+    xxhash_rust::xxh3::xxh3_64(body.as_bytes())
 }
 
 /// One peer's socket on an [`EmulatedNetwork`] (a GGRS `NonBlockingSocket`).

@@ -352,7 +352,9 @@ impl<G: Game> Runner<G> {
                         self.after.insert(f, self.world.checksum());
                     }
                     batch.advanced += 1;
-                    if resimulation || batch.rollback.is_some() {
+                    // A frame whose inputs are still held was advanced before: this is a
+                    // re-simulation. The newest frame of a rollback batch is a first advance.
+                    if resimulation {
                         self.stats.resimulated += 1;
                     } else {
                         self.stats.frames += 1;

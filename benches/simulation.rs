@@ -1,0 +1,396 @@
+//! Simulation costs on the reference arena (`docs/performance.md`): `World::step` per fighter and
+//! per active effect, a full 8-frame rollback (load + 8 × (step + save + checksum)), scaling
+//! from 64 to 4096 fighters, and the cue director's reconcile per rollback batch. Each is also
+//! printed as a ratio against a reference measured in the same run (a `copy_from_slice` of the
+//! snapshot's bytes, or the 256-fighter cost per fighter for scaling).
+//!
+//! ```sh
+//! cargo bench --bench simulation
+//! ```
+
+use criterion::{Bencher, BenchmarkId, Criterion};
+use rollback_abilities::arena::{Arena, ArenaGame, ArenaSpec};
+use rollback_abilities::cue::{Cue, CueDirector, Presenter, RemoveReason};
+use rollback_abilities::{FrameOutput, Snapshot, SnapshotRing};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+// ---- per-iteration medians, recorded from criterion's own samples --------------------------
+
+thread_local! {
+    static TIMES: RefCell<BTreeMap<String, (usize, Vec<f64>)>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+fn record(name: &str, samples: usize, per_iter_ns: f64) {
+    TIMES.with(|m| {
+        let mut m = m.borrow_mut();
+        let e = m.entry(name.to_string()).or_insert((samples, Vec::new()));
+        e.1.push(per_iter_ns);
+    });
+}
+
+/// Runs `f` under criterion and records each sample's time per iteration under `name`.
+fn measure(b: &mut Bencher<'_>, name: &str, samples: usize, mut f: impl FnMut()) {
+    b.iter_custom(|iters| {
+        let t = Instant::now();
+        for _ in 0..iters {
+            f();
+        }
+        let d = t.elapsed();
+        record(name, samples, d.as_nanos() as f64 / iters.max(1) as f64);
+        d
+    });
+}
+
+/// The median time per iteration (ns) of the measurement samples of `name`.
+fn median(name: &str) -> Option<f64> {
+    TIMES.with(|m| {
+        let m = m.borrow();
+        let (n, v) = m.get(name)?;
+        let mut s: Vec<f64> = v[v.len().saturating_sub(*n)..].to_vec();
+        s.sort_by(f64::total_cmp);
+        s.get(s.len() / 2).copied()
+    })
+}
+
+fn us(ns: f64) -> String {
+    if ns >= 1e6 { format!("{:.2} ms", ns / 1e6) } else { format!("{:.2} µs", ns / 1e3) }
+}
+
+const SIZES: [u32; 4] = [64, 256, 1024, 4096];
+
+fn arena(entities: u32) -> Arena {
+    let mut a = Arena::new(ArenaSpec { entities, ..ArenaSpec::default() });
+    for _ in 0..120 {
+        a.step();
+    }
+    a
+}
+
+/// A presenter that only counts.
+#[derive(Default)]
+struct Counting {
+    calls: u64,
+}
+
+impl Presenter for Counting {
+    fn play(&mut self, _: &Cue) {
+        self.calls += 1;
+    }
+    fn cancel(&mut self, _: &Cue) {
+        self.calls += 1;
+    }
+    fn on_active(&mut self, _: &Cue) {
+        self.calls += 1;
+    }
+    fn while_active(&mut self, _: &Cue) {
+        self.calls += 1;
+    }
+    fn removed(&mut self, _: &Cue, _: RemoveReason) {
+        self.calls += 1;
+    }
+    fn confirmed(&mut self, _: &Cue) {
+        self.calls += 1;
+    }
+}
+
+/// Recorded frames for the director: the state after each frame and its output.
+struct Recorded {
+    snaps: Vec<Snapshot<ArenaGame>>,
+    outs: Vec<FrameOutput>,
+}
+
+const WINDOW: usize = 8;
+
+/// Runs one rollback batch ending at recorded frame `k` (frames `k-7..=k` re-simulated, frames
+/// up to `k-8` confirmed) through the director; returns the time of the director calls only.
+fn batch(
+    a: &mut Arena,
+    rec: &Recorded,
+    k: usize,
+    d: &mut CueDirector,
+    p: &mut Counting,
+) -> Duration {
+    let _ = a.world.load(&rec.snaps[k]);
+    let first = a.world.frame() - (WINDOW as u32 - 1);
+    let t = Instant::now();
+    d.rewound_to(first);
+    for out in &rec.outs[k + 1 - WINDOW..=k] {
+        d.ingest(out);
+    }
+    d.reconcile(&a.world, Some(first - 1), p);
+    t.elapsed()
+}
+
+/// `ARENA_PROFILE=<fighters>:<frames>[:rollback|:director]`: no criterion; builds the arena,
+/// steps it `frames` frames (or runs that many 8-frame rollbacks, or that many cue-director
+/// batches over recorded frames) and exits, for profilers:
+///
+/// ```sh
+/// ARENA_PROFILE=256:200 valgrind --tool=callgrind --toggle-collect='*Arena*step*' \
+///     target/release/deps/simulation-<hash>
+/// ```
+fn profile(spec: &str) {
+    let mut parts = spec.split(':');
+    let n = parts.next().and_then(|v| v.parse().ok()).unwrap_or(256);
+    let frames: u32 = parts.next().and_then(|v| v.parse().ok()).unwrap_or(200);
+    let mode = parts.next().unwrap_or("step");
+    let rollback = mode == "rollback";
+    let mut a = arena(n);
+    let mut ring = SnapshotRing::new(&a.world, 10);
+    if mode == "director" {
+        let rec = record_frames(&mut a, 72);
+        let mut d = CueDirector::new();
+        let mut p = Counting::default();
+        let mut k = WINDOW - 1;
+        let mut spent = Duration::ZERO;
+        for _ in 0..frames {
+            if k == rec.outs.len() {
+                d = CueDirector::new();
+                k = WINDOW - 1;
+            }
+            spent += batch(&mut a, &rec, k, &mut d, &mut p);
+            k += 1;
+        }
+        println!("profiled arena-{n}: {frames} director batches, {spent:?} in the director");
+        return;
+    }
+    let t = Instant::now();
+    if rollback {
+        for _ in 0..8 {
+            ring.save(&a.world);
+            a.step();
+        }
+        let from = a.world.next_frame() - 8;
+        for _ in 0..frames {
+            ring.load(&mut a.world, from);
+            for _ in 0..8 {
+                ring.save(&a.world);
+                black_box(a.world.checksums());
+                a.step();
+            }
+        }
+    } else {
+        let mut sums = [0usize; 8];
+        for _ in 0..frames {
+            let out = black_box(a.step());
+            let counts = [
+                out.attr_events.len(),
+                out.tag_events.len(),
+                out.effect_events.len(),
+                out.executions.len(),
+                out.ability_events.len(),
+                out.gameplay_events.len(),
+                out.cues.len(),
+                a.periodic_executions(),
+            ];
+            for (s, c) in sums.iter_mut().zip(counts) {
+                *s += c;
+            }
+        }
+        let names =
+            ["attr", "tag", "effect", "execution", "ability", "gameplay", "cue", "periodic"];
+        let per: Vec<String> = names
+            .iter()
+            .zip(sums)
+            .map(|(n, s)| format!("{n} {:.1}", s as f64 / f64::from(frames.max(1))))
+            .collect();
+        println!("records per frame: {}", per.join(", "));
+    }
+    println!(
+        "profiled arena-{n}: {frames} {} in {:?}",
+        if rollback { "rollbacks" } else { "frames" },
+        t.elapsed()
+    );
+}
+
+/// Steps `frames` frames, keeping each frame's output and the state after it.
+fn record_frames(a: &mut Arena, frames: usize) -> Recorded {
+    let mut rec = Recorded { snaps: Vec::new(), outs: Vec::new() };
+    for _ in 0..frames {
+        let out = a.step().clone();
+        rec.outs.push(out);
+        rec.snaps.push(a.world.snapshot());
+    }
+    rec
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var("ARENA_PROFILE") {
+        profile(&spec);
+        return;
+    }
+    let mut c = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4))
+        .configure_from_args();
+    let mut memcpy_ns: BTreeMap<u32, f64> = BTreeMap::new();
+    let mut bytes_of: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut director_calls = (0u64, 0usize);
+
+    for n in SIZES {
+        let samples = if n >= 1024 { 15 } else { 40 };
+        let mut a = arena(n);
+        let bytes = a.world.snapshot_bytes();
+        bytes_of.insert(n, bytes);
+        let src = a.world.state_bytes();
+        let mut dst = vec![0u8; bytes];
+        let mut ring = SnapshotRing::new(&a.world, 10);
+        let mut g = c.benchmark_group("simulation");
+        g.sample_size(samples);
+        if n >= 1024 {
+            g.measurement_time(Duration::from_secs(8));
+        }
+        g.bench_function(BenchmarkId::new("memcpy_snapshot", n), |b| {
+            measure(b, &format!("memcpy/{n}"), samples, || {
+                dst.copy_from_slice(black_box(&src));
+                black_box(&mut dst);
+            })
+        });
+        g.bench_function(BenchmarkId::new("step", n), |b| {
+            measure(b, &format!("step/{n}"), samples, || {
+                black_box(a.step());
+            })
+        });
+        g.bench_function(BenchmarkId::new("save_and_checksum", n), |b| {
+            measure(b, &format!("save+checksum/{n}"), samples, || {
+                ring.save(&a.world);
+                black_box(a.world.checksums());
+            })
+        });
+        // A full 8-frame rollback: load the state of 8 frames ago, then 8 × (save + checksum +
+        // step), as a GGRS session does after a misprediction.
+        for _ in 0..8 {
+            ring.save(&a.world);
+            a.step();
+        }
+        let from = a.world.next_frame() - 8;
+        g.bench_function(BenchmarkId::new("rollback_8", n), |b| {
+            measure(b, &format!("rollback/{n}"), samples, || {
+                ring.load(&mut a.world, from);
+                for _ in 0..8 {
+                    ring.save(&a.world);
+                    black_box(a.world.checksums());
+                    a.step();
+                }
+            })
+        });
+        g.finish();
+        if let Some(m) = median(&format!("memcpy/{n}")) {
+            memcpy_ns.insert(n, m);
+        }
+
+        if n == 256 {
+            // The cue director: one rollback batch (8 re-simulated frames) per iteration.
+            let rec = record_frames(&mut a, 72);
+            let cues: usize = rec.outs.iter().map(|o| o.cues.len()).sum();
+            director_calls.1 = cues / rec.outs.len();
+            let mut g = c.benchmark_group("cue_director");
+            g.sample_size(40);
+            g.bench_function(BenchmarkId::new("reconcile_batch_8", n), |b| {
+                b.iter_custom(|iters| {
+                    let mut d = CueDirector::new();
+                    let mut p = Counting::default();
+                    let mut total = Duration::ZERO;
+                    let mut k = WINDOW - 1;
+                    // Warm the director up (its first batch shows everything).
+                    for _ in 0..WINDOW {
+                        batch(&mut a, &rec, k, &mut d, &mut p);
+                        k += 1;
+                    }
+                    for _ in 0..iters {
+                        if k == rec.outs.len() {
+                            d = CueDirector::new();
+                            k = WINDOW - 1;
+                            for _ in 0..WINDOW {
+                                batch(&mut a, &rec, k, &mut d, &mut p);
+                                k += 1;
+                            }
+                        }
+                        total += batch(&mut a, &rec, k, &mut d, &mut p);
+                        k += 1;
+                    }
+                    director_calls.0 = p.calls;
+                    record("director/256", 40, total.as_nanos() as f64 / iters.max(1) as f64);
+                    total
+                })
+            });
+            g.finish();
+        }
+    }
+    c.final_summary();
+
+    // ---- ratios ----------------------------------------------------------------------------
+    println!();
+    println!("ratios (median per iteration, same run):");
+    let per = |name: &str, n: u32| median(&format!("{name}/{n}")).map(|t| t / n as f64);
+    for n in SIZES {
+        let (Some(step), Some(mc)) = (median(&format!("step/{n}")), memcpy_ns.get(&n)) else {
+            continue;
+        };
+        let bytes = bytes_of.get(&n).copied().unwrap_or(0);
+        println!(
+            "  arena-{n:<5} snapshot {:>9} B   step {:>10} = {:>6.1}× memcpy   {:>7.1} ns/fighter   {:>5.2} ns/active effect",
+            bytes,
+            us(step),
+            step / mc,
+            step / n as f64,
+            step / (24.0 * n as f64),
+        );
+        if let Some(sc) = median(&format!("save+checksum/{n}")) {
+            println!(
+                "               save+checksum {:>10} = {:>5.2}× memcpy   {:>7.1} ns/fighter",
+                us(sc),
+                sc / mc,
+                sc / n as f64
+            );
+        }
+        if let Some(rb) = median(&format!("rollback/{n}")) {
+            println!(
+                "               rollback-8 {:>10} = {:>6.1}× memcpy   {:>5.1}% of a 16.67 ms frame{}",
+                us(rb),
+                rb / mc,
+                rb / 16.67e4,
+                if n == 256 {
+                    if rb <= 1e6 { "   target ≤ 1 ms: MET" } else { "   target ≤ 1 ms: MISSED" }
+                } else {
+                    ""
+                }
+            );
+        }
+        if n == 256 {
+            println!(
+                "               step target ≤ 50 µs: {}",
+                if step <= 50e3 { "MET" } else { "MISSED" }
+            );
+        }
+    }
+    println!("scaling (cost per fighter relative to arena-256; target within ±25 % up to 4096):");
+    for what in ["step", "save+checksum", "rollback"] {
+        let Some(base) = per(what, 256) else { continue };
+        let mut line = format!("  {what:<14}");
+        let mut worst: f64 = 1.0;
+        for n in SIZES {
+            if let Some(p) = per(what, n) {
+                line += &format!("  {n}: {:>5.2}×", p / base);
+                if n >= 256 {
+                    worst =
+                        if (p / base - 1.0).abs() > (worst - 1.0).abs() { p / base } else { worst };
+                }
+            }
+        }
+        let ok = (worst - 1.0).abs() <= 0.25;
+        println!("{line}   {}", if ok { "MET" } else { "MISSED" });
+    }
+    if let Some(d) = median("director/256") {
+        println!(
+            "  cue director reconcile per 8-frame batch (arena-256, ~{} cue records per frame): {} ({:.2}× memcpy of the snapshot); presenter calls so far {}",
+            director_calls.1,
+            us(d),
+            d / memcpy_ns.get(&256).copied().unwrap_or(f64::NAN),
+            director_calls.0
+        );
+    }
+}

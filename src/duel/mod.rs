@@ -1,0 +1,269 @@
+//! The duel: a complete reference fighting game on this crate, and a worked example of the
+//! [`Game`] trait.
+//!
+//! (The module tour is written below the code section; see the bottom of this file.)
+
+mod bot;
+mod hooks;
+mod ids;
+mod play;
+mod report;
+mod systems;
+
+pub use bot::bot_input;
+pub use hooks::hooks;
+pub use ids::{CONTENT_RON, content, try_content};
+pub use play::{DuelMatch, DuelPeer, MatchError, MatchOptions, MatchOutcome, Transport};
+pub use report::{CueCounter, CueCounts, FighterSummary, MatchReport, PeerSummary};
+
+use crate::id::Entity;
+use crate::num::{self, Frame, Fx};
+use crate::world::{AbilityInput, Game, World, WorldConfig, WorldError};
+use bytemuck::{Pod, Zeroable};
+
+/// The most fighters (players) in a duel.
+pub const MAX_FIGHTERS: usize = 4;
+/// The arena spans `-ARENA_HALF..=ARENA_HALF` units.
+pub const ARENA_HALF: Fx = Fx::const_from_int(200);
+/// Half a fighter's width, in units.
+pub const FIGHTER_HALF: i64 = 10;
+/// The light attack's reach in front of the attacker's centre, in units.
+pub const LIGHT_REACH: i64 = 38;
+/// The heavy attack's reach in front of the attacker's centre, in units.
+pub const HEAVY_REACH: i64 = 50;
+/// A fireball's speed in units per frame.
+pub const FIREBALL_SPEED: Fx = Fx::const_from_int(6);
+/// A fireball's radius in units.
+pub const FIREBALL_RADIUS: Fx = Fx::const_from_int(8);
+/// How many frames a fireball flies before it fizzles.
+pub const FIREBALL_TTL: u16 = 80;
+/// The light attack's base damage (SetByCaller `Data.Damage`).
+pub const LIGHT_DAMAGE: i64 = 6;
+/// The heavy attack's base damage.
+pub const HEAVY_DAMAGE: i64 = 14;
+/// The fireball's base damage.
+pub const FIREBALL_DAMAGE: i64 = 12;
+/// Frames between a knock-out (or a time-out) and the next round.
+pub const KO_PAUSE: Frame = 90;
+/// The longest a round lasts before the healthiest fighter wins it on time (30 s).
+pub const ROUND_FRAMES: Frame = 1800;
+
+/// The duel's [`Game`]: fighters and fireballs on a one-dimensional stage.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Duel;
+
+/// One player's input for one frame: five buttons and a quantised horizontal stick (2 bytes).
+#[repr(C)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    Pod,
+    Zeroable,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+pub struct Input {
+    /// Held buttons: [`Input::LIGHT`], [`Input::HEAVY`], [`Input::FIREBALL`],
+    /// [`Input::SHIELD`], [`Input::SPRINT`] (bit `i` is ability input `i`).
+    pub buttons: u8,
+    /// The stick, `-127` (left) to `127` (right); `-128` counts as `-127`.
+    pub axis: i8,
+}
+
+impl Input {
+    /// Light attack (ability input 0).
+    pub const LIGHT: u8 = 1 << 0;
+    /// Heavy attack (ability input 1).
+    pub const HEAVY: u8 = 1 << 1;
+    /// Fireball (ability input 2).
+    pub const FIREBALL: u8 = 1 << 2;
+    /// Shield (ability input 3).
+    pub const SHIELD: u8 = 1 << 3;
+    /// Sprint, held (ability input 4).
+    pub const SPRINT: u8 = 1 << 4;
+    /// Every button.
+    pub const ALL: u8 = 0x1f;
+}
+
+/// What an entity is ([`Body::kind`]).
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An unused slot.
+    None = 0,
+    /// A fighter (a player's avatar).
+    Fighter = 1,
+    /// A fireball in flight.
+    Fireball = 2,
+}
+
+/// The duel's per-entity component: a fighter's or a projectile's body (40 bytes, `Pod`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct Body {
+    /// Position in units.
+    pub x: Fx,
+    /// Velocity in units per frame (what moved the body last frame).
+    pub vx: Fx,
+    /// A projectile's caster ([`Entity::NONE`] for fighters).
+    pub owner: Entity,
+    /// A [`Kind`] as `u8`.
+    pub kind: u8,
+    /// `1` facing right, `-1` facing left.
+    pub facing: i8,
+    /// The player a fighter belongs to (a projectile: its caster's player).
+    pub player: u8,
+    _pad0: u8,
+    /// A projectile's remaining flight frames.
+    pub ttl: u16,
+    _pad1: u16,
+    /// Players already hit by the current attack (bit per player).
+    pub hit_mask: u32,
+    _pad2: u32,
+}
+
+/// Counters of what happened, kept in the snapshot (so the confirmed timeline's numbers are
+/// exact, whatever rollbacks did).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct Stats {
+    /// Light and heavy attacks that connected.
+    pub melee_hits: u32,
+    /// Critical hits.
+    pub crits: u32,
+    /// Lifesteal heals.
+    pub lifesteal_heals: u32,
+    /// Poison stacks applied (or refreshed).
+    pub poison_stacks: u32,
+    /// Poison damage ticks.
+    pub poison_ticks: u32,
+    /// Hits (and their effects) a shield blocked.
+    pub shield_blocks: u32,
+    /// Stuns applied.
+    pub stuns: u32,
+    /// Abilities the stuns cancelled.
+    pub stun_cancels: u32,
+    /// Light attacks cancelled into a heavy attack.
+    pub heavy_cancels: u32,
+    /// Fireballs launched.
+    pub fireballs_launched: u32,
+    /// Fireballs that hit.
+    pub fireball_hits: u32,
+    /// Knock-outs.
+    pub kos: u32,
+}
+
+/// The duel's global block: rounds, scores and statistics (120 bytes, `Pod`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct Round {
+    /// Damage each player's fighter has taken over the whole match.
+    pub damage_taken: [Fx; MAX_FIGHTERS],
+    /// The current round, from 1.
+    pub round: u32,
+    /// The frame the current round started.
+    pub round_start: Frame,
+    /// `1` during the pause after a knock-out or a time-out.
+    pub ko: u32,
+    /// The frame the last round was decided.
+    pub ko_frame: Frame,
+    /// Rounds won by each player.
+    pub wins: [u32; MAX_FIGHTERS],
+    /// The last round's winner plus one (`0`: a draw, or no round decided yet).
+    pub last_winner: u32,
+    /// Rounds that ended in a draw (double knock-out, or equal health on time).
+    pub draws: u32,
+    /// What happened so far.
+    pub stats: Stats,
+}
+
+impl Game for Duel {
+    type Input = Input;
+    type Component = Body;
+    type Global = Round;
+
+    /// Rounds, movement, projectiles and melee hitboxes (see the module documentation).
+    fn systems(world: &mut World<Self>) {
+        systems::run(world);
+    }
+
+    /// Bits 0–4 of `buttons` are ability inputs 0–4.
+    fn ability_input(input: &Input) -> AbilityInput {
+        AbilityInput { held: u32::from(input.buttons & Input::ALL), ..AbilityInput::default() }
+    }
+}
+
+/// The world configuration of a duel with `fighters` fighters (2 to 4).
+pub fn world_config(seed: u64, fighters: usize) -> WorldConfig {
+    WorldConfig {
+        max_entities: 16,
+        effects_per_entity: 16,
+        players: fighters.clamp(2, MAX_FIGHTERS) as u16,
+        seed,
+        abilities_per_entity: 8,
+        max_tasks: 64,
+        max_standalone_cues: 4,
+        max_stored_specs: 32,
+    }
+}
+
+/// The starting position of a player's fighter: spread evenly over `-150..=150`.
+fn start_x(player: usize, players: usize) -> Fx {
+    let span = players.saturating_sub(1).max(1) as i64;
+    num::int(-150 + 300 * (player as i64).min(span) / span)
+}
+
+/// A new duel world: `fighters` fighters (clamped to 2..=4) at their starting positions, player
+/// `i` bound to fighter `i`, every ability granted, regeneration running, round 1.
+pub fn try_new_world(seed: u64, fighters: usize) -> Result<World<Duel>, WorldError> {
+    let n = fighters.clamp(2, MAX_FIGHTERS);
+    let mut w = World::new(content(), &hooks(), world_config(seed, n))?;
+    let i = ids::ids();
+    for p in 0..n {
+        let Some(e) = w.spawn_actor(&i.sets) else { break };
+        w.bind_player(p, e);
+        systems::place(&mut w, e, p, n);
+        for def in i.abilities {
+            let _ = w.grant_ability(e, def, 1);
+        }
+        systems::start_regen(&mut w, e);
+    }
+    *w.global_mut() = Round { round: 1, ..Round::default() };
+    Ok(w)
+}
+
+/// [`try_new_world`], for the embedded content and hooks (which always fit together).
+///
+/// # Panics
+///
+/// Only if the embedded content and the hooks disagree, which the crate's tests rule out.
+pub fn new_world(seed: u64, fighters: usize) -> World<Duel> {
+    match try_new_world(seed, fighters) {
+        Ok(w) => w,
+        Err(e) => panic!("the duel's content and hooks disagree: {e}"),
+    }
+}
+
+/// The player leading the match: the most rounds won, then the most health in the current
+/// round; `None` for a draw.
+pub fn winner(world: &World<Duel>) -> Option<usize> {
+    let i = ids::ids();
+    let g = world.global();
+    let players = world.players().min(MAX_FIGHTERS);
+    let health = |p: usize| {
+        systems::fighter(world, p)
+            .filter(|e| systems::standing(world, *e))
+            .and_then(|e| world.attr(e, i.health))
+            .unwrap_or(Fx::ZERO)
+    };
+    let key = |p: usize| (g.wins[p], health(p));
+    let best = (0..players).map(key).max()?;
+    let mut leaders = (0..players).filter(|p| key(*p) == best);
+    let first = leaders.next()?;
+    if leaders.next().is_some() { None } else { Some(first) }
+}

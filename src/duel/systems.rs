@@ -1,0 +1,402 @@
+//! The duel's systems (phase P6): rounds, movement, projectiles and melee hitboxes.
+//!
+//! Hits are gathered from the frame's state first and applied afterwards, so two fighters
+//! hitting each other in the same frame trade instead of the first player's hit cancelling the
+//! second's. Everything here is allocation-free and fixed point.
+
+use super::ids::ids;
+use super::{
+    ARENA_HALF, Body, Duel, FIGHTER_HALF, FIREBALL_DAMAGE, FIREBALL_RADIUS, HEAVY_DAMAGE,
+    HEAVY_REACH, KO_PAUSE, Kind, LIGHT_DAMAGE, LIGHT_REACH, MAX_FIGHTERS, ROUND_FRAMES,
+};
+use crate::ability::AbilityEvent;
+use crate::cue::{CueOrigin, CueParams};
+use crate::effect::EffectQuery;
+use crate::id::Entity;
+use crate::num::{self, Frame, Fx};
+use crate::world::{ApplyError, World};
+
+/// What hit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HitKind {
+    Light,
+    Heavy,
+    Fireball,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Hit {
+    kind: HitKind,
+    source: Entity,
+    target: Entity,
+}
+
+/// Hits gathered in one frame (at most one per attacker and target, plus one per projectile).
+struct Hits {
+    list: [Hit; 32],
+    len: usize,
+}
+
+impl Hits {
+    fn new() -> Hits {
+        let none = Hit { kind: HitKind::Light, source: Entity::NONE, target: Entity::NONE };
+        Hits { list: [none; 32], len: 0 }
+    }
+
+    fn push(&mut self, hit: Hit) {
+        if let Some(slot) = self.list.get_mut(self.len) {
+            *slot = hit;
+            self.len += 1;
+        }
+    }
+}
+
+/// Phase P6 of every frame.
+pub(crate) fn run(w: &mut World<Duel>) {
+    if rounds(w) {
+        return;
+    }
+    movement(w);
+    let mut hits = Hits::new();
+    projectiles(w, &mut hits);
+    melee(w, &mut hits);
+    for hit in &hits.list[..hits.len] {
+        apply_hit(w, *hit);
+    }
+}
+
+/// The fighter of a player, if alive.
+pub(crate) fn fighter(w: &World<Duel>, player: usize) -> Option<Entity> {
+    w.player_owner(player).filter(|e| w.is_alive(*e))
+}
+
+/// Whether a fighter is standing (alive and not knocked out).
+pub(crate) fn standing(w: &World<Duel>, e: Entity) -> bool {
+    w.is_alive(e) && !w.has_tag(e, ids().t_dead)
+}
+
+/// The nearest standing opponent of `me` (ties: the lower player).
+pub(crate) fn nearest_opponent(w: &World<Duel>, me: Entity) -> Option<Entity> {
+    let x = w.component(me)?.x;
+    let mut best: Option<(Fx, Entity)> = None;
+    for p in 0..w.players().min(MAX_FIGHTERS) {
+        let Some(e) = fighter(w, p) else { continue };
+        if e == me || !standing(w, e) {
+            continue;
+        }
+        let Some(b) = w.component(e) else { continue };
+        let d = num::sub(b.x, x).saturating_abs();
+        if best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, e));
+        }
+    }
+    best.map(|(_, e)| e)
+}
+
+/// Round flow. Returns `true` while a round is being reset (the other systems skip the frame).
+fn rounds(w: &mut World<Duel>) -> bool {
+    let frame = w.frame();
+    let g = *w.global();
+    if g.ko != 0 {
+        if frame >= g.ko_frame.saturating_add(KO_PAUSE) {
+            reset_round(w, frame);
+            return true;
+        }
+        return false;
+    }
+    let i = ids();
+    let players = w.players().min(MAX_FIGHTERS);
+    let mut standing_count = 0;
+    let mut last = None;
+    // The best health among standing fighters, and whether it is shared.
+    let mut best: Option<(Fx, usize)> = None;
+    let mut tied = false;
+    for p in 0..players {
+        let Some(e) = fighter(w, p) else { continue };
+        if !standing(w, e) {
+            continue;
+        }
+        standing_count += 1;
+        last = Some(p);
+        let hp = w.attr(e, i.health).unwrap_or(Fx::ZERO);
+        match best {
+            Some((b, _)) if hp < b => {}
+            Some((b, _)) if hp == b => tied = true,
+            _ => {
+                best = Some((hp, p));
+                tied = false;
+            }
+        }
+    }
+    let timeout = frame.saturating_sub(g.round_start) >= ROUND_FRAMES;
+    if standing_count > 1 && !timeout {
+        return false;
+    }
+    let winner = if standing_count <= 1 {
+        last
+    } else if tied {
+        None
+    } else {
+        best.map(|(_, p)| p)
+    };
+    let g = w.global_mut();
+    g.ko = 1;
+    g.ko_frame = frame;
+    match winner {
+        Some(p) => {
+            if let Some(n) = g.wins.get_mut(p) {
+                *n += 1;
+            }
+            g.last_winner = p as u32 + 1;
+        }
+        None => {
+            g.draws += 1;
+            g.last_winner = 0;
+        }
+    }
+    false
+}
+
+/// Starts a new round: full vitals and resources, no effects, no abilities running, starting
+/// positions, no projectiles.
+fn reset_round(w: &mut World<Duel>, frame: Frame) {
+    let i = ids();
+    let players = w.players().min(MAX_FIGHTERS);
+    for p in 0..players {
+        let Some(e) = fighter(w, p) else { continue };
+        w.cancel_all_abilities(e, None);
+        w.remove_matching(e, &EffectQuery::new());
+        w.set_loose_tag_count(e, i.t_dead, 0);
+        let max = w.attr(e, i.max_health).unwrap_or(Fx::ZERO);
+        w.set_base(e, i.health, max);
+        w.set_base(e, i.mana, num::int(100));
+        w.set_base(e, i.stamina, num::int(100));
+        place(w, e, p, players);
+        start_regen(w, e);
+    }
+    let mut projectiles = [Entity::NONE; 64];
+    let mut n = 0;
+    for e in w.entities() {
+        if w.component(e).is_some_and(|b| b.kind == Kind::Fireball as u8)
+            && let Some(slot) = projectiles.get_mut(n)
+        {
+            *slot = e;
+            n += 1;
+        }
+    }
+    for e in &projectiles[..n] {
+        w.despawn(*e);
+    }
+    let g = w.global_mut();
+    g.round = g.round.saturating_add(1);
+    g.round_start = frame;
+    g.ko = 0;
+}
+
+/// Puts a fighter at its starting position, facing the middle.
+pub(crate) fn place(w: &mut World<Duel>, e: Entity, player: usize, players: usize) {
+    let x = super::start_x(player, players);
+    if let Some(b) = w.component_mut(e) {
+        *b = Body {
+            x,
+            kind: Kind::Fighter as u8,
+            facing: if x > Fx::ZERO { -1 } else { 1 },
+            player: player as u8,
+            ..Body::default()
+        };
+    }
+}
+
+/// Applies the regeneration effects (infinite, periodic).
+pub(crate) fn start_regen(w: &mut World<Duel>, e: Entity) {
+    let i = ids();
+    for def in [i.e_mana_regen, i.e_stamina_regen] {
+        let spec = w.make_spec(def, 1, e);
+        let _ = w.apply_effect(spec, e);
+    }
+}
+
+/// Moves fighters by their stick at their current MoveSpeed (0 while stunned, knocked out or
+/// attacking) and turns them towards the nearest opponent (not during an attack).
+fn movement(w: &mut World<Duel>) {
+    let i = ids();
+    for p in 0..w.players().min(MAX_FIGHTERS) {
+        let Some(e) = fighter(w, p) else { continue };
+        let attacking = w.has_tag(e, i.t_attacking);
+        let rooted = attacking || w.has_tag(e, i.t_stun) || !standing(w, e);
+        let speed = if rooted { Fx::ZERO } else { w.attr(e, i.move_speed).unwrap_or(Fx::ZERO) };
+        let axis = i64::from(w.input(p).axis.clamp(-127, 127));
+        let vx = num::mul(speed, num::ratio(axis, 127));
+        let facing = match nearest_opponent(w, e).and_then(|o| w.component(o)).map(|b| b.x) {
+            Some(ox) if !attacking => {
+                let x = w.component(e).map_or(Fx::ZERO, |b| b.x);
+                if ox > x {
+                    Some(1)
+                } else if ox < x {
+                    Some(-1)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        if let Some(b) = w.component_mut(e) {
+            b.vx = vx;
+            b.x = num::clamp(num::add(b.x, vx), num::neg(ARENA_HALF), ARENA_HALF);
+            if let Some(f) = facing {
+                b.facing = f;
+            }
+        }
+    }
+}
+
+/// Moves projectiles, gathers their hits (the first standing fighter other than the caster
+/// they overlap) and despawns spent ones.
+fn projectiles(w: &mut World<Duel>, hits: &mut Hits) {
+    let mut list = [Entity::NONE; 64];
+    let mut n = 0;
+    for e in w.entities() {
+        if w.component(e).is_some_and(|b| b.kind == Kind::Fireball as u8)
+            && let Some(slot) = list.get_mut(n)
+        {
+            *slot = e;
+            n += 1;
+        }
+    }
+    let players = w.players().min(MAX_FIGHTERS);
+    for &proj in &list[..n] {
+        let Some(b) = w.component_mut(proj) else { continue };
+        b.x = num::add(b.x, b.vx);
+        b.ttl = b.ttl.saturating_sub(1);
+        let (x, owner, ttl) = (b.x, b.owner, b.ttl);
+        let mut hit = None;
+        for p in 0..players {
+            let Some(f) = fighter(w, p) else { continue };
+            if f == owner || !standing(w, f) {
+                continue;
+            }
+            let fx = w.component(f).map_or(Fx::ZERO, |b| b.x);
+            if num::sub(fx, x).saturating_abs() <= num::int(FIGHTER_HALF) + FIREBALL_RADIUS {
+                hit = Some(f);
+                break;
+            }
+        }
+        if let Some(target) = hit {
+            hits.push(Hit { kind: HitKind::Fireball, source: owner, target });
+        }
+        let out = x.saturating_abs() > num::add(ARENA_HALF, num::int(40));
+        if hit.is_some() || ttl == 0 || out {
+            w.despawn(proj);
+        }
+    }
+}
+
+/// Gathers melee hits: a fighter carrying a timeline's `*.Active` tag hits every standing
+/// opponent between its back edge and its reach in front of it, once per attack.
+fn melee(w: &mut World<Duel>, hits: &mut Hits) {
+    let i = ids();
+    let players = w.players().min(MAX_FIGHTERS);
+    for p in 0..players {
+        let Some(e) = fighter(w, p) else { continue };
+        if !standing(w, e) {
+            continue;
+        }
+        let kind = if w.has_tag(e, i.t_light_active) {
+            HitKind::Light
+        } else if w.has_tag(e, i.t_heavy_active) {
+            HitKind::Heavy
+        } else {
+            continue;
+        };
+        let reach = if kind == HitKind::Light { LIGHT_REACH } else { HEAVY_REACH };
+        let Some(me) = w.component(e).copied() else { continue };
+        let dir = num::int(i64::from(me.facing.signum()));
+        let mut mask = me.hit_mask;
+        for q in 0..players {
+            let Some(t) = fighter(w, q) else { continue };
+            if t == e || !standing(w, t) || mask & (1 << q) != 0 {
+                continue;
+            }
+            let tx = w.component(t).map_or(Fx::ZERO, |b| b.x);
+            let ahead = num::mul(num::sub(tx, me.x), dir);
+            if ahead >= num::int(-FIGHTER_HALF) && ahead <= num::int(reach) {
+                mask |= 1 << q;
+                hits.push(Hit { kind, source: e, target: t });
+            }
+        }
+        if let Some(b) = w.component_mut(e) {
+            b.hit_mask = mask;
+        }
+    }
+}
+
+/// Applies one gathered hit and its follow-up (light: a poison stack; heavy: a stun), keeping
+/// the round's statistics.
+fn apply_hit(w: &mut World<Duel>, hit: Hit) {
+    let i = ids();
+    let (def, damage) = match hit.kind {
+        HitKind::Light => (i.e_light, LIGHT_DAMAGE),
+        HitKind::Heavy => (i.e_heavy, HEAVY_DAMAGE),
+        HitKind::Fireball => (i.e_fireball, FIREBALL_DAMAGE),
+    };
+    let spec = w.make_spec(def, 1, hit.source).with_set_by_caller(i.d_damage, num::int(damage));
+    let cues_before = w.output().cues.len();
+    match w.apply_effect(spec, hit.target) {
+        Ok(_) => {}
+        Err(ApplyError::Immune { .. }) => {
+            w.global_mut().stats.shield_blocks += 1;
+            let params = CueParams { instigator: hit.source, ..CueParams::default() };
+            let origin = CueOrigin::game(hit.source.index, hit.kind as u32);
+            w.execute_cue(hit.target, i.c_blocked, origin, params);
+            return;
+        }
+        Err(_) => return,
+    }
+    let crits = w
+        .output()
+        .cues
+        .iter()
+        .skip(cues_before)
+        .filter(|c| c.key.tag == i.c_crit && c.key.target == hit.target)
+        .count() as u32;
+    {
+        let s = &mut w.global_mut().stats;
+        s.crits += crits;
+        if hit.kind == HitKind::Fireball {
+            s.fireball_hits += 1;
+        } else {
+            s.melee_hits += 1;
+        }
+    }
+    if !standing(w, hit.target) {
+        return;
+    }
+    match hit.kind {
+        HitKind::Light => {
+            let spec = w.make_spec(i.e_poison, 1, hit.source);
+            if w.apply_effect(spec, hit.target).is_ok() {
+                w.global_mut().stats.poison_stacks += 1;
+            }
+        }
+        HitKind::Heavy => {
+            let spec = w.make_spec(i.e_stun, 1, hit.source);
+            let events_before = w.output().ability_events.len();
+            if w.apply_effect(spec, hit.target).is_ok() {
+                let cancelled = w
+                    .output()
+                    .ability_events
+                    .iter()
+                    .skip(events_before)
+                    .filter(|e| {
+                        matches!(e, AbilityEvent::Ended { handle, was_cancelled: true, .. }
+                            if handle.owner == hit.target)
+                    })
+                    .count() as u32;
+                let s = &mut w.global_mut().stats;
+                s.stuns += 1;
+                s.stun_cancels += cancelled;
+            }
+        }
+        HitKind::Fireball => {}
+    }
+}

@@ -1,0 +1,384 @@
+//! The duel (`rollback_abilities::duel`): whole matches over the in-memory emulated network
+//! (checksums agree, the report adds up, the replay verifies, bots are deterministic), and
+//! frame-by-frame checks of each move and recipe on a plain stepped world.
+
+use rollback_abilities::duel::{
+    self, Duel, DuelMatch, FIREBALL_DAMAGE, HEAVY_DAMAGE, Input, KO_PAUSE, LIGHT_DAMAGE,
+    MatchOptions, MatchReport,
+};
+use rollback_abilities::num;
+use rollback_abilities::prelude::*;
+use rollback_abilities::replay::Replay;
+use rollback_abilities::{AbilityDefId, ActivationFailure};
+
+// ============================================================================================
+// Whole matches
+// ============================================================================================
+
+fn play(options: MatchOptions) -> (MatchReport, Replay) {
+    let outcome =
+        DuelMatch::new(options).and_then(DuelMatch::run).unwrap_or_else(|e| panic!("{e}"));
+    (outcome.report, outcome.replay)
+}
+
+/// The checks every finished match must pass.
+fn assert_sound(r: &MatchReport) {
+    assert!(r.checksums_agree(), "checksums disagree: {:?}", r.first_disagreement);
+    assert_eq!(r.compared_frames, r.frames);
+    assert!(r.replay_verified(), "replay diverges at {:?}", r.replay_divergence);
+    assert_eq!(r.peers.len(), r.options.peers);
+    for p in &r.peers {
+        assert_eq!(p.stats.desyncs, 0);
+        assert!(p.checksums.len() >= r.frames as usize);
+        // Every burst played was confirmed, cancelled or is pending; none is lost.
+        assert!(p.cues.balanced(), "peer {}: {:?}", p.player, p.cues);
+        assert!(p.cues.bursts_confirmed > 0);
+        assert!(p.cues.bursts_confirmed <= p.cues.confirmed);
+        // Frames advanced for the first time cover the match (re-simulations are separate).
+        assert!(p.stats.frames >= u64::from(r.frames), "{:?}", p.stats);
+    }
+    // Every peer confirmed the same bursts: the confirmed timeline is the same everywhere.
+    let bursts = |p: &rollback_abilities::duel::PeerSummary| -> Vec<(String, u64)> {
+        p.cues.by_tag.iter().map(|(t, c)| (t.clone(), c.0)).collect()
+    };
+    assert!(r.peers.iter().all(|p| bursts(p) == bursts(&r.peers[0])), "{:?}", r.peers);
+    assert!(r.is_ok());
+    assert_eq!(r.fighters.len(), r.options.peers);
+    assert!(r.fighters.iter().any(|f| f.damage_taken > Fx::ZERO), "nobody took damage");
+    let text = r.to_string();
+    assert!(text.contains("Verdict: every check passed"), "{text}");
+    assert!(text.contains(&format!("{} confirmed frames identical", r.frames)), "{text}");
+}
+
+/// A lossy, jittery 2-peer match: rollbacks happen, everything agrees, the report adds up, and
+/// every recipe shows up in the confirmed timeline.
+#[test]
+fn two_peers_over_a_lossy_network() {
+    let options = MatchOptions {
+        frames: 2400,
+        seed: 11,
+        latency_ms: 50,
+        jitter_ms: 40,
+        loss_percent: 15,
+        ..MatchOptions::default()
+    };
+    let (r, _) = play(options);
+    assert_sound(&r);
+    assert!(r.rollbacks() > 50, "rollbacks: {}", r.rollbacks());
+    assert!(r.max_rollback() >= 2);
+    assert!(r.resimulated() > r.rollbacks());
+    assert!(r.peers.iter().any(|p| p.cues.deduplicated > 0), "no re-simulated cue was seen");
+    let s = r.stats;
+    assert!(s.melee_hits > 0 && s.crits > 0 && s.lifesteal_heals > 0, "{s:?}");
+    assert!(s.poison_stacks > 0 && s.poison_ticks > 0, "{s:?}");
+    assert!(s.shield_blocks > 0 && s.stuns > 0 && s.stun_cancels > 0, "{s:?}");
+    assert!(s.fireballs_launched > 0 && s.fireball_hits > 0, "{s:?}");
+    assert!(s.heavy_cancels > 0 && s.kos > 0 && r.rounds > 0, "{s:?}");
+    // The confirmed cues tell the same story as the simulation's counters.
+    let bursts = |t: &str| r.peers[0].cues.by_tag.get(t).map_or(0, |c| c.0);
+    assert_eq!(bursts("GameplayCue.Hit.Crit"), u64::from(s.crits));
+    assert_eq!(bursts("GameplayCue.Lifesteal"), u64::from(s.lifesteal_heals));
+    assert_eq!(bursts("GameplayCue.Hit.Blocked"), u64::from(s.shield_blocks));
+    assert_eq!(bursts("GameplayCue.Fireball.Launch"), u64::from(s.fireballs_launched));
+    assert_eq!(bursts("GameplayCue.Fireball.Impact"), u64::from(s.fireball_hits));
+    assert_eq!(bursts("GameplayCue.KO"), u64::from(s.kos));
+    assert_eq!(bursts("GameplayCue.Poison"), u64::from(s.poison_ticks));
+    assert_eq!(
+        bursts("GameplayCue.Hit.Light") + bursts("GameplayCue.Hit.Heavy"),
+        u64::from(s.melee_hits)
+    );
+}
+
+#[test]
+fn four_peers() {
+    let options = MatchOptions { peers: 4, frames: 900, seed: 4, ..MatchOptions::default() };
+    let (r, replay) = play(options);
+    assert_sound(&r);
+    assert_eq!(replay.header.players, 4);
+    assert!(r.rollbacks() > 0);
+    assert!(r.stats.melee_hits > 0);
+}
+
+/// The replay the match wrote survives encoding, verifies on a fresh world, and seeks.
+#[test]
+fn the_match_replay_verifies() {
+    let options = MatchOptions { frames: 1300, seed: 5, ..MatchOptions::default() };
+    let (r, replay) = play(options);
+    assert_eq!(replay.len(), 1300);
+    assert!(!replay.keyframes.is_empty(), "peer 0 records keyframes");
+    let back = Replay::decode(&replay.encode()).expect("decodes");
+    let mut world = duel::new_world(options.seed, options.peers);
+    let v = back.verify(&mut world).expect("verifies");
+    assert!(v.is_ok(), "{v:?}");
+    assert_eq!(v.frames, 1300);
+    assert_eq!(world.checksum(), r.final_checksum);
+    // Seeking through a keyframe lands on the recorded checksum.
+    let mut seeker = duel::new_world(options.seed, options.peers);
+    back.seek(&mut seeker, 700).expect("seeks");
+    seeker.step(&back.inputs::<Duel>(700));
+    assert_eq!(seeker.checksum(), back.frames[700].checksum);
+    // Another game's world refuses it.
+    let mut three = duel::new_world(options.seed, 3);
+    assert!(back.verify(&mut three).is_err());
+}
+
+/// Same options, same report (bots, network and simulation are all seeded); another seed,
+/// another match.
+#[test]
+fn bots_are_deterministic() {
+    let options =
+        MatchOptions { frames: 600, seed: 9, loss_percent: 10, ..MatchOptions::default() };
+    let (a, _) = play(options);
+    let (b, _) = play(options);
+    assert_eq!(a, b);
+    assert_eq!(a.to_string(), b.to_string());
+    let (c, _) = play(MatchOptions { seed: 10, ..options });
+    assert_ne!(a.final_checksum, c.final_checksum);
+
+    // The bot is a pure function of the world view, player, frame and seed.
+    let mut w = duel::new_world(3, 2);
+    for f in 0..300 {
+        let inputs = [duel::bot_input(&w, 0, f, 77), duel::bot_input(&w, 1, f, 77)];
+        assert_eq!(inputs[0], duel::bot_input(&w, 0, f, 77));
+        w.step(&inputs);
+    }
+    let pressed = (0..300).any(|f| duel::bot_input(&w, 0, f, 77).buttons != 0);
+    assert!(pressed);
+}
+
+#[test]
+fn invalid_options_are_errors() {
+    for bad in [
+        MatchOptions { peers: 1, ..MatchOptions::default() },
+        MatchOptions { peers: 5, ..MatchOptions::default() },
+        MatchOptions { frames: 0, ..MatchOptions::default() },
+        MatchOptions { loss_percent: 100, ..MatchOptions::default() },
+    ] {
+        let err = DuelMatch::new(bad).unwrap_err();
+        assert!(err.to_string().starts_with("invalid option:"), "{err}");
+    }
+}
+
+// ============================================================================================
+// Moves and recipes, frame by frame
+// ============================================================================================
+
+const IDLE: Input = Input { buttons: 0, axis: 0 };
+
+fn press(buttons: u8) -> Input {
+    Input { buttons, axis: 0 }
+}
+
+/// A 2-fighter world with the fighters at `a` and `b`.
+fn duel_at(seed: u64, a: i64, b: i64) -> (World<Duel>, Entity, Entity) {
+    let mut w = duel::new_world(seed, 2);
+    let p0 = w.player_owner(0).unwrap();
+    let p1 = w.player_owner(1).unwrap();
+    w.component_mut(p0).unwrap().x = num::int(a);
+    w.component_mut(p1).unwrap().x = num::int(b);
+    (w, p0, p1)
+}
+
+fn attr(w: &World<Duel>, e: Entity, name: &str) -> Fx {
+    w.attr(e, w.content().attr(name).unwrap()).unwrap()
+}
+
+fn tag(w: &World<Duel>, name: &str) -> TagId {
+    w.content().tag(name).unwrap()
+}
+
+fn ability(w: &World<Duel>, e: Entity, name: &str) -> rollback_abilities::AbilityHandle {
+    let def: AbilityDefId = w.content().ability(name).unwrap();
+    w.find_ability(e, def).unwrap()
+}
+
+fn stacks(w: &World<Duel>, e: Entity, effect: &str) -> u16 {
+    let def = w.content().effect(effect).unwrap();
+    w.effects(e).iter().filter(|x| x.def == def).map(|x| x.stacks).sum()
+}
+
+/// Steps frames with the given inputs (a function of the frame index within the run).
+fn run(w: &mut World<Duel>, frames: u32, mut inputs: impl FnMut(u32) -> [Input; 2]) {
+    for f in 0..frames {
+        w.step(&inputs(f));
+    }
+}
+
+/// Light attack: 4 startup frames, a hit in the active frames that deals 6 (12 on a crit),
+/// lifesteals a quarter of it, and stacks poison that ticks every 30 frames.
+#[test]
+fn light_attack_hits_lifesteals_and_poisons() {
+    let (mut w, p0, p1) = duel_at(1, 0, 30);
+    w.set_base(p0, w.content().attr("Health").unwrap(), num::int(100));
+    run(&mut w, 4, |f| [if f == 0 { press(Input::LIGHT) } else { IDLE }, IDLE]);
+    assert_eq!(attr(&w, p1, "Health"), num::int(150), "still in startup");
+    w.step(&[IDLE, IDLE]); // frame 4: first active frame
+    let dealt = num::sub(num::int(150), attr(&w, p1, "Health"));
+    let crit = dealt == num::int(2 * LIGHT_DAMAGE);
+    assert!(dealt == num::int(LIGHT_DAMAGE) || crit, "dealt {dealt}");
+    assert_eq!(attr(&w, p0, "Health"), num::add(num::int(100), dealt / 4), "lifesteal 25 %");
+    assert_eq!(stacks(&w, p1, "Poison"), 1);
+    assert!(w.has_tag(p1, tag(&w, "State.Debuff.Poisoned")));
+    let g = w.global().stats;
+    assert_eq!((g.melee_hits, g.lifesteal_heals, g.poison_stacks), (1, 1, 1));
+    assert_eq!(g.crits, u32::from(crit));
+    // Only one hit per attack, although the target stays in the hitbox for 3 active frames.
+    run(&mut w, 12, |_| [IDLE, IDLE]);
+    assert_eq!(w.global().stats.melee_hits, 1);
+    // The poison ticks 2 every 30 frames.
+    let before = attr(&w, p1, "Health");
+    run(&mut w, 30, |_| [IDLE, IDLE]);
+    assert_eq!(attr(&w, p1, "Health"), num::sub(before, num::int(2)));
+    assert_eq!(w.global().stats.poison_ticks, 1);
+}
+
+/// Poison stacks by target up to 3, and each stack ticks.
+#[test]
+fn poison_stacks_to_three() {
+    let (mut w, _, p1) = duel_at(2, 0, 30);
+    // Four light attacks, 20 frames apart.
+    run(&mut w, 80, |f| [if f % 20 == 0 { press(Input::LIGHT) } else { IDLE }, IDLE]);
+    assert_eq!(w.global().stats.melee_hits, 4);
+    assert_eq!(stacks(&w, p1, "Poison"), 3, "the stack limit");
+    let ticks = w.global().stats.poison_ticks;
+    let before = attr(&w, p1, "Health");
+    run(&mut w, 30, |_| [IDLE, IDLE]);
+    assert_eq!(w.global().stats.poison_ticks, ticks + 1);
+    assert_eq!(attr(&w, p1, "Health"), num::sub(before, num::int(6)), "3 stacks × 2");
+}
+
+/// The heavy attack stuns; the stun cancels the target's fireball cast before its release,
+/// blocks new activations and stops movement.
+#[test]
+fn heavy_attack_stuns_and_the_stun_cancels_a_cast() {
+    let (mut w, p0, p1) = duel_at(3, 0, 40);
+    let cast = ability(&w, p1, "Fireball");
+    run(&mut w, 9, |f| {
+        if f == 0 { [press(Input::HEAVY), press(Input::FIREBALL)] } else { [IDLE, IDLE] }
+    });
+    assert!(w.has_tag(p1, tag(&w, "State.Debuff.Stun")));
+    assert!(!w.is_ability_active(cast), "the cast was cancelled");
+    let s = w.global().stats;
+    assert_eq!((s.stuns, s.stun_cancels, s.melee_hits), (1, 1, 1));
+    let dealt = num::sub(num::int(150), attr(&w, p1, "Health"));
+    assert!(dealt == num::int(HEAVY_DAMAGE) || dealt == num::int(2 * HEAVY_DAMAGE));
+    run(&mut w, 20, |_| [IDLE, IDLE]);
+    assert_eq!(w.global().stats.fireballs_launched, 0, "no fireball leaves a cancelled cast");
+    // Stunned: no activation, no movement.
+    let x = w.component(p1).unwrap().x;
+    w.step(&[IDLE, Input { buttons: Input::LIGHT, axis: 127 }]);
+    let light = ability(&w, p1, "LightAttack");
+    assert!(!w.is_ability_active(light));
+    let last = w.last_activation(light).unwrap();
+    assert_eq!(last.result, Err(ActivationFailure::BlockedByTags));
+    assert_eq!(w.component(p1).unwrap().x, x);
+    let _ = p0;
+}
+
+/// The shield makes its owner immune to strikes and their poison for 90 frames.
+#[test]
+fn shield_blocks_damage() {
+    let (mut w, _, p1) = duel_at(4, 0, 30);
+    run(&mut w, 10, |f| {
+        if f == 0 { [press(Input::LIGHT), press(Input::SHIELD)] } else { [IDLE, IDLE] }
+    });
+    assert!(w.has_tag(p1, tag(&w, "State.Buff.Shield")));
+    assert_eq!(attr(&w, p1, "Health"), num::int(150));
+    assert_eq!(stacks(&w, p1, "Poison"), 0);
+    let s = w.global().stats;
+    assert_eq!((s.shield_blocks, s.melee_hits), (1, 0));
+    assert!(w.has_tag(p1, tag(&w, "Cooldown.Skill.Shield")));
+    // 100 mana − 30, plus regeneration.
+    assert!(attr(&w, p1, "Mana") < num::int(100));
+    // After 90 frames the shield is gone and hits land again.
+    run(&mut w, 90, |_| [IDLE, IDLE]);
+    assert!(!w.has_tag(p1, tag(&w, "State.Buff.Shield")));
+    run(&mut w, 10, |f| [if f == 0 { press(Input::LIGHT) } else { IDLE }, IDLE]);
+    assert_eq!(w.global().stats.melee_hits, 1);
+}
+
+/// The fireball: a projectile entity that flies, hits, applies its spec and despawns; its
+/// cost and cooldown apply.
+#[test]
+fn fireball_flies_and_hits() {
+    let (mut w, p0, p1) = duel_at(5, -150, 150);
+    let entities = w.entity_count();
+    run(&mut w, 12, |f| [if f == 0 { press(Input::FIREBALL) } else { IDLE }, IDLE]);
+    assert_eq!(w.global().stats.fireballs_launched, 1);
+    assert_eq!(w.entity_count(), entities + 1, "the projectile is an entity");
+    assert!(w.has_tag(p0, tag(&w, "Cooldown.Skill.Fireball")));
+    assert!(attr(&w, p0, "Mana") <= num::int(76), "cost 25 (plus a tick of regeneration)");
+    run(&mut w, 60, |_| [IDLE, IDLE]);
+    assert_eq!(w.global().stats.fireball_hits, 1);
+    assert_eq!(w.entity_count(), entities, "despawned on impact");
+    let dealt = num::sub(num::int(150), attr(&w, p1, "Health"));
+    assert!(dealt == num::int(FIREBALL_DAMAGE) || dealt == num::int(2 * FIREBALL_DAMAGE));
+    // No lifesteal from fireballs.
+    assert_eq!(w.global().stats.lifesteal_heals, 0);
+}
+
+/// Light → heavy: the heavy attack is refused during the light attack's startup and accepted
+/// inside its cancel window, cancelling the light attack.
+#[test]
+fn light_cancels_into_heavy_only_in_the_window() {
+    let (mut w, p0, _) = duel_at(6, 0, 100);
+    let light = ability(&w, p0, "LightAttack");
+    let heavy = ability(&w, p0, "HeavyAttack");
+    run(&mut w, 3, |f| match f {
+        0 => [press(Input::LIGHT), IDLE],
+        2 => [press(Input::LIGHT | Input::HEAVY), IDLE],
+        _ => [press(Input::LIGHT), IDLE],
+    });
+    assert!(w.is_ability_active(light));
+    assert!(!w.is_ability_active(heavy));
+    assert_eq!(w.last_activation(heavy).unwrap().result, Err(ActivationFailure::Custom(1)));
+    run(&mut w, 5, |f| [if f == 4 { press(Input::HEAVY) } else { IDLE }, IDLE]);
+    assert!(w.is_ability_active(heavy), "{:?}", w.last_activation(heavy));
+    assert!(!w.is_ability_active(light));
+    assert_eq!(w.global().stats.heavy_cancels, 1);
+}
+
+/// Sprint: ×1.6 speed while held, stamina drained every 10 frames, regeneration off; release
+/// ends it.
+#[test]
+fn sprint_drains_stamina() {
+    let (mut w, p0, _) = duel_at(7, -150, 150);
+    let sprint = Input { buttons: Input::SPRINT, axis: 127 };
+    run(&mut w, 31, |_| [sprint, IDLE]);
+    assert!(w.has_tag(p0, tag(&w, "State.Sprinting")));
+    assert!(attr(&w, p0, "MoveSpeed") > num::int(3));
+    assert_eq!(attr(&w, p0, "Stamina"), num::int(88), "3 drains of 4, no regeneration");
+    let x = w.component(p0).unwrap().x;
+    assert!(x > num::int(-30), "moved at sprint speed: {x}");
+    run(&mut w, 2, |_| [IDLE, IDLE]);
+    assert!(!w.has_tag(p0, tag(&w, "State.Sprinting")));
+    assert_eq!(attr(&w, p0, "MoveSpeed"), num::ratio(5, 2));
+    run(&mut w, 24, |_| [IDLE, IDLE]);
+    assert!(attr(&w, p0, "Stamina") > num::int(88), "regenerates again");
+}
+
+/// Death: Health 0 sets `State.Dead` and emits the KO cue; the round goes to the survivor and
+/// the next one starts after the pause with everything restored.
+#[test]
+fn knock_out_ends_the_round() {
+    let (mut w, p0, p1) = duel_at(8, 0, 30);
+    w.set_base(p1, w.content().attr("Health").unwrap(), num::int(3));
+    run(&mut w, 5, |f| [if f == 0 { press(Input::LIGHT) } else { IDLE }, IDLE]);
+    assert!(w.has_tag(p1, tag(&w, "State.Dead")));
+    let ko = tag(&w, "GameplayCue.KO");
+    assert!(w.output().cues.iter().any(|c| c.key.tag == ko && c.key.target == p1));
+    w.step(&[IDLE, IDLE]);
+    assert_eq!(w.global().wins, [1, 0, 0, 0]);
+    assert_eq!(w.global().ko, 1);
+    assert_eq!(duel::winner(&w), Some(0));
+    // Dead fighters neither move nor act.
+    let x = w.component(p1).unwrap().x;
+    w.step(&[IDLE, Input { buttons: Input::LIGHT, axis: 127 }]);
+    assert_eq!(w.component(p1).unwrap().x, x);
+    run(&mut w, KO_PAUSE, |_| [IDLE, IDLE]);
+    assert_eq!(w.global().round, 2);
+    assert!(!w.has_tag(p1, tag(&w, "State.Dead")));
+    assert_eq!(attr(&w, p1, "Health"), num::int(150));
+    assert_eq!(stacks(&w, p1, "Poison"), 0);
+    assert_eq!(w.component(p0).unwrap().x, num::int(-150));
+}

@@ -1,0 +1,4 @@
+//! Fuzz target `scenario`: see `rollback_abilities::fuzz::scenario` and fuzz/README.md.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| rollback_abilities::fuzz::scenario(data));

@@ -1,0 +1,581 @@
+//! Fuzz oracles: the logic of the fuzz targets in `fuzz/`, kept in the crate so that
+//! `cargo test` replays every committed corpus and regression input (see `fuzz/README.md`) and so
+//! that a game built on this crate can fuzz its own content and inputs the same way.
+//!
+//! Every function takes arbitrary bytes and either returns or panics. A panic is a finding:
+//! either the crate panicked on input it must accept (a decode boundary or [`World::step`]), or an
+//! oracle's assertion failed (a rollback changed a checksum, the cue presenter broke its
+//! contract). None of them allocates without bound, reads files or uses the clock.
+//!
+//! | target | what it feeds | what must hold |
+//! |---|---|---|
+//! | [`content`] | RON text | [`Content::from_ron_str`] returns a typed error or content whose hash is stable; a world built on valid content steps without panicking |
+//! | [`replay`] | replay bytes (optionally resealed) | [`Replay::decode`] returns a typed error; a decoded replay's `verify`, `bisect` and `seek` on a duel world return |
+//! | [`scenario`] | scenario RON text | [`Scenario::from_str`] returns a typed error or a scenario; a short valid one runs in plain mode |
+//! | [`step_inputs`] | raw network bytes | reinterpreted as each game's `Pod` input (duel, arena, scenario game) with any input status and any input count, stepping never panics |
+//! | [`determinism`] | inputs, rollback depth, seed | [`RollbackDriver`] at random depths gives the straight run's checksum every frame |
+//! | [`presenter`] | inputs, prediction lag and rollback schedule | [`PresenterLog::check_invariants`] holds and the reconciled log equals the straight run's |
+//!
+//! ```
+//! // Every target accepts any bytes.
+//! for (name, target) in rollback_abilities::fuzz::TARGETS {
+//!     target(b"");
+//!     target(&[0xff; 64]);
+//!     let _ = name;
+//! }
+//! ```
+
+use crate::arena::{Arena, ArenaGame, ArenaSpec};
+use crate::content::Content;
+use crate::cue::{CueDirector, PresenterLog};
+use crate::duel::{self, Duel};
+use crate::id::{AbilityDefId, AttrSetId, EffectDefId};
+use crate::num::Frame;
+use crate::replay::{Recorder, Replay};
+use crate::scenario::{Mode, RunOptions, Scenario, ScenarioGame, ScenarioInput};
+use crate::session::RollbackDriver;
+use crate::world::{Game, Hooks, SnapshotRing, World, WorldConfig};
+use ggrs::InputStatus;
+use std::sync::Arc;
+
+/// A fuzz target: takes arbitrary bytes, never panics (a panic is a finding).
+pub type Target = fn(&[u8]);
+
+/// The fuzz targets by name (the names of the binaries in `fuzz/fuzz_targets/` and of the corpus
+/// folders `fuzz/corpus/<name>/` and `fuzz/regressions/<name>/`).
+pub const TARGETS: &[(&str, Target)] = &[
+    ("content", content),
+    ("replay", replay),
+    ("scenario", scenario),
+    ("step_inputs", step_inputs),
+    ("determinism", determinism),
+    ("presenter", presenter),
+];
+
+/// Runs the target called `name` on `data`; `false` if there is no such target.
+pub fn run(name: &str, data: &[u8]) -> bool {
+    match TARGETS.iter().find(|(n, _)| *n == name) {
+        Some((_, f)) => {
+            f(data);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The small content of the scenario-game targets: a persistent ability cue (Sprint, held), a
+/// burst cue (Strike, with a cost), an ability with a cooldown and a cue (Focus), a stacking
+/// periodic effect with a persistent cue (Burn) and an infinite periodic one (Regen).
+pub const FUZZ_CONTENT: &str = r#"(
+    tags: ["Ability.Movement.Sprint", "Ability.Attack.Strike", "Ability.Skill.Burn",
+           "GameplayCue.Sprint", "GameplayCue.Hit", "GameplayCue.Burn", "Cooldown.Burn",
+           "State.Burning"],
+    attribute_sets: { "Vitals": (attributes: {
+        "Stamina": (default: 1000, min: Const(0)),
+        "Health": (default: 500, min: Const(0), max: Const(500)),
+    }) },
+    effects: {
+        "StrikeCost": (modifiers: [(attribute: "Stamina", op: Add, magnitude: Scalable(coef: -1))],
+                       cues: [(tag: "GameplayCue.Hit")]),
+        "Burn": (duration: Frames(40), period: Frames(7),
+                 modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: -3))],
+                 granted_tags: ["State.Burning"], stacking: (kind: ByTarget, limit: 3),
+                 cues: [(tag: "GameplayCue.Burn")]),
+        "BurnCooldown": (duration: Frames(25), granted_tags: ["Cooldown.Burn"]),
+        "Regen": (duration: Infinite, period: Frames(5),
+                  modifiers: [(attribute: "Stamina", op: Add, magnitude: Scalable(coef: 1))]),
+    },
+    abilities: {
+        "Sprint": (tags: ["Ability.Movement.Sprint"], input: 0, end_on_release: true,
+                   cues: ["GameplayCue.Sprint"]),
+        "Strike": (tags: ["Ability.Attack.Strike"], input: 1, cost: "StrikeCost",
+                   end_after: Frames(1)),
+        "Focus": (tags: ["Ability.Skill.Burn"], input: 2, cooldown: "BurnCooldown",
+                  activation_owned_tags: ["State.Burning"], end_after: Frames(12),
+                  cues: ["GameplayCue.Burn"]),
+    },
+)"#;
+
+/// Reads bytes from the front of the fuzz input; past the end every read gives zeros, so any
+/// input is a complete description.
+#[derive(Debug)]
+struct Bytes<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Bytes<'a> {
+    fn new(data: &'a [u8]) -> Bytes<'a> {
+        Bytes { data, at: 0 }
+    }
+
+    fn u8(&mut self) -> u8 {
+        let b = self.data.get(self.at).copied().unwrap_or(0);
+        self.at = self.at.saturating_add(1);
+        b
+    }
+
+    fn u64(&mut self) -> u64 {
+        (0..8).fold(0u64, |acc, _| (acc << 8) | u64::from(self.u8()))
+    }
+
+    fn fill(&mut self, out: &mut [u8]) {
+        for b in out {
+            *b = self.u8();
+        }
+    }
+
+    fn exhausted(&self) -> bool {
+        self.at >= self.data.len()
+    }
+
+    /// A `Pod` value made of the next `size_of::<T>()` bytes (any bytes are a valid value).
+    fn pod<T: bytemuck::Pod>(&mut self) -> T {
+        let mut v = T::zeroed();
+        self.fill(bytemuck::bytes_of_mut(&mut v));
+        v
+    }
+}
+
+/// A scenario-game world on [`FUZZ_CONTENT`]: two fighters bound to players 0 and 1 with every
+/// ability granted, `Regen` on both and `Burn` (40 frames) on the second, and a spare slot for a
+/// third player.
+///
+/// # Panics
+///
+/// Never: the embedded content is valid (the crate's tests run every target).
+pub fn fuzz_world(seed: u64) -> World<ScenarioGame> {
+    let content = match Content::from_ron_str(FUZZ_CONTENT) {
+        Ok(c) => Arc::new(c),
+        Err(e) => panic!("the fuzz content is invalid: {e}"),
+    };
+    let config = WorldConfig { seed, players: 3, max_entities: 8, ..WorldConfig::default() };
+    let mut w = match World::new(content.clone(), &Hooks::new(), config) {
+        Ok(w) => w,
+        Err(e) => panic!("the fuzz world cannot be built: {e}"),
+    };
+    populate(&mut w, &content, 2);
+    let ents: Vec<_> = w.entities().collect();
+    for (name, target) in [("Regen", 0), ("Regen", 1), ("Burn", 1)] {
+        if let (Ok(def), Some(e)) = (content.effect(name), ents.get(target)) {
+            let spec = w.make_spec(def, 1, ents[0]);
+            let _ = w.apply_effect(spec, *e);
+        }
+    }
+    w
+}
+
+/// Spawns `n` actors with every attribute set and ability of the content, bound to players.
+fn populate<G: Game>(w: &mut World<G>, content: &Content, n: usize) {
+    let sets: Vec<AttrSetId> =
+        (0..content.attr_set_defs().len().min(64)).map(|i| AttrSetId(i as u16)).collect();
+    for p in 0..n {
+        let Some(e) = w.spawn_actor(&sets) else { return };
+        if p < w.players() {
+            w.bind_player(p, e);
+        }
+        for a in 0..content.ability_defs().len().min(16) {
+            let _ = w.grant_ability(e, AbilityDefId(a as u16), 1);
+        }
+    }
+}
+
+/// Content parsing: any text gives a typed error or content. Valid content freezes to the same
+/// hash twice, and a world on it (every attribute set, ability and effect used) steps 16 frames
+/// with inputs taken from the text.
+pub fn content(data: &[u8]) {
+    let Ok(text) = core::str::from_utf8(data) else { return };
+    let Ok(first) = Content::from_ron_str(text) else { return };
+    match Content::from_ron_str(text) {
+        Ok(second) => assert_eq!(first.hash(), second.hash(), "content hash is not stable"),
+        Err(e) => panic!("content froze once and then failed: {e}"),
+    }
+    let content = Arc::new(first);
+    let config = WorldConfig { players: 2, max_entities: 4, ..WorldConfig::default() };
+    // Content naming functions needs hooks: that is a typed `WorldError`, not a finding.
+    let Ok(mut w) = World::<ScenarioGame>::new(content.clone(), &Hooks::new(), config) else {
+        return;
+    };
+    populate(&mut w, &content, 2);
+    let ents: Vec<_> = w.entities().collect();
+    for (i, e) in ents.iter().enumerate() {
+        for d in 0..content.effect_defs().len().min(32) {
+            let spec = w.make_spec(EffectDefId(d as u16), 1, ents[(i + 1) % ents.len()]);
+            let _ = w.apply_effect(spec, *e);
+        }
+    }
+    let mut b = Bytes::new(data);
+    for _ in 0..16 {
+        let inputs = [b.pod::<ScenarioInput>(), b.pod::<ScenarioInput>()];
+        w.step(&inputs);
+    }
+}
+
+/// Replay parsing: [`Replay::decode`] on the bytes after the first; if the first byte is odd,
+/// the last 8 bytes are first replaced by the integrity checksum of the rest ("resealed"), so
+/// the fuzzer reaches the structure behind the integrity check, as a deliberate tamperer
+/// would. A decoded replay is verified, bisected and sought on a duel world.
+pub fn replay(data: &[u8]) {
+    let Some((&flags, rest)) = data.split_first() else { return };
+    let mut bytes = rest.to_vec();
+    if flags & 1 == 1 && bytes.len() >= 8 {
+        let n = bytes.len() - 8;
+        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..n]);
+        bytes[n..].copy_from_slice(&sum.to_le_bytes());
+    }
+    let Ok(r) = Replay::decode(&bytes) else { return };
+    // Re-encoding what was decoded gives the same bytes.
+    assert_eq!(r.encode(), bytes, "a decoded replay re-encodes differently");
+    // Bound the work: a replay announcing millions of frames is legal but slow.
+    if r.frames.len() > 2_000 {
+        return;
+    }
+    let players = usize::from(r.header.players).clamp(2, duel::MAX_FIGHTERS);
+    let Ok(mut w) = duel::try_new_world(r.header.seed, players) else { return };
+    let _ = r.verify(&mut w);
+    let _ = r.bisect(&mut w);
+    let _ = r.seek(&mut w, u32::from(flags >> 1));
+    let _ = r.seek(&mut w, 0);
+}
+
+/// Scenario parsing: [`Scenario::from_str`] on any text gives a typed error or a scenario; a
+/// valid scenario of at most 64 frames then runs in plain mode (its expectations may fail, it
+/// must not panic). Content paths resolve against a directory that does not exist.
+pub fn scenario(data: &[u8]) {
+    let Ok(text) = core::str::from_utf8(data) else { return };
+    let base = std::path::Path::new("/nonexistent-fuzz-dir");
+    let Ok(s) = Scenario::from_str(text, "fuzz.ron", Some(base)) else { return };
+    if s.frames > 64 || s.world.max_entities > 64 || s.world.max_tasks > 1024 {
+        return;
+    }
+    let options = RunOptions { modes: Some(vec![Mode::Plain]), ..RunOptions::default() };
+    let _ = crate::scenario::run(&s, &options);
+}
+
+/// Network input bytes into `step`: the first byte picks a game (duel with 2–4 fighters, the
+/// reference arena, the scenario game); then, frame after frame, a byte gives the number of
+/// inputs (fewer or more than the players), a byte per input its GGRS status, and the raw bytes
+/// become the game's `Pod` input. Stepping must never panic.
+pub fn step_inputs(data: &[u8]) {
+    let mut b = Bytes::new(data);
+    match b.u8() % 5 {
+        0..=2 => {
+            let n = 2 + usize::from(data.first().copied().unwrap_or(0) % 3);
+            let mut w = duel::new_world(b.u64(), n);
+            feed::<Duel>(&mut w, &mut b);
+        }
+        3 => {
+            let mut a = Arena::new(ArenaSpec { entities: 4, ..ArenaSpec::default() });
+            feed::<ArenaGame>(&mut a.world, &mut b);
+        }
+        _ => {
+            let mut w = fuzz_world(b.u64());
+            feed::<ScenarioGame>(&mut w, &mut b);
+        }
+    }
+}
+
+fn feed<G: Game>(w: &mut World<G>, b: &mut Bytes<'_>) {
+    let mut inputs: Vec<(G::Input, InputStatus)> = Vec::new();
+    for _ in 0..600 {
+        if b.exhausted() {
+            break;
+        }
+        inputs.clear();
+        let n = usize::from(b.u8() % 8);
+        for _ in 0..n {
+            let status = match b.u8() % 3 {
+                0 => InputStatus::Confirmed,
+                1 => InputStatus::Predicted,
+                _ => InputStatus::Disconnected,
+            };
+            inputs.push((b.pod::<G::Input>(), status));
+        }
+        w.step_with_status(&inputs);
+    }
+}
+
+/// A game the oracles can run: a world builder and per-frame inputs.
+trait Subject: Game {
+    fn build(seed: u64, players: usize) -> World<Self>;
+}
+
+impl Subject for Duel {
+    fn build(seed: u64, players: usize) -> World<Duel> {
+        duel::new_world(seed, players)
+    }
+}
+
+impl Subject for ArenaGame {
+    fn build(seed: u64, _players: usize) -> World<ArenaGame> {
+        Arena::new(ArenaSpec { entities: 4, seed, ..ArenaSpec::default() }).world
+    }
+}
+
+impl Subject for ScenarioGame {
+    fn build(seed: u64, _players: usize) -> World<ScenarioGame> {
+        fuzz_world(seed)
+    }
+}
+
+/// Per-frame inputs from the fuzz bytes: each player's input changes when a control byte has
+/// its high bit set (then new raw bytes follow) and is held otherwise, so buttons are held for
+/// stretches as real players hold them.
+fn input_table<G: Game>(b: &mut Bytes<'_>, frames: usize, players: usize) -> Vec<Vec<G::Input>> {
+    let mut current = vec![G::Input::default(); players];
+    let mut table = Vec::with_capacity(frames);
+    for _ in 0..frames {
+        for c in current.iter_mut() {
+            if b.u8() & 0x80 != 0 {
+                *c = b.pod::<G::Input>();
+            }
+        }
+        table.push(current.clone());
+    }
+    table
+}
+
+/// The determinism oracle: arbitrary inputs for up to 200 frames of a game (duel, arena,
+/// scenario game), stepped straight and under [`RollbackDriver`] with a random depth of
+/// `1..=max_depth` (both from the bytes) after every frame: every frame's checksum, and the
+/// final snapshot bytes, equal the straight run's.
+pub fn determinism(data: &[u8]) {
+    let mut b = Bytes::new(data);
+    let game = b.u8();
+    match game % 3 {
+        0 => determinism_on::<Duel>(&mut b, 2 + usize::from(game / 3 % 3)),
+        1 => determinism_on::<ArenaGame>(&mut b, 2),
+        _ => determinism_on::<ScenarioGame>(&mut b, 2),
+    }
+}
+
+fn determinism_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
+    let max_depth = 1 + u32::from(b.u8() % 16);
+    let seed = b.u64();
+    let frames = 8 + usize::from(b.u8()) % 192;
+    let table = input_table::<G>(b, frames, players);
+    let mut straight = G::build(seed, players);
+    let mut sums = Vec::with_capacity(frames);
+    for inputs in &table {
+        straight.step(inputs);
+        sums.push(straight.checksum());
+    }
+    let mut w = G::build(seed, players);
+    let mut driver = RollbackDriver::new(&w, max_depth, seed);
+    // The arena starts after its warm-up frames.
+    let start = w.next_frame();
+    for (f, want) in sums.iter().enumerate() {
+        let r = driver.advance(
+            &mut w,
+            |frame, buf| buf.extend_from_slice(&table[(frame - start) as usize]),
+            |_| {},
+        );
+        if let Err(d) = r {
+            panic!("rollback changed a re-simulated frame: {d}");
+        }
+        assert_eq!(w.checksum(), *want, "frame {f}: checksum differs from the straight run");
+    }
+    assert!(w.state_bytes() == straight.state_bytes(), "final snapshot bytes differ");
+}
+
+/// The presenter oracle: a duel (or the scenario game) whose remote players' inputs arrive late
+/// by a lag of 0–7 frames that changes every frame (predicted meanwhile by repeating their last
+/// confirmed input, as GGRS does), with extra rollbacks of 0–7 frames mixed in, all from the
+/// bytes. After every batch a [`CueDirector`] reconciles into a [`PresenterLog`]. The log keeps
+/// the presenter contract ([`PresenterLog::check_invariants`]: no double play, every cancel
+/// matches a play, persistent cues balanced), and once everything is confirmed its reconciled
+/// view and the final checksum equal the straight run's.
+pub fn presenter(data: &[u8]) {
+    let mut b = Bytes::new(data);
+    let game = b.u8();
+    match game % 2 {
+        0 => presenter_on::<Duel>(&mut b, 2 + usize::from(game / 2 % 3)),
+        _ => presenter_on::<ScenarioGame>(&mut b, 2),
+    }
+}
+
+/// The prediction window of [`presenter`].
+const WINDOW: usize = 8;
+
+fn presenter_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
+    let seed = b.u64();
+    let frames = 8 + usize::from(b.u8()) % 240;
+    let table = input_table::<G>(b, frames, players);
+    let schedule: Vec<u8> = (0..frames).map(|_| b.u8()).collect();
+
+    // The straight run: every frame confirmed at once.
+    let mut plain = G::build(seed, players);
+    // Frame numbers of the table's rows (the duel and the scenario game start at frame 0).
+    let base = plain.next_frame();
+    let fr = |i: usize| base + i as Frame;
+    let mut director = CueDirector::new().with_log_capacity(0);
+    let mut plain_log = PresenterLog::default();
+    for (f, inputs) in table.iter().enumerate() {
+        plain.step(inputs);
+        director.ingest(plain.output());
+        plain_log.at(fr(f));
+        director.reconcile(&plain, Some(fr(f)), &mut plain_log);
+    }
+    if let Err(e) = plain_log.check_invariants() {
+        panic!("straight run broke the presenter contract: {e}");
+    }
+
+    // Player 0 is local; the others' inputs are known for frames before `known`.
+    let predicted = |f: usize, known: usize| -> Vec<G::Input> {
+        (0..players)
+            .map(|p| {
+                if f < known || p == 0 {
+                    table[f][p]
+                } else if known > 0 {
+                    table[known - 1][p]
+                } else {
+                    G::Input::default()
+                }
+            })
+            .collect()
+    };
+    let mut w = G::build(seed, players);
+    let mut ring = SnapshotRing::new(&w, WINDOW + 2);
+    let mut director = CueDirector::new().with_log_capacity(0);
+    let mut log = PresenterLog::default();
+    let mut used: Vec<Vec<G::Input>> = Vec::with_capacity(frames);
+    let mut known = 0usize;
+    let simulate = |w: &mut World<G>,
+                    ring: &mut SnapshotRing<G>,
+                    used: &mut Vec<Vec<G::Input>>,
+                    director: &mut CueDirector,
+                    f: usize,
+                    known: usize| {
+        ring.save(w);
+        let inputs = predicted(f, known);
+        w.step(&inputs);
+        director.ingest(w.output());
+        if f < used.len() {
+            used[f] = inputs;
+        } else {
+            used.push(inputs);
+        }
+    };
+    for (f, s) in schedule.iter().enumerate().take(frames) {
+        simulate(&mut w, &mut ring, &mut used, &mut director, f, known);
+        let old_known = known;
+        let lag = usize::from(s % WINDOW as u8);
+        known = known.max((f + 1).saturating_sub(lag));
+        let extra = usize::from((s >> 3) % WINDOW as u8);
+        let mispredicted = (old_known..known).find(|g| used[*g] != table[*g]);
+        let extra_from = (extra > 0).then(|| (f + 1).saturating_sub(extra).max(old_known));
+        let from = match (mispredicted, extra_from) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(from) = from {
+            assert!(ring.load(&mut w, fr(from)), "the ring lost frame {from}");
+            director.rewound_to(fr(from));
+            for g in from..=f {
+                simulate(&mut w, &mut ring, &mut used, &mut director, g, known);
+            }
+        }
+        log.at(fr(f));
+        director.reconcile(&w, known.checked_sub(1).map(fr), &mut log);
+    }
+    // Everything arrives.
+    let last = frames - 1;
+    if let Some(from) = (known..frames).find(|g| used[*g] != table[*g]) {
+        assert!(ring.load(&mut w, fr(from)), "the ring lost frame {from}");
+        director.rewound_to(fr(from));
+        for g in from..frames {
+            simulate(&mut w, &mut ring, &mut used, &mut director, g, frames);
+        }
+    }
+    log.at(fr(last));
+    director.reconcile(&w, Some(fr(last)), &mut log);
+    if let Err(e) = log.check_invariants() {
+        panic!("presenter contract broken under rollback: {e}");
+    }
+    assert_eq!(w.checksum(), plain.checksum(), "final checksum differs from the straight run");
+    let (got, want) = (log.reconciled(), plain_log.reconciled());
+    if got != want {
+        let key = want
+            .iter()
+            .find(|c| !got.contains(c))
+            .or_else(|| got.iter().find(|c| !want.contains(c)))
+            .map(|c| c.key());
+        let calls = |l: &PresenterLog| -> Vec<String> {
+            l.calls
+                .iter()
+                .filter(|(_, c)| Some(c.key()) == key)
+                .map(|(at, c)| format!("@{at} {c:?}"))
+                .collect()
+        };
+        panic!(
+            "reconciled cue log differs at {key:?}: straight run {:#?}, under rollback {:#?}",
+            calls(&plain_log),
+            calls(&log)
+        );
+    }
+}
+
+/// Seed inputs for a target's corpus: valid files and well-formed byte strings that reach
+/// deep into each target (the fuzzer mutates from there). `fuzz/README.md` says how the
+/// committed corpora were made from these.
+pub fn seeds(target: &str) -> Vec<Vec<u8>> {
+    match target {
+        "content" => vec![
+            FUZZ_CONTENT.as_bytes().to_vec(),
+            duel::CONTENT_RON.as_bytes().to_vec(),
+            b"()".to_vec(),
+            b"(tags: [\"A.B\", \"A.C\"])".to_vec(),
+        ],
+        "replay" => {
+            let mut out = Vec::new();
+            for (players, frames, keyframes) in [(2usize, 24u32, 8u32), (3, 12, 0)] {
+                let mut w = duel::new_world(7, players);
+                let mut rec = Recorder::new(&w, keyframes);
+                for f in 0..frames {
+                    let inputs: Vec<duel::Input> =
+                        (0..players).map(|p| duel::bot_input(&w, p, f, 3)).collect();
+                    w.step(&inputs);
+                    let _ = rec.push(f, &inputs, w.checksum());
+                    if rec.keyframe_due(w.next_frame()) {
+                        rec.keyframe(&w);
+                    }
+                }
+                let bytes = rec.finish().encode();
+                out.push([&[0u8][..], &bytes].concat());
+                out.push([&[1u8][..], &bytes].concat());
+            }
+            out
+        }
+        "scenario" => vec![
+            format!(
+                "Scenario(name: \"fuzz\", content: Inline(r#\"{FUZZ_CONTENT}\"#), players: 2, \
+                 frames: 40, entities: {{ \"a\": (attribute_sets: [\"Vitals\"], abilities: \
+                 [(ability: \"Sprint\"), (ability: \"Focus\")], player: 0), \"b\": \
+                 (attribute_sets: [\"Vitals\"], player: 1) }}, script: [(frame: 2, do: \
+                 Press(player: 0, input: 0)), (frame: 9, do: Tap(player: 0, input: 2)), \
+                 (frame: 20, do: Release(player: 0, input: 0))], expect: [(frame: 39, that: \
+                 Attribute(on: \"a\", attribute: \"Stamina\", current: 1000))])"
+            )
+            .into_bytes(),
+        ],
+        "step_inputs" => vec![
+            vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 2, 0, 0x1f, 0x40, 0, 0x04, 0x80],
+            vec![3, 2, 0, 0x1f, 1, 0x03, 2, 2, 0, 0xff, 2, 0x10],
+            vec![4, 9, 9, 9, 9, 9, 9, 9, 9, 3, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0],
+        ],
+        "determinism" | "presenter" => {
+            let mut out = Vec::new();
+            for game in 0u8..3 {
+                let mut s = vec![game, 7, 1, 2, 3, 4, 5, 6, 7, 8, 120];
+                for f in 0..400u32 {
+                    s.push(if f % 5 == 0 { 0x80 } else { 0 });
+                    s.push((f * 37 % 256) as u8);
+                    s.push((f % 3) as u8);
+                }
+                out.push(s);
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}

@@ -32,11 +32,14 @@ compile_error!(
 );
 
 pub mod ability;
+pub mod arena;
 pub mod attribute;
 pub mod content;
 pub mod cue;
 pub mod debug;
+pub mod duel;
 pub mod effect;
+pub mod fuzz;
 pub mod id;
 pub mod num;
 pub mod random;

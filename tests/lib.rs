@@ -1,17 +1,22 @@
 //! Integration tests (one binary, many modules).
 
+mod alloc;
+#[cfg(feature = "cli")]
+mod cli;
 mod common;
 mod content_errors;
 mod cues;
+mod duel;
 mod features_abilities;
 mod features_attributes;
 mod features_effects;
 mod features_tags;
+mod fuzz_corpora;
 #[cfg(feature = "matchbox")]
 mod matchbox;
 mod recipes;
 mod rollback;
+mod scenario_files;
 mod scenarios_abilities;
 mod scenarios_core;
 mod sessions;
-mod scenario_files;

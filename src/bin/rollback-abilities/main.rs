@@ -1,0 +1,254 @@
+//! `rollback-abilities`: the crate's command-line tool (feature `cli`).
+//!
+//! Run scenarios, check content, verify and inspect replays, diff desync dumps and measure the
+//! simulation. `rollback-abilities --help` and `rollback-abilities <command> --help` explain
+//! every command with examples.
+
+mod bench;
+mod plot;
+mod replays;
+mod scenarios;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Rollback-netcode gameplay abilities: scenario runner, content checker, replay and desync
+/// tools.
+///
+/// Exit status: 0 when everything passed, 1 when a check failed (an expectation, a mode
+/// disagreement, a replay divergence, a content error), 2 when the command could not run
+/// (a missing file, a bad argument).
+#[derive(Debug, Parser)]
+#[command(name = "rollback-abilities", version, about, long_about, max_term_width = 100)]
+#[command(after_help = "Examples:
+  rollback-abilities scenario run examples/scenarios/*.ron
+  rollback-abilities content check examples/content/
+  cargo run --release --example duel -- --replay duel.replay
+  rollback-abilities replay verify duel.replay
+  rollback-abilities inspect duel.replay --frame 600 --entity 1
+  rollback-abilities replay plot duel.replay --out health.svg --attribute Health")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run scenario files: expectations, and agreement of plain stepping, rollback, replay and
+    /// two peers on a lossy emulated network.
+    #[command(subcommand)]
+    Scenario(ScenarioCmd),
+    /// Check content files for errors and print what they define.
+    #[command(subcommand)]
+    Content(ContentCmd),
+    /// Verify, summarise, seek, bisect and plot replay files.
+    #[command(subcommand)]
+    Replay(ReplayCmd),
+    /// Show the inspector view (attributes, tags, effects, abilities with their last
+    /// activation failure and tasks) of entities at a frame of a replay.
+    ///
+    /// The view is the same for every entity: nothing is local-only in a rollback world.
+    #[command(after_help = "Examples:
+  rollback-abilities inspect duel.replay --frame 600
+  rollback-abilities inspect duel.replay --frame 600 --entity 1 --json
+  rollback-abilities inspect stun.replay --scenario examples/scenarios/as16_stun.ron --frame 150 --entity b")]
+    Inspect {
+        /// The replay file.
+        replay: PathBuf,
+        /// The frame whose resulting state to show (the state after stepping it).
+        #[arg(long, default_value_t = 0)]
+        frame: u32,
+        /// The entities to show: an entity index, or a scenario entity name (default: all
+        /// live entities). Repeat for several.
+        #[arg(long = "entity", value_name = "ENTITY")]
+        entities: Vec<String>,
+        /// The scenario file a scenario replay was recorded from (its content and script).
+        #[arg(long, value_name = "FILE")]
+        scenario: Option<PathBuf>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare desync dumps.
+    #[command(subcommand)]
+    Desync(DesyncCmd),
+    /// Measure the reference arena: snapshot save/load against memcpy, checksums, stepping
+    /// and an 8-frame rollback (see docs/performance.md; `cargo bench` is the precise tool).
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum ScenarioCmd {
+    /// Run scenario files. Every expectation is reported with expected and actual values.
+    #[command(after_help = "Examples:
+  rollback-abilities scenario run examples/scenarios/*.ron
+  rollback-abilities scenario run my.ron --mode plain --trace my.jsonl
+  rollback-abilities scenario run my.ron --replay-dir replays/
+
+The format is specified in docs/scenarios.md.")]
+    Run {
+        /// Scenario files (RON).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Run only these modes (plain always runs): plain, rollback, replay, peers.
+        #[arg(long = "mode", value_name = "MODE")]
+        modes: Vec<String>,
+        /// Write a per-frame trace of plain stepping (JSON lines: checksum, inputs, every
+        /// entity's inspector view, cues, activations). With several files, one trace per
+        /// file is written next to it as `<FILE>.<scenario>.jsonl`.
+        #[arg(long, value_name = "OUT.jsonl")]
+        trace: Option<PathBuf>,
+        /// Write each scenario's replay into this directory (`<name>.replay`).
+        #[arg(long, value_name = "DIR")]
+        replay_dir: Option<PathBuf>,
+        /// Print only failures and the summary.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ContentCmd {
+    /// Load content (a file or every `.ron` file of a directory) and report the first error
+    /// with its file, line, column and path, or a summary of what it defines.
+    #[command(after_help = "Examples:
+  rollback-abilities content check examples/content/duel.ron
+  rollback-abilities content check my_game/content/")]
+    Check {
+        /// A content file or directory.
+        path: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ReplayCmd {
+    /// Re-simulate a replay headless and compare every recorded checksum; on divergence,
+    /// name the first bad frame and diff the state field by field.
+    Verify {
+        /// The replay file.
+        replay: PathBuf,
+        /// The scenario file a scenario replay was recorded from.
+        #[arg(long, value_name = "FILE")]
+        scenario: Option<PathBuf>,
+    },
+    /// Print a replay's header: version, content hash, seed, players, frames, keyframes.
+    Inspect {
+        /// The replay file.
+        replay: PathBuf,
+    },
+    /// Move to a frame (using the nearest keyframe) and print every entity's attributes.
+    Seek {
+        /// The replay file.
+        replay: PathBuf,
+        /// The frame whose resulting state to show.
+        #[arg(long)]
+        frame: u32,
+        /// The scenario file a scenario replay was recorded from.
+        #[arg(long, value_name = "FILE")]
+        scenario: Option<PathBuf>,
+    },
+    /// Find the first keyframe whose re-simulated state differs from the recorded one (for
+    /// replays without per-frame checksums).
+    Bisect {
+        /// The replay file.
+        replay: PathBuf,
+        /// The scenario file a scenario replay was recorded from.
+        #[arg(long, value_name = "FILE")]
+        scenario: Option<PathBuf>,
+    },
+    /// Plot attributes over frames as an SVG chart, with cue markers.
+    #[command(after_help = "Examples:
+  rollback-abilities replay plot duel.replay --out health.svg --attribute Health
+  rollback-abilities replay plot duel.replay --out all.svg --entity 0 --entity 1")]
+    Plot {
+        /// The replay file.
+        replay: PathBuf,
+        /// The SVG file to write.
+        #[arg(long, value_name = "FILE.svg")]
+        out: PathBuf,
+        /// Attributes to plot (default: every attribute).
+        #[arg(long = "attribute", value_name = "NAME")]
+        attributes: Vec<String>,
+        /// Entities to plot (index or scenario name; default: entities with a player).
+        #[arg(long = "entity", value_name = "ENTITY")]
+        entities: Vec<String>,
+        /// The scenario file a scenario replay was recorded from.
+        #[arg(long, value_name = "FILE")]
+        scenario: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum DesyncCmd {
+    /// Diff two state dumps (`desync-<frame>.dump` files written by peers, or any two
+    /// dumps of the same content) field by field.
+    #[command(after_help = "Example:
+  rollback-abilities desync diff peer0/desync-120.dump peer1/desync-120.dump --content examples/content/duel.ron")]
+    Diff {
+        /// The first dump.
+        a: PathBuf,
+        /// The second dump.
+        b: PathBuf,
+        /// The content both dumps come from (names attributes and tags in the diff).
+        #[arg(long, value_name = "PATH")]
+        content: Option<PathBuf>,
+    },
+}
+
+/// A command's failure: exit status 1 (a check failed) or 2 (could not run).
+pub enum Failure {
+    /// A check failed; the message was already printed or is printed now.
+    Check(String),
+    /// The command could not run.
+    Usage(String),
+}
+
+impl From<String> for Failure {
+    fn from(s: String) -> Self {
+        Failure::Usage(s)
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Scenario(ScenarioCmd::Run { files, modes, trace, replay_dir, quiet }) => {
+            scenarios::run(&files, &modes, trace.as_deref(), replay_dir.as_deref(), quiet)
+        }
+        Command::Content(ContentCmd::Check { path }) => scenarios::check_content(&path),
+        Command::Replay(ReplayCmd::Verify { replay, scenario }) => {
+            replays::verify(&replay, scenario.as_deref())
+        }
+        Command::Replay(ReplayCmd::Inspect { replay }) => replays::header(&replay),
+        Command::Replay(ReplayCmd::Seek { replay, frame, scenario }) => {
+            replays::seek(&replay, frame, scenario.as_deref())
+        }
+        Command::Replay(ReplayCmd::Bisect { replay, scenario }) => {
+            replays::bisect(&replay, scenario.as_deref())
+        }
+        Command::Replay(ReplayCmd::Plot { replay, out, attributes, entities, scenario }) => {
+            replays::plot(&replay, &out, &attributes, &entities, scenario.as_deref())
+        }
+        Command::Inspect { replay, frame, entities, scenario, json } => {
+            replays::inspect(&replay, frame, &entities, scenario.as_deref(), json)
+        }
+        Command::Desync(DesyncCmd::Diff { a, b, content }) => {
+            replays::desync_diff(&a, &b, content.as_deref())
+        }
+        Command::Bench(args) => bench::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Check(msg)) => {
+            if !msg.is_empty() {
+                eprintln!("{msg}");
+            }
+            ExitCode::from(1)
+        }
+        Err(Failure::Usage(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}

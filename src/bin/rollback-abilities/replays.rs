@@ -1,0 +1,451 @@
+//! `replay …`, `inspect` and `desync diff`: replays of the duel and of scenarios.
+
+use crate::Failure;
+use crate::plot::{self, Marker, Series};
+use indicatif::{ProgressBar, ProgressStyle};
+use rollback_abilities::cue::{CueDirector, PresenterCall, PresenterLog};
+use rollback_abilities::debug::{WorldDump, debug_view, diff_dumps};
+use rollback_abilities::duel::{self, Duel};
+use rollback_abilities::id::Entity;
+use rollback_abilities::replay::Replay;
+use rollback_abilities::scenario::{Scenario, ScenarioGame};
+use rollback_abilities::world::{Game, Hooks, World};
+use std::path::Path;
+
+/// The game a replay belongs to.
+enum Target {
+    /// The duel demo (`cargo run --example duel -- --replay FILE`).
+    Duel,
+    /// A scenario (`scenario run --replay-dir DIR`).
+    Scenario(Box<Scenario>),
+}
+
+fn read(path: &Path) -> Result<Replay, Failure> {
+    if !path.exists() {
+        return Err(Failure::Usage(format!("{} does not exist", path.display())));
+    }
+    Replay::read(path).map_err(|e| Failure::Check(format!("{}: {e}", path.display())))
+}
+
+fn target(replay: &Replay, scenario: Option<&Path>) -> Result<Target, Failure> {
+    let hash = replay.header.content_hash;
+    if let Some(p) = scenario {
+        let s = Scenario::load(p).map_err(|e| Failure::Usage(e.to_string()))?;
+        if s.content.hash() != hash {
+            return Err(Failure::Usage(format!(
+                "{} runs on content {:016x}, but the replay was recorded on content {hash:016x}: \
+                 pass the scenario file the replay was recorded from",
+                p.display(),
+                s.content.hash()
+            )));
+        }
+        return Ok(Target::Scenario(Box::new(s)));
+    }
+    if hash == duel::content().hash() {
+        return Ok(Target::Duel);
+    }
+    Err(Failure::Usage(format!(
+        "the replay was recorded on content {hash:016x}, which is not the duel's ({:016x}); for \
+         a replay written by `scenario run --replay-dir`, pass the scenario with --scenario FILE",
+        duel::content().hash()
+    )))
+}
+
+/// Applies a replay's scripted (non-input) changes to the world before each frame.
+type Script<'a, G> = Box<dyn FnMut(&mut World<G>) + 'a>;
+
+/// A world ready to play a replay, with the script its frames need and entity names.
+struct Sim<'a, G: Game> {
+    world: World<G>,
+    script: Script<'a, G>,
+    names: Vec<(Entity, String)>,
+}
+
+impl<G: Game> Sim<'_, G> {
+    fn name(&self, e: Entity) -> String {
+        self.names
+            .iter()
+            .find(|(x, _)| *x == e)
+            .map_or_else(|| format!("entity {}", e.index), |(_, n)| n.clone())
+    }
+
+    /// Resolves `--entity` arguments: an index or a name.
+    fn entities(&self, args: &[String], default: Vec<Entity>) -> Result<Vec<Entity>, Failure> {
+        if args.is_empty() {
+            return Ok(default);
+        }
+        let live: Vec<Entity> = self.world.entities().collect();
+        args.iter()
+            .map(|a| {
+                if let Ok(i) = a.parse::<u32>() {
+                    return live.iter().copied().find(|e| e.index == i).ok_or_else(|| {
+                        let known: Vec<String> = live.iter().map(|e| e.index.to_string()).collect();
+                        Failure::Usage(format!(
+                            "no live entity with index {i} at this frame (live: {})",
+                            known.join(", ")
+                        ))
+                    });
+                }
+                self.names.iter().find(|(_, n)| n == a).map(|(e, _)| *e).ok_or_else(|| {
+                    let known: Vec<&str> = self.names.iter().map(|(_, n)| n.as_str()).collect();
+                    Failure::Usage(format!(
+                        "no entity named \"{a}\" (names: {}; or give an entity index)",
+                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    ))
+                })
+            })
+            .collect()
+    }
+}
+
+fn duel_sim(replay: &Replay) -> Result<Sim<'static, Duel>, Failure> {
+    let world = World::new(duel::content(), &duel::hooks(), replay.header.config)
+        .map_err(|e| Failure::Usage(format!("cannot build the duel world: {e}")))?;
+    let mut sim = Sim { world, script: Box::new(|_| {}), names: Vec::new() };
+    start(replay, &mut sim.world)?;
+    sim.names = (0..sim.world.players())
+        .filter_map(|p| sim.world.player_owner(p).map(|e| (e, format!("fighter {p}"))))
+        .collect();
+    Ok(sim)
+}
+
+fn scenario_sim<'a>(replay: &Replay, s: &'a Scenario) -> Result<Sim<'a, ScenarioGame>, Failure> {
+    let (mut world, ents) =
+        s.build_world(&Hooks::new()).map_err(|e| Failure::Usage(e.to_string()))?;
+    start(replay, &mut world)?;
+    let names = s.entity_names().zip(&ents).map(|(n, e)| (*e, n.to_string())).collect();
+    Ok(Sim { world, script: Box::new(move |w| s.run_script(&ents, w)), names })
+}
+
+fn start<G: Game>(replay: &Replay, world: &mut World<G>) -> Result<(), Failure> {
+    replay.start(world).map_err(|e| Failure::Check(format!("the replay does not fit: {e}")))
+}
+
+/// Runs `f` on the replay's game.
+macro_rules! with_sim {
+    ($replay:expr, $scenario:expr, |$sim:ident| $body:expr) => {{
+        let replay: &Replay = $replay;
+        match target(replay, $scenario)? {
+            Target::Duel => {
+                let mut $sim = duel_sim(replay)?;
+                $body
+            }
+            Target::Scenario(s) => {
+                let mut $sim = scenario_sim(replay, &s)?;
+                $body
+            }
+        }
+    }};
+}
+
+/// `replay inspect`: the header.
+pub fn header(path: &Path) -> Result<(), Failure> {
+    let r = read(path)?;
+    let h = &r.header;
+    let with_sums = r.frames.iter().filter(|f| f.checksum != 0).count();
+    let game = if h.content_hash == duel::content().hash() {
+        "the duel demo"
+    } else {
+        "other content (a scenario?)"
+    };
+    println!("{}", path.display());
+    println!("  written by         rollback_abilities {}", h.crate_version);
+    println!("  content hash       {:016x} ({game})", h.content_hash);
+    println!("  hooks hash         {:016x}", h.hooks_hash);
+    println!("  tick rate          {} Hz", h.tick_rate);
+    println!("  seed               {}", h.seed);
+    println!("  players            {}", h.players);
+    println!(
+        "  frames             {} ({:.1} s)",
+        r.frames.len(),
+        r.frames.len() as f64 / f64::from(h.tick_rate.max(1))
+    );
+    println!("  checksummed frames {with_sums}");
+    println!("  keyframes          {} (every {} frames)", r.keyframes.len(), h.keyframe_interval);
+    println!("  input size         {} bytes per player", h.input_size);
+    println!("  initial state      {} bytes", r.initial.len());
+    println!(
+        "  world              {} entities, {} effects each, {} abilities each, {} tasks",
+        h.config.max_entities,
+        h.config.effects_per_entity,
+        h.config.abilities_per_entity,
+        h.config.max_tasks
+    );
+    Ok(())
+}
+
+fn verify_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>) -> Result<(), Failure> {
+    let v = replay
+        .verify_with(&mut sim.world, &mut sim.script)
+        .map_err(|e| Failure::Check(format!("the replay does not play: {e}")))?;
+    match v.first_divergence {
+        None => {
+            println!(
+                "ok: {} frames re-simulated, every recorded checksum matches (final {:016x})",
+                v.frames,
+                sim.world.checksum()
+            );
+            Ok(())
+        }
+        Some(f) => {
+            let mut msg = format!(
+                "DIVERGED at frame {f}: the re-simulated checksum differs from the recorded one"
+            );
+            if let Some(k) = v.diff_frame {
+                msg.push_str(&format!(
+                    "\nfield differences at keyframe {k} (recorded ≠ re-simulated):"
+                ));
+                for d in v.diffs.iter().take(50) {
+                    msg.push_str(&format!("\n  {d}"));
+                }
+                if v.diffs.len() > 50 {
+                    msg.push_str(&format!("\n  … and {} more", v.diffs.len() - 50));
+                }
+            } else {
+                msg.push_str("\n(no keyframe after the divergence to diff; record with keyframes)");
+            }
+            Err(Failure::Check(msg))
+        }
+    }
+}
+
+/// `replay verify`.
+pub fn verify(path: &Path, scenario: Option<&Path>) -> Result<(), Failure> {
+    let r = read(path)?;
+    with_sim!(&r, scenario, |sim| verify_sim(&r, &mut sim))
+}
+
+fn seek_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>, frame: u32) -> Result<(), Failure> {
+    let last = replay.frames.len().saturating_sub(1) as u32;
+    if replay.frames.is_empty() || frame > last {
+        return Err(Failure::Usage(format!(
+            "frame {frame} is past the replay's end (frames 0 to {last})"
+        )));
+    }
+    replay
+        .seek_with(&mut sim.world, frame + 1, &mut sim.script)
+        .map_err(|e| Failure::Check(e.to_string()))?;
+    let w = &sim.world;
+    println!(
+        "after frame {frame}: checksum {:016x}, {} live entities",
+        w.checksum(),
+        w.entity_count()
+    );
+    let content = w.content().clone();
+    for e in w.entities().collect::<Vec<_>>() {
+        let attrs: Vec<String> = (0..content.num_attrs())
+            .filter_map(|i| {
+                let a = rollback_abilities::id::AttrId(i as u16);
+                w.attr(e, a).map(|v| format!("{} {v}", content.attr_name(a)))
+            })
+            .collect();
+        let effects = w.effects(e).len();
+        println!("  {:<14} {} | {effects} effects", sim.name(e), attrs.join(", "));
+    }
+    Ok(())
+}
+
+/// `replay seek`.
+pub fn seek(path: &Path, frame: u32, scenario: Option<&Path>) -> Result<(), Failure> {
+    let r = read(path)?;
+    with_sim!(&r, scenario, |sim| seek_sim(&r, &mut sim, frame))
+}
+
+fn bisect_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>) -> Result<(), Failure> {
+    if replay.keyframes.is_empty() {
+        return Err(Failure::Usage(
+            "the replay has no keyframes to bisect over; use `replay verify` (per-frame checksums)"
+                .into(),
+        ));
+    }
+    let first = replay
+        .bisect_with(&mut sim.world, &mut sim.script)
+        .map_err(|e| Failure::Check(e.to_string()))?;
+    match first {
+        None => {
+            println!(
+                "ok: all {} keyframes re-simulate to the recorded state",
+                replay.keyframes.len()
+            );
+            Ok(())
+        }
+        Some(k) => Err(Failure::Check(format!(
+            "the first keyframe whose re-simulated state differs is frame {k}: the divergence is \
+             in the frames before it"
+        ))),
+    }
+}
+
+/// `replay bisect`.
+pub fn bisect(path: &Path, scenario: Option<&Path>) -> Result<(), Failure> {
+    let r = read(path)?;
+    with_sim!(&r, scenario, |sim| bisect_sim(&r, &mut sim))
+}
+
+fn inspect_sim<G: Game>(
+    replay: &Replay,
+    sim: &mut Sim<'_, G>,
+    frame: u32,
+    entities: &[String],
+    json: bool,
+) -> Result<(), Failure> {
+    let last = replay.frames.len().saturating_sub(1) as u32;
+    if replay.frames.is_empty() || frame > last {
+        return Err(Failure::Usage(format!(
+            "frame {frame} is past the replay's end (frames 0 to {last})"
+        )));
+    }
+    replay
+        .seek_with(&mut sim.world, frame + 1, &mut sim.script)
+        .map_err(|e| Failure::Check(e.to_string()))?;
+    let all: Vec<Entity> = sim.world.entities().collect();
+    let chosen = sim.entities(entities, all)?;
+    let views: Vec<_> = chosen.iter().map(|e| (sim.name(*e), debug_view(&sim.world, *e))).collect();
+    if json {
+        let text =
+            serde_json::to_string_pretty(&views).map_err(|e| Failure::Usage(e.to_string()))?;
+        println!("{text}");
+    } else {
+        for (name, v) in views {
+            println!("{name}: {v}");
+        }
+    }
+    Ok(())
+}
+
+/// `inspect`.
+pub fn inspect(
+    path: &Path,
+    frame: u32,
+    entities: &[String],
+    scenario: Option<&Path>,
+    json: bool,
+) -> Result<(), Failure> {
+    let r = read(path)?;
+    with_sim!(&r, scenario, |sim| inspect_sim(&r, &mut sim, frame, entities, json))
+}
+
+fn plot_sim<G: Game>(
+    replay: &Replay,
+    sim: &mut Sim<'_, G>,
+    out: &Path,
+    title: &str,
+    attributes: &[String],
+    entities: &[String],
+) -> Result<(), Failure> {
+    let content = sim.world.content().clone();
+    let attrs = if attributes.is_empty() {
+        (0..content.num_attrs()).map(|i| rollback_abilities::id::AttrId(i as u16)).collect()
+    } else {
+        attributes
+            .iter()
+            .map(|a| content.attr(a).map_err(|e| Failure::Usage(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let players: Vec<Entity> =
+        (0..sim.world.players()).filter_map(|p| sim.world.player_owner(p)).collect();
+    let default = if players.is_empty() { sim.world.entities().collect() } else { players };
+    let chosen = sim.entities(entities, default)?;
+    let mut series: Vec<Series> = Vec::new();
+    let mut keys = Vec::new();
+    for e in &chosen {
+        for a in &attrs {
+            if sim.world.attr(*e, *a).is_some() {
+                keys.push((*e, *a));
+                series.push(Series {
+                    label: format!("{} {}", sim.name(*e), content.attr_name(*a)),
+                    points: Vec::with_capacity(replay.frames.len()),
+                });
+            }
+        }
+    }
+    if series.is_empty() {
+        return Err(Failure::Usage("none of the chosen entities has the chosen attributes".into()));
+    }
+    let bar = ProgressBar::new(replay.frames.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} frames")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut director = CueDirector::new().with_log_capacity(0);
+    let mut log = PresenterLog::default();
+    let mut markers = Vec::new();
+    for f in 0..replay.frames.len() as u32 {
+        let inputs = replay.inputs::<G>(f);
+        sim.world.step_with(&inputs, &mut sim.script);
+        for ((e, a), s) in keys.iter().zip(series.iter_mut()) {
+            if let Some(v) = sim.world.attr(*e, *a) {
+                s.points.push((f, v.to_num::<f64>()));
+            }
+        }
+        director.ingest(sim.world.output());
+        let before = log.calls.len();
+        director.reconcile(&sim.world, Some(f), &mut log);
+        for (_, call) in &log.calls[before..] {
+            let (PresenterCall::Play(k) | PresenterCall::OnActive(k)) = call else { continue };
+            if chosen.contains(&k.target) {
+                markers.push(Marker {
+                    frame: f,
+                    label: format!("{} on {}", content.tags().name(k.tag), sim.name(k.target)),
+                });
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let title = format!("{} ({} frames)", title, replay.frames.len());
+    plot::write_svg(out, &title, &series, &markers).map_err(Failure::Usage)?;
+    println!(
+        "wrote {} ({} series, {} cue markers, {} frames)",
+        out.display(),
+        series.len(),
+        markers.len(),
+        replay.frames.len()
+    );
+    Ok(())
+}
+
+/// `replay plot`.
+pub fn plot(
+    path: &Path,
+    out: &Path,
+    attributes: &[String],
+    entities: &[String],
+    scenario: Option<&Path>,
+) -> Result<(), Failure> {
+    let r = read(path)?;
+    let title = path
+        .file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    with_sim!(&r, scenario, |sim| plot_sim(&r, &mut sim, out, &title, attributes, entities))
+}
+
+/// `desync diff`.
+pub fn desync_diff(a: &Path, b: &Path, content: Option<&Path>) -> Result<(), Failure> {
+    let load = |p: &Path| {
+        if !p.exists() {
+            return Err(Failure::Usage(format!("{} does not exist", p.display())));
+        }
+        WorldDump::read(p).map_err(|e| Failure::Usage(format!("{}: {e}", p.display())))
+    };
+    let (da, db) = (load(a)?, load(b)?);
+    let content = match content {
+        Some(p) => Some(crate::scenarios::load_content(p)?),
+        None if da.content_hash == duel::content().hash() => Some((*duel::content()).clone()),
+        None => None,
+    };
+    let diffs =
+        diff_dumps(&da, &db, content.as_ref()).map_err(|e| Failure::Usage(e.to_string()))?;
+    if diffs.is_empty() {
+        println!("identical: frame {} and frame {}, {} bytes", da.frame, db.frame, da.bytes.len());
+        return Ok(());
+    }
+    println!("{} differing fields (left: {}, right: {}):", diffs.len(), a.display(), b.display());
+    for d in &diffs {
+        println!("  {d}");
+    }
+    if content.is_none() {
+        println!("(pass --content PATH to name attributes and tags)");
+    }
+    Err(Failure::Check(String::new()))
+}

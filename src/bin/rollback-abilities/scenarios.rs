@@ -1,0 +1,201 @@
+//! `scenario run` and `content check`.
+
+use crate::Failure;
+use indicatif::{ProgressBar, ProgressStyle};
+use rollback_abilities::content::{Content, ContentBuilder};
+use rollback_abilities::scenario::{
+    self, FrameTrace, Mode, RunOptions, Scenario, ScenarioErrorKind, ScenarioReport,
+};
+use rollback_abilities::world::Hooks;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+fn parse_mode(s: &str) -> Result<Mode, Failure> {
+    match s.to_ascii_lowercase().as_str() {
+        "plain" => Ok(Mode::Plain),
+        "rollback" => Ok(Mode::Rollback),
+        "replay" => Ok(Mode::Replay),
+        "peers" => Ok(Mode::Peers),
+        _ => Err(Failure::Usage(format!(
+            "unknown mode \"{s}\": the modes are plain, rollback, replay and peers"
+        ))),
+    }
+}
+
+/// Where the trace of `scenario_file` goes when several files run.
+fn trace_path(trace: &Path, scenario_file: &Path, several: bool) -> PathBuf {
+    if !several {
+        return trace.to_path_buf();
+    }
+    let stem =
+        trace.file_stem().map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+    let name = scenario_file
+        .file_stem()
+        .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned());
+    trace.with_file_name(format!("{stem}.{name}.jsonl"))
+}
+
+fn write_trace(
+    scenario: &Scenario,
+    options: &RunOptions,
+    path: &Path,
+) -> Result<ScenarioReport, Failure> {
+    let file = std::fs::File::create(path).map_err(|e| {
+        Failure::Usage(format!("cannot create the trace file {}: {e}", path.display()))
+    })?;
+    let mut out = BufWriter::new(file);
+    let mut error = None;
+    let mut sink = |t: FrameTrace| {
+        if error.is_some() {
+            return;
+        }
+        let r = serde_json::to_writer(&mut out, &t)
+            .map_err(|e| e.to_string())
+            .and_then(|()| out.write_all(b"\n").map_err(|e| e.to_string()));
+        if let Err(e) = r {
+            error = Some(e);
+        }
+    };
+    let report = scenario::run_with_hooks(scenario, &Hooks::new(), options, Some(&mut sink))
+        .map_err(|e| Failure::Check(e.to_string()))?;
+    if let Some(e) = error {
+        return Err(Failure::Usage(format!("cannot write the trace file {}: {e}", path.display())));
+    }
+    out.flush().map_err(|e| {
+        Failure::Usage(format!("cannot write the trace file {}: {e}", path.display()))
+    })?;
+    Ok(report)
+}
+
+/// `scenario run`.
+pub fn run(
+    files: &[PathBuf],
+    modes: &[String],
+    trace: Option<&Path>,
+    replay_dir: Option<&Path>,
+    quiet: bool,
+) -> Result<(), Failure> {
+    let modes: Vec<Mode> = modes.iter().map(|m| parse_mode(m)).collect::<Result<_, _>>()?;
+    let options =
+        RunOptions { modes: (!modes.is_empty()).then_some(modes), ..RunOptions::default() };
+    if let Some(dir) = replay_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Failure::Usage(format!("cannot create the replay directory {}: {e}", dir.display()))
+        })?;
+    }
+    let bar = if files.len() > 1 {
+        let b = ProgressBar::new(files.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} scenarios  {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let (mut passed, mut failed, mut unreadable, mut expectations) = (0, 0, 0, 0);
+    for file in files {
+        bar.set_message(file.display().to_string());
+        let scenario = match Scenario::load(file) {
+            Ok(s) => s,
+            Err(e) => {
+                bar.suspend(|| eprintln!("ERROR {e}"));
+                if e.kind == ScenarioErrorKind::Io {
+                    unreadable += 1;
+                } else {
+                    failed += 1;
+                }
+                bar.inc(1);
+                continue;
+            }
+        };
+        let report = match trace {
+            Some(t) => write_trace(&scenario, &options, &trace_path(t, file, files.len() > 1)),
+            None => scenario::run(&scenario, &options).map_err(|e| Failure::Check(e.to_string())),
+        };
+        let report = match report {
+            Ok(r) => r,
+            Err(Failure::Check(msg) | Failure::Usage(msg)) => {
+                bar.suspend(|| eprintln!("ERROR {msg}"));
+                failed += 1;
+                bar.inc(1);
+                continue;
+            }
+        };
+        if let Some(dir) = replay_dir {
+            let name = file.file_stem().map_or_else(|| "scenario".into(), |s| s.to_string_lossy());
+            let path = dir.join(format!("{name}.replay"));
+            let written = scenario::record(&scenario, &Hooks::new())
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.write(&path).map_err(|e| e.to_string()));
+            if let Err(e) = written {
+                bar.suspend(|| eprintln!("cannot write {}: {e}", path.display()));
+            }
+        }
+        expectations += report.expectations.len();
+        if report.passed() {
+            passed += 1;
+            if !quiet {
+                bar.suspend(|| println!("{report}\n"));
+            }
+        } else {
+            failed += 1;
+            bar.suspend(|| println!("{report}\n"));
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    println!(
+        "{} scenario{}: {passed} passed, {failed} failed{} ({expectations} expectations checked)",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" },
+        if unreadable > 0 { format!(", {unreadable} unreadable") } else { String::new() }
+    );
+    if unreadable > 0 {
+        Err(Failure::Usage("some scenario files could not be read".into()))
+    } else if failed > 0 {
+        Err(Failure::Check(String::new()))
+    } else {
+        Ok(())
+    }
+}
+
+/// Loads content from a file or a directory.
+pub fn load_content(path: &Path) -> Result<Content, Failure> {
+    let built = if path.is_dir() {
+        ContentBuilder::new().dir(path).and_then(ContentBuilder::build)
+    } else {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", path.display())))?;
+        ContentBuilder::new().file(path.display().to_string(), text).build()
+    };
+    built.map_err(|e| Failure::Check(format!("{e}\n(fix the file and run `content check` again)")))
+}
+
+/// `content check`.
+pub fn check_content(path: &Path) -> Result<(), Failure> {
+    if !path.exists() {
+        return Err(Failure::Usage(format!("{} does not exist", path.display())));
+    }
+    let c = load_content(path)?;
+    let s = c.settings();
+    println!("{}: ok (content hash {:016x})", path.display(), c.hash());
+    println!("  tick rate          {} Hz", s.tick_rate.0);
+    println!("  tags               {}", c.tags().names().len());
+    println!("  attributes         {} in {} sets", c.attr_defs().len(), c.attr_set_defs().len());
+    println!("  curves             {}", c.curve_defs().len());
+    println!("  effects            {}", c.effect_defs().len());
+    println!(
+        "  abilities          {} ({} ability sets)",
+        c.ability_defs().len(),
+        c.ability_set_defs().len()
+    );
+    println!("  timelines          {}", c.timeline_defs().len());
+    println!("  cue definitions    {}", c.cue_defs().len());
+    let functions: Vec<String> =
+        c.functions().iter().map(|f| format!("{} ({:?})", f.name, f.kind)).collect();
+    if !functions.is_empty() {
+        println!("  functions to register in Rust: {}", functions.join(", "));
+    }
+    Ok(())
+}

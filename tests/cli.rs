@@ -1,0 +1,261 @@
+//! The `rollback-abilities` command-line tool (feature `cli`), run as a process: exit codes,
+//! reports, errors, replays, traces, plots and desync diffs.
+
+use rollback_abilities::debug::WorldDump;
+use rollback_abilities::scenario::Scenario;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rollback-abilities"))
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rba-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn shipped() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("examples/scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn scenario_run_passes_the_shipped_scenarios() {
+    let files = shipped();
+    let (code, out, err) =
+        run(bin().args(["scenario", "run", "--mode", "plain", "-q"]).args(&files));
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains(&format!("{} scenarios: {} passed, 0 failed", files.len(), files.len())),
+        "{out}"
+    );
+}
+
+#[test]
+fn scenario_run_reports_failures_and_errors() {
+    let dir = scratch("failures");
+    let failing = dir.join("failing.ron");
+    std::fs::write(
+        &failing,
+        r###"(
+    content: Inline(r#"( attribute_sets: { "V": (attributes: { "Health": (default: 100) }) } )"#),
+    players: 1,
+    entities: { "hero": (attribute_sets: ["V"]) },
+    expect: [ (frame: 3, that: Attribute(on: "hero", attribute: "Health", current: 99)) ],
+)"###,
+    )
+    .unwrap();
+    let (code, out, _) = run(bin().args(["scenario", "run"]).arg(&failing));
+    assert_eq!(code, 1);
+    assert!(out.contains("FAIL line 5"), "{out}");
+    assert!(out.contains("expected current 99, got current 100"), "{out}");
+    assert!(out.contains("0 passed, 1 failed"), "{out}");
+
+    let bad = dir.join("bad.ron");
+    std::fs::write(&bad, "(content: Inline(\"()\"), players: 0)").unwrap();
+    let (code, _, err) = run(bin().args(["scenario", "run"]).arg(&bad));
+    assert_eq!(code, 1);
+    assert!(err.contains("bad.ron:1:") && err.contains("players must be 1 to 8"), "{err}");
+
+    let (code, _, err) = run(bin().args(["scenario", "run", "/no/such/file.ron"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot read the scenario file"), "{err}");
+
+    let (code, _, err) = run(bin().args(["scenario", "run", "--mode", "sideways"]).arg(&failing));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("unknown mode \"sideways\": the modes are plain, rollback, replay and peers"),
+        "{err}"
+    );
+
+    // clap's own usage errors also exit 2 and teach.
+    let (code, _, err) = run(bin().args(["scenario", "walk"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("Usage"), "{err}");
+}
+
+#[test]
+fn content_check_names_the_place() {
+    let (code, out, _) =
+        run(bin().args(["content", "check"]).arg(root().join("examples/content/quickstart.ron")));
+    assert_eq!(code, 0);
+    assert!(out.contains("ok (content hash"), "{out}");
+    assert!(out.contains("functions to register in Rust"), "{out}");
+
+    let dir = scratch("content");
+    let bad = dir.join("bad.ron");
+    std::fs::write(&bad, "(\n  effects: {\n    \"Hit\": (modifiers: [(attribute: \"Helth\", op: Add, magnitude: Scalable(coef: 1))]),\n  },\n)").unwrap();
+    let (code, _, err) = run(bin().args(["content", "check"]).arg(&bad));
+    assert_eq!(code, 1);
+    assert!(err.contains("bad.ron:3:"), "{err}");
+    assert!(err.contains("Helth"), "{err}");
+
+    let (code, _, err) = run(bin().args(["content", "check", "/no/such/dir"]));
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn replays_verify_inspect_seek_bisect_plot_and_trace() {
+    let dir = scratch("replays");
+    let scenario = root().join("examples/scenarios/as16_stun.ron");
+    let trace = dir.join("stun.jsonl");
+    let (code, out, err) = run(bin()
+        .args(["scenario", "run", "--mode", "plain", "--replay-dir"])
+        .arg(&dir)
+        .arg("--trace")
+        .arg(&trace)
+        .arg(&scenario));
+    assert_eq!(code, 0, "{out}{err}");
+    let frames = Scenario::load(&scenario).unwrap().frames as usize;
+    let lines = std::fs::read_to_string(&trace).unwrap();
+    assert_eq!(lines.lines().count(), frames);
+    assert!(lines.lines().nth(100).unwrap().contains("OnActive GameplayCue.Stun on b"));
+
+    let replay = dir.join("as16_stun.replay");
+    let (code, out, _) = run(bin().args(["replay", "inspect"]).arg(&replay));
+    assert_eq!(code, 0);
+    assert!(out.contains(&format!("frames             {frames}")), "{out}");
+
+    // Without its scenario the replay cannot be played: a clear usage error.
+    let (code, _, err) = run(bin().args(["replay", "verify"]).arg(&replay));
+    assert_eq!(code, 2);
+    assert!(err.contains("--scenario"), "{err}");
+
+    let with = |args: &[&str]| {
+        let mut c = bin();
+        c.args(args).arg(&replay).arg("--scenario").arg(&scenario);
+        c
+    };
+    let (code, out, err) = run(&mut with(&["replay", "verify"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("ok: {frames} frames re-simulated")), "{out}");
+
+    let (code, out, _) = run(with(&["replay", "seek"]).args(["--frame", "150"]));
+    assert_eq!(code, 0);
+    assert!(out.contains("after frame 150") && out.contains("MoveSpeed 0"), "{out}");
+
+    // 240 frames hold no keyframe (one every 300 frames): bisect says what to use instead.
+    let (code, _, err) = run(&mut with(&["replay", "bisect"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no keyframes") && err.contains("replay verify"), "{err}");
+    let poison = root().join("examples/scenarios/as13_stacking_poison.ron");
+    let (code, out, err) = run(bin()
+        .args(["scenario", "run", "--mode", "plain", "-q", "--replay-dir"])
+        .arg(&dir)
+        .arg(&poison));
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = run(bin()
+        .args(["replay", "bisect"])
+        .arg(dir.join("as13_stacking_poison.replay"))
+        .arg("--scenario")
+        .arg(&poison));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("all 2 keyframes re-simulate"), "{out}");
+
+    let (code, out, _) = run(with(&["inspect"]).args(["--frame", "150", "--entity", "b"]));
+    assert_eq!(code, 0);
+    assert!(out.contains("Stun") && out.contains("blocked by the owner's tags"), "{out}");
+    let (code, out, _) =
+        run(with(&["inspect"]).args(["--frame", "150", "--entity", "b", "--json"]));
+    assert_eq!(code, 0);
+    assert!(out.trim_start().starts_with('[') && out.contains("\"attributes\""), "{out}");
+    let (code, _, err) = run(with(&["inspect"]).args(["--frame", "150", "--entity", "c"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("no entity named \"c\""), "{err}");
+    let (code, _, err) = run(with(&["inspect"]).args(["--frame", "99999"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("past the replay's end"), "{err}");
+
+    let svg = dir.join("stun.svg");
+    let (code, out, err) = run(with(&["replay", "plot"]).arg("--out").arg(&svg));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("cue markers"), "{out}");
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+
+    // A damaged replay is a typed error, not a crash.
+    let mut bytes = std::fs::read(&replay).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 0x55;
+    let broken = dir.join("broken.replay");
+    std::fs::write(&broken, &bytes).unwrap();
+    let (code, _, err) =
+        run(bin().args(["replay", "verify"]).arg(&broken).arg("--scenario").arg(&scenario));
+    assert_eq!(code, 1);
+    assert!(err.contains("broken.replay"), "{err}");
+}
+
+#[test]
+fn desync_diff_lists_fields() {
+    use rollback_abilities::prelude::*;
+    struct G;
+    impl Game for G {
+        type Input = u8;
+        type Component = ();
+        type Global = ();
+    }
+    let dir = scratch("desync");
+    let text = r#"(attribute_sets: { "V": (attributes: { "Health": (default: 100) }) })"#;
+    let content_file = dir.join("content.ron");
+    std::fs::write(&content_file, text).unwrap();
+    let content = std::sync::Arc::new(Content::from_ron_str(text).unwrap());
+    let make = || {
+        let mut w =
+            World::<G>::new(content.clone(), &Hooks::new(), WorldConfig::default()).unwrap();
+        let e = w.spawn_actor(&[content.attr_set("V").unwrap()]).unwrap();
+        (w, e)
+    };
+    let (mut a, ea) = make();
+    let (b, _) = make();
+    let (pa, pb) = (dir.join("a.dump"), dir.join("b.dump"));
+    WorldDump::of_world(&b).write(&pb).unwrap();
+    WorldDump::of_world(&a).write(&pa).unwrap();
+    let (code, out, _) = run(bin().args(["desync", "diff"]).arg(&pa).arg(&pb));
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("identical"), "{out}");
+
+    a.set_base(ea, content.attr("Health").unwrap(), Fx::from_num(90));
+    WorldDump::of_world(&a).write(&pa).unwrap();
+    let (code, out, _) =
+        run(bin().args(["desync", "diff"]).arg(&pa).arg(&pb).arg("--content").arg(&content_file));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Health"), "{out}");
+
+    let (code, _, err) = run(bin().args(["desync", "diff"]).arg(&pa).arg(dir.join("missing.dump")));
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn help_teaches() {
+    let (code, out, _) = run(bin().arg("--help"));
+    assert_eq!(code, 0);
+    for word in
+        ["scenario", "content", "replay", "inspect", "desync", "bench", "Examples:", "Exit status"]
+    {
+        assert!(out.contains(word), "{word}: {out}");
+    }
+    let (code, out, _) = run(bin().args(["scenario", "run", "--help"]));
+    assert_eq!(code, 0);
+    assert!(out.contains("docs/scenarios.md") && out.contains("--trace"), "{out}");
+}

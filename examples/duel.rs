@@ -520,11 +520,13 @@ fn udp_child(args: &Args, index: usize) -> Result<(), String> {
         let _ = peer.advance(&mut session);
         std::thread::sleep(Duration::from_millis(1));
     }
+    // The summary reads the recorder's checksums: take it before the replay moves the recorder.
+    let summary = peer.summary();
     if index == 0 {
         let path = dir.join("peer0.replay");
         peer.take_replay().write(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    write_summary(&mut out, &peer.summary()).map_err(|e| e.to_string())?;
+    write_summary(&mut out, &summary).map_err(|e| e.to_string())?;
     Ok(())
 }
 

@@ -210,7 +210,27 @@ impl From<String> for Failure {
     }
 }
 
+/// `rollback-abilities inspect r.replay | head` must end quietly when `head` closes the pipe:
+/// `println!` panics on a closed stdout, and this turns exactly that panic into a clean exit
+/// (status 0, as with any Unix tool whose reader stopped reading). Other panics report as usual.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Scenario(ScenarioCmd::Run { files, modes, trace, replay_dir, quiet }) => {

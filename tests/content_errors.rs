@@ -72,6 +72,57 @@ const VITALS: &str = r#"(
 // ---------------------------------------------------------------------------------------------
 // RON syntax
 
+/// A level table may only set its own set's attributes, each once, in increasing level order.
+#[test]
+fn attribute_level_tables_are_validated() {
+    let base = |levels: &str| {
+        format!(
+            "(\n    attribute_sets: {{\n        \"Hero\": (attributes: {{ \"Health\": (default: 1) }},\n            levels: [{levels}]),\n        \"Magic\": (attributes: {{ \"Mana\": (default: 1) }}),\n    }},\n)"
+        )
+    };
+    let text = base(r#"(level: 1, values: { "Helth": 10 })"#);
+    let e = fail(&text);
+    check(
+        &e,
+        K::UnknownAttribute,
+        "effects.ron",
+        pos(&text, "\"Helth\""),
+        "attribute_sets.Hero.levels[0].values.Helth",
+        "did you mean \"Health\"",
+    );
+    let text = base(r#"(level: 1, values: { "Mana": 10 })"#);
+    let e = fail(&text);
+    check(
+        &e,
+        K::InvalidValue,
+        "effects.ron",
+        pos(&text, "\"Mana\": 10"),
+        "attribute_sets.Hero.levels[0].values.Mana",
+        "attribute \"Mana\" belongs to set \"Magic\", not \"Hero\"",
+    );
+    let text = base(r#"(level: 5, values: { "Health": 10 }), (level: 2, values: {})"#);
+    let e = fail(&text);
+    check(
+        &e,
+        K::InvalidValue,
+        "effects.ron",
+        pos(&text, "level: 2"),
+        "attribute_sets.Hero.levels[1].level",
+        "level 2 comes after level 5: list the rows in strictly increasing level order",
+    );
+    let text = base(r#"(level: 1, values: { "Health": 10, "Health": 11 })"#);
+    let e = fail(&text);
+    check(
+        &e,
+        K::Duplicate,
+        "effects.ron",
+        // The path names the key; the locator points at its first occurrence in the row.
+        pos_nth(&text, "\"Health\"", 1),
+        "attribute_sets.Hero.levels[0].values.Health",
+        "attribute \"Health\" is given twice at level 1",
+    );
+}
+
 #[test]
 fn syntax_missing_comma_between_sections() {
     let text = r#"(

@@ -876,6 +876,53 @@ fn f_attr_10_initialisation_by_defaults_set_base_and_init_effects() {
     assert_eq!(value(&w, e, health), (int(42), int(42)));
 }
 
+/// The level table (`AttrInitTable`): rows by level in content, the greatest row not above the
+/// requested level applies, unlisted attributes keep their values, and it rolls back like any
+/// base change.
+#[test]
+fn f_attr_10_level_table_initialises_base_values() {
+    let mut w = world(
+        r#"(
+        attribute_sets: {
+            "Hero": (
+                attributes: { "Health": (default: 1), "MaxHealth": (default: 1), "Armor": (default: 0) },
+                levels: [
+                    (level: 1, values: { "MaxHealth": 100, "Health": 100 }),
+                    (level: 5, values: { "MaxHealth": 180, "Health": 180, "Armor": 6.5 }),
+                    (level: 10, values: { "MaxHealth": 300, "Health": 300, "Armor": 12 }),
+                ],
+            ),
+            "Mana": (attributes: { "Mana": (default: 7) }),
+        },
+    )"#,
+    );
+    let c = w.content().clone();
+    let (hero, mana_set) = (c.attr_set("Hero").unwrap(), c.attr_set("Mana").unwrap());
+    let (health, max, armor) = (attr(&w, "Health"), attr(&w, "MaxHealth"), attr(&w, "Armor"));
+    let def = &c.attr_set_defs()[hero.index()];
+    assert_eq!(def.levels.iter().map(|r| r.level).collect::<Vec<_>>(), [1, 5, 10]);
+    assert_eq!(def.level_row(4).map(|r| r.level), Some(1));
+    assert_eq!(def.level_row(0), None);
+
+    let e = actor(&mut w, &["Hero", "Mana"]);
+    let saved = w.snapshot();
+    assert_eq!(w.init_attributes(e, hero, 3), Some(1));
+    assert_eq!(value(&w, e, max), (int(100), int(100)));
+    assert_eq!(value(&w, e, health), (int(100), int(100)));
+    assert_eq!(value(&w, e, armor), (int(0), int(0)), "not listed at level 1: unchanged");
+    assert_eq!(w.init_attributes(e, hero, 7), Some(5));
+    assert_eq!(value(&w, e, armor), (fx("6.5"), fx("6.5")));
+    assert_eq!(w.init_attributes(e, hero, u16::MAX), Some(10));
+    assert_eq!(value(&w, e, health), (int(300), int(300)));
+    // Below the first row, or a set without a table: nothing changes.
+    assert_eq!(w.init_attributes(e, hero, 0), None);
+    assert_eq!(w.init_attributes(e, mana_set, 5), None);
+    assert_eq!(value(&w, e, health), (int(300), int(300)));
+    // It is ordinary snapshot state.
+    w.load(&saved).unwrap();
+    assert_eq!(value(&w, e, health), (int(1), int(1)));
+}
+
 // ---------------------------------------------------------------------------------------------
 // F-ATTR-11 Qualification policy
 // ---------------------------------------------------------------------------------------------

@@ -152,6 +152,26 @@ pub struct AttrSetDef {
     pub post_execute: Option<FnId>,
     /// The pre-change hook.
     pub pre_change: Option<FnId>,
+    /// The level table (F-ATTR-10), rows in strictly increasing level order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<AttrLevelRow>,
+}
+
+impl AttrSetDef {
+    /// The level-table row that applies at `level`: the row of the greatest level not above it.
+    /// `None` when the set has no table or every row is above `level`.
+    pub fn level_row(&self, level: u16) -> Option<&AttrLevelRow> {
+        self.levels.iter().take_while(|r| r.level <= level).last()
+    }
+}
+
+/// One row of an attribute set's level table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AttrLevelRow {
+    /// The level.
+    pub level: u16,
+    /// Base values of attributes of the set, in attribute-id order.
+    pub values: Vec<(AttrId, Fx)>,
 }
 
 /// A frozen curve.

@@ -11,7 +11,7 @@ use super::locate::{PathSeg, Position, locate, path_at, render};
 use super::raw::*;
 use super::{Content, ContentError, ContentErrorKind as K};
 use crate::id::{AttrId, AttrSetId, CurveId, EffectDefId, FnId, TagId};
-use crate::num::{Frame, TickRate, seconds_to_frames};
+use crate::num::{Frame, Fx, TickRate, seconds_to_frames};
 use crate::tag::{TagContainer, TagQuery, TagQueryExpr, TagRegistry, TagRequirements, TagSet};
 use ahash::AHashMap;
 use std::collections::BTreeMap;
@@ -567,21 +567,65 @@ pub(crate) fn freeze(
         attrs[i].clamp_dependents = d.iter().map(|j| AttrId(*j as u16)).collect();
     }
 
-    let sets_out: Vec<AttrSetDef> = sets
-        .iter()
-        .enumerate()
-        .map(|(i, (name, (_, s)))| AttrSetDef {
+    let mut sets_out: Vec<AttrSetDef> = Vec::with_capacity(sets.len());
+    for (i, (name, (loc, s))) in sets.iter().enumerate() {
+        let set_id = AttrSetId(i as u16);
+        let mut levels: Vec<AttrLevelRow> = Vec::with_capacity(s.levels.len());
+        for (r, row) in s.levels.iter().enumerate() {
+            let rl = loc.at("levels").at(r);
+            if let Some(prev) = levels.last()
+                && row.level <= prev.level
+            {
+                return Err(names.cx.err(
+                    &rl.at("level"),
+                    K::InvalidValue,
+                    format!(
+                        "level {} comes after level {}: list the rows in strictly increasing \
+                         level order",
+                        row.level, prev.level
+                    ),
+                ));
+            }
+            let mut values: Vec<(AttrId, Fx)> = Vec::with_capacity(row.values.0.len());
+            for (an, v) in &row.values.0 {
+                let vl = rl.at("values").at(an.as_str());
+                let id = names.attr(&vl, an)?;
+                if attrs[id.index()].set != set_id {
+                    return Err(names.cx.err(
+                        &vl,
+                        K::InvalidValue,
+                        format!(
+                            "attribute \"{an}\" belongs to set \"{}\", not \"{name}\": a level \
+                             table sets only its own set's attributes",
+                            sets.iter().nth(attrs[id.index()].set.index()).map_or("?", |(n, _)| n)
+                        ),
+                    ));
+                }
+                if values.iter().any(|(a, _)| *a == id) {
+                    return Err(names.cx.err(
+                        &vl,
+                        K::Duplicate,
+                        format!("attribute \"{an}\" is given twice at level {}", row.level),
+                    ));
+                }
+                values.push((id, v.0));
+            }
+            values.sort_by_key(|(a, _)| *a);
+            levels.push(AttrLevelRow { level: row.level, values });
+        }
+        sets_out.push(AttrSetDef {
             name: name.clone(),
             attributes: attrs
                 .iter()
                 .enumerate()
-                .filter(|(_, a)| a.set == AttrSetId(i as u16))
+                .filter(|(_, a)| a.set == set_id)
                 .map(|(j, _)| AttrId(j as u16))
                 .collect(),
             post_execute: s.post_execute.as_deref().map(|f| names.func(f)),
             pre_change: s.pre_change.as_deref().map(|f| names.func(f)),
-        })
-        .collect();
+            levels,
+        });
+    }
 
     // Curves.
     let mut curves = Vec::with_capacity(curve_src.len());

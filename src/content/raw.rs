@@ -214,6 +214,20 @@ pub struct RawAttrSet {
     pub post_execute: Option<String>,
     /// A registered pure pre-change hook that may adjust a new current value.
     pub pre_change: Option<String>,
+    /// Initial base values by level (F-ATTR-10's `AttrInitTable`), applied with
+    /// [`World::init_attributes`](crate::world::World::init_attributes).
+    pub levels: Vec<RawAttrLevel>,
+}
+
+/// One row of an attribute set's level table: base values of some of the set's attributes at a
+/// level.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default, rename = "level")]
+pub struct RawAttrLevel {
+    /// The level (rows must be in strictly increasing level order).
+    pub level: u16,
+    /// Attribute name → base value at this level.
+    pub values: NamedMap<Num>,
 }
 
 /// One attribute.

@@ -649,6 +649,43 @@ impl<G: Game> World<G> {
         self.submit(Work::SetBase { entity: e, attr: a, value });
     }
 
+    /// Initialises an actor's attributes of `set` from the set's level table (F-ATTR-10, the
+    /// `levels` rows of the attribute set in content): every attribute the row for `level` lists
+    /// gets that base value (as [`set_base`](Self::set_base) would set it), the others keep
+    /// theirs. The row used is the one with the greatest level not above `level`; its level is
+    /// returned. `None`, and nothing changes, when the set has no such row.
+    ///
+    /// ```
+    /// # use rollback_abilities::prelude::*;
+    /// # use std::sync::Arc;
+    /// # struct MyGame;
+    /// # impl Game for MyGame { type Input = u8; type Component = (); type Global = (); }
+    /// let content = Arc::new(Content::from_ron_str(r#"(
+    ///     attribute_sets: { "Vitals": (
+    ///         attributes: { "Health": (default: 1), "Armor": (default: 0) },
+    ///         levels: [
+    ///             (level: 1, values: { "Health": 100, "Armor": 2 }),
+    ///             (level: 5, values: { "Health": 180, "Armor": 6 }),
+    ///         ],
+    ///     ) },
+    /// )"#)?);
+    /// let mut world = World::<MyGame>::new(content.clone(), &Hooks::new(), WorldConfig::default())?;
+    /// let vitals = content.attr_set("Vitals")?;
+    /// let hero = world.spawn_actor(&[vitals]).unwrap();
+    /// assert_eq!(world.init_attributes(hero, vitals, 7), Some(5)); // levels 5..: the level-5 row
+    /// assert_eq!(world.base(hero, content.attr("Health")?), Some(Fx::from_num(180)));
+    /// assert_eq!(world.init_attributes(hero, vitals, 0), None); // below the first row
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn init_attributes(&mut self, e: Entity, set: AttrSetId, level: u16) -> Option<u16> {
+        let content = self.content.clone();
+        let row = content.attr_set_defs().get(set.index())?.level_row(level)?;
+        for &(a, v) in &row.values {
+            self.set_base(e, a, v);
+        }
+        Some(row.level)
+    }
+
     /// Adds an attribute set to a live actor at runtime (its attributes start at defaults).
     pub fn add_attribute_set(&mut self, e: Entity, set: AttrSetId) {
         self.submit(Work::SetAttrSet { entity: e, set, present: true });

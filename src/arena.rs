@@ -73,11 +73,14 @@ pub struct ArenaSpec {
     pub tags: u32,
     /// The session seed.
     pub seed: u64,
-    /// Active-effect capacity per fighter (24 are used in steady state; at least 24).
+    /// Active-effect capacity per fighter (24 are used in steady state; at least 24). The
+    /// default is exactly 24: every slot of capacity is snapshot bytes that every save, load
+    /// and checksum touches, used or not.
     pub effects_per_entity: u16,
-    /// Granted-ability capacity per fighter (6 are used; at least 6).
+    /// Granted-ability capacity per fighter (6 are used; at least 6; default 6).
     pub abilities_per_entity: u16,
-    /// Task-pool slots per fighter (the pool holds `entities × tasks_per_entity`).
+    /// Task-pool slots per fighter (the pool holds `entities × tasks_per_entity`; at least 4,
+    /// the default: about 3.2 tasks per fighter are live at the peak).
     pub tasks_per_entity: u32,
 }
 
@@ -87,9 +90,9 @@ impl Default for ArenaSpec {
             entities: 256,
             tags: 160,
             seed: 0x0041_5245_4E41,
-            effects_per_entity: 32,
-            abilities_per_entity: 8,
-            tasks_per_entity: 6,
+            effects_per_entity: 24,
+            abilities_per_entity: 6,
+            tasks_per_entity: 4,
         }
     }
 }

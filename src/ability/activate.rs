@@ -607,10 +607,23 @@ impl<G: Game> World<G> {
         // 8. Success.
         let owner = h.owner;
         let ti = owner.index;
-        for other in self.specs_matching(owner, &def.cancel_abilities_with_tags, false) {
-            if other != h && self.is_ability_active(other) {
-                self.end_now(other, true);
+        if !def.cancel_abilities_with_tags.is_empty() {
+            // `specs_matching(owner, tags, false)` into a reused buffer (no allocation per
+            // activation).
+            let mut others = core::mem::take(&mut self.scratch.handles);
+            others.clear();
+            others.extend(
+                self.abilities(owner)
+                    .map(|(o, _)| o)
+                    .filter(|o| self.ability_tags(*o).intersects(&def.cancel_abilities_with_tags)),
+            );
+            for &other in &others {
+                if other != h && self.is_ability_active(other) {
+                    self.end_now(other, true);
+                }
             }
+            others.clear();
+            self.scratch.handles = others;
         }
         // The handle may have been invalidated by a cancelled ability's removal policy.
         let Some(i) = self.spec_slot(h) else { return Err(ActivationFailure::InvalidHandle) };

@@ -29,12 +29,13 @@ impl<G: Game> World<G> {
             if pressed == 0 && released == 0 {
                 continue;
             }
-            let specs: Vec<(AbilityHandle, u16)> = self
-                .abilities(owner)
-                .filter(|(_, s)| s.input < 32)
-                .map(|(h, s)| (h, s.input))
-                .collect();
-            for (h, input) in specs {
+            // Collected first (the loop changes the world), into a reused buffer.
+            let mut specs = core::mem::take(&mut self.scratch.input_specs);
+            specs.clear();
+            specs.extend(
+                self.abilities(owner).filter(|(_, s)| s.input < 32).map(|(h, s)| (h, s.input)),
+            );
+            for &(h, input) in &specs {
                 let bit = 1u32 << input;
                 if let Some(i) = self.spec_slot(h) {
                     if cur.held & bit != 0 {
@@ -63,6 +64,8 @@ impl<G: Game> World<G> {
                     }
                 }
             }
+            specs.clear();
+            self.scratch.input_specs = specs;
         }
     }
 
@@ -81,7 +84,12 @@ impl<G: Game> World<G> {
             on_input(&mut ctx, edge);
         }
         let want_released = edge == InputEdge::Released;
-        for slot in 0..self.state.header.task_high_water as usize {
+        // The owner's tasks in pool order (the behaviour above may have spawned or ended some).
+        self.ensure_task_index();
+        let mut at = self.scratch.tasks.first(h.owner.index);
+        while at != u32::MAX {
+            let slot = at as usize;
+            at = self.scratch.tasks.after(at);
             let t = self.state.tasks[slot];
             if t.is_live()
                 && t.kind == kind::WAIT_INPUT
@@ -96,7 +104,11 @@ impl<G: Game> World<G> {
 
     /// Confirm (`true`) or cancel to the owner's waiting confirm/cancel and targeting tasks.
     fn deliver_confirm(&mut self, owner: crate::id::Entity, confirm: bool, player: usize) {
-        for slot in 0..self.state.header.task_high_water as usize {
+        self.ensure_task_index();
+        let mut at = self.scratch.tasks.first(owner.index);
+        while at != u32::MAX {
+            let slot = at as usize;
+            at = self.scratch.tasks.after(at);
             let t = self.state.tasks[slot];
             if !t.is_live() || t.owner != owner {
                 continue;

@@ -61,7 +61,9 @@ impl<G: Game> World<G> {
         rec.user_id = user_id;
         rec.flags |= tflags::LIVE;
         rec.next_free = u32::MAX;
+        self.ensure_task_index();
         self.state.tasks[slot as usize] = rec;
+        self.scratch.tasks.insert(slot as usize, &rec);
         self.state.entities[h.owner.index as usize].n_tasks += 1;
         let task = TaskHandle { slot, generation };
         self.task_started(slot as usize);
@@ -164,11 +166,26 @@ impl<G: Game> World<G> {
     }
 
     pub(crate) fn end_tasks_of(&mut self, h: AbilityHandle, serial: u32) {
-        for slot in 0..self.state.header.task_high_water as usize {
+        // The owner's list, ascending (the order of a pool scan); the next link is read before
+        // the free unlinks the slot.
+        self.ensure_task_index();
+        let mut at = self.scratch.tasks.first(h.owner.index);
+        while at != u32::MAX {
+            let slot = at as usize;
+            at = self.scratch.tasks.after(at);
             let t = self.state.tasks[slot];
             if t.is_live() && t.ability() == h && t.activation_serial == serial {
                 self.free_task(slot);
             }
+        }
+    }
+
+    /// Rebuilds the per-owner task lists if a load invalidated them.
+    #[inline]
+    pub(crate) fn ensure_task_index(&mut self) {
+        if !self.scratch.tasks.valid {
+            let hw = self.state.header.task_high_water as usize;
+            self.scratch.tasks.rebuild(&self.state.tasks, hw);
         }
     }
 
@@ -181,6 +198,8 @@ impl<G: Game> World<G> {
             self.timeline_interrupt(slot);
         }
         let generation = t.generation;
+        self.ensure_task_index();
+        self.scratch.tasks.remove(slot, &t);
         let hdr = &mut self.state.header;
         self.state.tasks[slot] =
             TaskRec { generation, next_free: hdr.task_free_head, ..TaskRec::default() };
@@ -495,7 +514,11 @@ impl<G: Game> World<G> {
                     });
                 }
                 E::Removed { handle, .. } | E::StackChanged { handle, .. } => {
-                    for slot in 0..self.state.header.task_high_water as usize {
+                    // Only tasks watching an effect react; most frames have none.
+                    self.ensure_task_index();
+                    let watchers = self.scratch.tasks.effect_watchers;
+                    let hw = if watchers == 0 { 0 } else { self.state.header.task_high_water };
+                    for slot in 0..hw as usize {
                         let t = self.state.tasks[slot];
                         if !t.is_live() || t.other != handle.target || t.a != handle.seq {
                             continue;
@@ -553,7 +576,13 @@ impl<G: Game> World<G> {
         if !self.is_alive(owner) || self.state.entities[owner.index as usize].n_tasks == 0 {
             return;
         }
-        for slot in 0..self.state.header.task_high_water as usize {
+        // The owner's list visits its slots in ascending order, as a pool scan would; the
+        // callbacks only queue results, so the list does not change under the walk.
+        self.ensure_task_index();
+        let mut at = self.scratch.tasks.first(owner.index);
+        while at != u32::MAX {
+            let slot = at as usize;
+            at = self.scratch.tasks.after(at);
             let t = self.state.tasks[slot];
             if t.is_live() && t.flags & DONE == 0 && t.owner == owner {
                 f(self, slot, t);

@@ -481,3 +481,132 @@ impl TaskRec {
 pub(crate) fn event_matches(reg: &crate::tag::TagRegistry, data: &EventData, tag: u16) -> bool {
     tag == u16::MAX || reg.is_descendant_or_self(data.tag, TagId(tag))
 }
+
+/// Per-owner lists of live task slots, in ascending slot order: a lookup structure derived
+/// from the task pool, so the listeners visit an entity's few tasks instead of scanning the
+/// whole pool for every event (which made a frame quadratic in the number of entities).
+///
+/// It is not part of the snapshot: it is a pure function of the pool (which slots are live and
+/// their owners' entity indices), kept up to date by `spawn_task` and `free_task` (the only
+/// places that change either) and rebuilt after every snapshot load. Its lists hold slots in
+/// the order the old full scans visited them, so behaviour and checksums are unchanged.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TaskIndex {
+    /// Whether the lists match the pool (false after a load until the next rebuild).
+    pub valid: bool,
+    /// Per entity index: the first task slot of its list (`u32::MAX`: none).
+    pub head: Vec<u32>,
+    /// Per task slot: the next slot of the same owner (`u32::MAX`: the end).
+    pub next: Vec<u32>,
+    /// Live tasks that watch an effect (`WaitEffectRemoved`, `WaitStackChange`).
+    pub effect_watchers: u32,
+}
+
+impl TaskIndex {
+    /// An index for `entities` entity slots and `tasks` task slots (to be rebuilt).
+    pub fn new(entities: usize, tasks: usize) -> TaskIndex {
+        TaskIndex {
+            valid: false,
+            head: vec![u32::MAX; entities],
+            next: vec![u32::MAX; tasks],
+            effect_watchers: 0,
+        }
+    }
+
+    fn watches_effect(t: &TaskRec) -> bool {
+        matches!(t.kind, kind::WAIT_EFFECT_REMOVED | kind::WAIT_STACK_CHANGE)
+    }
+
+    /// Rebuilds the lists from the pool's first `high_water` slots (no allocation).
+    pub fn rebuild(&mut self, tasks: &[TaskRec], high_water: usize) {
+        self.head.iter_mut().for_each(|h| *h = u32::MAX);
+        self.next.iter_mut().for_each(|n| *n = u32::MAX);
+        self.effect_watchers = 0;
+        // Pushing to the front in descending slot order leaves every list ascending.
+        for slot in (0..high_water.min(tasks.len()).min(self.next.len())).rev() {
+            let t = &tasks[slot];
+            if !t.is_live() {
+                continue;
+            }
+            self.effect_watchers += u32::from(Self::watches_effect(t));
+            if let Some(h) = self.head.get_mut(t.owner.index as usize) {
+                self.next[slot] = *h;
+                *h = slot as u32;
+            }
+        }
+        self.valid = true;
+    }
+
+    /// Adds a newly live slot to its owner's list, keeping the list ascending.
+    pub fn insert(&mut self, slot: usize, t: &TaskRec) {
+        if !self.valid || slot >= self.next.len() {
+            return;
+        }
+        self.effect_watchers += u32::from(Self::watches_effect(t));
+        let Some(&first) = self.head.get(t.owner.index as usize) else { return };
+        let s = slot as u32;
+        if first == u32::MAX || first > s {
+            self.next[slot] = first;
+            self.head[t.owner.index as usize] = s;
+            return;
+        }
+        let mut at = first;
+        // Strictly ascending links, so this ends.
+        loop {
+            let n = self.next[at as usize];
+            if n == u32::MAX || n > s {
+                self.next[slot] = n;
+                self.next[at as usize] = s;
+                return;
+            }
+            if n <= at {
+                return;
+            }
+            at = n;
+        }
+    }
+
+    /// Removes a slot (about to be freed) from its owner's list.
+    pub fn remove(&mut self, slot: usize, t: &TaskRec) {
+        if !self.valid || slot >= self.next.len() {
+            return;
+        }
+        self.effect_watchers =
+            self.effect_watchers.saturating_sub(u32::from(Self::watches_effect(t)));
+        let Some(&first) = self.head.get(t.owner.index as usize) else { return };
+        let s = slot as u32;
+        if first == s {
+            self.head[t.owner.index as usize] = self.next[slot];
+            self.next[slot] = u32::MAX;
+            return;
+        }
+        let mut at = first;
+        while at != u32::MAX {
+            let n = self.next[at as usize];
+            if n == s {
+                self.next[at as usize] = self.next[slot];
+                self.next[slot] = u32::MAX;
+                return;
+            }
+            if n <= at {
+                return;
+            }
+            at = n;
+        }
+    }
+
+    /// The first slot of an entity index's list (`u32::MAX`: none).
+    #[inline]
+    pub fn first(&self, owner_index: u32) -> u32 {
+        self.head.get(owner_index as usize).copied().unwrap_or(u32::MAX)
+    }
+
+    /// The slot after `slot` in its list (`u32::MAX`: the end). Links only ascend.
+    #[inline]
+    pub fn after(&self, slot: u32) -> u32 {
+        match self.next.get(slot as usize) {
+            Some(&n) if n > slot => n,
+            _ => u32::MAX,
+        }
+    }
+}

@@ -127,6 +127,22 @@ impl TagSet {
     pub fn words(&self) -> &[u64] {
         &self.words
     }
+
+    /// The set whose bits are `words` restricted to tags below `n_tags` (word copies, not a
+    /// loop over every tag).
+    pub(crate) fn from_words(words: &[u64], n_tags: usize) -> TagSet {
+        let mut s = TagSet::EMPTY;
+        let n = n_tags.min(MAX_TAGS);
+        for (i, (d, w)) in s.words.iter_mut().zip(words).enumerate() {
+            let first = i * 64;
+            if first >= n {
+                break;
+            }
+            let keep = n - first;
+            *d = if keep >= 64 { *w } else { *w & ((1u64 << keep) - 1) };
+        }
+        s
+    }
 }
 
 impl fmt::Debug for TagSet {

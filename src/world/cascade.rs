@@ -79,6 +79,8 @@ pub(crate) struct Scratch {
     /// Entities whose tags changed since their last inhibition pass.
     pub tag_dirty: Vec<u32>,
     pub tag_dirty_mark: Vec<u16>,
+    /// The entities whose `tag_dirty_mark` is non-zero.
+    pub tag_dirty_seen: Vec<u32>,
     /// Attribute changes: (entity index, attr, old current, first cause, recomputes).
     pub attr_touched: Vec<(u32, AttrId, Fx, AttrCause, u16)>,
     pub attr_mark: Vec<u32>,
@@ -95,6 +97,13 @@ pub(crate) struct Scratch {
     pub queued: Vec<(EffectSpec, Entity)>,
     /// Listener read positions in the frame output.
     pub cursors: Cursors,
+    /// Per-owner task lists (derived from the task pool; rebuilt after a load).
+    pub tasks: crate::ability::task::TaskIndex,
+    /// Ability handles collected by an activation (abilities it cancels), reused so a step
+    /// does not allocate.
+    pub handles: Vec<crate::id::AbilityHandle>,
+    /// A player's input-bound abilities in P4, reused likewise.
+    pub input_specs: Vec<(crate::id::AbilityHandle, u16)>,
 }
 
 impl Scratch {
@@ -108,6 +117,7 @@ impl Scratch {
             tag_mark: vec![0; layout.entities * layout.tags],
             tag_dirty: Vec::with_capacity(16),
             tag_dirty_mark: vec![0; layout.entities],
+            tag_dirty_seen: Vec::with_capacity(16),
             attr_touched: Vec::with_capacity(64),
             attr_mark: vec![0; layout.entities * layout.attrs],
             attr_queue: VecDeque::with_capacity(64),
@@ -119,6 +129,9 @@ impl Scratch {
             exec_cues: Vec::with_capacity(4),
             queued: Vec::with_capacity(16),
             cursors: Cursors::default(),
+            tasks: crate::ability::task::TaskIndex::new(layout.entities, layout.tasks),
+            handles: Vec::with_capacity(layout.abilities),
+            input_specs: Vec::with_capacity(layout.abilities),
         }
     }
 
@@ -131,6 +144,7 @@ impl Scratch {
         self.tag_mark.iter_mut().for_each(|m| *m = 0);
         self.tag_dirty.clear();
         self.tag_dirty_mark.iter_mut().for_each(|m| *m = 0);
+        self.tag_dirty_seen.clear();
         self.attr_touched.clear();
         self.attr_mark.iter_mut().for_each(|m| *m = 0);
         self.attr_queue.clear();
@@ -140,6 +154,8 @@ impl Scratch {
         self.exec_extra.clear();
         self.queued.clear();
         self.cursors = Cursors::default();
+        // The task pool was replaced: the per-owner lists are rebuilt on their next use.
+        self.tasks.valid = false;
     }
 }
 
@@ -351,6 +367,9 @@ impl<G: Game> World<G> {
             while let Some(ei) = self.scratch.tag_dirty.pop() {
                 progressed = true;
                 let passes = &mut self.scratch.tag_dirty_mark[ei as usize];
+                if *passes == 0 {
+                    self.scratch.tag_dirty_seen.push(ei);
+                }
                 *passes = passes.saturating_add(1);
                 if *passes > MAX_INHIBITION_PASSES {
                     let e = self.entity_of(ei);
@@ -373,8 +392,12 @@ impl<G: Game> World<G> {
         }
         self.flush_tag_events();
         self.flush_attr_events();
-        for m in self.scratch.tag_dirty_mark.iter_mut() {
-            *m = 0;
+        // Only the entities passed in this settle have a mark (clearing every entity's mark
+        // here made each work item cost O(entities)).
+        for ei in self.scratch.tag_dirty_seen.drain(..) {
+            if let Some(m) = self.scratch.tag_dirty_mark.get_mut(ei as usize) {
+                *m = 0;
+            }
         }
     }
 

@@ -342,6 +342,24 @@ pub struct FrameOutput {
 }
 
 impl FrameOutput {
+    /// Empty lists with room for a busy frame of a world of `entities` entities (about one
+    /// record of each kind per entity), so a frame busier than every earlier one does not have
+    /// to grow them in the middle of a step (a steady-state step allocates nothing).
+    pub(crate) fn with_capacity(entities: usize) -> FrameOutput {
+        let n = entities.saturating_add(64);
+        FrameOutput {
+            frame: 0,
+            attr_events: Vec::with_capacity(n),
+            tag_events: Vec::with_capacity(n),
+            effect_events: Vec::with_capacity(n),
+            diagnostics: Vec::with_capacity(16),
+            ability_events: Vec::with_capacity(n),
+            gameplay_events: Vec::with_capacity(n / 2),
+            executions: Vec::with_capacity(n),
+            cues: Vec::with_capacity(n / 2),
+        }
+    }
+
     pub(crate) fn clear(&mut self, frame: Frame) {
         self.frame = frame;
         self.attr_events.clear();

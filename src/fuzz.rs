@@ -10,7 +10,7 @@
 //! | target | what it feeds | what must hold |
 //! |---|---|---|
 //! | [`content`] | RON text | [`Content::from_ron_str`] returns a typed error or content whose hash is stable; a world built on valid content steps without panicking |
-//! | [`replay`] | replay bytes (optionally resealed) | [`Replay::decode`] returns a typed error; a decoded replay's `verify`, `bisect` and `seek` on a duel world return |
+//! | [`replay`] | replay bytes (optionally resealed) | [`Replay::decode`] returns a typed error or a replay whose canonical re-encoding decodes back to it; a decoded replay's `verify`, `bisect` and `seek` on a duel world return |
 //! | [`scenario`] | scenario RON text | [`Scenario::from_str`] returns a typed error or a scenario; a short valid one runs in plain mode |
 //! | [`step_inputs`] | raw network bytes | reinterpreted as each game's `Pod` input (duel, arena, scenario game) with any input status and any input count, stepping never panics |
 //! | [`determinism`] | inputs, rollback depth, seed | [`RollbackDriver`] at random depths gives the straight run's checksum every frame |
@@ -27,7 +27,7 @@
 
 use crate::arena::{Arena, ArenaGame, ArenaSpec};
 use crate::content::Content;
-use crate::cue::{CueDirector, PresenterLog};
+use crate::cue::{CueDirector, CueKey, PresenterCall, PresenterLog, RemoveReason};
 use crate::duel::{self, Duel};
 use crate::id::{AbilityDefId, AttrSetId, EffectDefId};
 use crate::num::Frame;
@@ -224,8 +224,17 @@ pub fn replay(data: &[u8]) {
         bytes[n..].copy_from_slice(&sum.to_le_bytes());
     }
     let Ok(r) = Replay::decode(&bytes) else { return };
-    // Re-encoding what was decoded gives the same bytes.
-    assert_eq!(r.encode(), bytes, "a decoded replay re-encodes differently");
+    // Re-encoding is canonical: the header is RON text, so equivalent spellings (comments,
+    // spacing, raw identifiers) decode to the same replay and re-encode in one canonical form,
+    // which decodes back to the same replay and re-encodes to itself.
+    let canonical = r.encode();
+    match Replay::decode(&canonical) {
+        Ok(again) => {
+            assert!(again == r, "a re-encoded replay decodes differently");
+            assert!(again.encode() == canonical, "re-encoding is not canonical");
+        }
+        Err(e) => panic!("a re-encoded replay does not decode: {e}"),
+    }
     // Bound the work: a replay announcing millions of frames is legal but slow.
     if r.frames.len() > 2_000 {
         return;
@@ -384,7 +393,8 @@ fn determinism_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
 /// bytes. After every batch a [`CueDirector`] reconciles into a [`PresenterLog`]. The log keeps
 /// the presenter contract ([`PresenterLog::check_invariants`]: no double play, every cancel
 /// matches a play, persistent cues balanced), and once everything is confirmed its reconciled
-/// view and the final checksum equal the straight run's.
+/// view and the final checksum equal the straight run's — except for persistent instances born
+/// and gone inside one rollback batch, which GAS_SPEC §9.1 says are never shown (no blip).
 pub fn presenter(data: &[u8]) {
     let mut b = Bytes::new(data);
     let game = b.u8();
@@ -440,6 +450,8 @@ fn presenter_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
     let mut log = PresenterLog::default();
     let mut used: Vec<Vec<G::Input>> = Vec::with_capacity(frames);
     let mut known = 0usize;
+    // Every rollback batch: the first and last re-simulated frames (table indices).
+    let mut batches: Vec<(usize, usize)> = Vec::new();
     let simulate = |w: &mut World<G>,
                     ring: &mut SnapshotRing<G>,
                     used: &mut Vec<Vec<G::Input>>,
@@ -471,6 +483,7 @@ fn presenter_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
         if let Some(from) = from {
             assert!(ring.load(&mut w, fr(from)), "the ring lost frame {from}");
             director.rewound_to(fr(from));
+            batches.push((from, f));
             for g in from..=f {
                 simulate(&mut w, &mut ring, &mut used, &mut director, g, known);
             }
@@ -483,6 +496,7 @@ fn presenter_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
     if let Some(from) = (known..frames).find(|g| used[*g] != table[*g]) {
         assert!(ring.load(&mut w, fr(from)), "the ring lost frame {from}");
         director.rewound_to(fr(from));
+        batches.push((from, last));
         for g in from..frames {
             simulate(&mut w, &mut ring, &mut used, &mut director, g, frames);
         }
@@ -493,7 +507,30 @@ fn presenter_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
         panic!("presenter contract broken under rollback: {e}");
     }
     assert_eq!(w.checksum(), plain.checksum(), "final checksum differs from the straight run");
-    let (got, want) = (log.reconciled(), plain_log.reconciled());
+    let (got, mut want) = (log.reconciled(), plain_log.reconciled());
+    // GAS_SPEC §9.1: "an instance born and killed inside one rollback window is never shown
+    // (no blip)". The straight run reconciles after every frame and shows such an instance;
+    // under rollback it is legitimately absent when one batch re-simulated every frame it
+    // lived (from its first frame through the frame it was gone). Those are dropped from the
+    // expectation; any other difference is a finding.
+    let blips: Vec<CueKey> = want
+        .iter()
+        .filter_map(|c| match c {
+            PresenterCall::Removed(k, RemoveReason::Ended) => Some(*k),
+            _ => None,
+        })
+        .filter(|k| !got.iter().any(|c| c.key() == *k))
+        .filter(|k| {
+            let born = (k.frame - base) as usize;
+            // The frame at which the straight run saw it gone.
+            let gone = plain_log.calls.iter().find_map(|(at, c)| match c {
+                PresenterCall::Removed(r, _) if r == k => Some((*at - base) as usize),
+                _ => None,
+            });
+            gone.is_some_and(|gone| batches.iter().any(|&(from, to)| from <= born && gone <= to))
+        })
+        .collect();
+    want.retain(|c| !blips.contains(&c.key()));
     if got != want {
         let key = want
             .iter()

@@ -27,6 +27,28 @@ thread_local! {
     static TRACE: Cell<bool> = const { Cell::new(false) };
     /// Inside the tracer (its own allocations are not counted).
     static IN_TRACE: Cell<bool> = const { Cell::new(false) };
+    /// Live-byte accounting is on for this thread (see [`live_bytes`]).
+    static LIVE_ARMED: Cell<bool> = const { Cell::new(false) };
+    /// Bytes allocated minus bytes freed on this thread while `LIVE_ARMED`.
+    static LIVE: Cell<i64> = const { Cell::new(0) };
+}
+
+fn live(delta: i64) {
+    if LIVE_ARMED.try_with(Cell::get).unwrap_or(false) {
+        let _ = LIVE.try_with(|c| c.set(c.get() + delta));
+    }
+}
+
+/// Turns live-byte accounting on or off for this thread and returns the net bytes allocated
+/// (allocated minus freed) on it since accounting was last started. Used by the soak test
+/// (`tests/soak.rs`) to show memory stays bounded over a long match.
+pub fn live_bytes(on: bool) -> i64 {
+    let n = LIVE.with(Cell::get);
+    if on && !LIVE_ARMED.with(Cell::get) {
+        LIVE.with(|c| c.set(0));
+    }
+    LIVE_ARMED.with(|a| a.set(on));
+    n
 }
 
 fn note(size: usize) {
@@ -48,23 +70,27 @@ fn note(size: usize) {
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         note(layout.size());
+        live(layout.size() as i64);
         // SAFETY: forwarded as is.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         note(layout.size());
+        live(layout.size() as i64);
         // SAFETY: forwarded as is.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         note(new_size);
+        live(new_size as i64 - layout.size() as i64);
         // SAFETY: forwarded as is.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        live(-(layout.size() as i64));
         // SAFETY: forwarded as is.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -154,16 +180,11 @@ fn load_does_not_allocate() {
 }
 
 /// Steady-state stepping: after a warm-up covering every schedule of the arena (timed effects
-/// up to 240 frames, ability periods up to 160), 240 more frames must not allocate.
-///
-/// Ignored until the allocations it finds in `src/` are removed (docs/performance.md, "Heap
-/// allocations"): `World::step` currently allocates in `run_inputs` (src/ability/input.rs, the
-/// `specs` vector collected on every input edge of a player) and in `activate_checked`
-/// (src/ability/activate.rs, `specs_matching` for `cancel_abilities_with_tags`, a vector with one
-/// entry per matching granted ability on every activation of an ability that cancels others).
-/// Run it with `cargo test --test integration alloc:: -- --ignored`.
+/// up to 240 frames, ability periods up to 160), 240 more frames must not allocate, with both
+/// players pressing inputs and the scripted fighters activating abilities that cancel others
+/// (the input-bound ability list of P4 and the cancelled-ability list of an activation are
+/// reused scratch buffers, docs/performance.md "Heap allocations").
 #[test]
-#[ignore = "World::step allocates in run_inputs and specs_matching (docs/performance.md)"]
 fn step_does_not_allocate_in_steady_state() {
     let mut a = warm_arena(480);
     let mut per_frame = Vec::with_capacity(240);

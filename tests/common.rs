@@ -112,7 +112,7 @@ pub fn rich_hooks() -> Hooks<Plain> {
     fn crit(ctx: &mut ExecCtx<'_>) {
         let power = ctx.capture(0);
         let roll = ctx.random().below(100);
-        let dmg = if roll < 25 { power * 2 } else { power };
+        let dmg = if roll < 25 { power.saturating_mul_int(2) } else { power };
         let damage = ctx.content().attr("Damage").unwrap();
         ctx.output(damage, ModOp::Add, dmg / 4);
     }

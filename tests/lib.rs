@@ -12,6 +12,8 @@ mod features_attributes;
 mod features_effects;
 mod features_tags;
 mod fuzz_corpora;
+mod golden;
+mod malformed;
 #[cfg(feature = "matchbox")]
 mod matchbox;
 mod recipes;
@@ -20,3 +22,4 @@ mod scenario_files;
 mod scenarios_abilities;
 mod scenarios_core;
 mod sessions;
+mod soak;

@@ -34,6 +34,7 @@ pub(crate) mod output;
 pub(crate) mod state;
 mod step;
 mod tags;
+mod validate;
 
 pub use hooks::{
     Behaviour, CalcFn, CalcInput, CanActivateFn, Capture, ExecCtx, ExecFn, ExecOutput, Hooks,
@@ -273,15 +274,26 @@ impl fmt::Display for WorldError {
 impl std::error::Error for WorldError {}
 
 /// Why a snapshot cannot be loaded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SnapshotError {
     /// The snapshot was taken from a world with other content or capacities.
     LayoutMismatch,
+    /// Snapshot bytes have the right size but do not describe a state of this world (an id,
+    /// count or link out of range: a damaged or crafted file). Names the first bad field.
+    Invalid(String),
 }
 
 impl fmt::Display for SnapshotError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the snapshot comes from a world with different content or capacities")
+        match self {
+            SnapshotError::LayoutMismatch => {
+                write!(f, "the snapshot comes from a world with different content or capacities")
+            }
+            SnapshotError::Invalid(field) => write!(
+                f,
+                "the snapshot bytes are not a valid state of this world ({field} is out of range)"
+            ),
+        }
     }
 }
 
@@ -413,7 +425,7 @@ impl<G: Game> World<G> {
             live_source_defs: content.effect_defs().iter().any(|d| d.has_live_source_captures),
             content,
             bound: Arc::new(bound),
-            out: FrameOutput::default(),
+            out: FrameOutput::with_capacity(layout.entities),
             config,
             in_step: false,
             activation_log: std::collections::VecDeque::with_capacity(256),
@@ -730,15 +742,10 @@ impl<G: Game> World<G> {
 
     /// The entity's tags, ancestor-expanded (what hierarchical queries test).
     pub fn tags(&self, e: Entity) -> TagSet {
-        let mut s = TagSet::EMPTY;
-        if let Some(words) = self.tag_view(e) {
-            for t in 0..self.state.layout.tags {
-                if words[t / 64] & (1 << (t % 64)) != 0 {
-                    s.insert(TagId(t as u16));
-                }
-            }
+        match self.tag_view(e) {
+            Some(words) => TagSet::from_words(words, self.state.layout.tags),
+            None => TagSet::EMPTY,
         }
-        s
     }
 
     /// The tags the entity holds exactly (count > 0).
@@ -900,10 +907,17 @@ impl<G: Game> World<G> {
 
     /// Replaces the current state with snapshot bytes (as [`World::state_bytes`] or a replay
     /// wrote them) of a world with the same content and capacities.
+    ///
+    /// The bytes are untrusted: they are loaded into a copy and validated against the content
+    /// and capacities first (ids, counts, slots, free lists, entity references), so a damaged
+    /// or crafted snapshot is [`SnapshotError::Invalid`] and leaves the world unchanged.
     pub fn load_bytes(&mut self, bytes: &[u8]) -> Result<(), SnapshotError> {
-        if !self.state.load_bytes(bytes) {
+        let mut candidate = self.state.clone();
+        if !candidate.load_bytes(bytes) {
             return Err(SnapshotError::LayoutMismatch);
         }
+        candidate.validate(&self.content).map_err(SnapshotError::Invalid)?;
+        self.state = candidate;
         self.scratch.reset();
         self.in_step = false;
         let next = self.state.header.frame;

@@ -57,14 +57,22 @@ fn write_trace(
         }
     };
     let report = scenario::run_with_hooks(scenario, &Hooks::new(), options, Some(&mut sink))
-        .map_err(|e| Failure::Check(e.to_string()))?;
-    if let Some(e) = error {
-        return Err(Failure::Usage(format!("cannot write the trace file {}: {e}", path.display())));
+        .map_err(|e| Failure::Check(e.to_string()));
+    let written = match (report, error) {
+        (Ok(r), None) => out.flush().map(|()| r).map_err(|e| {
+            Failure::Usage(format!("cannot write the trace file {}: {e}", path.display()))
+        }),
+        (Ok(_), Some(e)) => {
+            Err(Failure::Usage(format!("cannot write the trace file {}: {e}", path.display())))
+        }
+        (Err(e), _) => Err(e),
+    };
+    if written.is_err() {
+        // Nothing is left behind on failure: no partial trace.
+        drop(out);
+        let _ = std::fs::remove_file(path);
     }
-    out.flush().map_err(|e| {
-        Failure::Usage(format!("cannot write the trace file {}: {e}", path.display()))
-    })?;
-    Ok(report)
+    written
 }
 
 /// `scenario run`.
@@ -78,11 +86,6 @@ pub fn run(
     let modes: Vec<Mode> = modes.iter().map(|m| parse_mode(m)).collect::<Result<_, _>>()?;
     let options =
         RunOptions { modes: (!modes.is_empty()).then_some(modes), ..RunOptions::default() };
-    if let Some(dir) = replay_dir {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            Failure::Usage(format!("cannot create the replay directory {}: {e}", dir.display()))
-        })?;
-    }
     let bar = if files.len() > 1 {
         let b = ProgressBar::new(files.len() as u64);
         b.set_style(
@@ -125,9 +128,16 @@ pub fn run(
         if let Some(dir) = replay_dir {
             let name = file.file_stem().map_or_else(|| "scenario".into(), |s| s.to_string_lossy());
             let path = dir.join(format!("{name}.replay"));
+            // The directory is created only once there is a replay to put in it (nothing is
+            // written for bad input).
             let written = scenario::record(&scenario, &Hooks::new())
                 .map_err(|e| e.to_string())
-                .and_then(|r| r.write(&path).map_err(|e| e.to_string()));
+                .and_then(|r| {
+                    std::fs::create_dir_all(dir).map_err(|e| {
+                        format!("cannot create the replay directory {}: {e}", dir.display())
+                    })?;
+                    r.write(&path).map_err(|e| e.to_string())
+                });
             if let Err(e) = written {
                 bar.suspend(|| eprintln!("cannot write {}: {e}", path.display()));
             }

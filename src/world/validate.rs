@@ -1,0 +1,187 @@
+//! Structural validation of snapshot bytes that come from outside the process (a replay's
+//! initial state and keyframes, a dump): [`World::load_bytes`](super::World::load_bytes) rejects
+//! a snapshot whose ids, counts and links do not fit the world's content and layout, so that a
+//! crafted file (one whose integrity checksum was recomputed after tampering) is a typed error
+//! instead of an out-of-bounds panic during the next step.
+//!
+//! It checks what the simulation uses as an index: definition ids (effects, abilities, tags,
+//! attributes, curves, timelines), per-entity counts, slot numbers, free lists and entity
+//! references. Values (attributes, magnitudes, frames, random states) are not constrained: any
+//! value steps deterministically.
+
+use super::Game;
+use super::state::{State, entity_flags};
+use crate::ability::spec_flags;
+use crate::ability::task::kind as task_kind;
+use crate::content::Content;
+use crate::id::{Entity, TagId};
+
+/// Why a snapshot does not fit (a human-readable path to the first bad field).
+pub(crate) type Invalid = String;
+
+fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), Invalid> {
+    if ok { Ok(()) } else { Err(what()) }
+}
+
+impl<G: Game> State<G> {
+    /// Checks every index-like field against `content` and the layout (see the module docs).
+    pub(crate) fn validate(&self, content: &Content) -> Result<(), Invalid> {
+        let l = self.layout;
+        let n = l.entities;
+        let tags = content.tags().len();
+        let ent = |e: Entity| (e.index as usize) < n || e == Entity::NONE;
+        let tag = |t: u16| (t as usize) < tags || t == u16::MAX;
+        let h = &self.header;
+
+        // Header: allocation counters and free lists.
+        check(h.high_water as usize <= n, || format!("header.high_water {} > {n}", h.high_water))?;
+        check(h.alive <= h.high_water, || format!("header.alive {} > high_water", h.alive))?;
+        check(h.free_head == u32::MAX || h.free_head < h.high_water, || {
+            format!("header.free_head {} out of range", h.free_head)
+        })?;
+        check(h.task_high_water as usize <= l.tasks, || {
+            format!("header.task_high_water {} > {}", h.task_high_water, l.tasks)
+        })?;
+        check(h.tasks_live <= h.task_high_water, || {
+            format!("header.tasks_live {} > task_high_water", h.tasks_live)
+        })?;
+        check(h.task_free_head == u32::MAX || h.task_free_head < h.task_high_water, || {
+            format!("header.task_free_head {} out of range", h.task_free_head)
+        })?;
+        // The free lists end (no cycle, every link in range).
+        let mut at = h.free_head;
+        for _ in 0..=n {
+            if at == u32::MAX {
+                break;
+            }
+            let r = self.entities.get(at as usize).ok_or_else(|| format!("free list {at}"))?;
+            check(r.flags & entity_flags::ALIVE == 0, || format!("entity {at} is free and alive"))?;
+            at = r.next_free;
+        }
+        check(at == u32::MAX, || "the entity free list does not end".into())?;
+        let mut at = h.task_free_head;
+        for _ in 0..=l.tasks {
+            if at == u32::MAX {
+                break;
+            }
+            let t = self.tasks.get(at as usize).ok_or_else(|| format!("task free list {at}"))?;
+            at = t.next_free;
+        }
+        check(at == u32::MAX, || "the task free list does not end".into())?;
+
+        // Entities.
+        let sets = content.attr_set_defs().len();
+        for (i, r) in self.entities.iter().enumerate() {
+            let w = |f: &str| format!("entities[{i}].{f}");
+            check(r.flags & !(entity_flags::ALIVE | entity_flags::ASC) == 0, || w("flags"))?;
+            check(sets >= 64 || r.sets >> sets == 0, || w("sets"))?;
+            check(r.n_effects as usize <= l.effects, || w("n_effects"))?;
+            check(r.n_live <= r.n_effects, || w("n_live"))?;
+            check(r.n_tasks as usize <= l.tasks, || w("n_tasks"))?;
+            check(ent(r.avatar), || w("avatar"))?;
+            check(r.next_free == u32::MAX || r.next_free < h.high_water, || w("next_free"))?;
+        }
+        // Tags: no bit above the registry.
+        for (i, words) in self.tag_bits.chunks(l.tag_words.max(1)).enumerate() {
+            for (wi, word) in words.iter().enumerate() {
+                let first = wi * 64;
+                let bad = (0..64).any(|b| word & (1u64 << b) != 0 && first + b >= tags);
+                check(!bad, || format!("tag_bits of entity {i}: a tag id past the registry"))?;
+            }
+        }
+
+        // Active effects (only the first `n_effects` of each entity are live).
+        let effects = content.effect_defs().len();
+        for (i, r) in self.entities.iter().enumerate() {
+            let start = i * l.effects;
+            for (j, e) in self.effects[start..start + r.n_effects as usize].iter().enumerate() {
+                let w = |f: &str| format!("effects[{i}][{j}].{f}");
+                check(e.def.index() < effects, || w("def"))?;
+                check(ent(e.instigator) && ent(e.causer) && ent(e.source_object), || w("entity"))?;
+                check(
+                    ent(e.ability.owner) && (e.ability.slot as usize) < l.abilities.max(1),
+                    || w("ability"),
+                )?;
+                check(e.dynamic_tags.iter().all(|t| tag(*t)), || w("dynamic_tags"))?;
+            }
+        }
+        // Stored specs.
+        let attrs = content.attr_defs().len();
+        for (i, s) in self.effect_specs.iter().enumerate() {
+            let w = |f: &str| format!("effect_specs[{i}].{f}");
+            if s.stored == 0 {
+                continue;
+            }
+            check(s.def.index() < effects, || w("def"))?;
+            check(s.source_tags.iter().all(|t: TagId| t.index() < tags), || w("source_tags"))?;
+            check(usize::from(s.n_set_by_caller) <= s.set_by_caller.len(), || {
+                w("n_set_by_caller")
+            })?;
+            check(usize::from(s.n_inline) <= s.inline.len(), || w("n_inline"))?;
+            check(usize::from(s.n_source_captures) <= s.source_captures.len(), || {
+                w("n_source_captures")
+            })?;
+            let sbc = &s.set_by_caller[..usize::from(s.n_set_by_caller)];
+            check(sbc.iter().all(|e| tag(e.tag)), || w("set_by_caller"))?;
+            let inline = &s.inline[..usize::from(s.n_inline)];
+            check(inline.iter().all(|m| usize::from(m.attr) < attrs), || w("inline"))?;
+            check(s.dynamic_granted_tags.iter().all(|t| tag(*t)), || w("dynamic_granted_tags"))?;
+            let c = &s.context;
+            check(
+                ent(c.instigator) && ent(c.causer) && ent(c.source_object) && ent(c.hit_entity),
+                || w("context"),
+            )?;
+            check(ent(c.ability.owner) && (c.ability.slot as usize) < l.abilities.max(1), || {
+                w("context.ability")
+            })?;
+        }
+
+        // Granted abilities.
+        let abilities = content.ability_defs().len();
+        for (i, s) in self.specs.iter().enumerate() {
+            let w = |f: &str| format!("ability_specs[{i}].{f}");
+            if s.flags & spec_flags::GRANTED == 0 {
+                continue;
+            }
+            check(s.def.index() < abilities, || w("def"))?;
+            check(s.dynamic_tags.iter().all(|t| tag(*t)), || w("dynamic_tags"))?;
+            check(ent(s.source_object), || w("source_object"))?;
+        }
+        check(self.player_owner.iter().all(|e| ent(*e)), || "player_owner".into())?;
+
+        // Tasks.
+        let curves = content.curve_defs().len();
+        let timelines = content.timeline_defs().len();
+        for (i, t) in self.tasks.iter().enumerate() {
+            if !t.is_live() {
+                continue;
+            }
+            let w = |f: &str| format!("tasks[{i}].{f}");
+            check(ent(t.owner) && ent(t.other), || w("entity"))?;
+            check((t.ability_slot as usize) < l.abilities.max(1), || w("ability_slot"))?;
+            check(t.kind <= task_kind::ROOT_MOTION, || w("kind"))?;
+            check(tag(t.tag) && tag(t.tag2), || w("tag"))?;
+            match t.kind {
+                task_kind::WAIT_ATTRIBUTE | task_kind::WAIT_DAMAGE => {
+                    check(usize::from(t.attr) < attrs, || w("attr"))?;
+                }
+                task_kind::PLAY_TIMELINE => {
+                    check((t.a as usize) < timelines, || w("a (timeline)"))?;
+                }
+                task_kind::ROOT_MOTION => check((t.a as usize) < curves, || w("a (curve)"))?,
+                task_kind::WAIT_TARGET_DATA => {
+                    check(tag(t.query.require_tag), || w("query.require_tag"))?;
+                }
+                _ => {}
+            }
+        }
+        // Standalone cues.
+        for (i, c) in self.standalone_cues.iter().enumerate() {
+            if c.live == 0 {
+                continue;
+            }
+            check(ent(c.target) && c.tag.index() < tags, || format!("standalone_cues[{i}]"))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,382 @@
+//! Malformed input at every boundary, case by case: each case asserts the typed error (its
+//! variant) and its message, and that nothing was written. Content cases are in
+//! `content_errors.rs`, scenario files in `scenario_files.rs` (`malformed_scenarios_are_located`);
+//! this file holds replays (damaged, foreign, truncated and crafted: resealed with a valid
+//! integrity check over a tampered snapshot) and the command-line tool's arguments.
+
+use rollback_abilities::World;
+use rollback_abilities::duel::{self, Duel};
+use rollback_abilities::replay::{Recorder, Replay, ReplayError};
+use rollback_abilities::world::SnapshotError;
+
+/// A 2-fighter duel replay of 40 frames with keyframes every 10.
+fn duel_replay() -> (Replay, Vec<u8>) {
+    let mut w = duel::new_world(7, 2);
+    let mut rec = Recorder::new(&w, 10);
+    for f in 0..40u32 {
+        let inputs: Vec<duel::Input> = (0..2).map(|p| duel::bot_input(&w, p, f, 3)).collect();
+        w.step(&inputs);
+        rec.push(f, &inputs, w.checksum()).unwrap();
+        if rec.keyframe_due(w.next_frame()) {
+            rec.keyframe(&w);
+        }
+    }
+    let r = rec.finish();
+    let bytes = r.encode();
+    (r, bytes)
+}
+
+fn world() -> World<Duel> {
+    duel::new_world(7, 2)
+}
+
+/// Decoding errors: (case, bytes, expected variant check, message fragment).
+#[test]
+fn replay_decode_errors_are_typed_and_explained() {
+    let (_, good) = duel_replay();
+    let n = good.len();
+    let with = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = good.clone();
+        f(&mut b);
+        b
+    };
+    let reseal = |b: &mut Vec<u8>| {
+        let m = b.len() - 8;
+        let sum = xxhash_rust::xxh3::xxh3_64(&b[..m]);
+        b[m..].copy_from_slice(&sum.to_le_bytes());
+    };
+    type Check = fn(&ReplayError) -> bool;
+    let cases: Vec<(&str, Vec<u8>, Check, &str)> = vec![
+        (
+            "empty file",
+            Vec::new(),
+            |e| matches!(e, ReplayError::Truncated { .. }),
+            "ends at byte 0",
+        ),
+        (
+            "foreign file",
+            b"PK\x03\x04 a zip, not a replay".to_vec(),
+            |e| matches!(e, ReplayError::BadMagic),
+            "does not start with \"RBAREPLY\"",
+        ),
+        (
+            "future version",
+            with(&|b| b[8] = 9),
+            |e| matches!(e, ReplayError::UnsupportedVersion { found: 9 }),
+            "version 9 is not supported",
+        ),
+        (
+            "cut in the header",
+            good[..30].to_vec(),
+            |e| matches!(e, ReplayError::Truncated { what: "header", .. }),
+            "in the middle of its header",
+        ),
+        (
+            "cut in the frames",
+            good[..n / 2].to_vec(),
+            |e| matches!(e, ReplayError::Truncated { .. }),
+            "the file is incomplete",
+        ),
+        (
+            "integrity check missing",
+            good[..n - 8].to_vec(),
+            |e| matches!(e, ReplayError::Truncated { what: "integrity check", .. }),
+            "integrity check",
+        ),
+        (
+            "one flipped input bit",
+            with(&|b| b[n - 200] ^= 0x40),
+            |e| matches!(e, ReplayError::Corrupted { .. }),
+            "integrity check failed",
+        ),
+        (
+            "bytes after the end",
+            with(&|b| b.extend_from_slice(b"junk")),
+            |e| matches!(e, ReplayError::BadHeader(_)),
+            "4 unexpected bytes after the integrity check",
+        ),
+        (
+            "resealed header that is not RON",
+            with(&|b| {
+                b[16] = b'#';
+                reseal(b);
+            }),
+            |e| matches!(e, ReplayError::BadHeader(_) | ReplayError::Truncated { .. }),
+            "replay",
+        ),
+    ];
+    assert_eq!(cases.len(), 9);
+    for (name, bytes, check, fragment) in cases {
+        let e = Replay::decode(&bytes).expect_err(name);
+        assert!(check(&e), "{name}: {e:?}");
+        let text = e.to_string();
+        assert!(text.contains(fragment), "{name}: {text:?} lacks {fragment:?}");
+    }
+}
+
+/// Errors when a decoded replay meets a world: foreign content, other capacities, a frame gap
+/// while recording, a missing file, and crafted snapshots (the `replay` fuzz target's finding:
+/// a keyframe tampered with and the integrity check recomputed used to panic in the next step).
+#[test]
+fn replay_use_errors_are_typed_and_explained() {
+    let (r, _) = duel_replay();
+    // Foreign content: the arena's world.
+    let mut arena = rollback_abilities::arena::Arena::new(Default::default()).world;
+    let e = r.verify(&mut arena).unwrap_err();
+    assert!(matches!(e, ReplayError::ContentMismatch { .. }), "{e:?}");
+    assert!(e.to_string().contains("load the content it was recorded with"), "{e}");
+    // Other capacities: a 3-fighter duel.
+    let mut three = duel::new_world(7, 3);
+    let e = r.verify(&mut three).unwrap_err();
+    assert!(matches!(e, ReplayError::LayoutMismatch(_)), "{e:?}");
+    assert!(e.to_string().starts_with("the replay does not fit this world"), "{e}");
+    // A frame gap while recording.
+    let w = world();
+    let mut rec = Recorder::new(&w, 0);
+    let e = rec.push(5, &[duel::Input::default(); 2], 0).unwrap_err();
+    assert_eq!(e, ReplayError::FrameGap { expected: 0, got: 5 });
+    assert_eq!(e.to_string(), "frames must be consecutive: expected 0, got 5");
+    // A missing file.
+    let e = Replay::read(std::path::Path::new("/no/such/dir/x.replay")).unwrap_err();
+    assert!(matches!(e, ReplayError::Io(_)), "{e:?}");
+    assert!(e.to_string().contains("/no/such/dir/x.replay"), "{e}");
+    // A snapshot of the wrong size (another layout), resealed.
+    let mut short = r.clone();
+    short.initial.truncate(short.initial.len() - 1);
+    let short = Replay::decode(&short.encode()).unwrap();
+    let e = short.verify(&mut world()).unwrap_err();
+    assert!(matches!(e, ReplayError::LayoutMismatch(_)), "{e:?}");
+    assert!(e.to_string().contains("different content or capacities"), "{e}");
+}
+
+/// Crafted snapshots inside a validly sealed replay: every id, count and link the simulation
+/// indexes with is checked on load ([`World::load_bytes`]); the world is left unchanged.
+#[test]
+fn crafted_snapshots_are_rejected_not_stepped() {
+    let (r, _) = duel_replay();
+    let fresh = world();
+    let mut w = world();
+    // Byte offsets of columns in the snapshot.
+    let mut offsets = std::collections::BTreeMap::new();
+    let mut at = 0usize;
+    fresh.for_each_column(|_, name, b| {
+        offsets.insert(name, (at, b.len()));
+        at += b.len();
+    });
+    let tamper = |column: &str, rel: usize, bytes: &[u8]| -> Replay {
+        let mut t = r.clone();
+        let (start, len) = offsets[column];
+        assert!(rel + bytes.len() <= len, "{column}");
+        t.initial[start + rel..start + rel + bytes.len()].copy_from_slice(bytes);
+        // Resealed: a valid integrity check over the tampered bytes.
+        Replay::decode(&t.encode()).unwrap()
+    };
+    let cases: Vec<(&str, Replay, &str)> = vec![
+        // The first ability spec's definition id (offset 0 of the record): 42 of 5.
+        ("ability def", tamper("ability_specs", 0, &42u16.to_le_bytes()), "ability_specs[0].def"),
+        // The entity free list pointing past the slots ever used.
+        ("free list", tamper("header", 24, &7u32.to_le_bytes()), "free_head"),
+        // An entity claiming more active effects than its slots.
+        ("effect count", tamper("entities", 20, &999u32.to_le_bytes()), "entities[0].n_effects"),
+    ];
+    for (name, t, field) in cases {
+        let before = w.state_bytes();
+        let e = t.verify(&mut w).unwrap_err();
+        match &e {
+            ReplayError::LayoutMismatch(m) => assert!(m.contains(field), "{name}: {m}"),
+            other => panic!("{name}: {other:?}"),
+        }
+        assert!(e.to_string().contains("not a valid state of this world"), "{name}: {e}");
+        assert_eq!(w.state_bytes(), before, "{name}: a rejected snapshot changed the world");
+        let e = w.load_bytes(&t.initial).unwrap_err();
+        assert!(matches!(e, SnapshotError::Invalid(_)), "{name}: {e:?}");
+    }
+    // The untampered replay still verifies.
+    assert!(r.verify(&mut w).unwrap().is_ok());
+}
+
+/// The command-line tool on bad arguments and bad files: each case checks the exit status (2:
+/// could not run, 1: the input failed its check), the message on stderr, and that no output
+/// file or directory it was asked to write exists afterwards.
+#[cfg(feature = "cli")]
+mod cli_args {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("rba-malformed-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    struct Case {
+        name: &'static str,
+        args: Vec<String>,
+        code: i32,
+        stderr: &'static str,
+        /// Paths the command must not have created.
+        not_written: Vec<PathBuf>,
+    }
+
+    fn s(x: impl AsRef<std::ffi::OsStr>) -> String {
+        x.as_ref().to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn cli_rejects_bad_arguments_and_writes_nothing() {
+        let d = scratch("cli");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let good_scenario = root.join("examples/scenarios/as16_stun.ron");
+        let bad_scenario = d.join("bad.ron");
+        std::fs::write(&bad_scenario, "(content: Inline(\"()\"), players: 0)").unwrap();
+        let needs_fn = d.join("needs_fn.ron");
+        std::fs::write(
+            &needs_fn,
+            r###"(content: Inline(r#"( attribute_sets: { "V": (attributes: { "H": (default: 1) }) },
+                 effects: { "E": (executions: [(calc: "NotRegistered")]) } )"#), players: 1,
+                 entities: { "a": (attribute_sets: ["V"]) },
+                 script: [(frame: 1, do: ApplyEffect(effect: "E", on: "a"))])"###,
+        )
+        .unwrap();
+        let not_replay = d.join("not.replay");
+        std::fs::write(&not_replay, b"hello, not a replay").unwrap();
+        let cut_replay = d.join("cut.replay");
+        std::fs::write(&cut_replay, b"RBAREPLY\x01\x00\x00\x00\xff\x00\x00\x00(").unwrap();
+        let bad_content = d.join("content.ron");
+        std::fs::write(&bad_content, "(\n  tags: [\"A..B\"],\n)").unwrap();
+        let trace = d.join("trace.jsonl");
+        let rdir = d.join("replays");
+        let svg = d.join("chart.svg");
+        let cases = vec![
+            Case {
+                name: "invalid scenario with --trace and --replay-dir",
+                args: vec![
+                    "scenario".into(),
+                    "run".into(),
+                    s(&bad_scenario),
+                    "--trace".into(),
+                    s(&trace),
+                    "--replay-dir".into(),
+                    s(&rdir),
+                ],
+                code: 1,
+                stderr: "players must be 1 to 8",
+                not_written: vec![trace.clone(), rdir.clone()],
+            },
+            Case {
+                name: "scenario whose content needs an unregistered function, with --trace",
+                args: vec![
+                    "scenario".into(),
+                    "run".into(),
+                    s(&needs_fn),
+                    "--trace".into(),
+                    s(&trace),
+                    "--replay-dir".into(),
+                    s(&rdir),
+                ],
+                code: 1,
+                stderr: "NotRegistered",
+                not_written: vec![trace.clone(), rdir.clone()],
+            },
+            Case {
+                name: "missing scenario file",
+                args: vec!["scenario".into(), "run".into(), s(d.join("nope.ron"))],
+                code: 2,
+                stderr: "cannot read the scenario file",
+                not_written: vec![],
+            },
+            Case {
+                name: "unknown mode",
+                args: vec![
+                    "scenario".into(),
+                    "run".into(),
+                    "--mode".into(),
+                    "sideways".into(),
+                    s(&good_scenario),
+                    "--trace".into(),
+                    s(&trace),
+                ],
+                code: 2,
+                stderr: "unknown mode \"sideways\"",
+                not_written: vec![trace.clone()],
+            },
+            Case {
+                name: "unknown subcommand",
+                args: vec!["scenario".into(), "walk".into()],
+                code: 2,
+                stderr: "unrecognized subcommand 'walk'",
+                not_written: vec![],
+            },
+            Case {
+                name: "frame that is not a number",
+                args: vec![
+                    "replay".into(),
+                    "seek".into(),
+                    s(&not_replay),
+                    "--frame".into(),
+                    "ten".into(),
+                ],
+                code: 2,
+                stderr: "invalid value 'ten' for '--frame <FRAME>'",
+                not_written: vec![],
+            },
+            Case {
+                name: "replay plot without --out",
+                args: vec!["replay".into(), "plot".into(), s(&not_replay)],
+                code: 2,
+                stderr: "--out <FILE.svg>",
+                not_written: vec![],
+            },
+            Case {
+                name: "verify a file that is not a replay",
+                args: vec!["replay".into(), "verify".into(), s(&not_replay)],
+                code: 1,
+                stderr: "not a rollback_abilities replay",
+                not_written: vec![],
+            },
+            Case {
+                name: "plot a truncated replay",
+                args: vec!["replay".into(), "plot".into(), s(&cut_replay), "--out".into(), s(&svg)],
+                code: 1,
+                stderr: "the file is incomplete",
+                not_written: vec![svg.clone()],
+            },
+            Case {
+                name: "inspect a missing replay",
+                args: vec!["inspect".into(), s(d.join("gone.replay"))],
+                code: 2,
+                stderr: "gone.replay does not exist",
+                not_written: vec![],
+            },
+            Case {
+                name: "desync diff of files that are not dumps",
+                args: vec!["desync".into(), "diff".into(), s(&not_replay), s(&not_replay)],
+                code: 2,
+                stderr: "not.replay",
+                not_written: vec![],
+            },
+            Case {
+                name: "content with a malformed tag",
+                args: vec!["content".into(), "check".into(), s(&bad_content)],
+                code: 1,
+                stderr: "content.ron:2:",
+                not_written: vec![],
+            },
+        ];
+        assert_eq!(cases.len(), 12);
+        for c in cases {
+            let out = Command::new(env!("CARGO_BIN_EXE_rollback-abilities"))
+                .args(&c.args)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(c.code), "{}: {err}", c.name);
+            assert!(err.contains(c.stderr), "{}: stderr {err:?} lacks {:?}", c.name, c.stderr);
+            assert!(!err.contains("panicked"), "{}: {err}", c.name);
+            for p in &c.not_written {
+                assert!(!p.exists(), "{}: {} was written", c.name, p.display());
+            }
+        }
+    }
+}

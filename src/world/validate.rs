@@ -79,7 +79,11 @@ impl<G: Game> State<G> {
             check(r.n_live <= r.n_effects, || w("n_live"))?;
             check(r.n_tasks as usize <= l.tasks, || w("n_tasks"))?;
             check(ent(r.avatar), || w("avatar"))?;
-            check(r.next_free == u32::MAX || r.next_free < h.high_water, || w("next_free"))?;
+            // Slots past the high-water mark were never used: still zeroed, not links.
+            let used = (i as u64) < u64::from(h.high_water);
+            check(!used || r.next_free == u32::MAX || r.next_free < h.high_water, || {
+                w("next_free")
+            })?;
         }
         // Tags: no bit above the registry.
         for (i, words) in self.tag_bits.chunks(l.tag_words.max(1)).enumerate() {

@@ -109,7 +109,7 @@ fn main() {
         });
         g.bench_function("xxh3_64_one_shot", |b| {
             measure(b, "xxh3", || {
-                black_box(xxhash_rust::xxh3::xxh3_64(black_box(&src)));
+                black_box(twox_hash::XxHash3_64::oneshot(black_box(&src)));
             })
         });
         g.bench_function("save_and_checksum", |b| {

@@ -220,7 +220,7 @@ pub fn replay(data: &[u8]) {
     let mut bytes = rest.to_vec();
     if flags & 1 == 1 && bytes.len() >= 8 {
         let n = bytes.len() - 8;
-        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..n]);
+        let sum = twox_hash::XxHash3_64::oneshot(&bytes[..n]);
         bytes[n..].copy_from_slice(&sum.to_le_bytes());
     }
     let Ok(r) = Replay::decode(&bytes) else { return };

@@ -471,13 +471,16 @@ impl<G: Game> World<G> {
     /// effects' blocked ability tags (computed on demand; nothing to keep in sync).
     pub fn block_set(&self, owner: Entity, except: Option<AbilityHandle>) -> TagSet {
         let mut b = TagSet::EMPTY;
+        let accel = &self.content.accel;
         for (h, s) in self.abilities(owner) {
             if s.is_active() && Some(h) != except {
                 b.union_with(&self.content.ability_def(s.def).block_abilities_with_tags);
             }
         }
         for ef in self.effects(owner) {
+            // Most effects block nothing; skip their (1024-bit) unions.
             if !ef.is_inhibited()
+                && accel.blocks_abilities.get(ef.def.index()).copied().unwrap_or(false)
                 && let Some(d) = self.content.effect_defs().get(ef.def.index())
             {
                 b.union_with(&d.blocked_ability_tags);
@@ -530,14 +533,15 @@ impl<G: Game> World<G> {
     /// A spec made by an ability: instigator the owner, causer the avatar, the ability's level,
     /// handle and serial in the context, and its tags among the source tags.
     pub fn make_ability_spec(&self, h: AbilityHandle, def: EffectDefId) -> EffectSpec {
-        let level = self.ability(h).map(|s| s.level).unwrap_or(1);
-        let mut spec = self.make_spec(def, level, h.owner);
+        let a = self.ability(h).copied();
+        let mut spec = self.make_spec(def, a.map(|s| s.level).unwrap_or(1), h.owner);
         spec.context.causer = self.avatar(h.owner);
         spec.context.ability = h;
-        spec.context.activation_serial = self.ability(h).map(|s| s.activation_serial).unwrap_or(0);
-        spec.context.source_object =
-            self.ability(h).map(|s| s.source_object).unwrap_or(Entity::NONE);
-        spec.source_tags.union_with(&self.ability_tags(h));
+        spec.context.activation_serial = a.map(|s| s.activation_serial).unwrap_or(0);
+        spec.context.source_object = a.map(|s| s.source_object).unwrap_or(Entity::NONE);
+        if a.is_some() {
+            spec.source_tags.union_with(&self.ability_tags(h));
+        }
         spec
     }
 

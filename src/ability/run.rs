@@ -263,12 +263,21 @@ impl<G: Game> World<G> {
             if !t.is_live() || t.flags & DONE != 0 {
                 continue;
             }
-            if matches!(
-                t.kind,
-                kind::WAIT_FRAMES | kind::REPEAT | kind::PLAY_TIMELINE | kind::ROOT_MOTION
-            ) {
+            if Self::tick_does_something(&t, frame) {
                 self.run_item(|w| w.tick_task(slot, frame));
             }
+        }
+    }
+
+    /// Whether [`World::tick_task`] would change anything this frame (most ticks of a wait or
+    /// a repeat between its beats do not, and skip the work item).
+    fn tick_does_something(t: &TaskRec, frame: Frame) -> bool {
+        let elapsed = frame.saturating_sub(t.started);
+        match t.kind {
+            kind::WAIT_FRAMES => elapsed >= t.a,
+            kind::REPEAT => elapsed >= t.b.saturating_mul(t.counter.saturating_add(1)),
+            kind::PLAY_TIMELINE | kind::ROOT_MOTION => elapsed != 0,
+            _ => false,
         }
     }
 
@@ -283,9 +292,9 @@ impl<G: Game> World<G> {
                 self.task_emit(slot, TaskEvent::Finished, true);
             }
             kind::REPEAT => {
-                let next = t.b.saturating_mul(t.counter + 1);
+                let next = t.b.saturating_mul(t.counter.saturating_add(1));
                 if elapsed >= next {
-                    let n = t.counter + 1;
+                    let n = t.counter.saturating_add(1);
                     self.state.tasks[slot].counter = n;
                     self.task_emit(slot, TaskEvent::Tick(n), false);
                     if t.a > 0 && n >= t.a {
@@ -301,14 +310,14 @@ impl<G: Game> World<G> {
                 self.state.tasks[slot].value = pos;
                 let idx = pos.to_num::<i64>().clamp(0, i64::from(u32::MAX)) as u32;
                 if idx > t.counter {
-                    self.timeline_frames(slot, t.counter + 1, idx);
+                    self.timeline_frames(slot, t.counter.saturating_add(1), idx);
                 }
             }
             kind::ROOT_MOTION => {
                 if elapsed == 0 {
                     return;
                 }
-                let k = t.counter + 1;
+                let k = t.counter.saturating_add(1);
                 if k > t.b {
                     return;
                 }
@@ -431,14 +440,37 @@ impl<G: Game> World<G> {
     /// Turns the records a work item produced into triggers, cancel rules and task results
     /// (queued as work, so they run in order after the item).
     pub(crate) fn dispatch(&mut self) {
+        let (c, o) = (&self.scratch.cursors, &self.out);
+        if c.events == o.gameplay_events.len()
+            && c.tags == o.tag_events.len()
+            && c.effects == o.effect_events.len()
+            && c.executions == o.executions.len()
+            && c.attrs == o.attr_events.len()
+        {
+            // Nothing new since the last item (the common case).
+            return;
+        }
         let content = self.content.clone();
         let reg = content.tags();
+        let accel = &content.accel;
+        // Which task kinds are live decides which walks can find a listener.
+        self.ensure_task_index();
+        let live = self.scratch.tasks.by_kind;
+        let any = |ks: &[u16]| ks.iter().any(|k| live[usize::from(*k) & 31] > 0);
+        let event_waits = any(&[kind::WAIT_EVENT]);
+        let tag_waits = any(&[kind::WAIT_TAG_ADDED, kind::WAIT_TAG_REMOVED, kind::WAIT_TAG_QUERY]);
+        let effect_added_waits = any(&[kind::WAIT_EFFECT_ADDED]);
+        let damage_waits = any(&[kind::WAIT_DAMAGE]);
+        let attr_waits = any(&[kind::WAIT_ATTRIBUTE]);
         // Gameplay events.
         while self.scratch.cursors.events < self.out.gameplay_events.len() {
             let ge = self.out.gameplay_events[self.scratch.cursors.events];
             self.scratch.cursors.events += 1;
             for h in self.triggered_by(ge.to, |t| matches!(t, TriggerDef::Event(tag) if reg.is_descendant_or_self(ge.data.tag, tag))) {
                 self.scratch.work.push_back(Work::Activate { handle: h, event: ge.data, has_event: true });
+            }
+            if !event_waits {
+                continue;
             }
             self.for_tasks_of(ge.to, |w, slot, t| {
                 if t.kind == kind::WAIT_EVENT && event_matches(reg, &ge.data, t.tag) {
@@ -452,7 +484,7 @@ impl<G: Game> World<G> {
             self.scratch.cursors.tags += 1;
             let added = te.old == 0 && te.new > 0;
             let removed = te.old > 0 && te.new == 0;
-            if added {
+            if added && accel.cancel_rule_tags.contains(te.tag) {
                 for rule in content.cancel_rules().iter().filter(|r| r.tag == te.tag) {
                     for h in self.matching_active(te.entity, &rule.with, &rule.without, None) {
                         self.scratch
@@ -460,12 +492,14 @@ impl<G: Game> World<G> {
                             .push_back(Work::EndAbility { handle: h, cancelled: true });
                     }
                 }
+            }
+            if added && accel.trigger_tags.contains(te.tag) {
                 for h in self.triggered_by(te.entity, |t| matches!(t, TriggerDef::TagAdded(x) | TriggerDef::TagPresent(x) if x == te.tag)) {
                     let ev = EventData::new(te.tag, te.entity, te.entity);
                     self.scratch.work.push_back(Work::Activate { handle: h, event: ev, has_event: false });
                 }
             }
-            if removed {
+            if removed && accel.trigger_tags.contains(te.tag) {
                 for h in self.triggered_by(
                     te.entity,
                     |t| matches!(t, TriggerDef::TagPresent(x) if x == te.tag),
@@ -477,7 +511,7 @@ impl<G: Game> World<G> {
                     }
                 }
             }
-            if added || removed {
+            if (added || removed) && tag_waits {
                 self.for_tasks_of(te.entity, |w, slot, t| match t.kind {
                     kind::WAIT_TAG_ADDED if added && t.tag == te.tag.0 => {
                         w.task_emit(slot, TaskEvent::Tag(true), true)
@@ -501,14 +535,17 @@ impl<G: Game> World<G> {
             self.scratch.cursors.effects += 1;
             use crate::world::output::EffectEvent as E;
             match ev {
-                E::Added { handle, .. } => {
+                E::Added { handle, .. } if effect_added_waits => {
                     let ef = self.effect(handle).copied();
                     self.for_tasks_of(handle.target, |w, slot, t| {
+                        if t.kind != kind::WAIT_EFFECT_ADDED {
+                            return;
+                        }
                         let owned = t.tag == u16::MAX
                             || ef.is_some_and(|ef| {
                                 w.effect_owns_any(&ef, &crate::tag::TagSet::of(&[TagId(t.tag)]))
                             });
-                        if t.kind == kind::WAIT_EFFECT_ADDED && owned {
+                        if owned {
                             w.task_emit(slot, TaskEvent::EffectAdded(handle), true);
                         }
                     });
@@ -545,6 +582,9 @@ impl<G: Game> World<G> {
             if em.new_base >= em.old_base {
                 continue;
             }
+            if !damage_waits {
+                continue;
+            }
             let amount = num::sub(em.old_base, em.new_base);
             self.for_tasks_of(em.target, |w, slot, t| {
                 if t.kind == kind::WAIT_DAMAGE && t.attr == em.attr.0 {
@@ -560,6 +600,9 @@ impl<G: Game> World<G> {
         while self.scratch.cursors.attrs < self.out.attr_events.len() {
             let ae = self.out.attr_events[self.scratch.cursors.attrs];
             self.scratch.cursors.attrs += 1;
+            if !attr_waits {
+                continue;
+            }
             self.for_tasks_of(ae.entity, |w, slot, t| {
                 if t.kind == kind::WAIT_ATTRIBUTE
                     && t.attr == ae.attr.0

@@ -500,6 +500,8 @@ pub(crate) struct TaskIndex {
     pub next: Vec<u32>,
     /// Live tasks that watch an effect (`WaitEffectRemoved`, `WaitStackChange`).
     pub effect_watchers: u32,
+    /// Live tasks of each kind (`kind & 31`), so a record type nobody waits for skips the walk.
+    pub by_kind: [u32; 32],
 }
 
 impl TaskIndex {
@@ -510,6 +512,7 @@ impl TaskIndex {
             head: vec![u32::MAX; entities],
             next: vec![u32::MAX; tasks],
             effect_watchers: 0,
+            by_kind: [0; 32],
         }
     }
 
@@ -522,6 +525,7 @@ impl TaskIndex {
         self.head.iter_mut().for_each(|h| *h = u32::MAX);
         self.next.iter_mut().for_each(|n| *n = u32::MAX);
         self.effect_watchers = 0;
+        self.by_kind = [0; 32];
         // Pushing to the front in descending slot order leaves every list ascending.
         for slot in (0..high_water.min(tasks.len()).min(self.next.len())).rev() {
             let t = &tasks[slot];
@@ -529,6 +533,7 @@ impl TaskIndex {
                 continue;
             }
             self.effect_watchers += u32::from(Self::watches_effect(t));
+            self.by_kind[usize::from(t.kind) & 31] += 1;
             if let Some(h) = self.head.get_mut(t.owner.index as usize) {
                 self.next[slot] = *h;
                 *h = slot as u32;
@@ -543,6 +548,7 @@ impl TaskIndex {
             return;
         }
         self.effect_watchers += u32::from(Self::watches_effect(t));
+        self.by_kind[usize::from(t.kind) & 31] += 1;
         let Some(&first) = self.head.get(t.owner.index as usize) else { return };
         let s = slot as u32;
         if first == u32::MAX || first > s {
@@ -573,6 +579,8 @@ impl TaskIndex {
         }
         self.effect_watchers =
             self.effect_watchers.saturating_sub(u32::from(Self::watches_effect(t)));
+        let k = &mut self.by_kind[usize::from(t.kind) & 31];
+        *k = k.saturating_sub(1);
         let Some(&first) = self.head.get(t.owner.index as usize) else { return };
         let s = slot as u32;
         if first == s {

@@ -698,7 +698,7 @@ pub(crate) fn freeze(
         }
     }
 
-    let content = Content {
+    let mut content = Content {
         settings,
         attr_lookup: names.attrs.clone(),
         set_lookup: sets
@@ -720,10 +720,12 @@ pub(crate) fn freeze(
         sets: sets_out,
         curves,
         effects,
+        accel: super::Accel::default(),
         functions,
         hash: 0,
     };
-    let hash = xxhash_rust::xxh3::xxh3_64(canonical_text(&content).as_bytes());
+    content.accel = super::Accel::new(&content);
+    let hash = twox_hash::XxHash3_64::oneshot(canonical_text(&content).as_bytes());
     Ok(Content { hash, ..content })
 }
 

@@ -87,6 +87,91 @@ pub struct Content {
     pub(crate) effect_lookup: AHashMap<String, EffectDefId>,
     pub(crate) ability_lookup: AHashMap<String, AbilityDefId>,
     pub(crate) hash: u64,
+    /// Lookups derived from the definitions for the simulation's hot paths (not hashed: they
+    /// are a function of what is).
+    pub(crate) accel: Accel,
+}
+
+/// Facts about the frozen definitions that the step asks on every work item, computed once.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Accel {
+    /// Per effect definition: it can make its target immune (immunity tags or query).
+    pub immune: Vec<bool>,
+    /// Per effect definition: it blocks abilities by tag while active.
+    pub blocks_abilities: Vec<bool>,
+    /// Some effect definition can make its target immune.
+    pub any_immune: bool,
+    /// Per effect definition: the attributes its aggregated (non-periodic) modifiers target, one
+    /// bit per attribute id; ids from 127 on share bit 127 (a superset is safe).
+    pub effect_attrs: Vec<u128>,
+    /// The union of [`Accel::effect_attrs`]: an attribute outside it aggregates to its base.
+    pub aggregated_attrs: u128,
+    /// Every tag some effect's ongoing requirements test: only a change of one of these tags'
+    /// presence can switch an effect off or on.
+    pub ongoing_tags: crate::tag::TagSet,
+    /// Every tag an ability trigger reacts to being added or present.
+    pub trigger_tags: crate::tag::TagSet,
+    /// Every tag a cancel rule reacts to.
+    pub cancel_rule_tags: crate::tag::TagSet,
+}
+
+impl Accel {
+    /// The bit of an attribute in [`Accel::effect_attrs`].
+    #[inline]
+    pub fn attr_bit(a: crate::id::AttrId) -> u128 {
+        1u128 << a.index().min(127)
+    }
+
+    pub(crate) fn new(c: &Content) -> Accel {
+        let effects = &c.effects;
+        let immune: Vec<bool> = effects
+            .iter()
+            .map(|d| !d.immunity_tags.is_empty() || d.immunity_query.is_some())
+            .collect();
+        let effect_attrs: Vec<u128> = effects
+            .iter()
+            .map(|d| {
+                // Instant and periodic effects execute on base values; only the others'
+                // modifiers take part in aggregation.
+                if d.is_periodic() || d.is_instant() {
+                    0
+                } else {
+                    d.modifiers.iter().fold(0u128, |m, md| m | Accel::attr_bit(md.attr))
+                }
+            })
+            .collect();
+        let mut ongoing_tags = crate::tag::TagSet::EMPTY;
+        for d in effects {
+            let r = &d.ongoing_requirements;
+            ongoing_tags.union_with(&r.require_all);
+            ongoing_tags.union_with(&r.ignore_any);
+            if let Some(e) = r.query.as_ref().and_then(|q| q.expr.as_ref()) {
+                e.tags(&mut ongoing_tags);
+            }
+        }
+        let mut trigger_tags = crate::tag::TagSet::EMPTY;
+        for d in &c.abilities {
+            for t in &d.triggers {
+                if let def::TriggerDef::TagAdded(x) | def::TriggerDef::TagPresent(x) = t {
+                    trigger_tags.insert(*x);
+                }
+            }
+        }
+        let mut cancel_rule_tags = crate::tag::TagSet::EMPTY;
+        for r in &c.cancel_rules {
+            cancel_rule_tags.insert(r.tag);
+        }
+        Accel {
+            blocks_abilities: effects.iter().map(|d| !d.blocked_ability_tags.is_empty()).collect(),
+            aggregated_attrs: effect_attrs.iter().fold(0, |m, a| m | a),
+            any_immune: immune.iter().any(|i| *i),
+            immune,
+            effect_attrs,
+            ongoing_tags,
+            trigger_tags,
+            cancel_rule_tags,
+        }
+    }
 }
 
 /// Collects content sources (files, directories, native tags) and freezes them.

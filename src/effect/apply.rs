@@ -245,10 +245,14 @@ impl<G: Game> World<G> {
         def: &EffectDef,
         spec: &EffectSpec,
     ) -> Option<EffectHandle> {
+        let accel = &self.content.accel;
+        if !accel.any_immune {
+            return None;
+        }
         let target = self.entity_of(ti);
         let incoming = spec.source_tags.union(&def.asset_tags.expanded);
         for ef in self.effects(target) {
-            if ef.is_inhibited() {
+            if ef.is_inhibited() || !accel.immune.get(ef.def.index()).copied().unwrap_or(false) {
                 continue;
             }
             let Some(d) = self.content.effect_defs().get(ef.def.index()) else { continue };

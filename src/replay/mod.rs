@@ -181,7 +181,7 @@ impl ReplayHeader {
         ReplayHeader {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             content_hash: world.content().hash(),
-            hooks_hash: xxhash_rust::xxh3::xxh3_64(world.hooks_signature().as_bytes()),
+            hooks_hash: twox_hash::XxHash3_64::oneshot(world.hooks_signature().as_bytes()),
             tick_rate: world.content().settings().tick_rate.0,
             seed: world.seed(),
             players: world.players() as u16,
@@ -270,7 +270,7 @@ impl Replay {
             out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
             out.extend_from_slice(bytes);
         }
-        let sum = xxhash_rust::xxh3::xxh3_64(&out);
+        let sum = twox_hash::XxHash3_64::oneshot(&out);
         out.extend_from_slice(&sum.to_le_bytes());
         out
     }
@@ -305,7 +305,7 @@ impl Replay {
                 let mut stored = [0u8; 8];
                 stored.copy_from_slice(&b[n..n + 8]);
                 let stored = u64::from_le_bytes(stored);
-                let computed = xxhash_rust::xxh3::xxh3_64(&b[..n]);
+                let computed = twox_hash::XxHash3_64::oneshot(&b[..n]);
                 if stored != computed {
                     return Err(ReplayError::Corrupted { stored, computed });
                 }

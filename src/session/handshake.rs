@@ -88,7 +88,7 @@ impl Handshake {
         Handshake {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             content_hash: world.content().hash(),
-            hooks_hash: xxhash_rust::xxh3::xxh3_64(world.hooks_signature().as_bytes()),
+            hooks_hash: twox_hash::XxHash3_64::oneshot(world.hooks_signature().as_bytes()),
             tick_rate: world.content().settings().tick_rate.0,
             players: world.players() as u16,
             seed: world.seed(),

@@ -213,7 +213,7 @@ impl EmulatedNetwork {
         // reproducible.
         let content = match &payload {
             Payload::Ggrs(m) => message_digest(m),
-            Payload::Raw(b) => xxhash_rust::xxh3::xxh3_64(b),
+            Payload::Raw(b) => twox_hash::XxHash3_64::oneshot(b),
         };
         let keys = [u64::from(from.0), u64::from(to.0), now, content];
         let mut rng = Stream::derive(h.seed ^ 0x4E37, &keys);
@@ -283,7 +283,7 @@ impl EmulatedNetwork {
 fn message_digest(m: &Message) -> u64 {
     let text = format!("{m:?}");
     let body = text.find("body:").map_or(text.as_str(), |i| &text[i..]);
-    xxhash_rust::xxh3::xxh3_64(body.as_bytes())
+    twox_hash::XxHash3_64::oneshot(body.as_bytes())
 }
 
 /// One peer's socket on an [`EmulatedNetwork`] (a GGRS `NonBlockingSocket`).

@@ -62,7 +62,9 @@ impl TagSet {
     /// Whether the set is empty.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.words.iter().all(|w| *w == 0)
+        // Branch-free folds over the fixed words vectorise (these run on every activation
+        // check and effect application).
+        self.words.iter().fold(0, |m, w| m | w) == 0
     }
 
     /// The number of tags in the set.
@@ -73,26 +75,29 @@ impl TagSet {
     /// Whether the two sets share a tag.
     #[inline]
     pub fn intersects(&self, other: &TagSet) -> bool {
-        self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
+        self.words.iter().zip(&other.words).fold(0, |m, (a, b)| m | (a & b)) != 0
     }
 
     /// Whether every tag of `self` is in `other`.
     #[inline]
     pub fn is_subset(&self, other: &TagSet) -> bool {
-        self.words.iter().zip(&other.words).all(|(a, b)| a & !b == 0)
+        self.words.iter().zip(&other.words).fold(0, |m, (a, b)| m | (a & !b)) == 0
     }
 
     /// Whether the set shares a tag with a word slice (an entity's tag view).
     #[inline]
     pub fn intersects_words(&self, words: &[u64]) -> bool {
-        self.words.iter().zip(words).any(|(a, b)| a & b != 0)
+        self.words.iter().zip(words).fold(0, |m, (a, b)| m | (a & b)) != 0
     }
 
     /// Whether every tag of `self` is in a word slice (an entity's tag view). Tags beyond the
     /// slice count as absent.
     #[inline]
     pub fn is_subset_of_words(&self, words: &[u64]) -> bool {
-        self.words.iter().enumerate().all(|(i, a)| *a & !words.get(i).copied().unwrap_or(0) == 0)
+        let n = words.len().min(WORDS);
+        let (head, tail) = self.words.split_at(n);
+        let missing = head.iter().zip(&words[..n]).fold(0, |m, (a, b)| m | (a & !b));
+        (tail.iter().fold(missing, |m, a| m | a)) == 0
     }
 
     /// Adds every tag of `other`.

@@ -362,6 +362,16 @@ impl<G: Game> World<G> {
 
     /// Settles inhibition and attributes, then emits this item's tag and attribute events.
     pub(crate) fn settle(&mut self) {
+        let sc = &self.scratch;
+        if sc.tag_dirty.is_empty()
+            && sc.attr_queue.is_empty()
+            && sc.tag_touched.is_empty()
+            && sc.attr_touched.is_empty()
+            && sc.tag_dirty_seen.is_empty()
+        {
+            // Most work items (a task tick that fires nothing) change neither.
+            return;
+        }
         loop {
             let mut progressed = false;
             while let Some(ei) = self.scratch.tag_dirty.pop() {
@@ -495,19 +505,23 @@ impl<G: Game> World<G> {
         if def.transient {
             return (base, attribute::Notes::default());
         }
+        let bit = crate::content::Accel::attr_bit(a);
+        if self.content.accel.aggregated_attrs & bit == 0 {
+            // No duration effect modifies it (only executions change its base).
+            return (base, attribute::Notes::default());
+        }
         let mut agg = self.scratch.agg.borrow_mut();
         let AggScratch { entries, keep, contrib } = &mut *agg;
         entries.clear();
         let n = (self.state.entities[index as usize].n_effects as usize).min(l.effects);
         let start = index as usize * l.effects;
+        let touches = &self.content.accel.effect_attrs;
         for (k, ef) in self.state.effects[start..start + n].iter().enumerate() {
-            if ef.is_inhibited() {
+            // Skips inhibited effects, periodic ones and those without a modifier of `a`.
+            if ef.is_inhibited() || touches.get(ef.def.index()).is_none_or(|m| m & bit == 0) {
                 continue;
             }
             let Some(d) = self.content.effect_defs().get(ef.def.index()) else { continue };
-            if d.is_periodic() {
-                continue;
-            }
             for (mi, m) in d.modifiers.iter().enumerate() {
                 if m.attr != a || !ef.mod_qualified(mi) {
                     continue;

@@ -14,7 +14,8 @@ use crate::effect::EffectSpec;
 use crate::id::Entity;
 use crate::num::{Frame, Fx};
 use bytemuck::{Pod, Zeroable};
-use xxhash_rust::xxh3::Xxh3;
+use core::hash::Hasher as _;
+use twox_hash::xxhash3_64::{RawHasher, SecretBuffer};
 
 /// World-wide counters and the global random stream.
 #[repr(C)]
@@ -421,21 +422,24 @@ impl<G: Game> State<G> {
 
     /// xxh3-64 per subsystem over its columns' bytes in order, then over the sub-checksums.
     pub fn checksums(&self) -> Checksums {
+        // twox-hash's streaming XXH3-64 with the default secret allocates nothing and picks its
+        // AVX2 or SSE2 path at run time (same output on every path and machine).
+        type Xxh3 = RawHasher<&'static [u8; twox_hash::xxhash3_64::DEFAULT_SECRET_LENGTH]>;
         let mut parts = [0u64; 9];
         let mut cur: Option<(Subsystem, Xxh3)> = None;
         let mut finish = |cur: &mut Option<(Subsystem, Xxh3)>| {
             if let Some((s, h)) = cur.take() {
                 let i = Subsystem::ALL.iter().position(|x| *x == s).unwrap_or(0);
-                parts[i] = h.digest();
+                parts[i] = h.finish();
             }
         };
         self.for_each_column(|s, _, bytes| {
             if cur.as_ref().map(|c| c.0) != Some(s) {
                 finish(&mut cur);
-                cur = Some((s, Xxh3::new()));
+                cur = Some((s, RawHasher::new(SecretBuffer::default())));
             }
             if let Some((_, h)) = cur.as_mut() {
-                h.update(bytes);
+                h.write(bytes);
             }
         });
         finish(&mut cur);
@@ -443,7 +447,7 @@ impl<G: Game> State<G> {
         for (i, p) in parts.iter().enumerate() {
             all[i * 8..i * 8 + 8].copy_from_slice(&p.to_le_bytes());
         }
-        Checksums { total: xxhash_rust::xxh3::xxh3_64(&all), parts }
+        Checksums { total: twox_hash::XxHash3_64::oneshot(&all), parts }
     }
 
     /// Whether an entity handle is alive.

@@ -22,17 +22,6 @@ impl<G: Game> World<G> {
         self.state.tag_counts[base + t.index()..base + end].iter().map(|c| u32::from(*c)).sum()
     }
 
-    fn set_bit(&mut self, index: u32, t: TagId, on: bool) {
-        let w = self.state.layout.tag_words;
-        let word = &mut self.state.tag_bits[index as usize * w + t.index() / 64];
-        let bit = 1u64 << (t.index() % 64);
-        if on {
-            *word |= bit;
-        } else {
-            *word &= !bit;
-        }
-    }
-
     fn record_tag_old(&mut self, index: u32, t: TagId) {
         let slot = index as usize * self.state.layout.tags + t.index();
         if self.scratch.tag_mark[slot] == 0 {
@@ -65,32 +54,37 @@ impl<G: Game> World<G> {
         if new == old {
             return;
         }
-        let content = self.content.clone();
-        let reg = content.tags();
+        // Old hierarchical counts of `t` and its ancestors, for the item's tag events.
         let mut cur = Some(t);
         while let Some(a) = cur {
             self.record_tag_old(index, a);
-            cur = reg.parent(a);
+            cur = self.content.tags().parent(a);
         }
         self.state.tag_counts[slot] = new as u16;
-        if old == 0 {
+        // Presence bits: only a count crossing zero changes the view.
+        let mut flipped_ongoing = false;
+        if old == 0 || new == 0 {
+            let w = self.state.layout.tag_words;
             let mut cur = Some(t);
             while let Some(a) = cur {
-                self.set_bit(index, a, true);
-                cur = reg.parent(a);
-            }
-        } else if new == 0 {
-            let mut cur = Some(t);
-            while let Some(a) = cur {
-                let present = self.derived_count(index, a) > 0;
-                self.set_bit(index, a, present);
-                if present {
+                let present = new > 0 || self.derived_count(index, a) > 0;
+                let word = &mut self.state.tag_bits[index as usize * w + a.index() / 64];
+                let bit = 1u64 << (a.index() % 64);
+                if (*word & bit != 0) != present {
+                    *word ^= bit;
+                    flipped_ongoing |= self.content.accel.ongoing_tags.contains(a);
+                }
+                if new == 0 && present {
+                    // A descendant still holds this tag, so every ancestor keeps it too.
                     break;
                 }
-                cur = reg.parent(a);
+                cur = self.content.tags().parent(a);
             }
         }
-        self.mark_tags_dirty(index);
+        // Inhibition reads only the presence bits of the tags ongoing requirements test.
+        if flipped_ongoing {
+            self.mark_tags_dirty(index);
+        }
     }
 
     /// Adds (or with `sign = -1` removes) one count of every tag in a set.

@@ -41,9 +41,24 @@ pub const SCENARIOS: &[(&str, &str)] = &[
 /// Frames of each duel run (a full round is 1800; 1200 covers fights, KOs and regeneration).
 pub const DUEL_FRAMES: u32 = 1200;
 
+/// Fighters and frames of the reference arena's run (docs/performance.md): every feature the
+/// benchmarks time, so an optimisation that changes behaviour fails here.
+pub const ARENA: (u32, u32) = (32, 600);
+
 /// Computes every golden line: `(name, frame, checksum)`; frame `-` lines are content hashes.
 pub fn compute() -> Vec<(String, String, u64)> {
     let mut out = Vec::new();
+    let mut arena = rollback_abilities::arena::Arena::new(rollback_abilities::arena::ArenaSpec {
+        entities: ARENA.0,
+        ..Default::default()
+    });
+    out.push(("arena/content_hash".to_string(), "-".to_string(), arena.world.content().hash()));
+    for f in 0..ARENA.1 {
+        arena.step();
+        if (f + 1) % 150 == 0 {
+            out.push((format!("arena/{}", ARENA.0), (f + 1).to_string(), arena.world.checksum()));
+        }
+    }
     out.push(("duel/content_hash".to_string(), "-".to_string(), duel::content().hash()));
     for fighters in 2..=duel::MAX_FIGHTERS {
         let mut w = duel::new_world(0x5EED + fighters as u64, fighters);

@@ -167,8 +167,7 @@ fn profile(spec: &str) {
         for _ in 0..frames {
             ring.load(&mut a.world, from);
             for _ in 0..8 {
-                ring.save(&a.world);
-                black_box(a.world.checksums());
+                black_box(ring.save_checksummed(&a.world));
                 a.step();
             }
         }
@@ -256,8 +255,7 @@ fn main() {
         });
         g.bench_function(BenchmarkId::new("save_and_checksum", n), |b| {
             measure(b, &format!("save+checksum/{n}"), samples, || {
-                ring.save(&a.world);
-                black_box(a.world.checksums());
+                black_box(ring.save_checksummed(&a.world));
             })
         });
         // A full 8-frame rollback: load the state of 8 frames ago, then 8 × (save + checksum +
@@ -271,8 +269,7 @@ fn main() {
             measure(b, &format!("rollback/{n}"), samples, || {
                 ring.load(&mut a.world, from);
                 for _ in 0..8 {
-                    ring.save(&a.world);
-                    black_box(a.world.checksums());
+                    black_box(ring.save_checksummed(&a.world));
                     a.step();
                 }
             })

@@ -258,12 +258,15 @@ impl<G: Game> World<G> {
 
     /// Phase P5: ticks every live task in pool order.
     pub(crate) fn run_tasks(&mut self, frame: Frame) {
-        for slot in 0..self.state.header.task_high_water as usize {
-            let t = self.state.tasks[slot];
+        let hw = (self.state.header.task_high_water as usize).min(self.state.tasks.len());
+        for slot in 0..hw {
+            // A reference, not a copy: most of the ~1,000 records (120 bytes each) are only
+            // looked at.
+            let t = &self.state.tasks[slot];
             if !t.is_live() || t.flags & DONE != 0 {
                 continue;
             }
-            if Self::tick_does_something(&t, frame) {
+            if Self::tick_does_something(t, frame) {
                 self.run_item(|w| w.tick_task(slot, frame));
             }
         }

@@ -246,6 +246,8 @@ struct Scanner<'a> {
 impl<'a> Scanner<'a> {
     /// The char at `pos`, or `None` past the end.
     fn at(self, pos: usize) -> Option<char> {
+        #[cfg(test)]
+        tests::READS.with(|r| r.set(r.get() + 1));
         self.chars.get(pos).copied()
     }
 
@@ -1181,21 +1183,38 @@ mod tests {
         assert_eq!(locate(&format!("(x: {closed}, y: 1)"), &path("y")).1, 1);
     }
 
-    #[test]
-    fn large_document_is_scanned_quickly() {
+    thread_local! {
+        /// Chars the scanner has read on this thread (counted by `Scanner::at`).
+        pub(super) static READS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+    }
+
+    /// A document of `n` effects and the scanner reads locating the last one's value.
+    fn reads_to_locate_last(n: usize) -> (usize, u64) {
         let mut src = String::from("( effects: {\n");
-        for i in 0..20_000 {
+        for i in 0..n {
             src.push_str(&format!(
                 "    \"E{i}\": (tags: [\"a\", \"b\"], value: {i}, note: \"(]}}\"),\n"
             ));
         }
         src.push_str("} )\n");
-        assert!(src.len() > 500_000);
-        let started = std::time::Instant::now();
-        let (pos, n) = locate(&src, &path("effects/E19999/value"));
-        assert_eq!(n, 3);
-        assert_eq!(pos, pos_of(&src, "value: 19999"));
-        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        READS.with(|r| r.set(0));
+        let (pos, resolved) = locate(&src, &path(&format!("effects/E{}/value", n - 1)));
+        assert_eq!(resolved, 3);
+        assert_eq!(pos, pos_of(&src, &format!("value: {}", n - 1)));
+        (src.len(), READS.with(|r| r.get()))
+    }
+
+    #[test]
+    fn large_documents_are_scanned_in_linear_work() {
+        // Work is counted in chars read, not timed: a scan that restarted per key or per
+        // bracket would read quadratically many.
+        let (len_a, reads_a) = reads_to_locate_last(10_000);
+        let (len_b, reads_b) = reads_to_locate_last(20_000);
+        assert!(len_b > 1_000_000, "{len_b}");
+        assert!(reads_a <= 8 * len_a as u64, "{reads_a} reads for {len_a} bytes");
+        assert!(reads_b <= 8 * len_b as u64, "{reads_b} reads for {len_b} bytes");
+        // Twice the document, about twice the reads.
+        assert!(reads_b * 10 <= reads_a * 22, "{reads_a} then {reads_b}");
     }
 
     #[test]

@@ -306,8 +306,7 @@ impl<G: Game> Runner<G> {
                         self.world.next_frame(),
                         "GGRS saves the frame about to be simulated"
                     );
-                    self.ring.save(&self.world);
-                    let sums = self.world.checksums();
+                    let sums = self.ring.save_checksummed(&self.world);
                     if f.is_multiple_of(self.keeper.interval) {
                         let slot = (f / self.keeper.interval) as usize % self.keeper.slots.len();
                         let entry = &mut self.keeper.slots[slot];

@@ -890,6 +890,33 @@ impl<G: Game> World<G> {
         Ok(())
     }
 
+    /// [`World::save_into`] and [`World::checksums`] in one pass (no allocation): each column is
+    /// hashed chunk by chunk right after it is copied, while the chunk is still in cache. What
+    /// a GGRS save request needs; the checksums are those of the saved (and current) state.
+    ///
+    /// ```
+    /// # use rollback_abilities::{Content, Game, Hooks, World, WorldConfig};
+    /// # struct G; impl Game for G { type Input = u8; type Component = (); type Global = (); }
+    /// # let content = std::sync::Arc::new(Content::from_ron_str("()")?);
+    /// let mut world = World::<G>::new(content, &Hooks::new(), WorldConfig::default()).unwrap();
+    /// world.spawn_actor(&[]).unwrap();
+    /// let mut snap = world.snapshot();
+    /// world.step(&[0, 0]);
+    /// let sums = world.save_into_checksummed(&mut snap).unwrap();
+    /// assert_eq!(sums, world.checksums());
+    /// assert_eq!(sums, snap.checksums());
+    /// # Ok::<(), rollback_abilities::ContentError>(())
+    /// ```
+    pub fn save_into_checksummed(
+        &self,
+        snap: &mut Snapshot<G>,
+    ) -> Result<Checksums, SnapshotError> {
+        if snap.state.layout != self.state.layout || snap.content_hash != self.content.hash() {
+            return Err(SnapshotError::LayoutMismatch);
+        }
+        Ok(snap.state.copy_from_checksummed(&self.state))
+    }
+
     /// Replaces the current state with a snapshot (no allocation).
     pub fn load(&mut self, snap: &Snapshot<G>) -> Result<(), SnapshotError> {
         if snap.state.layout != self.state.layout || snap.content_hash != self.content.hash() {
@@ -1037,6 +1064,20 @@ impl<G: Game> SnapshotRing<G> {
         let _ = world.save_into(&mut self.slots[slot]);
         self.frames[slot] = Some(frame);
         slot
+    }
+
+    /// [`SnapshotRing::save`] that also returns the saved state's checksums, computed while
+    /// copying ([`World::save_into_checksummed`]): about the cost of the copy alone plus a
+    /// hash of data already in cache, instead of a copy and a second pass over memory.
+    pub fn save_checksummed(&mut self, world: &World<G>) -> Checksums {
+        let frame = world.next_frame();
+        let slot = frame as usize % self.slots.len();
+        self.frames[slot] = Some(frame);
+        // The ring is built from this world, so the layouts always match.
+        match world.save_into_checksummed(&mut self.slots[slot]) {
+            Ok(sums) => sums,
+            Err(_) => world.checksums(),
+        }
     }
 
     /// Loads the state saved for `frame` (the state before stepping `frame`). `false` if that

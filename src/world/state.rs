@@ -254,6 +254,46 @@ impl<G: Game> Clone for State<G> {
     }
 }
 
+/// twox-hash's streaming XXH3-64 with the default secret: allocates nothing and picks its AVX2
+/// or SSE2 path at run time (the output is the same on every path and machine).
+type Xxh3 = RawHasher<&'static [u8; twox_hash::xxhash3_64::DEFAULT_SECRET_LENGTH]>;
+
+/// The per-subsystem hashers of one checksum pass (columns arrive in checksum order, so each
+/// subsystem's columns are consecutive).
+#[derive(Default)]
+struct Hashes {
+    parts: [u64; 9],
+    cur: Option<(Subsystem, Xxh3)>,
+}
+
+impl Hashes {
+    fn write(&mut self, s: Subsystem, bytes: &[u8]) {
+        if self.cur.as_ref().map(|c| c.0) != Some(s) {
+            self.close();
+            self.cur = Some((s, RawHasher::new(SecretBuffer::default())));
+        }
+        if let Some((_, h)) = self.cur.as_mut() {
+            h.write(bytes);
+        }
+    }
+
+    fn close(&mut self) {
+        if let Some((s, h)) = self.cur.take() {
+            let i = Subsystem::ALL.iter().position(|x| *x == s).unwrap_or(0);
+            self.parts[i] = h.finish();
+        }
+    }
+
+    fn finish(mut self) -> Checksums {
+        self.close();
+        let mut all = [0u8; 72];
+        for (i, p) in self.parts.iter().enumerate() {
+            all[i * 8..i * 8 + 8].copy_from_slice(&p.to_le_bytes());
+        }
+        Checksums { total: twox_hash::XxHash3_64::oneshot(&all), parts: self.parts }
+    }
+}
+
 impl<G: Game> State<G> {
     pub fn new(layout: Layout, seed: u64) -> Self {
         let n = layout.entities;
@@ -317,6 +357,66 @@ impl<G: Game> State<G> {
         self.tasks.copy_from_slice(&o.tasks);
         self.player_owner.copy_from_slice(&o.player_owner);
         self.standalone_cues.copy_from_slice(&o.standalone_cues);
+    }
+
+    /// [`State::copy_from`] and [`State::checksums`] of the result in one pass: each column is
+    /// copied in chunks and every chunk is hashed right after it is written, while it is still
+    /// in the first-level cache, so the bytes cross the memory bus once instead of twice.
+    pub fn copy_from_checksummed(&mut self, o: &State<G>) -> Checksums {
+        assert_eq!(self.layout, o.layout, "snapshot layouts differ");
+        /// Bytes copied and hashed at a time (fits the L1 data cache with room to spare).
+        const CHUNK: usize = 16 * 1024;
+        let mut hashes = Hashes::default();
+        let mut pair = |s: Subsystem, dst: &mut [u8], src: &[u8]| {
+            // Opens the subsystem's hash even for an empty column (an empty subsystem still
+            // has the hash of no bytes, as in `checksums`).
+            hashes.write(s, &[]);
+            for (d, c) in dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)) {
+                d.copy_from_slice(c);
+                hashes.write(s, d);
+            }
+        };
+        self.for_each_column_pair(o, &mut pair);
+        hashes.finish()
+    }
+
+    /// Calls `f` with every column of `self` (mutable) and the same column of `o`, in checksum
+    /// order ([`State::for_each_column`]).
+    fn for_each_column_pair(
+        &mut self,
+        o: &State<G>,
+        mut f: impl FnMut(Subsystem, &mut [u8], &[u8]),
+    ) {
+        use bytemuck::{bytes_of, bytes_of_mut, cast_slice, cast_slice_mut};
+        f(Subsystem::Entities, bytes_of_mut(&mut self.header), bytes_of(&o.header));
+        f(Subsystem::Entities, cast_slice_mut(&mut self.entities), cast_slice(&o.entities));
+        f(Subsystem::Tags, cast_slice_mut(&mut self.tag_counts), cast_slice(&o.tag_counts));
+        f(Subsystem::Tags, cast_slice_mut(&mut self.tag_bits), cast_slice(&o.tag_bits));
+        f(Subsystem::Attributes, cast_slice_mut(&mut self.attrs), cast_slice(&o.attrs));
+        f(Subsystem::Effects, cast_slice_mut(&mut self.effects), cast_slice(&o.effects));
+        f(Subsystem::Effects, cast_slice_mut(&mut self.effect_mags), cast_slice(&o.effect_mags));
+        f(Subsystem::Effects, cast_slice_mut(&mut self.effect_specs), cast_slice(&o.effect_specs));
+        f(Subsystem::Abilities, cast_slice_mut(&mut self.specs), cast_slice(&o.specs));
+        f(
+            Subsystem::Abilities,
+            cast_slice_mut(&mut self.ability_state),
+            cast_slice(&o.ability_state),
+        );
+        f(
+            Subsystem::Abilities,
+            cast_slice_mut(&mut self.player_owner),
+            cast_slice(&o.player_owner),
+        );
+        f(Subsystem::Tasks, cast_slice_mut(&mut self.tasks), cast_slice(&o.tasks));
+        f(
+            Subsystem::Cues,
+            cast_slice_mut(&mut self.standalone_cues),
+            cast_slice(&o.standalone_cues),
+        );
+        f(Subsystem::Game, cast_slice_mut(&mut self.components), cast_slice(&o.components));
+        f(Subsystem::Game, cast_slice_mut(&mut self.global), cast_slice(&o.global));
+        f(Subsystem::Inputs, cast_slice_mut(&mut self.inputs), cast_slice(&o.inputs));
+        f(Subsystem::Inputs, cast_slice_mut(&mut self.prev_inputs), cast_slice(&o.prev_inputs));
     }
 
     /// Calls `f` for every column in checksum order, with its subsystem and bytes.
@@ -422,32 +522,9 @@ impl<G: Game> State<G> {
 
     /// xxh3-64 per subsystem over its columns' bytes in order, then over the sub-checksums.
     pub fn checksums(&self) -> Checksums {
-        // twox-hash's streaming XXH3-64 with the default secret allocates nothing and picks its
-        // AVX2 or SSE2 path at run time (same output on every path and machine).
-        type Xxh3 = RawHasher<&'static [u8; twox_hash::xxhash3_64::DEFAULT_SECRET_LENGTH]>;
-        let mut parts = [0u64; 9];
-        let mut cur: Option<(Subsystem, Xxh3)> = None;
-        let mut finish = |cur: &mut Option<(Subsystem, Xxh3)>| {
-            if let Some((s, h)) = cur.take() {
-                let i = Subsystem::ALL.iter().position(|x| *x == s).unwrap_or(0);
-                parts[i] = h.finish();
-            }
-        };
-        self.for_each_column(|s, _, bytes| {
-            if cur.as_ref().map(|c| c.0) != Some(s) {
-                finish(&mut cur);
-                cur = Some((s, RawHasher::new(SecretBuffer::default())));
-            }
-            if let Some((_, h)) = cur.as_mut() {
-                h.write(bytes);
-            }
-        });
-        finish(&mut cur);
-        let mut all = [0u8; 72];
-        for (i, p) in parts.iter().enumerate() {
-            all[i * 8..i * 8 + 8].copy_from_slice(&p.to_le_bytes());
-        }
-        Checksums { total: twox_hash::XxHash3_64::oneshot(&all), parts }
+        let mut hashes = Hashes::default();
+        self.for_each_column(|s, _, bytes| hashes.write(s, bytes));
+        hashes.finish()
     }
 
     /// Whether an entity handle is alive.

@@ -114,13 +114,14 @@ fn measure<G: Game>(
         step(world);
         let _ = world.load(&start);
     });
-    // An 8-frame rollback as GGRS asks for it: load, then 8 × (step + save).
+    // An 8-frame rollback as GGRS asks for it and the session runner answers: load, then
+    // 8 × (step + save with its checksum).
     let mut ring = SnapshotRing::new(world, 10);
     let rollback = median(samples, min, || {
         let _ = world.load(&start);
         for _ in 0..8 {
             step(world);
-            ring.save(world);
+            black_box(ring.save_checksummed(world));
         }
     });
     let _ = world.load(&start);

@@ -343,11 +343,21 @@ impl<G: Game> World<G> {
     /// Enters timeline frames `from..=to`: windows open and close, notifies fire; past the
     /// last frame the timeline ends.
     fn timeline_frames(&mut self, slot: usize, from: u32, to: u32) {
-        let content = self.content.clone();
-        let t = self.state.tasks[slot];
-        let Some(tl) = content.timeline_defs().get(t.a as usize) else { return };
-        let owner = t.owner;
+        // Most frames of a timeline open no window, fire no notify and do not end it: those
+        // only advance the counter (without taking a reference on the content).
+        let (a, owner) = (self.state.tasks[slot].a, self.state.tasks[slot].owner);
+        let Some(tl) = self.content.timeline_defs().get(a as usize) else { return };
         let last = to.min(tl.frames);
+        let within = |f: u32| from <= f && f <= last;
+        let quiet = to < tl.frames
+            && !tl.windows.iter().any(|&(wf, wt, _)| within(wf) || within(wt))
+            && !tl.notifies.iter().any(|&(nf, _)| within(nf));
+        if quiet {
+            self.state.tasks[slot].counter = last;
+            return;
+        }
+        let content = self.content.clone();
+        let Some(tl) = content.timeline_defs().get(a as usize) else { return };
         for f in from..=last {
             for &(wf, wt, tag) in &tl.windows {
                 if wf == f {

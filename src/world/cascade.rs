@@ -606,10 +606,11 @@ impl<G: Game> World<G> {
 
     /// Queues everything that depends on attribute `a` of entity `ei`.
     fn propagate_attr_change(&mut self, ei: u32, a: AttrId) {
-        let content = self.content.clone();
-        for d in &content.attr_def(a).clamp_dependents {
-            if self.entity_has_set_attr(ei, *d) {
-                self.mark_attr_dirty(ei, *d, AttrCause::Modifiers);
+        // Indexed (not a held borrow of the content) so no `Arc` clone per change.
+        for k in 0..self.content.attr_def(a).clamp_dependents.len() {
+            let d = self.content.attr_def(a).clamp_dependents[k];
+            if self.entity_has_set_attr(ei, d) {
+                self.mark_attr_dirty(ei, d, AttrCause::Modifiers);
             }
         }
         // Live target captures on the same entity.

@@ -92,11 +92,18 @@ fn measure<G: Game>(
     let src = world.state_bytes();
     let mut dst = vec![0u8; src.len()];
     bar.set_message(format!("{entities} entities: memcpy, save, load, checksum"));
+    let mut snap = world.snapshot();
+    // Warm-up, so no sample pays for first-touch page faults or cold caches.
+    for _ in 0..16 {
+        dst.copy_from_slice(black_box(&src));
+        let _ = world.save_into(black_box(&mut snap));
+        let _ = world.load(black_box(&snap));
+        black_box(world.checksum());
+    }
     let memcpy = median(samples, min, || {
         dst.copy_from_slice(black_box(&src));
         black_box(&dst);
     });
-    let mut snap = world.snapshot();
     let save = median(samples, min, || {
         let _ = world.save_into(black_box(&mut snap));
     });

@@ -502,6 +502,10 @@ pub(crate) struct TaskIndex {
     pub effect_watchers: u32,
     /// Live tasks of each kind (`kind & 31`), so a record type nobody waits for skips the walk.
     pub by_kind: [u32; 32],
+    /// One bit per task slot: a live task that phase P5 ticks (waits for frames, repeats,
+    /// timelines, root motion). P5 visits these bits in slot order instead of reading every
+    /// 120-byte record of the pool.
+    pub ticked: Vec<u64>,
 }
 
 impl TaskIndex {
@@ -513,6 +517,42 @@ impl TaskIndex {
             next: vec![u32::MAX; tasks],
             effect_watchers: 0,
             by_kind: [0; 32],
+            ticked: vec![0; tasks.div_ceil(64)],
+        }
+    }
+
+    /// Whether phase P5 ticks tasks of this kind.
+    pub fn is_ticked(k: u16) -> bool {
+        matches!(k, kind::WAIT_FRAMES | kind::REPEAT | kind::PLAY_TIMELINE | kind::ROOT_MOTION)
+    }
+
+    fn set_ticked(&mut self, slot: usize, on: bool) {
+        if let Some(w) = self.ticked.get_mut(slot / 64) {
+            let bit = 1u64 << (slot % 64);
+            if on {
+                *w |= bit;
+            } else {
+                *w &= !bit;
+            }
+        }
+    }
+
+    /// The lowest slot at or after `from` and below `end` whose task P5 ticks, reading the
+    /// bits as they are now (tasks spawned or freed by earlier ticks count as a pool scan
+    /// would see them).
+    pub fn next_ticked(&self, from: usize, end: usize) -> Option<usize> {
+        let mut wi = from / 64;
+        let mut word = self.ticked.get(wi)? & (u64::MAX << (from % 64));
+        loop {
+            if word != 0 {
+                let slot = wi * 64 + word.trailing_zeros() as usize;
+                return (slot < end).then_some(slot);
+            }
+            wi += 1;
+            if wi * 64 >= end {
+                return None;
+            }
+            word = *self.ticked.get(wi)?;
         }
     }
 
@@ -526,6 +566,7 @@ impl TaskIndex {
         self.next.iter_mut().for_each(|n| *n = u32::MAX);
         self.effect_watchers = 0;
         self.by_kind = [0; 32];
+        self.ticked.iter_mut().for_each(|w| *w = 0);
         // Pushing to the front in descending slot order leaves every list ascending.
         for slot in (0..high_water.min(tasks.len()).min(self.next.len())).rev() {
             let t = &tasks[slot];
@@ -534,6 +575,9 @@ impl TaskIndex {
             }
             self.effect_watchers += u32::from(Self::watches_effect(t));
             self.by_kind[usize::from(t.kind) & 31] += 1;
+            if Self::is_ticked(t.kind) {
+                self.set_ticked(slot, true);
+            }
             if let Some(h) = self.head.get_mut(t.owner.index as usize) {
                 self.next[slot] = *h;
                 *h = slot as u32;
@@ -549,6 +593,9 @@ impl TaskIndex {
         }
         self.effect_watchers += u32::from(Self::watches_effect(t));
         self.by_kind[usize::from(t.kind) & 31] += 1;
+        if Self::is_ticked(t.kind) {
+            self.set_ticked(slot, true);
+        }
         let Some(&first) = self.head.get(t.owner.index as usize) else { return };
         let s = slot as u32;
         if first == u32::MAX || first > s {
@@ -581,6 +628,7 @@ impl TaskIndex {
             self.effect_watchers.saturating_sub(u32::from(Self::watches_effect(t)));
         let k = &mut self.by_kind[usize::from(t.kind) & 31];
         *k = k.saturating_sub(1);
+        self.set_ticked(slot, false);
         let Some(&first) = self.head.get(t.owner.index as usize) else { return };
         let s = slot as u32;
         if first == s {
@@ -616,5 +664,55 @@ impl TaskIndex {
             Some(&n) if n > slot => n,
             _ => u32::MAX,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(kind: u16, owner: u32) -> TaskRec {
+        TaskRec {
+            kind,
+            flags: tflags::LIVE,
+            owner: Entity { index: owner, generation: 1 },
+            ..TaskRec::default()
+        }
+    }
+
+    #[test]
+    fn ticked_bits_follow_spawns_frees_and_rebuilds() {
+        let mut pool = vec![TaskRec::default(); 200];
+        pool[3] = live(kind::WAIT_FRAMES, 0);
+        pool[64] = live(kind::WAIT_EVENT, 1);
+        pool[70] = live(kind::REPEAT, 1);
+        pool[130] = live(kind::PLAY_TIMELINE, 2);
+        let mut ix = TaskIndex::new(4, pool.len());
+        ix.rebuild(&pool, 150);
+        let visit = |ix: &TaskIndex, end: usize| {
+            let mut out = Vec::new();
+            let mut from = 0;
+            while let Some(s) = ix.next_ticked(from, end) {
+                out.push(s);
+                from = s + 1;
+            }
+            out
+        };
+        // Only ticked kinds, in slot order, below the end.
+        assert_eq!(visit(&ix, 150), [3, 70, 130]);
+        assert_eq!(visit(&ix, 130), [3, 70]);
+        assert_eq!(ix.next_ticked(71, 150), Some(130));
+        assert_eq!(ix.next_ticked(131, 150), None);
+        assert_eq!(ix.next_ticked(500, 150), None);
+        // A spawn and a free keep the bits right (a rebuild agrees).
+        pool[5] = live(kind::ROOT_MOTION, 3);
+        ix.insert(5, &pool[5]);
+        ix.remove(70, &pool[70]);
+        pool[70] = TaskRec::default();
+        assert_eq!(visit(&ix, 150), [3, 5, 130]);
+        let mut fresh = TaskIndex::new(4, pool.len());
+        fresh.rebuild(&pool, 150);
+        assert_eq!(fresh.ticked, ix.ticked);
+        assert_eq!(fresh.by_kind, ix.by_kind);
     }
 }

@@ -292,3 +292,29 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_ring_never_claims_a_frame_it_could_not_save() {
+    use rollback_abilities::SnapshotRing;
+    use rollback_abilities::arena::{Arena, ArenaSpec};
+    let mut a = Arena::new(ArenaSpec { entities: 4, ..Default::default() });
+    let mut other = Arena::new(ArenaSpec { entities: 6, ..Default::default() });
+    let mut ring = SnapshotRing::new(&a.world, 4);
+    a.step();
+    let f = a.world.next_frame();
+    ring.save(&a.world);
+    assert!(ring.get(f).is_some());
+    // Another world's state (other capacities) cannot go into this ring: the slot is emptied
+    // rather than left claiming frame f with a stale state.
+    other.step();
+    assert_eq!(other.world.next_frame(), f);
+    ring.save(&other.world);
+    assert!(ring.get(f).is_none());
+    assert!(!ring.load(&mut a.world, f));
+    // The one-pass form behaves the same and still returns the other world's checksums.
+    ring.save_checksummed(&a.world);
+    assert!(ring.get(f).is_some());
+    let sums = ring.save_checksummed(&other.world);
+    assert_eq!(sums, other.world.checksums());
+    assert!(ring.get(f).is_none());
+}

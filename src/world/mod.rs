@@ -1060,9 +1060,11 @@ impl<G: Game> SnapshotRing<G> {
     pub fn save(&mut self, world: &World<G>) -> usize {
         let frame = world.next_frame();
         let slot = frame as usize % self.slots.len();
-        // The ring is built from this world, so the layouts always match.
-        let _ = world.save_into(&mut self.slots[slot]);
-        self.frames[slot] = Some(frame);
+        // A world of other content or capacities than the ring's cannot be saved into it; the
+        // slot then holds no frame, so a later load reports it missing instead of loading
+        // another frame's state.
+        let saved = world.save_into(&mut self.slots[slot]).is_ok();
+        self.frames[slot] = saved.then_some(frame);
         slot
     }
 
@@ -1072,11 +1074,17 @@ impl<G: Game> SnapshotRing<G> {
     pub fn save_checksummed(&mut self, world: &World<G>) -> Checksums {
         let frame = world.next_frame();
         let slot = frame as usize % self.slots.len();
-        self.frames[slot] = Some(frame);
-        // The ring is built from this world, so the layouts always match.
+        // As in `save`: a world the ring was not built for leaves the slot empty (its checksums
+        // are still those of its state).
         match world.save_into_checksummed(&mut self.slots[slot]) {
-            Ok(sums) => sums,
-            Err(_) => world.checksums(),
+            Ok(sums) => {
+                self.frames[slot] = Some(frame);
+                sums
+            }
+            Err(_) => {
+                self.frames[slot] = None;
+                world.checksums()
+            }
         }
     }
 

@@ -340,23 +340,8 @@ impl<G: Game> State<G> {
     /// If the layouts differ (callers check [`Layout`] first).
     pub fn copy_from(&mut self, o: &State<G>) {
         assert_eq!(self.layout, o.layout, "snapshot layouts differ");
-        self.header = o.header;
-        self.entities.copy_from_slice(&o.entities);
-        self.attrs.copy_from_slice(&o.attrs);
-        self.tag_counts.copy_from_slice(&o.tag_counts);
-        self.tag_bits.copy_from_slice(&o.tag_bits);
-        self.effects.copy_from_slice(&o.effects);
-        self.effect_mags.copy_from_slice(&o.effect_mags);
-        self.effect_specs.copy_from_slice(&o.effect_specs);
-        self.components.copy_from_slice(&o.components);
-        self.global.copy_from_slice(&o.global);
-        self.inputs.copy_from_slice(&o.inputs);
-        self.prev_inputs.copy_from_slice(&o.prev_inputs);
-        self.specs.copy_from_slice(&o.specs);
-        self.ability_state.copy_from_slice(&o.ability_state);
-        self.tasks.copy_from_slice(&o.tasks);
-        self.player_owner.copy_from_slice(&o.player_owner);
-        self.standalone_cues.copy_from_slice(&o.standalone_cues);
+        // The same column list as the one-pass save below, so neither can miss a column.
+        self.for_each_column_pair(o, |_, dst, src| dst.copy_from_slice(src));
     }
 
     /// [`State::copy_from`] and [`State::checksums`] of the result in one pass: each column is
@@ -381,7 +366,8 @@ impl<G: Game> State<G> {
     }
 
     /// Calls `f` with every column of `self` (mutable) and the same column of `o`, in checksum
-    /// order ([`State::for_each_column`]).
+    /// order ([`State::for_each_column`]; the checksum tests compare the two orders: a column
+    /// missing here or out of order makes the one-pass checksum differ from `checksums`).
     fn for_each_column_pair(
         &mut self,
         o: &State<G>,

@@ -903,7 +903,7 @@ pub mod baseline {
     use super::{ArenaGame, Fighter};
     use crate::ability::{AbilitySpec, TaskRec};
     use crate::cue::StandaloneCue;
-    use crate::effect::{ActiveEffect, EffectSpec};
+    use crate::effect::{ActiveEffect, EffectOrigin, EffectSpec};
     use crate::num::Fx;
     use crate::world::{AttrValue, World};
     use core::fmt;
@@ -947,6 +947,8 @@ pub mod baseline {
         pub attributes: Vec<AttrValue>,
         /// Active effects.
         pub effects: Vec<ActiveEffect>,
+        /// Who applied each effect.
+        pub effect_origins: Vec<EffectOrigin>,
         /// Effect magnitudes.
         pub magnitudes: Vec<Fx>,
         /// Stored specs.
@@ -975,6 +977,7 @@ pub mod baseline {
                 "tag_bits" => s.tag_bits = pod_collect_to_vec(b),
                 "attributes" => s.attributes = pod_collect_to_vec(b),
                 "effects" => s.effects = pod_collect_to_vec(b),
+                "effect_origins" => s.effect_origins = pod_collect_to_vec(b),
                 "effect_magnitudes" => s.magnitudes = pod_collect_to_vec(b),
                 "effect_specs" => s.specs = pod_collect_to_vec(b),
                 "ability_specs" => s.abilities = pod_collect_to_vec(b),
@@ -1373,7 +1376,8 @@ pub mod baseline {
                     let effects = w
                         .effects(e)
                         .iter()
-                        .map(|ef| {
+                        .zip(w.effect_origins(e))
+                        .map(|(ef, origin)| {
                             let d = c.effect_def(ef.def);
                             IdiomaticEffect {
                                 def: ef.def.0,
@@ -1383,7 +1387,7 @@ pub mod baseline {
                                 duration: ef.duration,
                                 expires_at: ef.expires_at,
                                 next_period_at: ef.next_period_at,
-                                instigator: ef.instigator.index,
+                                instigator: origin.instigator.index,
                                 modifiers: d
                                     .modifiers
                                     .iter()

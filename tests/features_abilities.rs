@@ -2275,8 +2275,9 @@ fn f_ga_17_abilities_act_through_the_avatar_for_the_owner() {
         .collect();
     assert_eq!(exec, vec![(enemy, hero, body)], "instigator = owner, causer = avatar");
     let burn = *w.effects(enemy).iter().find(|e| e.def == eff(&w, "Burn")).unwrap();
-    assert_eq!((burn.instigator, burn.causer, burn.ability), (hero, body, strike));
-    assert_eq!(burn.activation_serial, 1);
+    let origin = *w.effect_origin(burn.handle(enemy)).unwrap();
+    assert_eq!((origin.instigator, origin.causer, origin.ability), (hero, body, strike));
+    assert_eq!(origin.activation_serial, 1);
     // The cooldown and effects live on the owner and survive a new avatar (respawn).
     let body2 = w.spawn().unwrap();
     let before = w.effects(hero).to_vec();

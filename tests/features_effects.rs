@@ -253,7 +253,7 @@ fn f_ge_02_spec_is_a_value_with_level_context_source_tags_and_set_by_caller() {
     let h = handle(w.apply_effect(s, target).unwrap());
     assert_eq!(w.attr(target, attr(&w, "Health")), Some(int(93)));
     let active = *w.effect(h).unwrap();
-    assert_eq!((active.level, active.instigator, active.stacks), (4, src, 1));
+    assert_eq!((active.level, w.effect_origin(h).unwrap().instigator, active.stacks), (4, src, 1));
 }
 
 /// A projectile carrying a spec in its component (snapshot state) until it hits.
@@ -423,8 +423,11 @@ fn f_ge_03_context_carries_instigator_causer_and_hit_data() {
     assert_eq!((mods[0].instigator, mods[0].causer, mods[0].attr), (src, arrow, health));
     // An active effect keeps the context's entities.
     let h = handle(w.apply_effect(rich_context(&w, "Mark", src, arrow), target).unwrap());
-    let e = *w.effect(h).unwrap();
+    let e = *w.effect_origin(h).unwrap();
     assert_eq!((e.instigator, e.causer, e.source_object), (src, arrow, arrow));
+    // The origin column is parallel to the effect column.
+    let k = w.effects(target).iter().position(|x| x.seq == h.seq).unwrap();
+    assert_eq!(w.effect_origins(target)[k], e);
     assert_eq!(
         w.effects_matching(target, &EffectQuery::new().with_instigator(src)).count(),
         1,
@@ -2510,7 +2513,7 @@ fn f_ge_20_stacked_magnitudes_are_bias_plus_m_minus_bias_times_stacks() {
     assert_eq!(apply(&mut w, "Rage", e, e), Applied::Stacked(h));
     assert_eq!(vals(&w), [int(25), int(25), fx("7.5"), int(42)], "Override ignores stacks");
     assert_eq!(w.effects(e).len(), 1);
-    assert_eq!(w.effect(h).unwrap().instigator, e);
+    assert_eq!(w.effect_origin(h).unwrap().instigator, e);
     // At the limit the application still succeeds (and refreshes) without a new stack.
     w.step(&[]);
     let out = w

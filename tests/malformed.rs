@@ -242,7 +242,10 @@ mod cli_args {
         let not_replay = d.join("not.replay");
         std::fs::write(&not_replay, b"hello, not a replay").unwrap();
         let cut_replay = d.join("cut.replay");
-        std::fs::write(&cut_replay, b"RBAREPLY\x01\x00\x00\x00\xff\x00\x00\x00(").unwrap();
+        let mut cut = b"RBAREPLY".to_vec();
+        cut.extend_from_slice(&rollback_abilities::replay::FORMAT_VERSION.to_le_bytes());
+        cut.extend_from_slice(b"\xff\x00\x00\x00(");
+        std::fs::write(&cut_replay, cut).unwrap();
         let bad_content = d.join("content.ron");
         std::fs::write(&bad_content, "(\n  tags: [\"A..B\"],\n)").unwrap();
         let trace = d.join("trace.jsonl");

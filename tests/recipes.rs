@@ -338,8 +338,8 @@ fn knocked_activate(ctx: &mut Ctx<'_>) {
     let me = w.component(ctx.avatar()).map(|b| b.x);
     let from = w
         .granting_effect(ctx.handle())
-        .and_then(|h| w.effect(h))
-        .and_then(|e| w.component(e.instigator))
+        .and_then(|h| w.effect_origin(h))
+        .and_then(|o| w.component(o.instigator))
         .map(|b| b.x);
     let dir = match (me, from) {
         (Some(me), Some(from)) if me < from => -1,

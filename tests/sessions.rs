@@ -426,9 +426,10 @@ fn malformed_replays_are_typed_errors() {
     assert!(matches!(Replay::decode(&bad), Err(ReplayError::Corrupted { .. })));
     // Foreign file and wrong version.
     assert_eq!(Replay::decode(b"PK\x03\x04 not a replay at all"), Err(ReplayError::BadMagic));
-    let mut v2 = good.clone();
-    v2[8] = 2;
-    assert_eq!(Replay::decode(&v2), Err(ReplayError::UnsupportedVersion { found: 2 }));
+    // Version 1 had the same framing but another snapshot layout: refused, not misread.
+    let mut v1 = good.clone();
+    v1[8] = 1;
+    assert_eq!(Replay::decode(&v1), Err(ReplayError::UnsupportedVersion { found: 1 }));
     // Foreign content.
     let (mut other, _) = arena(&ARENA.replace("coef: -3", "coef: -5"));
     let r = Replay::decode(&good).unwrap();

@@ -365,11 +365,12 @@ impl<G: Game> World<G> {
             None => (!def.modifiers.is_empty()).then_some(0),
         };
         let magnitude = mi.and_then(|i| self.effect_magnitude(h, i)).unwrap_or(Fx::ZERO);
+        let origin = self.effect_origin(h).copied().unwrap_or_default();
         CueParams {
             magnitude,
-            instigator: ef.instigator,
-            causer: ef.causer,
-            source_object: ef.source_object,
+            instigator: origin.instigator,
+            causer: origin.causer,
+            source_object: origin.source_object,
             effect: h,
             original_tag: c.tag,
             level: ef.level,

@@ -1,6 +1,6 @@
 //! The application pipeline (GAS_SPEC §6.2), removal, stacking and lifetime control.
 
-use super::{ActiveEffect, EffectQuery, EffectSpec, effect_flags};
+use super::{ActiveEffect, EffectOrigin, EffectQuery, EffectSpec, effect_flags};
 use crate::content::def::{DurationDef, EffectDef, MagnitudeDef};
 use crate::content::raw::{CaptureSide, StackKind, StackPeriod, StackRefresh};
 use crate::id::{EffectHandle, Entity};
@@ -109,6 +109,12 @@ impl<G: Game> World<G> {
         self.effects(handle.target).iter().find(|e| e.seq == handle.seq)
     }
 
+    /// Who applied an active effect (its instigator, causer, source object and ability).
+    pub fn effect_origin(&self, handle: EffectHandle) -> Option<&EffectOrigin> {
+        let k = self.effects(handle.target).iter().position(|e| e.seq == handle.seq)?;
+        self.effect_origins(handle.target).get(k)
+    }
+
     /// `(remaining, total)` frames of an active effect (`None` if gone or infinite).
     pub fn effect_remaining(&self, handle: EffectHandle) -> Option<(u32, u32)> {
         let e = self.effect(handle)?;
@@ -134,7 +140,12 @@ impl<G: Game> World<G> {
         target: Entity,
         query: &'a EffectQuery,
     ) -> impl Iterator<Item = &'a ActiveEffect> + 'a {
-        self.effects(target).iter().filter(move |e| query.matches(&self.content, e))
+        let origins = self.effect_origins(target);
+        self.effects(target)
+            .iter()
+            .zip(origins)
+            .filter(move |(e, o)| query.matches(&self.content, e, o))
+            .map(|(e, _)| e)
     }
 
     // ----------------------------------------------------------------------------------------
@@ -357,11 +368,12 @@ impl<G: Game> World<G> {
 
     fn find_stack(&self, ti: u32, spec: &EffectSpec, kind: StackKind) -> Option<usize> {
         let target = self.entity_of(ti);
-        self.effects(target).iter().position(|e| {
+        let origins = self.effect_origins(target);
+        self.effects(target).iter().zip(origins).position(|(e, o)| {
             e.def == spec.def
                 && match kind {
                     StackKind::ByTarget => true,
-                    StackKind::BySource => e.instigator == spec.context.instigator,
+                    StackKind::BySource => o.instigator == spec.context.instigator,
                     StackKind::None => false,
                 }
         })
@@ -452,17 +464,19 @@ impl<G: Game> World<G> {
                 NEVER
             },
             qualified,
-            instigator: spec.context.instigator,
-            causer: spec.context.causer,
-            source_object: spec.context.source_object,
-            ability: spec.context.ability,
-            activation_serial: spec.context.activation_serial,
             dynamic_tags: spec.dynamic_granted_tags,
             active_since: frame,
             spec_slot: u32::MAX,
         };
         let slot = ti as usize * l.effects + n;
         self.state.effects[slot] = ef;
+        self.state.effect_origins[slot] = EffectOrigin {
+            instigator: spec.context.instigator,
+            causer: spec.context.causer,
+            source_object: spec.context.source_object,
+            ability: spec.context.ability,
+            activation_serial: spec.context.activation_serial,
+        };
         for m in 0..l.mods {
             self.state.effect_mags[slot * l.mods + m] = mags.get(m).copied().unwrap_or(Fx::ZERO);
         }
@@ -627,6 +641,8 @@ impl<G: Game> World<G> {
         let base = ti as usize * l.effects;
         self.state.effects.copy_within(base + k + 1..base + n, base + k);
         self.state.effects[base + n - 1] = ActiveEffect::default();
+        self.state.effect_origins.copy_within(base + k + 1..base + n, base + k);
+        self.state.effect_origins[base + n - 1] = EffectOrigin::default();
         if l.mods > 0 {
             self.state
                 .effect_mags
@@ -759,14 +775,15 @@ impl<G: Game> World<G> {
             spec.stored = 0;
             return spec;
         }
+        let o = self.state.effect_origins[slot];
         let mut spec = EffectSpec::new(ef.def, ef.level);
-        spec.context.instigator = ef.instigator;
-        spec.context.causer = ef.causer;
-        spec.context.source_object = ef.source_object;
-        spec.context.ability = ef.ability;
-        spec.context.activation_serial = ef.activation_serial;
+        spec.context.instigator = o.instigator;
+        spec.context.causer = o.causer;
+        spec.context.source_object = o.source_object;
+        spec.context.ability = o.ability;
+        spec.context.activation_serial = o.activation_serial;
         spec.created = ef.start;
-        spec.source_tags = self.tags(ef.instigator);
+        spec.source_tags = self.tags(o.instigator);
         spec
     }
 }

@@ -239,7 +239,10 @@ pub(crate) mod effect_flags {
     pub const INHIBITED: u16 = 1;
 }
 
-/// An active duration or infinite effect, as stored in the snapshot.
+/// An active duration or infinite effect, as stored in the snapshot: what the step reads every
+/// frame (definition, timing, stacks, flags, tags). Who applied it sits in a parallel column,
+/// [`EffectOrigin`] (see [`World::effect_origins`](crate::World::effect_origins)), so the
+/// periodic and expiry scans and every aggregation read 44-byte records instead of 84-byte ones.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
 pub struct ActiveEffect {
@@ -253,16 +256,30 @@ pub struct ActiveEffect {
     pub stacks: u16,
     /// Flags (inhibited).
     pub flags: u16,
-    /// The frame it was applied.
-    pub start: Frame,
-    /// Its duration in frames ([`crate::num::NEVER`] for infinite effects).
-    pub duration: u32,
     /// The frame it leaves ([`crate::num::NEVER`] for infinite effects).
     pub expires_at: Frame,
     /// The frame of the next periodic execution ([`crate::num::NEVER`] if not periodic).
     pub next_period_at: Frame,
+    /// The frame it was applied.
+    pub start: Frame,
+    /// Its duration in frames ([`crate::num::NEVER`] for infinite effects).
+    pub duration: u32,
     /// Which modifiers qualified at application (bit per modifier).
     pub qualified: u32,
+    /// Dynamic granted tags from the spec (`u16::MAX`: unused).
+    pub dynamic_tags: [u16; 2],
+    /// The frame it last became active (applied, or switched back on after inhibition).
+    pub active_since: Frame,
+    /// The stored-spec slot keeping its full spec (`u32::MAX`: none kept).
+    pub spec_slot: u32,
+}
+
+/// Who and what applied an active effect: the spec's context, kept in the snapshot column
+/// beside [`ActiveEffect`] (same index), read when a cue, an execution, a live source capture or
+/// an [`EffectQuery`] by instigator or ability needs it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct EffectOrigin {
     /// The spec's instigator.
     pub instigator: Entity,
     /// The spec's causer.
@@ -273,12 +290,6 @@ pub struct ActiveEffect {
     pub ability: AbilityHandle,
     /// That ability's activation serial.
     pub activation_serial: u32,
-    /// Dynamic granted tags from the spec (`u16::MAX`: unused).
-    pub dynamic_tags: [u16; 2],
-    /// The frame it last became active (applied, or switched back on after inhibition).
-    pub active_since: Frame,
-    /// The stored-spec slot keeping its full spec (`u32::MAX`: none kept).
-    pub spec_slot: u32,
 }
 
 impl ActiveEffect {

@@ -1,7 +1,7 @@
 //! Effect queries (F-GE-26): find active effects by owned tags, definition, instigator or
 //! modified attribute.
 
-use super::ActiveEffect;
+use super::{ActiveEffect, EffectOrigin};
 use crate::content::Content;
 use crate::id::{AttrId, EffectDefId, Entity};
 use crate::tag::{TagQuery, TagSet};
@@ -111,14 +111,15 @@ impl EffectQuery {
         self
     }
 
-    /// Whether an active effect matches.
-    pub fn matches(&self, content: &Content, e: &ActiveEffect) -> bool {
+    /// Whether an active effect matches (`origin` is its entry in
+    /// [`World::effect_origins`](crate::World::effect_origins)).
+    pub fn matches(&self, content: &Content, e: &ActiveEffect, origin: &EffectOrigin) -> bool {
         if !self.include_inhibited && e.is_inhibited() {
             return false;
         }
         if self.def.is_some_and(|d| d != e.def)
-            || self.instigator.is_some_and(|i| i != e.instigator)
-            || self.ability.is_some_and(|a| a != e.ability)
+            || self.instigator.is_some_and(|i| i != origin.instigator)
+            || self.ability.is_some_and(|a| a != origin.ability)
         {
             return false;
         }

@@ -1,7 +1,7 @@
 //! Replays: confirmed inputs plus the initial state, per-frame checksums and keyframe
 //! snapshots, in a versioned binary file with an integrity check (DESIGN §8).
 //!
-//! # File format (version 1, little-endian)
+//! # File format (version 2, little-endian)
 //!
 //! ```text
 //! magic "RBAREPLY" | u32 version | u32 header length | header (RON text, see ReplayHeader)
@@ -10,6 +10,10 @@
 //! | u32 keyframe count | per keyframe: u32 frame + u64 length + snapshot bytes (state before that frame)
 //! | u64 xxh3-64 of every byte before it
 //! ```
+//!
+//! Version 2 (0.1 after the `ActiveEffect` hot/cold split) differs from version 1 only in the
+//! snapshot layout inside the initial state and the keyframes (the `effect_origins` column), so
+//! a version-1 file is refused rather than misread.
 //!
 //! A replay is bound to its content (hash), hooks (signature hash), world configuration,
 //! input size and crate version; loading it anywhere else is a typed error, as are truncated,
@@ -25,7 +29,7 @@ use std::path::Path;
 /// The magic bytes.
 pub const MAGIC: &[u8; 8] = b"RBAREPLY";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Why a replay cannot be read, written or used.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -626,10 +626,10 @@ impl<G: Game> World<G> {
                 if self.state.entities[other as usize].n_live == 0 {
                     continue;
                 }
-                self.refresh_live_mags(other, |ef, side, attr| {
+                self.refresh_live_mags(other, |origin, side, attr| {
                     side == crate::content::raw::CaptureSide::Source
                         && attr == a
-                        && ef.instigator == src
+                        && origin.instigator == src
                 });
             }
         }
@@ -640,7 +640,7 @@ impl<G: Game> World<G> {
     fn refresh_live_mags(
         &mut self,
         ei: u32,
-        select: impl Fn(&crate::effect::ActiveEffect, crate::content::raw::CaptureSide, AttrId) -> bool,
+        select: impl Fn(&crate::effect::EffectOrigin, crate::content::raw::CaptureSide, AttrId) -> bool,
     ) {
         use crate::content::def::MagnitudeDef;
         let content = self.content.clone();
@@ -654,6 +654,7 @@ impl<G: Game> World<G> {
             if !d.has_live_captures {
                 continue;
             }
+            let origin = self.state.effect_origins[start + k];
             for (mi, m) in d.modifiers.iter().enumerate() {
                 let mag = match m.magnitude {
                     MagnitudeDef::Attribute {
@@ -665,11 +666,11 @@ impl<G: Game> World<G> {
                         post,
                         snapshot: false,
                     } => {
-                        if !select(&ef, side, attr) {
+                        if !select(&origin, side, attr) {
                             continue;
                         }
                         let who = if side == crate::content::raw::CaptureSide::Source {
-                            ef.instigator
+                            origin.instigator
                         } else {
                             target
                         };
@@ -683,9 +684,9 @@ impl<G: Game> World<G> {
                     MagnitudeDef::Custom { calc, .. } => {
                         // A calculation is re-run when an attribute it captures live changes.
                         let reads = match self.bound.get(calc) {
-                            Some(BoundFn::Calc { captures, .. }) => {
-                                captures.iter().any(|c| !c.snapshot && select(&ef, c.side, c.attr))
-                            }
+                            Some(BoundFn::Calc { captures, .. }) => captures
+                                .iter()
+                                .any(|c| !c.snapshot && select(&origin, c.side, c.attr)),
                             _ => false,
                         };
                         if !reads {

@@ -49,7 +49,7 @@ pub use state::{AttrValue, Checksums, Subsystem};
 use crate::content::Content;
 use crate::content::def::{FnKind, MagnitudeDef};
 use crate::content::raw::CaptureSide;
-use crate::effect::{ActiveEffect, EffectSpec};
+use crate::effect::{ActiveEffect, EffectOrigin, EffectSpec};
 use crate::id::{AttrId, AttrSetId, EffectDefId, Entity, TagId};
 use crate::num::{Frame, Fx};
 use crate::tag::TagSet;
@@ -848,13 +848,44 @@ impl<G: Game> World<G> {
 
     /// The active effects of an entity in application order.
     pub fn effects(&self, e: Entity) -> &[ActiveEffect] {
+        &self.state.effects[self.effect_slots(e)]
+    }
+
+    /// The column slots of an entity's active effects (empty for a dead handle).
+    fn effect_slots(&self, e: Entity) -> core::ops::Range<usize> {
         if !self.is_alive(e) {
-            return &[];
+            return 0..0;
         }
         let rec = &self.state.entities[e.index as usize];
         let cap = self.state.layout.effects;
         let start = e.index as usize * cap;
-        &self.state.effects[start..start + (rec.n_effects as usize).min(cap)]
+        start..start + (rec.n_effects as usize).min(cap)
+    }
+
+    /// Who applied each active effect of an entity: parallel to [`World::effects`] (the same
+    /// index is the same effect).
+    ///
+    /// ```
+    /// use rollback_abilities::prelude::*;
+    /// use std::sync::Arc;
+    /// # struct G; impl Game for G { type Input = u8; type Component = (); type Global = (); }
+    ///
+    /// let content = Arc::new(Content::from_ron_str(r#"(
+    ///     attribute_sets: { "Vitals": (attributes: { "Health": (default: 100) }) },
+    ///     effects: { "Mark": (duration: Infinite) },
+    /// )"#)?);
+    /// let mut w = World::<G>::new(content.clone(), &Hooks::new(), WorldConfig::default())?;
+    /// let vitals = content.attr_set("Vitals")?;
+    /// let (target, source) = (w.spawn_actor(&[vitals]).unwrap(), w.spawn_actor(&[vitals]).unwrap());
+    /// let spec = w.make_spec(content.effect("Mark")?, 1, source);
+    /// w.apply_effect(spec, target).unwrap();
+    /// let (effects, origins) = (w.effects(target), w.effect_origins(target));
+    /// assert_eq!((effects.len(), origins.len()), (1, 1));
+    /// assert_eq!(origins[0].instigator, source);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn effect_origins(&self, e: Entity) -> &[EffectOrigin] {
+        &self.state.effect_origins[self.effect_slots(e)]
     }
 
     // ----------------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ use super::Game;
 use crate::ability::AbilitySpec;
 use crate::ability::task::TaskRec;
 use crate::cue::StandaloneCue;
-use crate::effect::ActiveEffect;
 use crate::effect::EffectSpec;
+use crate::effect::{ActiveEffect, EffectOrigin};
 use crate::id::Entity;
 use crate::num::{Frame, Fx};
 use bytemuck::{Pod, Zeroable};
@@ -215,6 +215,8 @@ pub(crate) struct State<G: Game> {
     pub tag_counts: Vec<u16>,
     pub tag_bits: Vec<u64>,
     pub effects: Vec<ActiveEffect>,
+    /// Who applied each effect slot (parallel to `effects`).
+    pub effect_origins: Vec<EffectOrigin>,
     pub effect_mags: Vec<Fx>,
     /// Specs kept for active effects that re-evaluate them (executions, calculations).
     pub effect_specs: Vec<EffectSpec>,
@@ -239,6 +241,7 @@ impl<G: Game> Clone for State<G> {
             tag_counts: self.tag_counts.clone(),
             tag_bits: self.tag_bits.clone(),
             effects: self.effects.clone(),
+            effect_origins: self.effect_origins.clone(),
             effect_mags: self.effect_mags.clone(),
             effect_specs: self.effect_specs.clone(),
             components: self.components.clone(),
@@ -319,6 +322,7 @@ impl<G: Game> State<G> {
             tag_counts: vec![0; n * layout.tags],
             tag_bits: vec![0; n * layout.tag_words],
             effects: vec![ActiveEffect::default(); n * layout.effects],
+            effect_origins: vec![EffectOrigin::default(); n * layout.effects],
             effect_mags: vec![Fx::ZERO; n * layout.effects * layout.mods],
             effect_specs: vec![EffectSpec::zeroed(); layout.stored_specs],
             components: vec![G::Component::default(); n],
@@ -380,6 +384,11 @@ impl<G: Game> State<G> {
         f(Subsystem::Tags, cast_slice_mut(&mut self.tag_bits), cast_slice(&o.tag_bits));
         f(Subsystem::Attributes, cast_slice_mut(&mut self.attrs), cast_slice(&o.attrs));
         f(Subsystem::Effects, cast_slice_mut(&mut self.effects), cast_slice(&o.effects));
+        f(
+            Subsystem::Effects,
+            cast_slice_mut(&mut self.effect_origins),
+            cast_slice(&o.effect_origins),
+        );
         f(Subsystem::Effects, cast_slice_mut(&mut self.effect_mags), cast_slice(&o.effect_mags));
         f(Subsystem::Effects, cast_slice_mut(&mut self.effect_specs), cast_slice(&o.effect_specs));
         f(Subsystem::Abilities, cast_slice_mut(&mut self.specs), cast_slice(&o.specs));
@@ -414,6 +423,7 @@ impl<G: Game> State<G> {
         f(Subsystem::Tags, "tag_bits", cast_slice(&self.tag_bits));
         f(Subsystem::Attributes, "attributes", cast_slice(&self.attrs));
         f(Subsystem::Effects, "effects", cast_slice(&self.effects));
+        f(Subsystem::Effects, "effect_origins", cast_slice(&self.effect_origins));
         f(Subsystem::Effects, "effect_magnitudes", cast_slice(&self.effect_mags));
         f(Subsystem::Effects, "effect_specs", cast_slice(&self.effect_specs));
         f(Subsystem::Abilities, "ability_specs", cast_slice(&self.specs));
@@ -453,6 +463,7 @@ impl<G: Game> State<G> {
             per("tag_bits", Subsystem::Tags, 8, l.tag_words),
             per("attributes", Subsystem::Attributes, size_of::<AttrValue>(), l.attrs),
             per("effects", Subsystem::Effects, size_of::<ActiveEffect>(), l.effects),
+            per("effect_origins", Subsystem::Effects, size_of::<EffectOrigin>(), l.effects),
             per("effect_magnitudes", Subsystem::Effects, 8, l.effects * l.mods),
             world("effect_specs", Subsystem::Effects, size_of::<EffectSpec>(), l.stored_specs),
             per("ability_specs", Subsystem::Abilities, size_of::<AbilitySpec>(), l.abilities),
@@ -485,6 +496,7 @@ impl<G: Game> State<G> {
         take(cast_slice_mut(&mut self.tag_bits));
         take(cast_slice_mut(&mut self.attrs));
         take(cast_slice_mut(&mut self.effects));
+        take(cast_slice_mut(&mut self.effect_origins));
         take(cast_slice_mut(&mut self.effect_mags));
         take(cast_slice_mut(&mut self.effect_specs));
         take(cast_slice_mut(&mut self.specs));

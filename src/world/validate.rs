@@ -98,15 +98,19 @@ impl<G: Game> State<G> {
         let effects = content.effect_defs().len();
         for (i, r) in self.entities.iter().enumerate() {
             let start = i * l.effects;
-            for (j, e) in self.effects[start..start + r.n_effects as usize].iter().enumerate() {
+            let live = start..start + r.n_effects as usize;
+            for (j, e) in self.effects[live.clone()].iter().enumerate() {
                 let w = |f: &str| format!("effects[{i}][{j}].{f}");
                 check(e.def.index() < effects, || w("def"))?;
-                check(ent(e.instigator) && ent(e.causer) && ent(e.source_object), || w("entity"))?;
+                check(e.dynamic_tags.iter().all(|t| tag(*t)), || w("dynamic_tags"))?;
+            }
+            for (j, o) in self.effect_origins[live].iter().enumerate() {
+                let w = |f: &str| format!("effect_origins[{i}][{j}].{f}");
+                check(ent(o.instigator) && ent(o.causer) && ent(o.source_object), || w("entity"))?;
                 check(
-                    ent(e.ability.owner) && (e.ability.slot as usize) < l.abilities.max(1),
+                    ent(o.ability.owner) && (o.ability.slot as usize) < l.abilities.max(1),
                     || w("ability"),
                 )?;
-                check(e.dynamic_tags.iter().all(|t| tag(*t)), || w("dynamic_tags"))?;
             }
         }
         // Stored specs.

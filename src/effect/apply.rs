@@ -26,7 +26,7 @@ impl<G: Game> World<G> {
         target: Entity,
     ) -> Result<Applied, ApplyError> {
         if self.scratch.busy {
-            self.scratch.work.push_back(Work::Apply { spec, target });
+            self.queue_apply(spec, target);
             return Ok(Applied::Queued);
         }
         match self.run_item(|w| w.apply_now(&spec, target)) {

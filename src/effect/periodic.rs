@@ -6,7 +6,6 @@ use crate::content::def::{EffectDef, MagnitudeDef};
 use crate::content::raw::{CaptureSide, ModOp, StackExpiration};
 use crate::id::{AttrId, EffectDefId, EffectHandle, Entity, FnId};
 use crate::num::{Frame, Fx};
-use crate::world::cascade::Work;
 use crate::world::hooks::{BoundFn, ExecCtx};
 use crate::world::output::{AttrCause, Diagnostic, EffectEvent, ExecutedMod, RemovalReason};
 use crate::world::state::entity_flags;
@@ -391,7 +390,7 @@ impl<G: Game> World<G> {
             }
         }
         for (s, t) in extra.drain(..) {
-            self.scratch.work.push_back(Work::Apply { spec: s, target: t });
+            self.queue_apply(s, t);
         }
         let origin = match handle {
             Some(h) => crate::cue::CueOrigin::effect(h),

@@ -25,14 +25,11 @@ const MAX_ATTR_RECOMPUTES: u16 = 64;
 /// How many inhibition passes one entity may take in one settle before toggling is cut.
 const MAX_INHIBITION_PASSES: u16 = 16;
 
-/// A queued change.
+/// A queued change. An application's spec waits in `Scratch::work_specs` (in queue order), so
+/// the items do not carry a whole spec's bytes through every push and pop.
 #[derive(Clone, Copy, Debug)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "the queue keeps its capacity between frames; boxing would allocate per application"
-)]
 pub(crate) enum Work {
-    Apply { spec: EffectSpec, target: Entity },
+    Apply { target: Entity },
     Remove { handle: EffectHandle, stacks: u16, reason: RemovalReason },
     SetBase { entity: Entity, attr: AttrId, value: Fx },
     LooseTag { entity: Entity, tag: TagId, delta: i32, set: bool },
@@ -68,6 +65,8 @@ pub(crate) struct AggScratch {
 
 pub(crate) struct Scratch {
     pub work: VecDeque<Work>,
+    /// The specs of the queued `Work::Apply` items, in queue order.
+    pub work_specs: VecDeque<EffectSpec>,
     /// A work item is running (new changes are queued).
     pub busy: bool,
     /// Work items processed this frame (or this top-level call between frames).
@@ -110,6 +109,7 @@ impl Scratch {
     pub fn new(layout: &Layout, cap: u32) -> Scratch {
         Scratch {
             work: VecDeque::with_capacity(64),
+            work_specs: VecDeque::with_capacity(64),
             busy: false,
             processed: 0,
             cap,
@@ -138,6 +138,7 @@ impl Scratch {
     /// Forgets everything in flight (after a snapshot load).
     pub fn reset(&mut self) {
         self.work.clear();
+        self.work_specs.clear();
         self.busy = false;
         self.processed = 0;
         self.tag_touched.clear();
@@ -160,6 +161,12 @@ impl Scratch {
 }
 
 impl<G: Game> World<G> {
+    /// Queues an application behind the work already queued (without running it).
+    pub(crate) fn queue_apply(&mut self, spec: EffectSpec, target: Entity) {
+        self.scratch.work_specs.push_back(spec);
+        self.scratch.work.push_back(Work::Apply { target });
+    }
+
     /// Runs a change now (then settles and drains what it queued), or queues it when called
     /// from inside a running change.
     pub(crate) fn submit(&mut self, w: Work) {
@@ -179,6 +186,7 @@ impl<G: Game> World<G> {
             if self.scratch.processed >= self.scratch.cap {
                 let dropped = 1 + self.scratch.work.len() as u32;
                 self.scratch.work.clear();
+                self.scratch.work_specs.clear();
                 self.out.diagnostics.push(Diagnostic::CascadeCap { dropped });
                 self.state.header.cascade_overflows =
                     self.state.header.cascade_overflows.saturating_add(1);
@@ -212,8 +220,10 @@ impl<G: Game> World<G> {
 
     fn run_work(&mut self, w: Work) {
         match w {
-            Work::Apply { spec, target } => {
-                let _ = self.apply_now(&spec, target);
+            Work::Apply { target } => {
+                if let Some(spec) = self.scratch.work_specs.pop_front() {
+                    let _ = self.apply_now(&spec, target);
+                }
             }
             Work::Remove { handle, stacks, reason } => {
                 if self.is_alive(handle.target) {

@@ -110,7 +110,7 @@ impl<G: Game> World<G> {
         // P7 Apply: effects queued for after the systems (two-phase application).
         let mut queued = core::mem::take(&mut self.scratch.queued);
         for (spec, target) in queued.drain(..) {
-            self.scratch.work.push_back(super::cascade::Work::Apply { spec, target });
+            self.queue_apply(spec, target);
         }
         self.scratch.queued = queued;
         self.drain();

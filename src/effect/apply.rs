@@ -663,16 +663,18 @@ impl<G: Game> World<G> {
         self.update_wake(ti);
     }
 
-    /// Recomputes the earliest frame any effect of the entity needs attention.
+    /// Recomputes the earliest frames at which an effect of the entity executes and expires
+    /// (kept apart, so phase P2 visits only entities with an expiry due, not every entity with
+    /// a periodic tick).
     pub(crate) fn update_wake(&mut self, ti: u32) {
         let target = self.entity_of(ti);
-        let wake = self
+        let (period, expiry) = self
             .effects(target)
             .iter()
-            .map(|e| e.expires_at.min(e.next_period_at))
-            .min()
-            .unwrap_or(NEVER);
-        self.state.entities[ti as usize].wake = wake;
+            .fold((NEVER, NEVER), |(p, x), e| (p.min(e.next_period_at), x.min(e.expires_at)));
+        let rec = &mut self.state.entities[ti as usize];
+        rec.wake_period = period;
+        rec.wake_expiry = expiry;
     }
 
     fn slot_of(&self, handle: EffectHandle) -> Option<usize> {

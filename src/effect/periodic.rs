@@ -20,7 +20,7 @@ impl<G: Game> World<G> {
         let l = self.state.layout;
         for ei in 0..self.state.header.high_water {
             let rec = self.state.entities[ei as usize];
-            if rec.flags & entity_flags::ALIVE == 0 || rec.wake > frame {
+            if rec.flags & entity_flags::ALIVE == 0 || rec.wake_period > frame {
                 continue;
             }
             let start = ei as usize * l.effects;
@@ -66,7 +66,7 @@ impl<G: Game> World<G> {
         let l = self.state.layout;
         for ei in 0..self.state.header.high_water {
             let rec = self.state.entities[ei as usize];
-            if rec.flags & entity_flags::ALIVE == 0 || rec.wake > frame {
+            if rec.flags & entity_flags::ALIVE == 0 || rec.wake_expiry > frame {
                 continue;
             }
             let start = ei as usize * l.effects;

@@ -69,15 +69,16 @@ pub(crate) struct EntityRec {
     pub next_free: u32,
     /// Active effects in the effect column.
     pub n_effects: u32,
-    /// The earliest frame at which an effect of this entity expires or executes.
-    pub wake: Frame,
+    /// The earliest frame at which a periodic effect of this entity executes.
+    pub wake_period: Frame,
     /// Active effects with live captures (their magnitudes follow attributes).
     pub n_live: u32,
     /// The avatar (the body the owner's abilities act through; `NONE`: the entity itself).
     pub avatar: Entity,
     /// Live tasks owned by this entity's abilities.
     pub n_tasks: u32,
-    _pad: u32,
+    /// The earliest frame at which an effect of this entity expires.
+    pub wake_expiry: Frame,
 }
 
 /// An attribute's base and current value.

@@ -903,7 +903,7 @@ pub mod baseline {
     use super::{ArenaGame, Fighter};
     use crate::ability::{AbilitySpec, TaskRec};
     use crate::cue::StandaloneCue;
-    use crate::effect::{ActiveEffect, EffectOrigin, EffectSpec};
+    use crate::effect::{ActiveEffect, EffectOrigin, EffectSpec, EffectTimers};
     use crate::num::Fx;
     use crate::world::{AttrValue, World};
     use core::fmt;
@@ -947,6 +947,8 @@ pub mod baseline {
         pub attributes: Vec<AttrValue>,
         /// Active effects.
         pub effects: Vec<ActiveEffect>,
+        /// When each effect expires and next executes.
+        pub effect_timers: Vec<EffectTimers>,
         /// Who applied each effect.
         pub effect_origins: Vec<EffectOrigin>,
         /// Effect magnitudes.
@@ -977,6 +979,7 @@ pub mod baseline {
                 "tag_bits" => s.tag_bits = pod_collect_to_vec(b),
                 "attributes" => s.attributes = pod_collect_to_vec(b),
                 "effects" => s.effects = pod_collect_to_vec(b),
+                "effect_timers" => s.effect_timers = pod_collect_to_vec(b),
                 "effect_origins" => s.effect_origins = pod_collect_to_vec(b),
                 "effect_magnitudes" => s.magnitudes = pod_collect_to_vec(b),
                 "effect_specs" => s.specs = pod_collect_to_vec(b),
@@ -1377,7 +1380,8 @@ pub mod baseline {
                         .effects(e)
                         .iter()
                         .zip(w.effect_origins(e))
-                        .map(|(ef, origin)| {
+                        .zip(w.effect_timers(e))
+                        .map(|((ef, origin), t)| {
                             let d = c.effect_def(ef.def);
                             IdiomaticEffect {
                                 def: ef.def.0,
@@ -1385,8 +1389,8 @@ pub mod baseline {
                                 stacks: ef.stacks,
                                 start: ef.start,
                                 duration: ef.duration,
-                                expires_at: ef.expires_at,
-                                next_period_at: ef.next_period_at,
+                                expires_at: t.expires_at,
+                                next_period_at: t.next_period_at,
                                 instigator: origin.instigator.index,
                                 modifiers: d
                                     .modifiers

@@ -54,7 +54,9 @@ pub use ability::{
     TargetData, TaskEvent, TaskResult, TaskSpec,
 };
 pub use content::{Content, ContentBuilder, ContentError, ContentErrorKind};
-pub use effect::{ActiveEffect, EffectContext, EffectOrigin, EffectQuery, EffectSpec};
+pub use effect::{
+    ActiveEffect, EffectContext, EffectOrigin, EffectQuery, EffectSpec, EffectTimers,
+};
 pub use id::{
     AbilityDefId, AbilityHandle, AttrId, AttrSetId, CueId, CurveId, EffectDefId, EffectHandle,
     Entity, FnId, TagId, TaskHandle,

@@ -527,7 +527,11 @@ fn f_ge_04_duration_effect_applied_in_s_is_present_through_s_plus_d_minus_1() {
     let out = w.step_with(&[], |w| h = handle(apply(w, "Short", e, e))).clone();
     assert_eq!(out.effect_events, vec![EffectEvent::Added { handle: h, def: short }]);
     let active = *w.effect(h).unwrap();
-    assert_eq!((active.start, active.duration, active.expires_at), (20, 10, 30));
+    let expires_at = w.effect_timer(h).unwrap().expires_at;
+    assert_eq!((active.start, active.duration, expires_at), (20, 10, 30));
+    // The timer column is parallel to the effect column.
+    let k = w.effects(e).iter().position(|x| x.seq == h.seq).unwrap();
+    assert_eq!(w.effect_timers(e)[k].expires_at, 30);
     for t in 20..30u32 {
         if t > 20 {
             w.step(&[]);
@@ -589,7 +593,7 @@ fn f_ge_04_infinite_set_by_caller_and_overridden_durations() {
     // Infinite: no remaining time, never expires.
     let mut inf = EffectHandle::NONE;
     w.step_with(&[], |w| inf = handle(apply(w, "Forever", e, e)));
-    assert_eq!(w.effect(inf).unwrap().expires_at, NEVER);
+    assert_eq!(w.effect_timer(inf).unwrap().expires_at, NEVER);
     assert_eq!(w.effect_remaining(inf), None);
     run_through(&mut w, 500);
     assert_eq!(value(&w, e, speed), (int(100), int(200)));
@@ -688,7 +692,7 @@ fn f_ge_05_periodic_execution_event_and_base_change_on_the_tick_frame() {
     let e = actor(&mut w, &["S"]);
     let mut h = EffectHandle::NONE;
     w.step_with(&[], |w| h = handle(apply(w, "Dot", e, e)));
-    assert_eq!(w.effect(h).unwrap().next_period_at, 60);
+    assert_eq!(w.effect_timer(h).unwrap().next_period_at, 60);
     run_through(&mut w, 59);
     assert_eq!(w.base(e, health), Some(int(100)));
     let out = w.step(&[]).clone();
@@ -701,7 +705,7 @@ fn f_ge_05_periodic_execution_event_and_base_change_on_the_tick_frame() {
         (out.attr_events[0].old, out.attr_events[0].new, out.attr_events[0].cause),
         (int(100), int(99), AttrCause::Execution { def: Some(dot) })
     );
-    assert_eq!(w.effect(h).unwrap().next_period_at, 120);
+    assert_eq!(w.effect_timer(h).unwrap().next_period_at, 120);
     // The last execution and the removal share the expiry frame, execution first.
     run_through(&mut w, 299);
     let out = w.step(&[]).clone();
@@ -2613,7 +2617,7 @@ fn f_ge_20_refresh_never_keeps_the_expiry() {
         })
         .clone();
     assert_eq!(out.effect_events, vec![EffectEvent::StackChanged { handle: h, old: 1, new: 2 }]);
-    assert_eq!(w.effect(h).unwrap().expires_at, 100);
+    assert_eq!(w.effect_timer(h).unwrap().expires_at, 100);
     run_through(&mut w, 100);
     assert!(w.effect(h).is_none());
 }
@@ -2688,7 +2692,7 @@ fn f_ge_20_expiration_policies() {
     assert_eq!(w.attr(o, a), Some(int(10)));
     run_through(&mut w, 200);
     let lasting = w.effect(hs[2]).expect("RefreshOnly never expires on its own");
-    assert_eq!((lasting.stacks, lasting.expires_at), (3, 210));
+    assert_eq!((lasting.stacks, w.effect_timer(hs[2]).unwrap().expires_at), (3, 210));
 }
 
 #[test]
@@ -2717,7 +2721,7 @@ fn f_ge_20_deny_overflow_refuses_the_application_without_refreshing() {
         }]
     );
     let f = w.effect(h).unwrap();
-    assert_eq!((f.stacks, f.expires_at), (2, 50));
+    assert_eq!((f.stacks, w.effect_timer(h).unwrap().expires_at), (2, 50));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -826,8 +826,9 @@ impl<G: Game> World<G> {
         let frame = self.frame();
         self.effects(owner)
             .iter()
-            .filter(|ef| self.effect_owns_any(ef, tags))
-            .filter_map(|ef| ef.remaining(frame).map(|r| (r, ef.duration)))
+            .zip(self.effect_timers(owner))
+            .filter(|(ef, _)| self.effect_owns_any(ef, tags))
+            .filter_map(|(ef, t)| t.remaining(frame).map(|r| (r, ef.duration)))
             .max_by_key(|(r, _)| *r)
     }
 

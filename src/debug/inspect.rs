@@ -154,7 +154,8 @@ pub fn debug_view<G: Game>(world: &World<G>, e: Entity) -> DebugView {
     let effects = world
         .effects(e)
         .iter()
-        .map(|ef| {
+        .zip(world.effect_timers(e))
+        .map(|(ef, t)| {
             let def = c.effect_defs().get(ef.def.index());
             let h = ef.handle(e);
             EffectView {
@@ -162,7 +163,7 @@ pub fn debug_view<G: Game>(world: &World<G>, e: Entity) -> DebugView {
                 seq: ef.seq,
                 stacks: ef.stacks,
                 level: ef.level,
-                remaining: ef.remaining(frame),
+                remaining: t.remaining(frame),
                 duration: (ef.duration != crate::num::NEVER).then_some(ef.duration),
                 inhibited: ef.is_inhibited(),
                 granted_tags: def

@@ -229,7 +229,8 @@ impl FighterSummary {
         s.effects = world
             .effects(e)
             .iter()
-            .map(|fx| (c.effect_name(fx.def).to_string(), fx.stacks, fx.remaining(frame)))
+            .zip(world.effect_timers(e))
+            .map(|(fx, t)| (c.effect_name(fx.def).to_string(), fx.stacks, t.remaining(frame)))
             .collect();
         s
     }

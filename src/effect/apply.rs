@@ -1,6 +1,6 @@
 //! The application pipeline (GAS_SPEC §6.2), removal, stacking and lifetime control.
 
-use super::{ActiveEffect, EffectOrigin, EffectQuery, EffectSpec, effect_flags};
+use super::{ActiveEffect, EffectOrigin, EffectQuery, EffectSpec, EffectTimers, effect_flags};
 use crate::content::def::{DurationDef, EffectDef, MagnitudeDef};
 use crate::content::raw::{CaptureSide, StackKind, StackPeriod, StackRefresh};
 use crate::id::{EffectHandle, Entity};
@@ -115,10 +115,16 @@ impl<G: Game> World<G> {
         self.effect_origins(handle.target).get(k)
     }
 
+    /// When an active effect expires and next executes.
+    pub fn effect_timer(&self, handle: EffectHandle) -> Option<&EffectTimers> {
+        let k = self.effects(handle.target).iter().position(|e| e.seq == handle.seq)?;
+        self.effect_timers(handle.target).get(k)
+    }
+
     /// `(remaining, total)` frames of an active effect (`None` if gone or infinite).
     pub fn effect_remaining(&self, handle: EffectHandle) -> Option<(u32, u32)> {
-        let e = self.effect(handle)?;
-        e.remaining(self.frame()).map(|r| (r, e.duration))
+        let (e, t) = (self.effect(handle)?, self.effect_timer(handle)?);
+        t.remaining(self.frame()).map(|r| (r, e.duration))
     }
 
     /// The stored magnitude of a modifier of an active effect (before stacking).
@@ -404,14 +410,16 @@ impl<G: Game> World<G> {
                 self.dirty_effect_attrs(ti, def);
             }
         }
-        if st.refresh == StackRefresh::OnApplication && ef.expires_at != NEVER {
+        if st.refresh == StackRefresh::OnApplication
+            && self.state.effect_timers[slot].expires_at != NEVER
+        {
             // The refresh uses the incoming spec's duration (G-22).
             let new_exp = frame.saturating_add(duration).min(NEVER - 1);
-            let e = &mut self.state.effects[slot];
-            e.duration = duration;
-            if new_exp != e.expires_at {
-                let old = e.expires_at;
-                e.expires_at = new_exp;
+            self.state.effects[slot].duration = duration;
+            let t = &mut self.state.effect_timers[slot];
+            if new_exp != t.expires_at {
+                let old = t.expires_at;
+                t.expires_at = new_exp;
                 self.out.effect_events.push(EffectEvent::DurationChanged {
                     handle,
                     old_expires_at: old,
@@ -420,7 +428,7 @@ impl<G: Game> World<G> {
             }
         }
         if st.period == StackPeriod::ResetOnApplication && def.is_periodic() {
-            self.state.effects[slot].next_period_at = frame.saturating_add(def.period);
+            self.state.effect_timers[slot].next_period_at = frame.saturating_add(def.period);
         }
         self.update_wake(ti);
         Ok(Applied::Stacked(handle))
@@ -453,6 +461,14 @@ impl<G: Game> World<G> {
             flags: if inhibited { effect_flags::INHIBITED } else { 0 },
             start: frame,
             duration,
+            qualified,
+            dynamic_tags: spec.dynamic_granted_tags,
+            active_since: frame,
+            spec_slot: u32::MAX,
+        };
+        let slot = ti as usize * l.effects + n;
+        self.state.effects[slot] = ef;
+        self.state.effect_timers[slot] = EffectTimers {
             expires_at: if duration == NEVER {
                 NEVER
             } else {
@@ -463,13 +479,7 @@ impl<G: Game> World<G> {
             } else {
                 NEVER
             },
-            qualified,
-            dynamic_tags: spec.dynamic_granted_tags,
-            active_since: frame,
-            spec_slot: u32::MAX,
         };
-        let slot = ti as usize * l.effects + n;
-        self.state.effects[slot] = ef;
         self.state.effect_origins[slot] = EffectOrigin {
             instigator: spec.context.instigator,
             causer: spec.context.causer,
@@ -641,6 +651,8 @@ impl<G: Game> World<G> {
         let base = ti as usize * l.effects;
         self.state.effects.copy_within(base + k + 1..base + n, base + k);
         self.state.effects[base + n - 1] = ActiveEffect::default();
+        self.state.effect_timers.copy_within(base + k + 1..base + n, base + k);
+        self.state.effect_timers[base + n - 1] = EffectTimers::default();
         self.state.effect_origins.copy_within(base + k + 1..base + n, base + k);
         self.state.effect_origins[base + n - 1] = EffectOrigin::default();
         if l.mods > 0 {
@@ -669,9 +681,9 @@ impl<G: Game> World<G> {
     pub(crate) fn update_wake(&mut self, ti: u32) {
         let target = self.entity_of(ti);
         let (period, expiry) = self
-            .effects(target)
+            .effect_timers(target)
             .iter()
-            .fold((NEVER, NEVER), |(p, x), e| (p.min(e.next_period_at), x.min(e.expires_at)));
+            .fold((NEVER, NEVER), |(p, x), t| (p.min(t.next_period_at), x.min(t.expires_at)));
         let rec = &mut self.state.entities[ti as usize];
         rec.wake_period = period;
         rec.wake_expiry = expiry;
@@ -719,13 +731,13 @@ impl<G: Game> World<G> {
             return;
         }
         let frame = self.frame();
-        let e = &mut self.state.effects[slot];
-        let old = e.expires_at;
+        let old = self.state.effect_timers[slot].expires_at;
         let new = frame.saturating_add(frames).min(NEVER - 1);
+        let e = &mut self.state.effects[slot];
         if e.duration == NEVER {
             e.duration = frames;
         }
-        e.expires_at = new;
+        self.state.effect_timers[slot].expires_at = new;
         if old != new {
             self.out.effect_events.push(EffectEvent::DurationChanged {
                 handle,
@@ -740,23 +752,23 @@ impl<G: Game> World<G> {
         let Some(slot) = self.slot_of(handle) else { return };
         let frame = self.frame();
         let e = self.state.effects[slot];
-        if e.expires_at == NEVER {
+        let old = self.state.effect_timers[slot].expires_at;
+        if old == NEVER {
             return;
         }
-        let new = (i64::from(e.expires_at) + i64::from(frames))
-            .clamp(i64::from(frame), i64::from(NEVER - 1)) as Frame;
+        let new = (i64::from(old) + i64::from(frames)).clamp(i64::from(frame), i64::from(NEVER - 1))
+            as Frame;
         if new <= frame {
             self.remove_now(handle.target.index, handle.seq, 0, RemovalReason::Expired);
             return;
         }
         let dur = (i64::from(e.duration) + i64::from(frames)).clamp(1, i64::from(NEVER - 1)) as u32;
-        let em = &mut self.state.effects[slot];
-        em.expires_at = new;
-        em.duration = dur;
-        if new != e.expires_at {
+        self.state.effect_timers[slot].expires_at = new;
+        self.state.effects[slot].duration = dur;
+        if new != old {
             self.out.effect_events.push(EffectEvent::DurationChanged {
                 handle,
-                old_expires_at: e.expires_at,
+                old_expires_at: old,
                 new_expires_at: new,
             });
         }

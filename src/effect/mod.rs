@@ -239,10 +239,12 @@ pub(crate) mod effect_flags {
     pub const INHIBITED: u16 = 1;
 }
 
-/// An active duration or infinite effect, as stored in the snapshot: what the step reads every
-/// frame (definition, timing, stacks, flags, tags). Who applied it sits in a parallel column,
-/// [`EffectOrigin`] (see [`World::effect_origins`](crate::World::effect_origins)), so the
-/// periodic and expiry scans and every aggregation read 44-byte records instead of 84-byte ones.
+/// An active duration or infinite effect, as stored in the snapshot: what aggregation, tag and
+/// block-set queries read (definition, level, stacks, flags, tags; 36 bytes). Two parallel
+/// columns hold the rest, at the same index: [`EffectTimers`] (when it expires and next
+/// executes: what the per-frame wake scans read, 8 bytes) and [`EffectOrigin`] (who applied it).
+/// See [`World::effect_timers`](crate::World::effect_timers) and
+/// [`World::effect_origins`](crate::World::effect_origins).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
 pub struct ActiveEffect {
@@ -256,10 +258,6 @@ pub struct ActiveEffect {
     pub stacks: u16,
     /// Flags (inhibited).
     pub flags: u16,
-    /// The frame it leaves ([`crate::num::NEVER`] for infinite effects).
-    pub expires_at: Frame,
-    /// The frame of the next periodic execution ([`crate::num::NEVER`] if not periodic).
-    pub next_period_at: Frame,
     /// The frame it was applied.
     pub start: Frame,
     /// Its duration in frames ([`crate::num::NEVER`] for infinite effects).
@@ -272,6 +270,25 @@ pub struct ActiveEffect {
     pub active_since: Frame,
     /// The stored-spec slot keeping its full spec (`u32::MAX`: none kept).
     pub spec_slot: u32,
+}
+
+/// When an active effect next needs the step: the snapshot column beside [`ActiveEffect`]
+/// (same index) that phases P1 and P2 scan every frame, kept dense so a fighter's 24 effects
+/// are three cache lines.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct EffectTimers {
+    /// The frame it leaves ([`crate::num::NEVER`] for infinite effects).
+    pub expires_at: Frame,
+    /// The frame of the next periodic execution ([`crate::num::NEVER`] if not periodic).
+    pub next_period_at: Frame,
+}
+
+impl EffectTimers {
+    /// Remaining frames at `frame` (`None` for infinite effects).
+    pub fn remaining(&self, frame: Frame) -> Option<u32> {
+        (self.expires_at != crate::num::NEVER).then(|| self.expires_at.saturating_sub(frame))
+    }
 }
 
 /// Who and what applied an active effect: the spec's context, kept in the snapshot column
@@ -301,11 +318,6 @@ impl ActiveEffect {
     /// Whether modifier `i` qualified at application.
     pub fn mod_qualified(&self, i: usize) -> bool {
         i < 32 && self.qualified & (1 << i) != 0
-    }
-
-    /// Remaining frames at `frame` (`None` for infinite effects).
-    pub fn remaining(&self, frame: Frame) -> Option<u32> {
-        (self.expires_at != crate::num::NEVER).then(|| self.expires_at.saturating_sub(frame))
     }
 
     /// The handle of this effect on `target`.

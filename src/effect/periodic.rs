@@ -24,9 +24,10 @@ impl<G: Game> World<G> {
                 continue;
             }
             let start = ei as usize * l.effects;
-            for ef in &self.state.effects[start..start + (rec.n_effects as usize).min(l.effects)] {
-                if ef.next_period_at <= frame {
-                    due.push((ei, ef.seq));
+            let live = start..start + (rec.n_effects as usize).min(l.effects);
+            for (k, t) in self.state.effect_timers[live].iter().enumerate() {
+                if t.next_period_at <= frame {
+                    due.push((ei, self.state.effects[start + k].seq));
                 }
             }
         }
@@ -42,15 +43,16 @@ impl<G: Game> World<G> {
         let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else { return };
         let slot = ei as usize * self.state.layout.effects + k;
         let ef = self.state.effects[slot];
-        if ef.next_period_at > frame {
+        let at = self.state.effect_timers[slot].next_period_at;
+        if at > frame {
             return;
         }
         let period = self.content.effect_defs().get(ef.def.index()).map(|d| d.period).unwrap_or(0);
-        let mut next = ef.next_period_at.saturating_add(period.max(1));
+        let mut next = at.saturating_add(period.max(1));
         if next <= frame {
             next = frame.saturating_add(period.max(1));
         }
-        self.state.effects[slot].next_period_at = next;
+        self.state.effect_timers[slot].next_period_at = next;
         self.update_wake(ei);
         // Inhibited effects skip the execution but keep their schedule.
         if !ef.is_inhibited() {
@@ -70,9 +72,10 @@ impl<G: Game> World<G> {
                 continue;
             }
             let start = ei as usize * l.effects;
-            for ef in &self.state.effects[start..start + (rec.n_effects as usize).min(l.effects)] {
-                if ef.expires_at <= frame {
-                    due.push((ei, ef.seq));
+            let live = start..start + (rec.n_effects as usize).min(l.effects);
+            for (k, t) in self.state.effect_timers[live].iter().enumerate() {
+                if t.expires_at <= frame {
+                    due.push((ei, self.state.effects[start + k].seq));
                 }
             }
         }
@@ -88,7 +91,8 @@ impl<G: Game> World<G> {
         let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else { return };
         let slot = ei as usize * self.state.layout.effects + k;
         let ef = self.state.effects[slot];
-        if ef.expires_at > frame {
+        let expires_at = self.state.effect_timers[slot].expires_at;
+        if expires_at > frame {
             return;
         }
         let content = self.content.clone();
@@ -97,10 +101,10 @@ impl<G: Game> World<G> {
         let handle = ef.handle(target);
         let refresh = |w: &mut Self| {
             let new = frame.saturating_add(ef.duration.max(1)).min(crate::num::NEVER - 1);
-            w.state.effects[slot].expires_at = new;
+            w.state.effect_timers[slot].expires_at = new;
             w.out.effect_events.push(EffectEvent::DurationChanged {
                 handle,
-                old_expires_at: ef.expires_at,
+                old_expires_at: expires_at,
                 new_expires_at: new,
             });
         };

@@ -701,7 +701,8 @@ fn evaluate(
                 act.push(got.map_or("no instance".into(), |g| format!("stacks {g}")));
             }
             if let Some(want) = remaining {
-                let got = first.map(|e| e.remaining(frame));
+                let timer = |e: &&crate::ActiveEffect| w.effect_timer(e.handle(ents[*on])).copied();
+                let got = first.and_then(timer).map(|t| t.remaining(frame));
                 ok &= got == Some(Some(*want));
                 exp.push(format!("remaining {want}"));
                 act.push(match got {

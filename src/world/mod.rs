@@ -49,7 +49,7 @@ pub use state::{AttrValue, Checksums, Subsystem};
 use crate::content::Content;
 use crate::content::def::{FnKind, MagnitudeDef};
 use crate::content::raw::CaptureSide;
-use crate::effect::{ActiveEffect, EffectOrigin, EffectSpec};
+use crate::effect::{ActiveEffect, EffectOrigin, EffectSpec, EffectTimers};
 use crate::id::{AttrId, AttrSetId, EffectDefId, Entity, TagId};
 use crate::num::{Frame, Fx};
 use crate::tag::TagSet;
@@ -850,6 +850,13 @@ impl<G: Game> World<G> {
     /// The active effects of an entity in application order.
     pub fn effects(&self, e: Entity) -> &[ActiveEffect] {
         &self.state.effects[self.effect_slots(e)]
+    }
+
+    /// When each active effect of an entity expires and next executes: parallel to
+    /// [`World::effects`] (the same index is the same effect). [`World::effect_remaining`]
+    /// reads one effect's.
+    pub fn effect_timers(&self, e: Entity) -> &[EffectTimers] {
+        &self.state.effect_timers[self.effect_slots(e)]
     }
 
     /// The column slots of an entity's active effects (empty for a dead handle).

@@ -10,7 +10,7 @@ use crate::ability::AbilitySpec;
 use crate::ability::task::TaskRec;
 use crate::cue::StandaloneCue;
 use crate::effect::EffectSpec;
-use crate::effect::{ActiveEffect, EffectOrigin};
+use crate::effect::{ActiveEffect, EffectOrigin, EffectTimers};
 use crate::id::Entity;
 use crate::num::{Frame, Fx};
 use bytemuck::{Pod, Zeroable};
@@ -216,6 +216,8 @@ pub(crate) struct State<G: Game> {
     pub tag_counts: Vec<u16>,
     pub tag_bits: Vec<u64>,
     pub effects: Vec<ActiveEffect>,
+    /// When each effect slot expires and next executes (parallel to `effects`).
+    pub effect_timers: Vec<EffectTimers>,
     /// Who applied each effect slot (parallel to `effects`).
     pub effect_origins: Vec<EffectOrigin>,
     pub effect_mags: Vec<Fx>,
@@ -242,6 +244,7 @@ impl<G: Game> Clone for State<G> {
             tag_counts: self.tag_counts.clone(),
             tag_bits: self.tag_bits.clone(),
             effects: self.effects.clone(),
+            effect_timers: self.effect_timers.clone(),
             effect_origins: self.effect_origins.clone(),
             effect_mags: self.effect_mags.clone(),
             effect_specs: self.effect_specs.clone(),
@@ -323,6 +326,7 @@ impl<G: Game> State<G> {
             tag_counts: vec![0; n * layout.tags],
             tag_bits: vec![0; n * layout.tag_words],
             effects: vec![ActiveEffect::default(); n * layout.effects],
+            effect_timers: vec![EffectTimers::default(); n * layout.effects],
             effect_origins: vec![EffectOrigin::default(); n * layout.effects],
             effect_mags: vec![Fx::ZERO; n * layout.effects * layout.mods],
             effect_specs: vec![EffectSpec::zeroed(); layout.stored_specs],
@@ -387,6 +391,11 @@ impl<G: Game> State<G> {
         f(Subsystem::Effects, cast_slice_mut(&mut self.effects), cast_slice(&o.effects));
         f(
             Subsystem::Effects,
+            cast_slice_mut(&mut self.effect_timers),
+            cast_slice(&o.effect_timers),
+        );
+        f(
+            Subsystem::Effects,
             cast_slice_mut(&mut self.effect_origins),
             cast_slice(&o.effect_origins),
         );
@@ -424,6 +433,7 @@ impl<G: Game> State<G> {
         f(Subsystem::Tags, "tag_bits", cast_slice(&self.tag_bits));
         f(Subsystem::Attributes, "attributes", cast_slice(&self.attrs));
         f(Subsystem::Effects, "effects", cast_slice(&self.effects));
+        f(Subsystem::Effects, "effect_timers", cast_slice(&self.effect_timers));
         f(Subsystem::Effects, "effect_origins", cast_slice(&self.effect_origins));
         f(Subsystem::Effects, "effect_magnitudes", cast_slice(&self.effect_mags));
         f(Subsystem::Effects, "effect_specs", cast_slice(&self.effect_specs));
@@ -464,6 +474,7 @@ impl<G: Game> State<G> {
             per("tag_bits", Subsystem::Tags, 8, l.tag_words),
             per("attributes", Subsystem::Attributes, size_of::<AttrValue>(), l.attrs),
             per("effects", Subsystem::Effects, size_of::<ActiveEffect>(), l.effects),
+            per("effect_timers", Subsystem::Effects, size_of::<EffectTimers>(), l.effects),
             per("effect_origins", Subsystem::Effects, size_of::<EffectOrigin>(), l.effects),
             per("effect_magnitudes", Subsystem::Effects, 8, l.effects * l.mods),
             world("effect_specs", Subsystem::Effects, size_of::<EffectSpec>(), l.stored_specs),
@@ -497,6 +508,7 @@ impl<G: Game> State<G> {
         take(cast_slice_mut(&mut self.tag_bits));
         take(cast_slice_mut(&mut self.attrs));
         take(cast_slice_mut(&mut self.effects));
+        take(cast_slice_mut(&mut self.effect_timers));
         take(cast_slice_mut(&mut self.effect_origins));
         take(cast_slice_mut(&mut self.effect_mags));
         take(cast_slice_mut(&mut self.effect_specs));

@@ -546,3 +546,59 @@ impl<G: Game> State<G> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout() -> Layout {
+        Layout {
+            entities: 3,
+            attrs: 4,
+            tags: 5,
+            tag_words: 1,
+            effects: 2,
+            mods: 2,
+            stored_specs: 2,
+            players: 2,
+            abilities: 2,
+            state_words: 1,
+            tasks: 3,
+            cues: 2,
+        }
+    }
+
+    /// The columns are listed in four places (`for_each_column`, `load_bytes`, the pair walk of
+    /// `copy_from`/`copy_from_checksummed`, `column_table`): all four must name the same columns
+    /// in the same order, or a snapshot copy, a keyframe load or a dump silently misses one.
+    #[test]
+    fn every_column_list_names_the_same_columns_in_the_same_order() {
+        type S = State<crate::arena::ArenaGame>;
+        let mut a = S::new(layout(), 7);
+        let n = a.byte_len();
+        // Distinct bytes everywhere (every field type is `Pod`, so any bytes are a state).
+        let pattern: Vec<u8> =
+            (0..n as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+        assert!(a.load_bytes(&pattern));
+        let mut out = Vec::new();
+        a.for_each_column(|_, _, b| out.extend_from_slice(b));
+        assert!(out == pattern, "load_bytes and for_each_column disagree");
+
+        let mut b = S::new(layout(), 8);
+        b.copy_from(&a);
+        let mut copied = Vec::new();
+        b.for_each_column(|_, _, x| copied.extend_from_slice(x));
+        assert!(copied == pattern, "the pair walk misses a column");
+        let mut c = S::new(layout(), 9);
+        assert_eq!(c.copy_from_checksummed(&a), a.checksums(), "the pair walk is out of order");
+
+        let mut cols = Vec::new();
+        a.for_each_column(|s, name, bytes| cols.push((s, name, bytes.len())));
+        let table = a.column_table();
+        assert_eq!(table.len(), cols.len());
+        for (t, (s, name, len)) in table.iter().zip(&cols) {
+            assert_eq!((t.name.as_str(), t.subsystem), (*name, *s));
+            assert_eq!(t.record_size as usize * t.count as usize, *len, "{name}");
+        }
+    }
+}

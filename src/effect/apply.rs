@@ -684,9 +684,7 @@ impl<G: Game> World<G> {
             .effect_timers(target)
             .iter()
             .fold((NEVER, NEVER), |(p, x), t| (p.min(t.next_period_at), x.min(t.expires_at)));
-        let rec = &mut self.state.entities[ti as usize];
-        rec.wake_period = period;
-        rec.wake_expiry = expiry;
+        self.state.wake[ti as usize] = crate::world::state::EntityWake { period, expiry };
     }
 
     fn slot_of(&self, handle: EffectHandle) -> Option<usize> {

@@ -19,8 +19,12 @@ impl<G: Game> World<G> {
         due.clear();
         let l = self.state.layout;
         for ei in 0..self.state.header.high_water {
+            // The dense wake column first: most entities have nothing due.
+            if self.state.wake[ei as usize].period > frame {
+                continue;
+            }
             let rec = self.state.entities[ei as usize];
-            if rec.flags & entity_flags::ALIVE == 0 || rec.wake_period > frame {
+            if rec.flags & entity_flags::ALIVE == 0 {
                 continue;
             }
             let start = ei as usize * l.effects;
@@ -67,8 +71,11 @@ impl<G: Game> World<G> {
         due.clear();
         let l = self.state.layout;
         for ei in 0..self.state.header.high_water {
+            if self.state.wake[ei as usize].expiry > frame {
+                continue;
+            }
             let rec = self.state.entities[ei as usize];
-            if rec.flags & entity_flags::ALIVE == 0 || rec.wake_expiry > frame {
+            if rec.flags & entity_flags::ALIVE == 0 {
                 continue;
             }
             let start = ei as usize * l.effects;

@@ -335,8 +335,8 @@ impl<G: Game> World<G> {
         rec.sets = 0;
         rec.n_effects = 0;
         rec.n_live = 0;
-        rec.wake_period = crate::num::NEVER;
-        rec.wake_expiry = crate::num::NEVER;
+        self.state.wake[iu] =
+            super::state::EntityWake { period: crate::num::NEVER, expiry: crate::num::NEVER };
         rec.avatar = Entity::NONE;
         rec.n_tasks = 0;
         rec.next_free = h.free_head;

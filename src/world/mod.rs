@@ -511,8 +511,8 @@ impl<G: Game> World<G> {
         rec.next_free = u32::MAX;
         rec.n_effects = 0;
         rec.n_live = 0;
-        rec.wake_period = crate::num::NEVER;
-        rec.wake_expiry = crate::num::NEVER;
+        self.state.wake[index as usize] =
+            state::EntityWake { period: crate::num::NEVER, expiry: crate::num::NEVER };
         let e = Entity { index, generation: rec.generation };
         // Attributes at their defaults.
         let a = self.state.layout.attrs;

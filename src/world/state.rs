@@ -69,16 +69,25 @@ pub(crate) struct EntityRec {
     pub next_free: u32,
     /// Active effects in the effect column.
     pub n_effects: u32,
-    /// The earliest frame at which a periodic effect of this entity executes.
-    pub wake_period: Frame,
     /// Active effects with live captures (their magnitudes follow attributes).
     pub n_live: u32,
     /// The avatar (the body the owner's abilities act through; `NONE`: the entity itself).
     pub avatar: Entity,
     /// Live tasks owned by this entity's abilities.
     pub n_tasks: u32,
+}
+
+/// When an entity's effects next need phases P1 and P2: a dense column beside the entity
+/// records, so the two per-frame wake scans read 8 bytes per entity. Dead and fresh slots hold
+/// [`crate::num::NEVER`] (or zero before first use; the scans test liveness first only when
+/// the wake is due).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub(crate) struct EntityWake {
+    /// The earliest frame at which a periodic effect of this entity executes.
+    pub period: Frame,
     /// The earliest frame at which an effect of this entity expires.
-    pub wake_expiry: Frame,
+    pub expiry: Frame,
 }
 
 /// An attribute's base and current value.
@@ -212,6 +221,7 @@ pub(crate) struct State<G: Game> {
     pub layout: Layout,
     pub header: Header,
     pub entities: Vec<EntityRec>,
+    pub wake: Vec<EntityWake>,
     pub attrs: Vec<AttrValue>,
     pub tag_counts: Vec<u16>,
     pub tag_bits: Vec<u64>,
@@ -240,6 +250,7 @@ impl<G: Game> Clone for State<G> {
             layout: self.layout,
             header: self.header,
             entities: self.entities.clone(),
+            wake: self.wake.clone(),
             attrs: self.attrs.clone(),
             tag_counts: self.tag_counts.clone(),
             tag_bits: self.tag_bits.clone(),
@@ -322,6 +333,7 @@ impl<G: Game> State<G> {
             layout,
             header,
             entities: vec![EntityRec::default(); n],
+            wake: vec![EntityWake::default(); n],
             attrs: vec![AttrValue::default(); n * layout.attrs],
             tag_counts: vec![0; n * layout.tags],
             tag_bits: vec![0; n * layout.tag_words],
@@ -385,6 +397,7 @@ impl<G: Game> State<G> {
         use bytemuck::{bytes_of, bytes_of_mut, cast_slice, cast_slice_mut};
         f(Subsystem::Entities, bytes_of_mut(&mut self.header), bytes_of(&o.header));
         f(Subsystem::Entities, cast_slice_mut(&mut self.entities), cast_slice(&o.entities));
+        f(Subsystem::Entities, cast_slice_mut(&mut self.wake), cast_slice(&o.wake));
         f(Subsystem::Tags, cast_slice_mut(&mut self.tag_counts), cast_slice(&o.tag_counts));
         f(Subsystem::Tags, cast_slice_mut(&mut self.tag_bits), cast_slice(&o.tag_bits));
         f(Subsystem::Attributes, cast_slice_mut(&mut self.attrs), cast_slice(&o.attrs));
@@ -429,6 +442,7 @@ impl<G: Game> State<G> {
         use bytemuck::{bytes_of, cast_slice};
         f(Subsystem::Entities, "header", bytes_of(&self.header));
         f(Subsystem::Entities, "entities", cast_slice(&self.entities));
+        f(Subsystem::Entities, "entity_wake", cast_slice(&self.wake));
         f(Subsystem::Tags, "tag_counts", cast_slice(&self.tag_counts));
         f(Subsystem::Tags, "tag_bits", cast_slice(&self.tag_bits));
         f(Subsystem::Attributes, "attributes", cast_slice(&self.attrs));
@@ -470,6 +484,7 @@ impl<G: Game> State<G> {
         vec![
             world("header", Subsystem::Entities, size_of::<Header>(), 1),
             per("entities", Subsystem::Entities, size_of::<EntityRec>(), 1),
+            per("entity_wake", Subsystem::Entities, size_of::<EntityWake>(), 1),
             per("tag_counts", Subsystem::Tags, 2, l.tags),
             per("tag_bits", Subsystem::Tags, 8, l.tag_words),
             per("attributes", Subsystem::Attributes, size_of::<AttrValue>(), l.attrs),
@@ -504,6 +519,7 @@ impl<G: Game> State<G> {
         use bytemuck::{bytes_of_mut, cast_slice_mut};
         take(bytes_of_mut(&mut self.header));
         take(cast_slice_mut(&mut self.entities));
+        take(cast_slice_mut(&mut self.wake));
         take(cast_slice_mut(&mut self.tag_counts));
         take(cast_slice_mut(&mut self.tag_bits));
         take(cast_slice_mut(&mut self.attrs));

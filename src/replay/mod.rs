@@ -13,8 +13,8 @@
 //!
 //! Version 2 (0.1 after the `ActiveEffect` hot/cold split) differs from version 1 only in the
 //! snapshot layout inside the initial state and the keyframes (the `effect_timers` and
-//! `effect_origins` columns, the entity record's two wake frames), so a version-1 file is
-//! refused rather than misread.
+//! `effect_origins` columns, the `entity_wake` column and a shorter entity record), so a
+//! version-1 file is refused rather than misread.
 //!
 //! A replay is bound to its content (hash), hooks (signature hash), world configuration,
 //! input size and crate version; loading it anywhere else is a typed error, as are truncated,

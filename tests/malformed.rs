@@ -178,6 +178,8 @@ fn crafted_snapshots_are_rejected_not_stepped() {
         ("free list", tamper("header", 24, &7u32.to_le_bytes()), "free_head"),
         // An entity claiming more active effects than its slots.
         ("effect count", tamper("entities", 20, &999u32.to_le_bytes()), "entities[0].n_effects"),
+        // A wake frame later than the entity's earliest timer (its executions would be skipped).
+        ("wake frame", tamper("entity_wake", 0, &123_456u32.to_le_bytes()), "entity_wake[0]"),
     ];
     for (name, t, field) in cases {
         let before = w.state_bytes();

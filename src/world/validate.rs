@@ -15,6 +15,7 @@ use crate::ability::spec_flags;
 use crate::ability::task::kind as task_kind;
 use crate::content::Content;
 use crate::id::{Entity, TagId};
+use crate::num::NEVER;
 
 /// Why a snapshot does not fit (a human-readable path to the first bad field).
 pub(crate) type Invalid = String;
@@ -103,6 +104,18 @@ impl<G: Game> State<G> {
                 let w = |f: &str| format!("effects[{i}][{j}].{f}");
                 check(e.def.index() < effects, || w("def"))?;
                 check(e.dynamic_tags.iter().all(|t| tag(*t)), || w("dynamic_tags"))?;
+            }
+            // The wake frames are the earliest timers (a later one would skip executions and
+            // expiries); only live entities are scanned by the step.
+            if r.flags & entity_flags::ALIVE != 0 {
+                let (period, expiry) =
+                    self.effect_timers[live.clone()].iter().fold((NEVER, NEVER), |(p, x), t| {
+                        (p.min(t.next_period_at), x.min(t.expires_at))
+                    });
+                let wake = self.wake[i];
+                check(wake.period == period && wake.expiry == expiry, || {
+                    format!("entity_wake[{i}]: not the earliest timer of its effects")
+                })?;
             }
             for (j, o) in self.effect_origins[live].iter().enumerate() {
                 let w = |f: &str| format!("effect_origins[{i}][{j}].{f}");

@@ -123,8 +123,9 @@ impl<G: Game> World<G> {
 
     /// `(remaining, total)` frames of an active effect (`None` if gone or infinite).
     pub fn effect_remaining(&self, handle: EffectHandle) -> Option<(u32, u32)> {
-        let (e, t) = (self.effect(handle)?, self.effect_timer(handle)?);
-        t.remaining(self.frame()).map(|r| (r, e.duration))
+        let k = self.effects(handle.target).iter().position(|e| e.seq == handle.seq)?;
+        let t = self.effect_timers(handle.target)[k];
+        t.remaining(self.frame()).map(|r| (r, self.effects(handle.target)[k].duration))
     }
 
     /// The stored magnitude of a modifier of an active effect (before stacking).

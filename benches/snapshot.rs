@@ -69,8 +69,11 @@ fn main() {
         arena.step();
     }
     let entities = arena.fighters.len();
-    let bytes = arena.world.snapshot_bytes();
-    let src = arena.world.state_bytes();
+    // The bytes a save copies and the checksum covers (the snapshot without the unused
+    // records of the origin pool): the memcpy reference copies as many.
+    let bytes = arena.world.live_snapshot_bytes();
+    let mut src = arena.world.state_bytes();
+    src.truncate(bytes);
     let mut dst = vec![0u8; bytes];
     let mut snap = arena.world.snapshot();
     let ggrs_state = GgrsState::from_world(&arena.world);

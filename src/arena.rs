@@ -949,7 +949,7 @@ pub mod baseline {
         pub effects: Vec<ActiveEffect>,
         /// When each effect expires and next executes.
         pub effect_timers: Vec<EffectTimers>,
-        /// Who applied each effect.
+        /// Who applied the effects that keep an origin (the used records of the pool).
         pub effect_origins: Vec<EffectOrigin>,
         /// Effect magnitudes.
         pub magnitudes: Vec<Fx>,
@@ -980,7 +980,10 @@ pub mod baseline {
                 "attributes" => s.attributes = pod_collect_to_vec(b),
                 "effects" => s.effects = pod_collect_to_vec(b),
                 "effect_timers" => s.effect_timers = pod_collect_to_vec(b),
-                "effect_origins" => s.effect_origins = pod_collect_to_vec(b),
+                "effect_origins" => {
+                    let used = w.state.header.origins_len as usize;
+                    s.effect_origins = w.state.origins[..used].iter().map(|p| p.origin).collect();
+                }
                 "effect_magnitudes" => s.magnitudes = pod_collect_to_vec(b),
                 "effect_specs" => s.specs = pod_collect_to_vec(b),
                 "ability_specs" => s.abilities = pod_collect_to_vec(b),

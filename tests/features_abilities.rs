@@ -2275,7 +2275,7 @@ fn f_ga_17_abilities_act_through_the_avatar_for_the_owner() {
         .collect();
     assert_eq!(exec, vec![(enemy, hero, body)], "instigator = owner, causer = avatar");
     let burn = *w.effects(enemy).iter().find(|e| e.def == eff(&w, "Burn")).unwrap();
-    let origin = *w.effect_origin(burn.handle(enemy)).unwrap();
+    let origin = w.effect_origin(burn.handle(enemy)).unwrap();
     assert_eq!((origin.instigator, origin.causer, origin.ability), (hero, body, strike));
     assert_eq!(origin.activation_serial, 1);
     // The cooldown and effects live on the owner and survive a new avatar (respawn).

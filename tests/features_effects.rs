@@ -14,8 +14,8 @@ use rollback_abilities::num::NEVER;
 use rollback_abilities::prelude::*;
 use rollback_abilities::world::{CalcInput, Capture, ExecCtx, ExecutedMod, Verdict};
 use rollback_abilities::{
-    AttrCause, ContentErrorKind, Diagnostic, EffectEvent, RemovalReason, TagQuery, TagQueryExpr,
-    WorldError,
+    AttrCause, ContentErrorKind, Diagnostic, EffectEvent, EffectOrigin, RemovalReason, TagQuery,
+    TagQueryExpr, WorldError,
 };
 use std::cell::RefCell;
 
@@ -423,11 +423,11 @@ fn f_ge_03_context_carries_instigator_causer_and_hit_data() {
     assert_eq!((mods[0].instigator, mods[0].causer, mods[0].attr), (src, arrow, health));
     // An active effect keeps the context's entities.
     let h = handle(w.apply_effect(rich_context(&w, "Mark", src, arrow), target).unwrap());
-    let e = *w.effect_origin(h).unwrap();
+    let e = w.effect_origin(h).unwrap();
     assert_eq!((e.instigator, e.causer, e.source_object), (src, arrow, arrow));
     // The origin column is parallel to the effect column.
     let k = w.effects(target).iter().position(|x| x.seq == h.seq).unwrap();
-    assert_eq!(w.effect_origins(target)[k], e);
+    assert_eq!(w.effect_origins(target).nth(k).unwrap(), e);
     assert_eq!(
         w.effects_matching(target, &EffectQuery::new().with_instigator(src)).count(),
         1,
@@ -3325,4 +3325,125 @@ proptest! {
         prop_assert_eq!(vals, vals2);
         prop_assert!(bytes == bytes2, "identical runs give identical snapshots");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The origin pool (an effect applied by another entity keeps its origin in a dense, world-wide
+// pool; one its target applied to itself keeps none)
+// ---------------------------------------------------------------------------------------------
+
+const ORIGINS: &str = r#"(
+    attribute_sets: { "S": (attributes: { "Health": (default: 100) }) },
+    effects: {
+        "Mark": (duration: Infinite),
+        "Brief": (duration: Frames(3)),
+    },
+)"#;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Applications from any source, removals, expiries and despawns in any order, with
+    /// rollbacks in between: every effect's origin is the one it was applied with, the pool's
+    /// used records are exactly the effects not applied by their target to itself (so the
+    /// bytes a save copies shrink and grow with them), and the state's byte form reloads
+    /// through validation.
+    #[test]
+    fn origins_follow_their_effects_through_removal_and_rollback(
+        ops in proptest::collection::vec((0u8..6, 0usize..5, 0usize..5), 1..80)
+    ) {
+        let config = WorldConfig { max_entities: 5, effects_per_entity: 4, ..WorldConfig::default() };
+        let mut w = World::<Plain>::new(content(ORIGINS), &Hooks::new(), config).unwrap();
+        let s = w.content().attr_set("S").unwrap();
+        let mut ents: Vec<Entity> = (0..4).map(|_| w.spawn_actor(&[s]).unwrap()).collect();
+        let record = core::mem::size_of::<EffectOrigin>() + 8;
+        let full = w.snapshot_bytes();
+        let mut saved = None;
+        // Who applied each effect, by application sequence number (unique in a timeline; a
+        // rollback reuses numbers after the snapshot only).
+        let mut applied_by = std::collections::BTreeMap::new();
+        for (kind, a, b) in ops {
+            let (src, dst) = (ents[a % ents.len()], ents[b % ents.len()]);
+            match kind {
+                0 | 1 => {
+                    let name = if kind == 0 { "Mark" } else { "Brief" };
+                    if let Ok(Applied::Added(h)) =
+                        w.apply_effect(w.make_spec(def(&w, name), 1, src), dst)
+                    {
+                        applied_by.insert(h.seq, src);
+                    }
+                }
+                2 => {
+                    if let Some(e) = w.effects(dst).get(a % 4).copied() {
+                        w.remove_effect(e.handle(dst));
+                    }
+                }
+                3 => {
+                    let f = w.next_frame();
+                    w.step(&[0, 0]);
+                    prop_assert_eq!(w.next_frame(), f + 1);
+                }
+                4 => {
+                    if a == b && ents.len() > 1 {
+                        w.despawn(dst);
+                        ents.retain(|e| *e != dst);
+                        if let Some(e) = w.spawn_actor(&[s]) {
+                            ents.push(e);
+                        }
+                    }
+                }
+                _ => match saved.take() {
+                    Some((snap, bytes)) if a % 2 == 0 => {
+                        w.load(&snap).unwrap();
+                        prop_assert_eq!(w.state_bytes(), bytes);
+                        ents = w.entities().collect();
+                    }
+                    _ => saved = Some((w.snapshot(), w.state_bytes())),
+                },
+            }
+            // Every effect's origin: self-applied ones keep none, the others are pooled.
+            let mut pooled = 0;
+            for &e in &ents {
+                for (ef, o) in w.effects(e).iter().zip(w.effect_origins(e)) {
+                    prop_assert_eq!(Some(o), w.effect_origin(ef.handle(e)));
+                    prop_assert_eq!(Some(&o.instigator), applied_by.get(&ef.seq));
+                    prop_assert_eq!(o.causer, o.instigator);
+                    if o.instigator == e {
+                        prop_assert_eq!(ef.origin, rollback_abilities::effect::SELF_ORIGIN);
+                    } else {
+                        prop_assert!(ef.origin != rollback_abilities::effect::SELF_ORIGIN);
+                        pooled += 1;
+                    }
+                }
+            }
+            prop_assert_eq!(w.live_snapshot_bytes(), full - (5 * 4 - pooled) * record);
+            let bytes = w.state_bytes();
+            let mut again = World::<Plain>::new(content(ORIGINS), &Hooks::new(), config).unwrap();
+            prop_assert!(again.load_bytes(&bytes).is_ok());
+            prop_assert_eq!(again.checksum(), w.checksum());
+        }
+    }
+}
+
+/// An origin stays with its effect when the pool moves records: applied by B and C on A,
+/// removing B's moves C's record into B's place and C's effect still reports C.
+#[test]
+fn removing_a_pooled_origin_moves_the_last_record_and_repoints_its_effect() {
+    let mut w = build(ORIGINS, Hooks::new());
+    let (a, b, c) = (actor(&mut w, &["S"]), actor(&mut w, &["S"]), actor(&mut w, &["S"]));
+    let before = w.live_snapshot_bytes();
+    let hb = handle(apply(&mut w, "Mark", b, a));
+    let own = handle(apply(&mut w, "Mark", a, a));
+    let hc = handle(apply(&mut w, "Mark", c, a));
+    let record = core::mem::size_of::<EffectOrigin>() + 8;
+    assert_eq!(w.live_snapshot_bytes(), before + 2 * record, "two pooled, the own one not");
+    assert_eq!(w.effect(own).unwrap().origin, rollback_abilities::effect::SELF_ORIGIN);
+    assert_eq!((w.effect(hb).unwrap().origin, w.effect(hc).unwrap().origin), (0, 1));
+    w.remove_effect(hb);
+    assert_eq!(w.effect(hc).unwrap().origin, 0, "the last record moved into the hole");
+    assert_eq!(w.effect_origin(hc).unwrap().instigator, c);
+    assert_eq!(w.effect_origin(own), Some(EffectOrigin::of_self(a)));
+    assert_eq!(w.live_snapshot_bytes(), before + record);
+    w.despawn(a);
+    assert_eq!(w.live_snapshot_bytes(), before, "a despawned target releases its origins");
 }

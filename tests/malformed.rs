@@ -180,6 +180,14 @@ fn crafted_snapshots_are_rejected_not_stepped() {
         ("effect count", tamper("entities", 20, &999u32.to_le_bytes()), "entities[0].n_effects"),
         // A wake frame later than the entity's earliest timer (its executions would be skipped).
         ("wake frame", tamper("entity_wake", 0, &123_456u32.to_le_bytes()), "entity_wake[0]"),
+        // The origin pool claiming a used record that no effect points at.
+        ("origin pool", tamper("header", 56, &1u32.to_le_bytes()), "effect_origins[0].target"),
+        // The origin pool's length past its capacity.
+        ("origin count", tamper("header", 56, &u32::MAX.to_le_bytes()), "header.origins_len"),
+        // An unused origin record that is not zero (saves and checksums skip it).
+        ("origin tail", tamper("effect_origins", 8, &[1]), "effect_origins[0]: an unused record"),
+        // The first effect pointing into the origin pool at a record that is not its own.
+        ("effect origin", tamper("effects", 36, &0u32.to_le_bytes()), "effects[0][0].origin"),
     ];
     for (name, t, field) in cases {
         let before = w.state_bytes();

@@ -365,7 +365,7 @@ impl<G: Game> World<G> {
             None => (!def.modifiers.is_empty()).then_some(0),
         };
         let magnitude = mi.and_then(|i| self.effect_magnitude(h, i)).unwrap_or(Fx::ZERO);
-        let origin = self.effect_origin(h).copied().unwrap_or_default();
+        let origin = self.effect_origin(h).unwrap_or_default();
         CueParams {
             magnitude,
             instigator: origin.instigator,

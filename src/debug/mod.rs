@@ -258,7 +258,7 @@ fn decode_fields(column: &str, rec: &[u8]) -> Vec<(String, String)> {
         "attributes" => read::<crate::world::AttrValue>(rec),
         "effects" => read::<crate::effect::ActiveEffect>(rec),
         "effect_timers" => read::<crate::effect::EffectTimers>(rec),
-        "effect_origins" => read::<crate::effect::EffectOrigin>(rec),
+        "effect_origins" => read::<crate::effect::PooledOrigin>(rec),
         "effect_specs" => read::<crate::effect::EffectSpec>(rec),
         "ability_specs" => read::<crate::ability::AbilitySpec>(rec),
         "tasks" => read::<crate::ability::TaskRec>(rec),
@@ -289,7 +289,8 @@ fn item_name(col: &ColumnInfo, record: u32, content: Option<&Content>) -> String
             format!("tag {}", c.tags().name(crate::id::TagId(within as u16)))
         }
         ("tag_bits", _) => format!("tag word {within}"),
-        ("effects" | "effect_timers" | "effect_origins", _) => format!("effect slot {within}"),
+        ("effects" | "effect_timers", _) => format!("effect slot {within}"),
+        ("effect_origins", _) => format!("origin record {within}"),
         ("effect_magnitudes", _) => format!("magnitude {within}"),
         ("ability_specs", _) => format!("ability slot {within}"),
         ("tasks", _) => format!("task {within}"),

@@ -1,6 +1,9 @@
 //! The application pipeline (GAS_SPEC §6.2), removal, stacking and lifetime control.
 
-use super::{ActiveEffect, EffectOrigin, EffectQuery, EffectSpec, EffectTimers, effect_flags};
+use super::{
+    ActiveEffect, EffectOrigin, EffectQuery, EffectSpec, EffectTimers, PooledOrigin, SELF_ORIGIN,
+    effect_flags,
+};
 use crate::content::def::{DurationDef, EffectDef, MagnitudeDef};
 use crate::content::raw::{CaptureSide, StackKind, StackPeriod, StackRefresh};
 use crate::id::{EffectHandle, Entity};
@@ -110,9 +113,63 @@ impl<G: Game> World<G> {
     }
 
     /// Who applied an active effect (its instigator, causer, source object and ability).
-    pub fn effect_origin(&self, handle: EffectHandle) -> Option<&EffectOrigin> {
-        let k = self.effects(handle.target).iter().position(|e| e.seq == handle.seq)?;
-        self.effect_origins(handle.target).get(k)
+    pub fn effect_origin(&self, handle: EffectHandle) -> Option<EffectOrigin> {
+        let ef = self.effect(handle)?;
+        Some(self.origin_of(handle.target, ef))
+    }
+
+    /// The origin of `ef`, an active effect of `target`: pooled, or the target itself.
+    pub(crate) fn origin_of(&self, target: Entity, ef: &ActiveEffect) -> EffectOrigin {
+        match self.state.origins.get(ef.origin as usize) {
+            Some(p) if ef.origin != SELF_ORIGIN => p.origin,
+            _ => EffectOrigin::of_self(target),
+        }
+    }
+
+    /// Keeps `origin` for the effect `seq` applied to entity slot `ti`, and returns what its
+    /// [`ActiveEffect::origin`] holds. The pool has a record for every effect slot of the
+    /// world, so it cannot be full while an effect slot is free.
+    fn keep_origin(&mut self, ti: u32, seq: u32, origin: EffectOrigin) -> u32 {
+        if origin == EffectOrigin::of_self(self.entity_of(ti)) {
+            return SELF_ORIGIN;
+        }
+        let at = self.state.header.origins_len;
+        let Some(rec) = self.state.origins.get_mut(at as usize) else {
+            debug_assert!(false, "the origin pool is sized to the effect slots");
+            return SELF_ORIGIN;
+        };
+        *rec = PooledOrigin { origin, target: ti, seq };
+        self.state.header.origins_len = at + 1;
+        at
+    }
+
+    /// Releases pooled origin `at`: the last record moves into its place (its effect is
+    /// re-pointed), so the used records stay at the front and the rest stay zero.
+    fn release_origin(&mut self, at: u32) {
+        let len = self.state.header.origins_len as usize;
+        let at = at as usize;
+        if at >= len {
+            return;
+        }
+        let last = len - 1;
+        if at != last {
+            let moved = self.state.origins[last];
+            self.state.origins[at] = moved;
+            let l = self.state.layout;
+            let ti = moved.target as usize;
+            let n = self.state.entities.get(ti).map_or(0, |r| r.n_effects as usize).min(l.effects);
+            let base = ti * l.effects;
+            if let Some(ef) = self
+                .state
+                .effects
+                .get_mut(base..base + n)
+                .and_then(|efs| efs.iter_mut().find(|e| e.seq == moved.seq))
+            {
+                ef.origin = at as u32;
+            }
+        }
+        self.state.origins[last] = PooledOrigin::default();
+        self.state.header.origins_len = last as u32;
     }
 
     /// When an active effect expires and next executes.
@@ -147,12 +204,9 @@ impl<G: Game> World<G> {
         target: Entity,
         query: &'a EffectQuery,
     ) -> impl Iterator<Item = &'a ActiveEffect> + 'a {
-        let origins = self.effect_origins(target);
         self.effects(target)
             .iter()
-            .zip(origins)
-            .filter(move |(e, o)| query.matches(&self.content, e, o))
-            .map(|(e, _)| e)
+            .filter(move |e| query.matches(&self.content, e, &self.origin_of(target, e)))
     }
 
     // ----------------------------------------------------------------------------------------
@@ -375,12 +429,13 @@ impl<G: Game> World<G> {
 
     fn find_stack(&self, ti: u32, spec: &EffectSpec, kind: StackKind) -> Option<usize> {
         let target = self.entity_of(ti);
-        let origins = self.effect_origins(target);
-        self.effects(target).iter().zip(origins).position(|(e, o)| {
+        self.effects(target).iter().position(|e| {
             e.def == spec.def
                 && match kind {
                     StackKind::ByTarget => true,
-                    StackKind::BySource => o.instigator == spec.context.instigator,
+                    StackKind::BySource => {
+                        self.origin_of(target, e).instigator == spec.context.instigator
+                    }
                     StackKind::None => false,
                 }
         })
@@ -454,6 +509,14 @@ impl<G: Game> World<G> {
         self.state.header.next_seq = seq.wrapping_add(1).max(1);
         let target = self.entity_of(ti);
         let inhibited = !def.ongoing_requirements.passes_words(self.tag_view_index(ti));
+        let origin = EffectOrigin {
+            instigator: spec.context.instigator,
+            causer: spec.context.causer,
+            source_object: spec.context.source_object,
+            ability: spec.context.ability,
+            activation_serial: spec.context.activation_serial,
+        };
+        let origin = self.keep_origin(ti, seq, origin);
         let ef = ActiveEffect {
             seq,
             def: spec.def,
@@ -466,6 +529,7 @@ impl<G: Game> World<G> {
             dynamic_tags: spec.dynamic_granted_tags,
             active_since: frame,
             spec_slot: u32::MAX,
+            origin,
         };
         let slot = ti as usize * l.effects + n;
         self.state.effects[slot] = ef;
@@ -480,13 +544,6 @@ impl<G: Game> World<G> {
             } else {
                 NEVER
             },
-        };
-        self.state.effect_origins[slot] = EffectOrigin {
-            instigator: spec.context.instigator,
-            causer: spec.context.causer,
-            source_object: spec.context.source_object,
-            ability: spec.context.ability,
-            activation_serial: spec.context.activation_serial,
         };
         for m in 0..l.mods {
             self.state.effect_mags[slot * l.mods + m] = mags.get(m).copied().unwrap_or(Fx::ZERO);
@@ -647,6 +704,9 @@ impl<G: Game> World<G> {
         if !ef.is_inhibited() {
             self.deactivate_parts(ti, def, &ef);
         }
+        if ef.origin != SELF_ORIGIN {
+            self.release_origin(ef.origin);
+        }
         // Shift later effects down (application order is kept).
         let n = self.state.entities[ti as usize].n_effects as usize;
         let base = ti as usize * l.effects;
@@ -654,8 +714,6 @@ impl<G: Game> World<G> {
         self.state.effects[base + n - 1] = ActiveEffect::default();
         self.state.effect_timers.copy_within(base + k + 1..base + n, base + k);
         self.state.effect_timers[base + n - 1] = EffectTimers::default();
-        self.state.effect_origins.copy_within(base + k + 1..base + n, base + k);
-        self.state.effect_origins[base + n - 1] = EffectOrigin::default();
         if l.mods > 0 {
             self.state
                 .effect_mags
@@ -788,7 +846,8 @@ impl<G: Game> World<G> {
             spec.stored = 0;
             return spec;
         }
-        let o = self.state.effect_origins[slot];
+        let ti = (slot / self.state.layout.effects.max(1)) as u32;
+        let o = self.origin_of(self.entity_of(ti), &ef);
         let mut spec = EffectSpec::new(ef.def, ef.level);
         spec.context.instigator = o.instigator;
         spec.context.causer = o.causer;

@@ -240,9 +240,10 @@ pub(crate) mod effect_flags {
 }
 
 /// An active duration or infinite effect, as stored in the snapshot: what aggregation, tag and
-/// block-set queries read (definition, level, stacks, flags, tags; 36 bytes). Two parallel
-/// columns hold the rest, at the same index: [`EffectTimers`] (when it expires and next
-/// executes: what the per-frame wake scans read, 8 bytes) and [`EffectOrigin`] (who applied it).
+/// block-set queries read (definition, level, stacks, flags, tags; 40 bytes). A parallel
+/// column holds its [`EffectTimers`] at the same index (when it expires and next executes:
+/// what the per-frame wake scans read, 8 bytes); who applied it ([`EffectOrigin`]) is kept in
+/// a world-wide pool only when it was not the target itself ([`ActiveEffect::origin`]).
 /// See [`World::effect_timers`](crate::World::effect_timers) and
 /// [`World::effect_origins`](crate::World::effect_origins).
 #[repr(C)]
@@ -270,7 +271,17 @@ pub struct ActiveEffect {
     pub active_since: Frame,
     /// The stored-spec slot keeping its full spec (`u32::MAX`: none kept).
     pub spec_slot: u32,
+    /// Where its [`EffectOrigin`] is kept: [`SELF_ORIGIN`] when the target applied it to itself
+    /// (instigator and causer are the target; no source object, no ability), else a slot of
+    /// the world's origin pool. Read origins with
+    /// [`World::effect_origin`](crate::World::effect_origin) or
+    /// [`World::effect_origins`](crate::World::effect_origins).
+    pub origin: u32,
 }
+
+/// [`ActiveEffect::origin`] of an effect its target applied to itself with no source object
+/// and no ability: the common case keeps no origin record, so it costs the snapshot nothing.
+pub const SELF_ORIGIN: u32 = u32::MAX;
 
 /// When an active effect next needs the step: the snapshot column beside [`ActiveEffect`]
 /// (same index) that phases P1 and P2 scan every frame, kept dense so a fighter's 24 effects
@@ -291,9 +302,11 @@ impl EffectTimers {
     }
 }
 
-/// Who and what applied an active effect: the spec's context, kept in the snapshot column
-/// beside [`ActiveEffect`] (same index), read when a cue, an execution, a live source capture or
-/// an [`EffectQuery`] by instigator or ability needs it.
+/// Who and what applied an active effect: the spec's context, read when a cue, an execution, a
+/// live source capture or an [`EffectQuery`] by instigator or ability needs it. An effect the
+/// target applied to itself without a source object or an ability keeps none (its origin is
+/// [`EffectOrigin::of_self`]); any other is kept in the world's origin pool, a snapshot column
+/// whose saves, loads and checksums cover only its used records.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
 pub struct EffectOrigin {
@@ -307,6 +320,27 @@ pub struct EffectOrigin {
     pub ability: AbilityHandle,
     /// That ability's activation serial.
     pub activation_serial: u32,
+}
+
+impl EffectOrigin {
+    /// The origin of an effect `target` applied to itself with no source object and no
+    /// ability (what [`SELF_ORIGIN`] stands for).
+    pub fn of_self(target: Entity) -> EffectOrigin {
+        EffectOrigin { instigator: target, causer: target, ..EffectOrigin::default() }
+    }
+}
+
+/// A pooled [`EffectOrigin`] with the effect it belongs to (the pool is dense: removing one
+/// moves the last record into the hole and re-points that record's effect).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub(crate) struct PooledOrigin {
+    /// The origin.
+    pub origin: EffectOrigin,
+    /// The target's entity slot.
+    pub target: u32,
+    /// The effect's application sequence number.
+    pub seq: u32,
 }
 
 impl ActiveEffect {

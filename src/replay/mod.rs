@@ -1,7 +1,7 @@
 //! Replays: confirmed inputs plus the initial state, per-frame checksums and keyframe
 //! snapshots, in a versioned binary file with an integrity check (DESIGN §8).
 //!
-//! # File format (version 2, little-endian)
+//! # File format (version 3, little-endian)
 //!
 //! ```text
 //! magic "RBAREPLY" | u32 version | u32 header length | header (RON text, see ReplayHeader)
@@ -11,10 +11,12 @@
 //! | u64 xxh3-64 of every byte before it
 //! ```
 //!
-//! Version 2 (0.1 after the `ActiveEffect` hot/cold split) differs from version 1 only in the
-//! snapshot layout inside the initial state and the keyframes (the `effect_timers` and
-//! `effect_origins` columns, the `entity_wake` column and a shorter entity record), so a
-//! version-1 file is refused rather than misread.
+//! Versions differ only in the snapshot layout inside the initial state and the keyframes, so
+//! a file of another version is refused rather than misread: version 2 (0.1 after the
+//! `ActiveEffect` hot/cold split) added the `effect_timers` and `effect_origins` columns, the
+//! `entity_wake` column and a shorter entity record; version 3 made `effect_origins` a
+//! world-wide pool (records only for effects not applied by their target to itself), with the
+//! pool's length in the header and each `ActiveEffect` pointing at its record.
 //!
 //! A replay is bound to its content (hash), hooks (signature hash), world configuration,
 //! input size and crate version; loading it anywhere else is a typed error, as are truncated,
@@ -30,7 +32,7 @@ use std::path::Path;
 /// The magic bytes.
 pub const MAGIC: &[u8; 8] = b"RBAREPLY";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Why a replay cannot be read, written or used.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -665,7 +665,7 @@ impl<G: Game> World<G> {
             if !d.has_live_captures {
                 continue;
             }
-            let origin = self.state.effect_origins[start + k];
+            let origin = self.origin_of(target, &ef);
             for (mi, m) in d.modifiers.iter().enumerate() {
                 let mag = match m.magnitude {
                     MagnitudeDef::Attribute {

@@ -166,7 +166,8 @@ pub struct AbilityInput {
 pub struct WorldConfig {
     /// The most live entities.
     pub max_entities: u32,
-    /// The most active effects per entity.
+    /// The most active effects per entity (the origin pool has a record for each of the
+    /// `max_entities × effects_per_entity` effect slots, so it is never the limit).
     pub effects_per_entity: u16,
     /// The number of players (inputs per frame).
     pub players: u16,
@@ -870,11 +871,13 @@ impl<G: Game> World<G> {
         start..start + (rec.n_effects as usize).min(cap)
     }
 
-    /// Who applied each active effect of an entity: parallel to [`World::effects`] (the same
-    /// index is the same effect).
+    /// Who applied each active effect of an entity, in the order of [`World::effects`] (the
+    /// n-th origin is the n-th effect's). Effects the entity applied to itself without a
+    /// source object or an ability yield [`EffectOrigin::of_self`]; the others' are read from
+    /// the world's origin pool.
     ///
     /// ```
-    /// use rollback_abilities::prelude::*;
+    /// use rollback_abilities::{EffectOrigin, prelude::*};
     /// use std::sync::Arc;
     /// # struct G; impl Game for G { type Input = u8; type Component = (); type Global = (); }
     ///
@@ -889,11 +892,16 @@ impl<G: Game> World<G> {
     /// w.apply_effect(spec, target).unwrap();
     /// let (effects, origins) = (w.effects(target), w.effect_origins(target));
     /// assert_eq!((effects.len(), origins.len()), (1, 1));
+    /// let origins: Vec<EffectOrigin> = origins.collect();
     /// assert_eq!(origins[0].instigator, source);
+    /// // A self-applied effect keeps no pooled record; its origin is the target itself.
+    /// let spec = w.make_spec(content.effect("Mark")?, 1, target);
+    /// w.apply_effect(spec, target).unwrap();
+    /// assert_eq!(w.effect_origins(target).last(), Some(EffectOrigin::of_self(target)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn effect_origins(&self, e: Entity) -> &[EffectOrigin] {
-        &self.state.effect_origins[self.effect_slots(e)]
+    pub fn effect_origins(&self, e: Entity) -> impl ExactSizeIterator<Item = EffectOrigin> + '_ {
+        self.effects(e).iter().map(move |ef| self.origin_of(e, ef))
     }
 
     // ----------------------------------------------------------------------------------------
@@ -910,9 +918,17 @@ impl<G: Game> World<G> {
         self.state.checksums().total
     }
 
-    /// The snapshot size in bytes.
+    /// The snapshot size in bytes: the size of its byte form ([`World::state_bytes`]), fixed
+    /// by the world's capacities.
     pub fn snapshot_bytes(&self) -> usize {
         self.state.byte_len()
+    }
+
+    /// The bytes of the current state that a save copies and the checksum covers: the
+    /// snapshot without the unused records of the origin pool (which are zero). A save into a
+    /// snapshot whose state used more of the pool also clears that snapshot's extra records.
+    pub fn live_snapshot_bytes(&self) -> usize {
+        self.state.live_byte_len()
     }
 
     /// A new snapshot of the current state (allocates; use [`World::save_into`] in loops).

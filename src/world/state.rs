@@ -10,7 +10,7 @@ use crate::ability::AbilitySpec;
 use crate::ability::task::TaskRec;
 use crate::cue::StandaloneCue;
 use crate::effect::EffectSpec;
-use crate::effect::{ActiveEffect, EffectOrigin, EffectTimers};
+use crate::effect::{ActiveEffect, EffectTimers, PooledOrigin};
 use crate::id::Entity;
 use crate::num::{Frame, Fx};
 use bytemuck::{Pod, Zeroable};
@@ -45,6 +45,10 @@ pub(crate) struct Header {
     pub tasks_live: u32,
     /// Executions so far (keys every execution's random stream).
     pub exec_serial: u32,
+    /// Records in use at the front of the origin pool (the records after them are zero).
+    pub origins_len: u32,
+    /// Zero (keeps the header free of padding).
+    pub reserved: u32,
 }
 
 /// Flags of an entity slot.
@@ -228,8 +232,10 @@ pub(crate) struct State<G: Game> {
     pub effects: Vec<ActiveEffect>,
     /// When each effect slot expires and next executes (parallel to `effects`).
     pub effect_timers: Vec<EffectTimers>,
-    /// Who applied each effect slot (parallel to `effects`).
-    pub effect_origins: Vec<EffectOrigin>,
+    /// Who applied the effects not applied by their target to itself: a dense pool whose
+    /// first `header.origins_len` records are in use and the rest zero, so saves, loads and
+    /// checksums cover only the used front.
+    pub origins: Vec<PooledOrigin>,
     pub effect_mags: Vec<Fx>,
     /// Specs kept for active effects that re-evaluate them (executions, calculations).
     pub effect_specs: Vec<EffectSpec>,
@@ -256,7 +262,7 @@ impl<G: Game> Clone for State<G> {
             tag_bits: self.tag_bits.clone(),
             effects: self.effects.clone(),
             effect_timers: self.effect_timers.clone(),
-            effect_origins: self.effect_origins.clone(),
+            origins: self.origins.clone(),
             effect_mags: self.effect_mags.clone(),
             effect_specs: self.effect_specs.clone(),
             components: self.components.clone(),
@@ -328,6 +334,8 @@ impl<G: Game> State<G> {
             task_high_water: 0,
             tasks_live: 0,
             exec_serial: 0,
+            origins_len: 0,
+            reserved: 0,
         };
         State {
             layout,
@@ -339,7 +347,7 @@ impl<G: Game> State<G> {
             tag_bits: vec![0; n * layout.tag_words],
             effects: vec![ActiveEffect::default(); n * layout.effects],
             effect_timers: vec![EffectTimers::default(); n * layout.effects],
-            effect_origins: vec![EffectOrigin::default(); n * layout.effects],
+            origins: vec![PooledOrigin::default(); n * layout.effects],
             effect_mags: vec![Fx::ZERO; n * layout.effects * layout.mods],
             effect_specs: vec![EffectSpec::zeroed(); layout.stored_specs],
             components: vec![G::Component::default(); n],
@@ -362,7 +370,7 @@ impl<G: Game> State<G> {
     pub fn copy_from(&mut self, o: &State<G>) {
         assert_eq!(self.layout, o.layout, "snapshot layouts differ");
         // The same column list as the one-pass save below, so neither can miss a column.
-        self.for_each_column_pair(o, |_, dst, src| dst.copy_from_slice(src));
+        self.for_each_column_pair(o, |_, dst, src, _| dst.copy_from_slice(src));
     }
 
     /// [`State::copy_from`] and [`State::checksums`] of the result in one pass: each column is
@@ -373,93 +381,133 @@ impl<G: Game> State<G> {
         /// Bytes copied and hashed at a time (fits the L1 data cache with room to spare).
         const CHUNK: usize = 16 * 1024;
         let mut hashes = Hashes::default();
-        let mut pair = |s: Subsystem, dst: &mut [u8], src: &[u8]| {
+        let mut pair = |s: Subsystem, dst: &mut [u8], src: &[u8], hashed: usize| {
             // Opens the subsystem's hash even for an empty column (an empty subsystem still
             // has the hash of no bytes, as in `checksums`).
             hashes.write(s, &[]);
+            let mut at = 0;
             for (d, c) in dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)) {
                 d.copy_from_slice(c);
-                hashes.write(s, d);
+                hashes.write(s, &d[..hashed.saturating_sub(at).min(d.len())]);
+                at += d.len();
             }
         };
         self.for_each_column_pair(o, &mut pair);
         hashes.finish()
     }
 
-    /// Calls `f` with every column of `self` (mutable) and the same column of `o`, in checksum
-    /// order ([`State::for_each_column`]; the checksum tests compare the two orders: a column
-    /// missing here or out of order makes the one-pass checksum differ from `checksums`).
+    /// Calls `f` with every column of `self` (mutable), the same column of `o` and how many of
+    /// its leading bytes the checksum covers, in checksum order ([`State::visit_columns`]; the
+    /// checksum tests compare the two orders: a column missing here or out of order makes the
+    /// one-pass checksum differ from `checksums`).
+    ///
+    /// The origin pool is passed only as far as either state uses it: past both used fronts
+    /// both are zero, so the copy leaves the same bytes as a copy of the whole column.
     fn for_each_column_pair(
         &mut self,
         o: &State<G>,
-        mut f: impl FnMut(Subsystem, &mut [u8], &[u8]),
+        mut f: impl FnMut(Subsystem, &mut [u8], &[u8], usize),
     ) {
         use bytemuck::{bytes_of, bytes_of_mut, cast_slice, cast_slice_mut};
-        f(Subsystem::Entities, bytes_of_mut(&mut self.header), bytes_of(&o.header));
-        f(Subsystem::Entities, cast_slice_mut(&mut self.entities), cast_slice(&o.entities));
-        f(Subsystem::Entities, cast_slice_mut(&mut self.wake), cast_slice(&o.wake));
-        f(Subsystem::Tags, cast_slice_mut(&mut self.tag_counts), cast_slice(&o.tag_counts));
-        f(Subsystem::Tags, cast_slice_mut(&mut self.tag_bits), cast_slice(&o.tag_bits));
-        f(Subsystem::Attributes, cast_slice_mut(&mut self.attrs), cast_slice(&o.attrs));
-        f(Subsystem::Effects, cast_slice_mut(&mut self.effects), cast_slice(&o.effects));
-        f(
+        let cap = self.origins.len();
+        let used = (o.header.origins_len as usize).min(cap);
+        let reach = (self.header.origins_len as usize).min(cap).max(used);
+        // A whole column, all of it checksummed.
+        macro_rules! col {
+            ($s:expr, $dst:expr, $src:expr) => {{
+                let src: &[u8] = $src;
+                f($s, $dst, src, src.len())
+            }};
+        }
+        col!(Subsystem::Entities, bytes_of_mut(&mut self.header), bytes_of(&o.header));
+        col!(Subsystem::Entities, cast_slice_mut(&mut self.entities), cast_slice(&o.entities));
+        col!(Subsystem::Entities, cast_slice_mut(&mut self.wake), cast_slice(&o.wake));
+        col!(Subsystem::Tags, cast_slice_mut(&mut self.tag_counts), cast_slice(&o.tag_counts));
+        col!(Subsystem::Tags, cast_slice_mut(&mut self.tag_bits), cast_slice(&o.tag_bits));
+        col!(Subsystem::Attributes, cast_slice_mut(&mut self.attrs), cast_slice(&o.attrs));
+        col!(Subsystem::Effects, cast_slice_mut(&mut self.effects), cast_slice(&o.effects));
+        col!(
             Subsystem::Effects,
             cast_slice_mut(&mut self.effect_timers),
-            cast_slice(&o.effect_timers),
+            cast_slice(&o.effect_timers)
+        );
+        col!(Subsystem::Effects, cast_slice_mut(&mut self.effect_mags), cast_slice(&o.effect_mags));
+        col!(
+            Subsystem::Effects,
+            cast_slice_mut(&mut self.effect_specs),
+            cast_slice(&o.effect_specs)
         );
         f(
             Subsystem::Effects,
-            cast_slice_mut(&mut self.effect_origins),
-            cast_slice(&o.effect_origins),
+            cast_slice_mut(&mut self.origins[..reach]),
+            cast_slice(&o.origins[..reach]),
+            used * core::mem::size_of::<PooledOrigin>(),
         );
-        f(Subsystem::Effects, cast_slice_mut(&mut self.effect_mags), cast_slice(&o.effect_mags));
-        f(Subsystem::Effects, cast_slice_mut(&mut self.effect_specs), cast_slice(&o.effect_specs));
-        f(Subsystem::Abilities, cast_slice_mut(&mut self.specs), cast_slice(&o.specs));
-        f(
+        col!(Subsystem::Abilities, cast_slice_mut(&mut self.specs), cast_slice(&o.specs));
+        col!(
             Subsystem::Abilities,
             cast_slice_mut(&mut self.ability_state),
-            cast_slice(&o.ability_state),
+            cast_slice(&o.ability_state)
         );
-        f(
+        col!(
             Subsystem::Abilities,
             cast_slice_mut(&mut self.player_owner),
-            cast_slice(&o.player_owner),
+            cast_slice(&o.player_owner)
         );
-        f(Subsystem::Tasks, cast_slice_mut(&mut self.tasks), cast_slice(&o.tasks));
-        f(
+        col!(Subsystem::Tasks, cast_slice_mut(&mut self.tasks), cast_slice(&o.tasks));
+        col!(
             Subsystem::Cues,
             cast_slice_mut(&mut self.standalone_cues),
-            cast_slice(&o.standalone_cues),
+            cast_slice(&o.standalone_cues)
         );
-        f(Subsystem::Game, cast_slice_mut(&mut self.components), cast_slice(&o.components));
-        f(Subsystem::Game, cast_slice_mut(&mut self.global), cast_slice(&o.global));
-        f(Subsystem::Inputs, cast_slice_mut(&mut self.inputs), cast_slice(&o.inputs));
-        f(Subsystem::Inputs, cast_slice_mut(&mut self.prev_inputs), cast_slice(&o.prev_inputs));
+        col!(Subsystem::Game, cast_slice_mut(&mut self.components), cast_slice(&o.components));
+        col!(Subsystem::Game, cast_slice_mut(&mut self.global), cast_slice(&o.global));
+        col!(Subsystem::Inputs, cast_slice_mut(&mut self.inputs), cast_slice(&o.inputs));
+        col!(Subsystem::Inputs, cast_slice_mut(&mut self.prev_inputs), cast_slice(&o.prev_inputs));
     }
 
-    /// Calls `f` for every column in checksum order, with its subsystem and bytes.
-    pub fn for_each_column(&self, mut f: impl FnMut(Subsystem, &'static str, &[u8])) {
+    /// Calls `f` for every column in checksum order, with its subsystem, name, bytes and how
+    /// many of its leading bytes the checksum covers (all of them, except for the origin pool,
+    /// whose unused records are zero and not hashed).
+    pub fn visit_columns(&self, mut f: impl FnMut(Subsystem, &'static str, &[u8], usize)) {
         use bytemuck::{bytes_of, cast_slice};
-        f(Subsystem::Entities, "header", bytes_of(&self.header));
-        f(Subsystem::Entities, "entities", cast_slice(&self.entities));
-        f(Subsystem::Entities, "entity_wake", cast_slice(&self.wake));
-        f(Subsystem::Tags, "tag_counts", cast_slice(&self.tag_counts));
-        f(Subsystem::Tags, "tag_bits", cast_slice(&self.tag_bits));
-        f(Subsystem::Attributes, "attributes", cast_slice(&self.attrs));
-        f(Subsystem::Effects, "effects", cast_slice(&self.effects));
-        f(Subsystem::Effects, "effect_timers", cast_slice(&self.effect_timers));
-        f(Subsystem::Effects, "effect_origins", cast_slice(&self.effect_origins));
-        f(Subsystem::Effects, "effect_magnitudes", cast_slice(&self.effect_mags));
-        f(Subsystem::Effects, "effect_specs", cast_slice(&self.effect_specs));
-        f(Subsystem::Abilities, "ability_specs", cast_slice(&self.specs));
-        f(Subsystem::Abilities, "ability_state", cast_slice(&self.ability_state));
-        f(Subsystem::Abilities, "player_owner", cast_slice(&self.player_owner));
-        f(Subsystem::Tasks, "tasks", cast_slice(&self.tasks));
-        f(Subsystem::Cues, "standalone_cues", cast_slice(&self.standalone_cues));
-        f(Subsystem::Game, "components", cast_slice(&self.components));
-        f(Subsystem::Game, "global", cast_slice(&self.global));
-        f(Subsystem::Inputs, "inputs", cast_slice(&self.inputs));
-        f(Subsystem::Inputs, "prev_inputs", cast_slice(&self.prev_inputs));
+        macro_rules! col {
+            ($s:expr, $name:expr, $bytes:expr) => {{
+                let b: &[u8] = $bytes;
+                f($s, $name, b, b.len())
+            }};
+        }
+        col!(Subsystem::Entities, "header", bytes_of(&self.header));
+        col!(Subsystem::Entities, "entities", cast_slice(&self.entities));
+        col!(Subsystem::Entities, "entity_wake", cast_slice(&self.wake));
+        col!(Subsystem::Tags, "tag_counts", cast_slice(&self.tag_counts));
+        col!(Subsystem::Tags, "tag_bits", cast_slice(&self.tag_bits));
+        col!(Subsystem::Attributes, "attributes", cast_slice(&self.attrs));
+        col!(Subsystem::Effects, "effects", cast_slice(&self.effects));
+        col!(Subsystem::Effects, "effect_timers", cast_slice(&self.effect_timers));
+        col!(Subsystem::Effects, "effect_magnitudes", cast_slice(&self.effect_mags));
+        col!(Subsystem::Effects, "effect_specs", cast_slice(&self.effect_specs));
+        let used = (self.header.origins_len as usize).min(self.origins.len());
+        f(
+            Subsystem::Effects,
+            "effect_origins",
+            cast_slice(&self.origins),
+            used * core::mem::size_of::<PooledOrigin>(),
+        );
+        col!(Subsystem::Abilities, "ability_specs", cast_slice(&self.specs));
+        col!(Subsystem::Abilities, "ability_state", cast_slice(&self.ability_state));
+        col!(Subsystem::Abilities, "player_owner", cast_slice(&self.player_owner));
+        col!(Subsystem::Tasks, "tasks", cast_slice(&self.tasks));
+        col!(Subsystem::Cues, "standalone_cues", cast_slice(&self.standalone_cues));
+        col!(Subsystem::Game, "components", cast_slice(&self.components));
+        col!(Subsystem::Game, "global", cast_slice(&self.global));
+        col!(Subsystem::Inputs, "inputs", cast_slice(&self.inputs));
+        col!(Subsystem::Inputs, "prev_inputs", cast_slice(&self.prev_inputs));
+    }
+
+    /// Calls `f` for every column in checksum order, with its subsystem, name and bytes.
+    pub fn for_each_column(&self, mut f: impl FnMut(Subsystem, &'static str, &[u8])) {
+        self.visit_columns(|s, name, bytes, _| f(s, name, bytes));
     }
 
     /// Every column's name, subsystem, record size and per-entity stride (0 for world-wide
@@ -490,9 +538,14 @@ impl<G: Game> State<G> {
             per("attributes", Subsystem::Attributes, size_of::<AttrValue>(), l.attrs),
             per("effects", Subsystem::Effects, size_of::<ActiveEffect>(), l.effects),
             per("effect_timers", Subsystem::Effects, size_of::<EffectTimers>(), l.effects),
-            per("effect_origins", Subsystem::Effects, size_of::<EffectOrigin>(), l.effects),
             per("effect_magnitudes", Subsystem::Effects, 8, l.effects * l.mods),
             world("effect_specs", Subsystem::Effects, size_of::<EffectSpec>(), l.stored_specs),
+            world(
+                "effect_origins",
+                Subsystem::Effects,
+                size_of::<PooledOrigin>(),
+                l.entities * l.effects,
+            ),
             per("ability_specs", Subsystem::Abilities, size_of::<AbilitySpec>(), l.abilities),
             per("ability_state", Subsystem::Abilities, 8, l.abilities * l.state_words),
             world("player_owner", Subsystem::Abilities, size_of::<Entity>(), l.players),
@@ -525,9 +578,9 @@ impl<G: Game> State<G> {
         take(cast_slice_mut(&mut self.attrs));
         take(cast_slice_mut(&mut self.effects));
         take(cast_slice_mut(&mut self.effect_timers));
-        take(cast_slice_mut(&mut self.effect_origins));
         take(cast_slice_mut(&mut self.effect_mags));
         take(cast_slice_mut(&mut self.effect_specs));
+        take(cast_slice_mut(&mut self.origins));
         take(cast_slice_mut(&mut self.specs));
         take(cast_slice_mut(&mut self.ability_state));
         take(cast_slice_mut(&mut self.player_owner));
@@ -547,10 +600,18 @@ impl<G: Game> State<G> {
         n
     }
 
+    /// The bytes the checksum covers (and a save copies, plus the destination's own used
+    /// records of the origin pool beyond them): the snapshot without the pool's unused records.
+    pub fn live_byte_len(&self) -> usize {
+        let mut n = 0;
+        self.visit_columns(|_, _, _, hashed| n += hashed);
+        n
+    }
+
     /// xxh3-64 per subsystem over its columns' bytes in order, then over the sub-checksums.
     pub fn checksums(&self) -> Checksums {
         let mut hashes = Hashes::default();
-        self.for_each_column(|s, _, bytes| hashes.write(s, bytes));
+        self.visit_columns(|s, _, bytes, hashed| hashes.write(s, &bytes[..hashed]));
         hashes.finish()
     }
 
@@ -582,6 +643,57 @@ mod tests {
             tasks: 3,
             cues: 2,
         }
+    }
+
+    /// The origin pool is copied only as far as either state uses it and hashed only as far
+    /// as the source uses it: the copy still leaves exactly the source's bytes (a longer stale
+    /// front in the destination is cleared), and the checksum still sees every used record.
+    #[test]
+    fn the_origin_pool_is_copied_and_hashed_up_to_its_used_front() {
+        type S = State<crate::arena::ArenaGame>;
+        let rec = |k: u32| PooledOrigin {
+            origin: crate::effect::EffectOrigin {
+                instigator: Entity { index: k, generation: 1 },
+                ..Default::default()
+            },
+            target: k % 3,
+            seq: k + 1,
+        };
+        let bytes = |s: &S| {
+            let mut v = Vec::new();
+            s.for_each_column(|_, _, b| v.extend_from_slice(b));
+            v
+        };
+        let mut src = S::new(layout(), 7);
+        src.origins[0] = rec(0);
+        src.origins[1] = rec(1);
+        src.header.origins_len = 2;
+        let mut dst = S::new(layout(), 8);
+        for k in 0..5 {
+            dst.origins[k] = rec(10 + k as u32);
+        }
+        dst.header.origins_len = 5;
+        let mut dst2 = dst.clone();
+        dst.copy_from(&src);
+        assert!(bytes(&dst) == bytes(&src), "a stale front survived the copy");
+        assert_eq!(dst2.copy_from_checksummed(&src), src.checksums());
+        assert!(bytes(&dst2) == bytes(&src));
+        // A longer source front is copied whole into a shorter destination.
+        let mut back = S::new(layout(), 9);
+        back.copy_from(&dst2);
+        let mut longer = S::new(layout(), 9);
+        longer.origins[..5].copy_from_slice(&[rec(1), rec(2), rec(3), rec(4), rec(5)]);
+        longer.header.origins_len = 5;
+        back.copy_from(&longer);
+        assert!(bytes(&back) == bytes(&longer));
+        // Every used record counts in the checksum.
+        let before = src.checksums();
+        src.origins[1].seq += 1;
+        assert_ne!(src.checksums().part(Subsystem::Effects), before.part(Subsystem::Effects));
+        assert_eq!(
+            src.live_byte_len() + (6 - 2) * core::mem::size_of::<PooledOrigin>(),
+            src.byte_len()
+        );
     }
 
     /// The columns are listed in four places (`for_each_column`, `load_bytes`, the pair walk of

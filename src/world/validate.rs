@@ -14,6 +14,7 @@ use super::state::{State, entity_flags};
 use crate::ability::spec_flags;
 use crate::ability::task::kind as task_kind;
 use crate::content::Content;
+use crate::effect::{PooledOrigin, SELF_ORIGIN};
 use crate::id::{Entity, TagId};
 use crate::num::NEVER;
 
@@ -49,6 +50,10 @@ impl<G: Game> State<G> {
         check(h.task_free_head == u32::MAX || h.task_free_head < h.task_high_water, || {
             format!("header.task_free_head {} out of range", h.task_free_head)
         })?;
+        check(h.origins_len as usize <= self.origins.len(), || {
+            format!("header.origins_len {} > {}", h.origins_len, self.origins.len())
+        })?;
+        check(h.reserved == 0, || "header.reserved is not zero".into())?;
         // The free lists end (no cycle, every link in range).
         let mut at = h.free_head;
         for _ in 0..=n {
@@ -104,6 +109,16 @@ impl<G: Game> State<G> {
                 let w = |f: &str| format!("effects[{i}][{j}].{f}");
                 check(e.def.index() < effects, || w("def"))?;
                 check(e.dynamic_tags.iter().all(|t| tag(*t)), || w("dynamic_tags"))?;
+                // A pooled origin is this effect's (the pool's records point back).
+                check(
+                    e.origin == SELF_ORIGIN
+                        || e.origin < h.origins_len
+                            && self
+                                .origins
+                                .get(e.origin as usize)
+                                .is_some_and(|p| p.target as usize == i && p.seq == e.seq),
+                    || w("origin"),
+                )?;
             }
             // The wake frames are the earliest timers (a later one would skip executions and
             // expiries); only live entities are scanned by the step.
@@ -117,14 +132,31 @@ impl<G: Game> State<G> {
                     format!("entity_wake[{i}]: not the earliest timer of its effects")
                 })?;
             }
-            for (j, o) in self.effect_origins[live].iter().enumerate() {
-                let w = |f: &str| format!("effect_origins[{i}][{j}].{f}");
-                check(ent(o.instigator) && ent(o.causer) && ent(o.source_object), || w("entity"))?;
-                check(
-                    ent(o.ability.owner) && (o.ability.slot as usize) < l.abilities.max(1),
-                    || w("ability"),
-                )?;
+        }
+        // The origin pool: every used record belongs to a live effect that points at it (with
+        // the check above, a one-to-one match), and the records after the used ones are zero
+        // (saves and checksums skip them).
+        for (j, p) in self.origins.iter().enumerate() {
+            let w = |f: &str| format!("effect_origins[{j}].{f}");
+            if j >= h.origins_len as usize {
+                check(*p == PooledOrigin::default(), || {
+                    format!("effect_origins[{j}]: an unused record is not zero")
+                })?;
+                continue;
             }
+            let o = &p.origin;
+            check(ent(o.instigator) && ent(o.causer) && ent(o.source_object), || w("entity"))?;
+            check(ent(o.ability.owner) && (o.ability.slot as usize) < l.abilities.max(1), || {
+                w("ability")
+            })?;
+            let owner = self.entities.get(p.target as usize);
+            let start = p.target as usize * l.effects;
+            let pointed = owner.is_some_and(|r| {
+                self.effects[start..start + (r.n_effects as usize).min(l.effects)]
+                    .iter()
+                    .any(|e| e.seq == p.seq && e.origin as usize == j)
+            });
+            check(pointed, || w("target"))?;
         }
         // Stored specs.
         let attrs = content.attr_defs().len();

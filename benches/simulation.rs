@@ -232,7 +232,7 @@ fn main() {
     for n in SIZES {
         let samples = if n >= 1024 { 15 } else { 40 };
         let mut a = arena(n);
-        // The bytes a save copies (the snapshot without the origin pool's unused records).
+        // The bytes a save copies (`World::live_snapshot_bytes`: up to the records in use).
         let bytes = a.world.live_snapshot_bytes();
         bytes_of.insert(n, bytes);
         let mut src = a.world.state_bytes();

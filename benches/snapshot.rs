@@ -69,8 +69,8 @@ fn main() {
         arena.step();
     }
     let entities = arena.fighters.len();
-    // The bytes a save copies and the checksum covers (the snapshot without the unused
-    // records of the origin pool): the memcpy reference copies as many.
+    // The bytes a save copies and the checksum covers (`World::live_snapshot_bytes`: the
+    // snapshot up to the records in use): the memcpy reference copies as many.
     let bytes = arena.world.live_snapshot_bytes();
     let mut src = arena.world.state_bytes();
     src.truncate(bytes);

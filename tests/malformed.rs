@@ -185,7 +185,13 @@ fn crafted_snapshots_are_rejected_not_stepped() {
         // The origin pool's length past its capacity.
         ("origin count", tamper("header", 56, &u32::MAX.to_le_bytes()), "header.origins_len"),
         // An unused origin record that is not zero (saves and checksums skip it).
-        ("origin tail", tamper("effect_origins", 8, &[1]), "effect_origins[0]: an unused record"),
+        ("origin tail", tamper("effect_origins", 8, &[1]), "effect_origins: the bytes past"),
+        // The last entity slot's game component (past the high-water mark: never used) changed.
+        (
+            "fresh slot",
+            tamper("components", offsets["components"].1 - 1, &[1]),
+            "components: the bytes past",
+        ),
         // The first effect pointing into the origin pool at a record that is not its own.
         ("effect origin", tamper("effects", 36, &0u32.to_le_bytes()), "effects[0][0].origin"),
     ];

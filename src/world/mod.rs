@@ -164,7 +164,8 @@ pub struct AbilityInput {
 /// Capacities of a world, fixed when it is built (the snapshot never grows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct WorldConfig {
-    /// The most live entities.
+    /// The most live entities. Saves and checksums cover the slots up to the highest one ever
+    /// used, so unused headroom costs memory but no time.
     pub max_entities: u32,
     /// The most active effects per entity (the origin pool has a record for each of the
     /// `max_entities × effects_per_entity` effect slots, so it is never the limit).
@@ -925,8 +926,17 @@ impl<G: Game> World<G> {
     }
 
     /// The bytes of the current state that a save copies and the checksum covers: the
-    /// snapshot without the unused records of the origin pool (which are zero). A save into a
-    /// snapshot whose state used more of the pool also clears that snapshot's extra records.
+    /// snapshot without the records no state of this world has used yet — the entity slots
+    /// and task slots above their highest ever used (in this timeline) and the unused records
+    /// of the effect-origin pool, which all hold what [`World::new`] put there. A save into a
+    /// snapshot whose state used more also resets that snapshot's extra records.
+    ///
+    /// ```
+    /// use rollback_abilities::duel;
+    ///
+    /// let w = duel::new_world(7, 2); // 16 entity slots, 2 fighters
+    /// assert!(w.live_snapshot_bytes() * 5 < w.snapshot_bytes());
+    /// ```
     pub fn live_snapshot_bytes(&self) -> usize {
         self.state.live_byte_len()
     }

@@ -2,7 +2,9 @@
 //! fixed when the world is built.
 //!
 //! Saving and loading copy each column with `copy_from_slice`; the checksum hashes each column's
-//! little-endian bytes with xxh3-64. Nothing in here is a pointer, a `usize`, a float or a hash
+//! little-endian bytes with xxh3-64. Columns that are pools (per-entity columns, the task pool,
+//! the effect-origin pool) are copied and hashed only up to their used records: the records
+//! after them are as [`State::new`] made them in every state of the world. Nothing in here is a pointer, a `usize`, a float or a hash
 //! map, so the bytes are the same on every machine.
 
 use super::Game;
@@ -396,113 +398,115 @@ impl<G: Game> State<G> {
         hashes.finish()
     }
 
+    /// How many records of each pooled column are in use (`[entity slots, task slots, origin
+    /// records]`): the slots up to the high-water marks and the used front of the origin pool.
+    /// Records past them are as [`State::new`] made them (validation checks it), so copies
+    /// and checksums can stop there.
+    fn used(&self) -> [usize; 3] {
+        let h = &self.header;
+        [
+            (h.high_water as usize).min(self.layout.entities),
+            (h.task_high_water as usize).min(self.tasks.len()),
+            (h.origins_len as usize).min(self.origins.len()),
+        ]
+    }
+
     /// Calls `f` with every column of `self` (mutable), the same column of `o` and how many of
     /// its leading bytes the checksum covers, in checksum order ([`State::visit_columns`]; the
     /// checksum tests compare the two orders: a column missing here or out of order makes the
     /// one-pass checksum differ from `checksums`).
     ///
-    /// The origin pool is passed only as far as either state uses it: past both used fronts
-    /// both are zero, so the copy leaves the same bytes as a copy of the whole column.
+    /// Per-entity columns, the task pool and the origin pool are passed only as far as either
+    /// state uses them ([`State::used`]): past both, both hold what [`State::new`] put there, so
+    /// the copy leaves the same bytes as a copy of the whole column.
     fn for_each_column_pair(
         &mut self,
         o: &State<G>,
         mut f: impl FnMut(Subsystem, &mut [u8], &[u8], usize),
     ) {
         use bytemuck::{bytes_of, bytes_of_mut, cast_slice, cast_slice_mut};
-        let cap = self.origins.len();
-        let used = (o.header.origins_len as usize).min(cap);
-        let reach = (self.header.origins_len as usize).min(cap).max(used);
+        let l = self.layout;
+        let (mine, theirs) = (self.used(), o.used());
+        let reach = [0, 1, 2].map(|i| mine[i].max(theirs[i]));
         // A whole column, all of it checksummed.
         macro_rules! col {
-            ($s:expr, $dst:expr, $src:expr) => {{
-                let src: &[u8] = $src;
-                f($s, $dst, src, src.len())
+            ($s:expr, $field:ident) => {{
+                let src: &[u8] = cast_slice(&o.$field);
+                f($s, cast_slice_mut(&mut self.$field), src, src.len())
             }};
         }
-        col!(Subsystem::Entities, bytes_of_mut(&mut self.header), bytes_of(&o.header));
-        col!(Subsystem::Entities, cast_slice_mut(&mut self.entities), cast_slice(&o.entities));
-        col!(Subsystem::Entities, cast_slice_mut(&mut self.wake), cast_slice(&o.wake));
-        col!(Subsystem::Tags, cast_slice_mut(&mut self.tag_counts), cast_slice(&o.tag_counts));
-        col!(Subsystem::Tags, cast_slice_mut(&mut self.tag_bits), cast_slice(&o.tag_bits));
-        col!(Subsystem::Attributes, cast_slice_mut(&mut self.attrs), cast_slice(&o.attrs));
-        col!(Subsystem::Effects, cast_slice_mut(&mut self.effects), cast_slice(&o.effects));
-        col!(
-            Subsystem::Effects,
-            cast_slice_mut(&mut self.effect_timers),
-            cast_slice(&o.effect_timers)
-        );
-        col!(Subsystem::Effects, cast_slice_mut(&mut self.effect_mags), cast_slice(&o.effect_mags));
-        col!(
-            Subsystem::Effects,
-            cast_slice_mut(&mut self.effect_specs),
-            cast_slice(&o.effect_specs)
-        );
-        f(
-            Subsystem::Effects,
-            cast_slice_mut(&mut self.origins[..reach]),
-            cast_slice(&o.origins[..reach]),
-            used * core::mem::size_of::<PooledOrigin>(),
-        );
-        col!(Subsystem::Abilities, cast_slice_mut(&mut self.specs), cast_slice(&o.specs));
-        col!(
-            Subsystem::Abilities,
-            cast_slice_mut(&mut self.ability_state),
-            cast_slice(&o.ability_state)
-        );
-        col!(
-            Subsystem::Abilities,
-            cast_slice_mut(&mut self.player_owner),
-            cast_slice(&o.player_owner)
-        );
-        col!(Subsystem::Tasks, cast_slice_mut(&mut self.tasks), cast_slice(&o.tasks));
-        col!(
-            Subsystem::Cues,
-            cast_slice_mut(&mut self.standalone_cues),
-            cast_slice(&o.standalone_cues)
-        );
-        col!(Subsystem::Game, cast_slice_mut(&mut self.components), cast_slice(&o.components));
-        col!(Subsystem::Game, cast_slice_mut(&mut self.global), cast_slice(&o.global));
-        col!(Subsystem::Inputs, cast_slice_mut(&mut self.inputs), cast_slice(&o.inputs));
-        col!(Subsystem::Inputs, cast_slice_mut(&mut self.prev_inputs), cast_slice(&o.prev_inputs));
+        // The first `reach[$p] * $k` records, of which `theirs[$p] * $k` are checksummed.
+        macro_rules! pre {
+            ($s:expr, $field:ident, $p:expr, $k:expr) => {{
+                let (n, used) = (reach[$p] * $k, theirs[$p] * $k);
+                let size = core::mem::size_of_val(&o.$field[..used]);
+                f($s, cast_slice_mut(&mut self.$field[..n]), cast_slice(&o.$field[..n]), size)
+            }};
+        }
+        let hb: &[u8] = bytes_of(&o.header);
+        f(Subsystem::Entities, bytes_of_mut(&mut self.header), hb, hb.len());
+        pre!(Subsystem::Entities, entities, 0, 1);
+        pre!(Subsystem::Entities, wake, 0, 1);
+        pre!(Subsystem::Tags, tag_counts, 0, l.tags);
+        pre!(Subsystem::Tags, tag_bits, 0, l.tag_words);
+        pre!(Subsystem::Attributes, attrs, 0, l.attrs);
+        pre!(Subsystem::Effects, effects, 0, l.effects);
+        pre!(Subsystem::Effects, effect_timers, 0, l.effects);
+        pre!(Subsystem::Effects, effect_mags, 0, l.effects * l.mods);
+        col!(Subsystem::Effects, effect_specs);
+        pre!(Subsystem::Effects, origins, 2, 1);
+        pre!(Subsystem::Abilities, specs, 0, l.abilities);
+        pre!(Subsystem::Abilities, ability_state, 0, l.abilities * l.state_words);
+        col!(Subsystem::Abilities, player_owner);
+        pre!(Subsystem::Tasks, tasks, 1, 1);
+        col!(Subsystem::Cues, standalone_cues);
+        pre!(Subsystem::Game, components, 0, 1);
+        col!(Subsystem::Game, global);
+        col!(Subsystem::Inputs, inputs);
+        col!(Subsystem::Inputs, prev_inputs);
     }
 
     /// Calls `f` for every column in checksum order, with its subsystem, name, bytes and how
-    /// many of its leading bytes the checksum covers (all of them, except for the origin pool,
-    /// whose unused records are zero and not hashed).
+    /// many of its leading bytes the checksum covers: all of a world-wide column; of a
+    /// per-entity column, the task pool and the origin pool, the records in use
+    /// ([`State::used`]; the rest are as [`State::new`] made them, and not hashed).
     pub fn visit_columns(&self, mut f: impl FnMut(Subsystem, &'static str, &[u8], usize)) {
         use bytemuck::{bytes_of, cast_slice};
+        let l = self.layout;
+        let used = self.used();
         macro_rules! col {
-            ($s:expr, $name:expr, $bytes:expr) => {{
-                let b: &[u8] = $bytes;
+            ($s:expr, $name:expr, $field:ident) => {{
+                let b: &[u8] = cast_slice(&self.$field);
                 f($s, $name, b, b.len())
             }};
         }
-        col!(Subsystem::Entities, "header", bytes_of(&self.header));
-        col!(Subsystem::Entities, "entities", cast_slice(&self.entities));
-        col!(Subsystem::Entities, "entity_wake", cast_slice(&self.wake));
-        col!(Subsystem::Tags, "tag_counts", cast_slice(&self.tag_counts));
-        col!(Subsystem::Tags, "tag_bits", cast_slice(&self.tag_bits));
-        col!(Subsystem::Attributes, "attributes", cast_slice(&self.attrs));
-        col!(Subsystem::Effects, "effects", cast_slice(&self.effects));
-        col!(Subsystem::Effects, "effect_timers", cast_slice(&self.effect_timers));
-        col!(Subsystem::Effects, "effect_magnitudes", cast_slice(&self.effect_mags));
-        col!(Subsystem::Effects, "effect_specs", cast_slice(&self.effect_specs));
-        let used = (self.header.origins_len as usize).min(self.origins.len());
-        f(
-            Subsystem::Effects,
-            "effect_origins",
-            cast_slice(&self.origins),
-            used * core::mem::size_of::<PooledOrigin>(),
-        );
-        col!(Subsystem::Abilities, "ability_specs", cast_slice(&self.specs));
-        col!(Subsystem::Abilities, "ability_state", cast_slice(&self.ability_state));
-        col!(Subsystem::Abilities, "player_owner", cast_slice(&self.player_owner));
-        col!(Subsystem::Tasks, "tasks", cast_slice(&self.tasks));
-        col!(Subsystem::Cues, "standalone_cues", cast_slice(&self.standalone_cues));
-        col!(Subsystem::Game, "components", cast_slice(&self.components));
-        col!(Subsystem::Game, "global", cast_slice(&self.global));
-        col!(Subsystem::Inputs, "inputs", cast_slice(&self.inputs));
-        col!(Subsystem::Inputs, "prev_inputs", cast_slice(&self.prev_inputs));
+        macro_rules! pre {
+            ($s:expr, $name:expr, $field:ident, $p:expr, $k:expr) => {{
+                let size = core::mem::size_of_val(&self.$field[..used[$p] * $k]);
+                f($s, $name, cast_slice(&self.$field), size)
+            }};
+        }
+        let hb: &[u8] = bytes_of(&self.header);
+        f(Subsystem::Entities, "header", hb, hb.len());
+        pre!(Subsystem::Entities, "entities", entities, 0, 1);
+        pre!(Subsystem::Entities, "entity_wake", wake, 0, 1);
+        pre!(Subsystem::Tags, "tag_counts", tag_counts, 0, l.tags);
+        pre!(Subsystem::Tags, "tag_bits", tag_bits, 0, l.tag_words);
+        pre!(Subsystem::Attributes, "attributes", attrs, 0, l.attrs);
+        pre!(Subsystem::Effects, "effects", effects, 0, l.effects);
+        pre!(Subsystem::Effects, "effect_timers", effect_timers, 0, l.effects);
+        pre!(Subsystem::Effects, "effect_magnitudes", effect_mags, 0, l.effects * l.mods);
+        col!(Subsystem::Effects, "effect_specs", effect_specs);
+        pre!(Subsystem::Effects, "effect_origins", origins, 2, 1);
+        pre!(Subsystem::Abilities, "ability_specs", specs, 0, l.abilities);
+        pre!(Subsystem::Abilities, "ability_state", ability_state, 0, l.abilities * l.state_words);
+        col!(Subsystem::Abilities, "player_owner", player_owner);
+        pre!(Subsystem::Tasks, "tasks", tasks, 1, 1);
+        col!(Subsystem::Cues, "standalone_cues", standalone_cues);
+        pre!(Subsystem::Game, "components", components, 0, 1);
+        col!(Subsystem::Game, "global", global);
+        col!(Subsystem::Inputs, "inputs", inputs);
+        col!(Subsystem::Inputs, "prev_inputs", prev_inputs);
     }
 
     /// Calls `f` for every column in checksum order, with its subsystem, name and bytes.
@@ -600,8 +604,9 @@ impl<G: Game> State<G> {
         n
     }
 
-    /// The bytes the checksum covers (and a save copies, plus the destination's own used
-    /// records of the origin pool beyond them): the snapshot without the pool's unused records.
+    /// The bytes the checksum covers (and a save copies, plus whatever the destination used
+    /// beyond them): the snapshot without the records past the entity and task high-water
+    /// marks and the origin pool's used front.
     pub fn live_byte_len(&self) -> usize {
         let mut n = 0;
         self.visit_columns(|_, _, _, hashed| n += hashed);
@@ -645,55 +650,82 @@ mod tests {
         }
     }
 
-    /// The origin pool is copied only as far as either state uses it and hashed only as far
-    /// as the source uses it: the copy still leaves exactly the source's bytes (a longer stale
-    /// front in the destination is cleared), and the checksum still sees every used record.
+    /// A state using `entities` entity slots, `tasks` task slots and `origins` origin records,
+    /// each used record filled with bytes derived from `salt`.
+    fn used_state(
+        entities: u32,
+        tasks: u32,
+        origins: u32,
+        salt: u8,
+    ) -> State<crate::arena::ArenaGame> {
+        use bytemuck::cast_slice_mut;
+        let mut s = State::new(layout(), 7);
+        let (e, t, o) = (entities as usize, tasks as usize, origins as usize);
+        let l = s.layout;
+        let fill = |b: &mut [u8]| b.iter_mut().enumerate().for_each(|(i, x)| *x = salt ^ i as u8);
+        fill(cast_slice_mut(&mut s.entities[..e]));
+        fill(cast_slice_mut(&mut s.wake[..e]));
+        fill(cast_slice_mut(&mut s.tag_counts[..e * l.tags]));
+        fill(cast_slice_mut(&mut s.attrs[..e * l.attrs]));
+        fill(cast_slice_mut(&mut s.effects[..e * l.effects]));
+        fill(cast_slice_mut(&mut s.effect_mags[..e * l.effects * l.mods]));
+        fill(cast_slice_mut(&mut s.specs[..e * l.abilities]));
+        fill(cast_slice_mut(&mut s.tasks[..t]));
+        fill(cast_slice_mut(&mut s.origins[..o]));
+        s.header.high_water = entities;
+        s.header.task_high_water = tasks;
+        s.header.origins_len = origins;
+        s
+    }
+
+    /// Per-entity columns, the task pool and the origin pool are copied only as far as either
+    /// state uses them and hashed only as far as the source uses them: the copy still leaves
+    /// exactly the source's bytes (a destination that used more is reset to the new-world
+    /// bytes past the source's marks), and the checksum sees every used record.
     #[test]
-    fn the_origin_pool_is_copied_and_hashed_up_to_its_used_front() {
+    fn pooled_columns_are_copied_and_hashed_up_to_their_used_records() {
         type S = State<crate::arena::ArenaGame>;
-        let rec = |k: u32| PooledOrigin {
-            origin: crate::effect::EffectOrigin {
-                instigator: Entity { index: k, generation: 1 },
-                ..Default::default()
-            },
-            target: k % 3,
-            seq: k + 1,
-        };
         let bytes = |s: &S| {
             let mut v = Vec::new();
             s.for_each_column(|_, _, b| v.extend_from_slice(b));
             v
         };
-        let mut src = S::new(layout(), 7);
-        src.origins[0] = rec(0);
-        src.origins[1] = rec(1);
-        src.header.origins_len = 2;
-        let mut dst = S::new(layout(), 8);
-        for k in 0..5 {
-            dst.origins[k] = rec(10 + k as u32);
+        for ((se, st, so), (de, dt, d_o)) in [
+            ((1, 1, 2), (3, 3, 5)),
+            ((3, 3, 5), (1, 1, 2)),
+            ((2, 0, 0), (2, 3, 6)),
+            ((0, 0, 0), (3, 3, 6)),
+            ((3, 3, 6), (0, 0, 0)),
+        ] {
+            let src = used_state(se, st, so, 0x5A);
+            let dst = used_state(de, dt, d_o, 0xC3);
+            let mut a = dst.clone();
+            a.copy_from(&src);
+            assert!(bytes(&a) == bytes(&src), "{:?} into {:?}", (se, st, so), (de, dt, d_o));
+            let mut b = dst.clone();
+            assert_eq!(b.copy_from_checksummed(&src), src.checksums());
+            assert!(bytes(&b) == bytes(&src));
         }
-        dst.header.origins_len = 5;
-        let mut dst2 = dst.clone();
-        dst.copy_from(&src);
-        assert!(bytes(&dst) == bytes(&src), "a stale front survived the copy");
-        assert_eq!(dst2.copy_from_checksummed(&src), src.checksums());
-        assert!(bytes(&dst2) == bytes(&src));
-        // A longer source front is copied whole into a shorter destination.
-        let mut back = S::new(layout(), 9);
-        back.copy_from(&dst2);
-        let mut longer = S::new(layout(), 9);
-        longer.origins[..5].copy_from_slice(&[rec(1), rec(2), rec(3), rec(4), rec(5)]);
-        longer.header.origins_len = 5;
-        back.copy_from(&longer);
-        assert!(bytes(&back) == bytes(&longer));
-        // Every used record counts in the checksum.
-        let before = src.checksums();
-        src.origins[1].seq += 1;
-        assert_ne!(src.checksums().part(Subsystem::Effects), before.part(Subsystem::Effects));
-        assert_eq!(
-            src.live_byte_len() + (6 - 2) * core::mem::size_of::<PooledOrigin>(),
-            src.byte_len()
-        );
+        // Every used record counts in the checksum; records past the marks do not exist for it.
+        let mut s = used_state(2, 1, 2, 0x11);
+        let before = s.checksums();
+        s.origins[1].seq ^= 1;
+        assert_ne!(s.checksums().part(Subsystem::Effects), before.part(Subsystem::Effects));
+        let before = s.checksums();
+        s.components[1].x = Fx::from_bits(1);
+        assert_ne!(s.checksums().part(Subsystem::Game), before.part(Subsystem::Game));
+        let before = s.checksums();
+        s.tasks[0].a ^= 1;
+        assert_ne!(s.checksums().part(Subsystem::Tasks), before.part(Subsystem::Tasks));
+        // The bytes covered: the used records of each pooled column and every world-wide one.
+        let table = s.column_table();
+        let per_entity: usize =
+            table.iter().map(|c| (c.record_size * c.per_entity) as usize).sum::<usize>();
+        let (entities, tasks, origins) = (3 - 2, 3 - 1, 6 - 2);
+        let unused = entities * per_entity
+            + tasks * core::mem::size_of::<TaskRec>()
+            + origins * core::mem::size_of::<PooledOrigin>();
+        assert_eq!(s.live_byte_len() + unused, s.byte_len());
     }
 
     /// The columns are listed in four places (`for_each_column`, `load_bytes`, the pair walk of

@@ -14,7 +14,7 @@ use super::state::{State, entity_flags};
 use crate::ability::spec_flags;
 use crate::ability::task::kind as task_kind;
 use crate::content::Content;
-use crate::effect::{PooledOrigin, SELF_ORIGIN};
+use crate::effect::SELF_ORIGIN;
 use crate::id::{Entity, TagId};
 use crate::num::NEVER;
 
@@ -134,16 +134,9 @@ impl<G: Game> State<G> {
             }
         }
         // The origin pool: every used record belongs to a live effect that points at it (with
-        // the check above, a one-to-one match), and the records after the used ones are zero
-        // (saves and checksums skip them).
-        for (j, p) in self.origins.iter().enumerate() {
+        // the check above, a one-to-one match).
+        for (j, p) in self.origins.iter().enumerate().take(h.origins_len as usize) {
             let w = |f: &str| format!("effect_origins[{j}].{f}");
-            if j >= h.origins_len as usize {
-                check(*p == PooledOrigin::default(), || {
-                    format!("effect_origins[{j}]: an unused record is not zero")
-                })?;
-                continue;
-            }
             let o = &p.origin;
             check(ent(o.instigator) && ent(o.causer) && ent(o.source_object), || w("entity"))?;
             check(ent(o.ability.owner) && (o.ability.slot as usize) < l.abilities.max(1), || {
@@ -234,6 +227,25 @@ impl<G: Game> State<G> {
                 continue;
             }
             check(ent(c.target) && c.tag.index() < tags, || format!("standalone_cues[{i}]"))?;
+        }
+        // Past the entity and task high-water marks and the origin pool's used front, every
+        // record is as a new world has it: copies and checksums stop at those marks.
+        let fresh = State::<G>::new(l, h.seed);
+        let mut new_columns = Vec::new();
+        fresh.visit_columns(|_, _, b, _| new_columns.push(b.to_vec()));
+        let mut k = 0;
+        let mut bad = None;
+        self.visit_columns(|_, name, b, used| {
+            if bad.is_none() && new_columns.get(k).is_none_or(|n| n.get(used..) != b.get(used..)) {
+                bad = Some(format!(
+                    "{name}: the bytes past its used records (from byte {used}) are not those of \
+                     a new world"
+                ));
+            }
+            k += 1;
+        });
+        if let Some(b) = bad {
+            return Err(b);
         }
         Ok(())
     }

@@ -90,8 +90,8 @@ fn measure<G: Game>(
     min: Duration,
     bar: &ProgressBar,
 ) -> Row {
-    // The memcpy reference copies the bytes a save copies and the checksum covers: the
-    // snapshot without the unused records of the origin pool.
+    // The memcpy reference copies as many bytes as a save copies and the checksum covers
+    // (`World::live_snapshot_bytes`: the snapshot up to the records in use).
     let bytes = world.live_snapshot_bytes();
     let mut src = world.state_bytes();
     src.truncate(bytes);

@@ -398,6 +398,15 @@ fn context_world() -> World<Plain> {
     )
 }
 
+/// A context world with a source, a target and an arrow (a bare entity, the causer).
+fn context_cast() -> (World<Plain>, Entity, Entity, Entity) {
+    let mut w = context_world();
+    let src = actor(&mut w, &["S"]);
+    let target = actor(&mut w, &["S"]);
+    let arrow = w.spawn().unwrap();
+    (w, src, target, arrow)
+}
+
 fn rich_context(w: &World<Plain>, name: &str, src: Entity, arrow: Entity) -> EffectSpec {
     let mut s = spec(w, name, src).with_causer(arrow);
     s.context.hit_point = [int(1), int(2), int(3)];
@@ -439,10 +448,7 @@ fn f_ge_03_context_carries_instigator_causer_and_hit_data() {
 fn f_ge_03_periodic_executions_see_the_applied_context() {
     // The active effect holds the spec (GAS_SPEC F-GE-04: `ActiveEffect{handle, spec, ...}`), so a
     // periodic execution sees the same context as the application.
-    let mut w = context_world();
-    let src = actor(&mut w, &["S"]);
-    let target = actor(&mut w, &["S"]);
-    let arrow = w.spawn().unwrap();
+    let (mut w, src, target, arrow) = context_cast();
     let s = rich_context(&w, "Burn", src, arrow);
     w.step_with(&[], |w| {
         w.apply_effect(s, target).unwrap();
@@ -3454,4 +3460,37 @@ fn removing_a_pooled_origin_moves_the_last_record_and_repoints_its_effect() {
     assert_eq!(w.live_snapshot_bytes(), before + record);
     w.despawn(a);
     assert_eq!(w.live_snapshot_bytes(), before, "a despawned target releases its origins");
+}
+
+/// Stored specs are saved up to the highest slot ever used: a kept spec grows the bytes a save
+/// copies by one spec, a rollback to before it restores the new-world bytes, and the byte form
+/// reloads through validation (which checks the slots past the mark are zero).
+#[test]
+fn stored_specs_are_saved_up_to_the_highest_slot_used() {
+    let (mut w, src, target, arrow) = context_cast();
+    let (before, bytes_before) = (w.snapshot(), w.state_bytes());
+    let live = w.live_snapshot_bytes();
+    let h = handle(w.apply_effect(rich_context(&w, "Burn", src, arrow), target).unwrap());
+    let spec = core::mem::size_of::<EffectSpec>();
+    let record = core::mem::size_of::<EffectOrigin>() + 8;
+    assert_eq!(w.live_snapshot_bytes(), live + spec + record, "one kept spec, one pooled origin");
+    let after = w.state_bytes();
+    let mut again = context_world();
+    assert!(again.load_bytes(&after).is_ok());
+    w.load(&before).unwrap();
+    assert_eq!(w.state_bytes(), bytes_before, "the rollback restored the unused spec slot");
+    assert!(w.effect(h).is_none());
+    assert_eq!(w.live_snapshot_bytes(), live);
+    // A stored spec left in a slot past the mark is refused.
+    let mut bad = bytes_before.clone();
+    let (mut at, mut specs_at) = (0, 0);
+    w.for_each_column(|_, name, b| {
+        if name == "effect_specs" {
+            specs_at = at;
+        }
+        at += b.len();
+    });
+    bad[specs_at] = 1;
+    let e = again.load_bytes(&bad).unwrap_err();
+    assert!(format!("{e:?}").contains("effect_specs"), "{e:?}");
 }

@@ -182,6 +182,8 @@ fn crafted_snapshots_are_rejected_not_stepped() {
         ("wake frame", tamper("entity_wake", 0, &123_456u32.to_le_bytes()), "entity_wake[0]"),
         // The origin pool claiming a used record that no effect points at.
         ("origin pool", tamper("header", 56, &1u32.to_le_bytes()), "effect_origins[0].target"),
+        // The stored-spec high-water mark past the pool (the duel keeps none: 0 slots).
+        ("spec mark", tamper("header", 60, &1u32.to_le_bytes()), "header.specs_high_water"),
         // The origin pool's length past its capacity.
         ("origin count", tamper("header", 56, &u32::MAX.to_le_bytes()), "header.origins_len"),
         // An unused origin record that is not zero (saves and checksums skip it).

@@ -555,6 +555,8 @@ impl<G: Game> World<G> {
                     let mut kept = *spec;
                     kept.stored = 1;
                     self.state.effect_specs[p] = kept;
+                    let hw = &mut self.state.header.specs_high_water;
+                    *hw = (*hw).max(p as u32 + 1);
                     self.state.effects[slot].spec_slot = p as u32;
                 }
                 None => {

@@ -1,7 +1,7 @@
 //! Replays: confirmed inputs plus the initial state, per-frame checksums and keyframe
 //! snapshots, in a versioned binary file with an integrity check (DESIGN §8).
 //!
-//! # File format (version 3, little-endian)
+//! # File format (version 4, little-endian)
 //!
 //! ```text
 //! magic "RBAREPLY" | u32 version | u32 header length | header (RON text, see ReplayHeader)
@@ -16,7 +16,9 @@
 //! `ActiveEffect` hot/cold split) added the `effect_timers` and `effect_origins` columns, the
 //! `entity_wake` column and a shorter entity record; version 3 made `effect_origins` a
 //! world-wide pool (records only for effects not applied by their target to itself), with the
-//! pool's length in the header and each `ActiveEffect` pointing at its record.
+//! pool's length in the header and each `ActiveEffect` pointing at its record; version 4 gave
+//! the stored-spec pool a high-water mark in the header (its last word, zero before), past
+//! which the pool's records must be zero.
 //!
 //! A replay is bound to its content (hash), hooks (signature hash), world configuration,
 //! input size and crate version; loading it anywhere else is a typed error, as are truncated,
@@ -32,7 +34,7 @@ use std::path::Path;
 /// The magic bytes.
 pub const MAGIC: &[u8; 8] = b"RBAREPLY";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// Why a replay cannot be read, written or used.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,10 +2,11 @@
 //! fixed when the world is built.
 //!
 //! Saving and loading copy each column with `copy_from_slice`; the checksum hashes each column's
-//! little-endian bytes with xxh3-64. Columns that are pools (per-entity columns, the task pool,
-//! the effect-origin pool) are copied and hashed only up to their used records: the records
-//! after them are as [`State::new`] made them in every state of the world. Nothing in here is a pointer, a `usize`, a float or a hash
-//! map, so the bytes are the same on every machine.
+//! little-endian bytes with xxh3-64. Columns that are pools (per-entity columns, the task,
+//! stored-spec and effect-origin pools) are copied and hashed only up to their used records:
+//! the records after them are as [`State::new`] made them in every state of the world. Nothing
+//! in here is a pointer, a `usize`, a float or a hash map, so the bytes are the same on every
+//! machine.
 
 use super::Game;
 use crate::ability::AbilitySpec;
@@ -49,8 +50,8 @@ pub(crate) struct Header {
     pub exec_serial: u32,
     /// Records in use at the front of the origin pool (the records after them are zero).
     pub origins_len: u32,
-    /// Zero (keeps the header free of padding).
-    pub reserved: u32,
+    /// Stored-spec slots ever used (slots at or above are zero).
+    pub specs_high_water: u32,
 }
 
 /// Flags of an entity slot.
@@ -337,7 +338,7 @@ impl<G: Game> State<G> {
             tasks_live: 0,
             exec_serial: 0,
             origins_len: 0,
-            reserved: 0,
+            specs_high_water: 0,
         };
         State {
             layout,
@@ -399,15 +400,17 @@ impl<G: Game> State<G> {
     }
 
     /// How many records of each pooled column are in use (`[entity slots, task slots, origin
-    /// records]`): the slots up to the high-water marks and the used front of the origin pool.
+    /// records, stored-spec slots]`): the slots up to the high-water marks and the used front
+    /// of the origin pool.
     /// Records past them are as [`State::new`] made them (validation checks it), so copies
     /// and checksums can stop there.
-    fn used(&self) -> [usize; 3] {
+    fn used(&self) -> [usize; 4] {
         let h = &self.header;
         [
             (h.high_water as usize).min(self.layout.entities),
             (h.task_high_water as usize).min(self.tasks.len()),
             (h.origins_len as usize).min(self.origins.len()),
+            (h.specs_high_water as usize).min(self.effect_specs.len()),
         ]
     }
 
@@ -416,8 +419,8 @@ impl<G: Game> State<G> {
     /// checksum tests compare the two orders: a column missing here or out of order makes the
     /// one-pass checksum differ from `checksums`).
     ///
-    /// Per-entity columns, the task pool and the origin pool are passed only as far as either
-    /// state uses them ([`State::used`]): past both, both hold what [`State::new`] put there, so
+    /// Per-entity columns and the task, stored-spec and origin pools are passed only as far as
+    /// either state uses them ([`State::used`]): past both, both hold what [`State::new`] put there, so
     /// the copy leaves the same bytes as a copy of the whole column.
     fn for_each_column_pair(
         &mut self,
@@ -427,7 +430,7 @@ impl<G: Game> State<G> {
         use bytemuck::{bytes_of, bytes_of_mut, cast_slice, cast_slice_mut};
         let l = self.layout;
         let (mine, theirs) = (self.used(), o.used());
-        let reach = [0, 1, 2].map(|i| mine[i].max(theirs[i]));
+        let reach = [0, 1, 2, 3].map(|i| mine[i].max(theirs[i]));
         // A whole column, all of it checksummed.
         macro_rules! col {
             ($s:expr, $field:ident) => {{
@@ -453,7 +456,7 @@ impl<G: Game> State<G> {
         pre!(Subsystem::Effects, effects, 0, l.effects);
         pre!(Subsystem::Effects, effect_timers, 0, l.effects);
         pre!(Subsystem::Effects, effect_mags, 0, l.effects * l.mods);
-        col!(Subsystem::Effects, effect_specs);
+        pre!(Subsystem::Effects, effect_specs, 3, 1);
         pre!(Subsystem::Effects, origins, 2, 1);
         pre!(Subsystem::Abilities, specs, 0, l.abilities);
         pre!(Subsystem::Abilities, ability_state, 0, l.abilities * l.state_words);
@@ -468,7 +471,7 @@ impl<G: Game> State<G> {
 
     /// Calls `f` for every column in checksum order, with its subsystem, name, bytes and how
     /// many of its leading bytes the checksum covers: all of a world-wide column; of a
-    /// per-entity column, the task pool and the origin pool, the records in use
+    /// per-entity column and the task, stored-spec and origin pools, the records in use
     /// ([`State::used`]; the rest are as [`State::new`] made them, and not hashed).
     pub fn visit_columns(&self, mut f: impl FnMut(Subsystem, &'static str, &[u8], usize)) {
         use bytemuck::{bytes_of, cast_slice};
@@ -496,7 +499,7 @@ impl<G: Game> State<G> {
         pre!(Subsystem::Effects, "effects", effects, 0, l.effects);
         pre!(Subsystem::Effects, "effect_timers", effect_timers, 0, l.effects);
         pre!(Subsystem::Effects, "effect_magnitudes", effect_mags, 0, l.effects * l.mods);
-        col!(Subsystem::Effects, "effect_specs", effect_specs);
+        pre!(Subsystem::Effects, "effect_specs", effect_specs, 3, 1);
         pre!(Subsystem::Effects, "effect_origins", origins, 2, 1);
         pre!(Subsystem::Abilities, "ability_specs", specs, 0, l.abilities);
         pre!(Subsystem::Abilities, "ability_state", ability_state, 0, l.abilities * l.state_words);
@@ -672,14 +675,18 @@ mod tests {
         fill(cast_slice_mut(&mut s.specs[..e * l.abilities]));
         fill(cast_slice_mut(&mut s.tasks[..t]));
         fill(cast_slice_mut(&mut s.origins[..o]));
+        // Stored specs follow the task count (the layout has two slots).
+        let specs = tasks.min(2);
+        fill(cast_slice_mut(&mut s.effect_specs[..specs as usize]));
+        s.header.specs_high_water = specs;
         s.header.high_water = entities;
         s.header.task_high_water = tasks;
         s.header.origins_len = origins;
         s
     }
 
-    /// Per-entity columns, the task pool and the origin pool are copied only as far as either
-    /// state uses them and hashed only as far as the source uses them: the copy still leaves
+    /// Per-entity columns and the task, stored-spec and origin pools are copied only as far as
+    /// either state uses them and hashed only as far as the source uses them: the copy still leaves
     /// exactly the source's bytes (a destination that used more is reset to the new-world
     /// bytes past the source's marks), and the checksum sees every used record.
     #[test]
@@ -715,6 +722,9 @@ mod tests {
         s.components[1].x = Fx::from_bits(1);
         assert_ne!(s.checksums().part(Subsystem::Game), before.part(Subsystem::Game));
         let before = s.checksums();
+        s.effect_specs[0].level ^= 1;
+        assert_ne!(s.checksums().part(Subsystem::Effects), before.part(Subsystem::Effects));
+        let before = s.checksums();
         s.tasks[0].a ^= 1;
         assert_ne!(s.checksums().part(Subsystem::Tasks), before.part(Subsystem::Tasks));
         // The bytes covered: the used records of each pooled column and every world-wide one.
@@ -724,6 +734,7 @@ mod tests {
         let (entities, tasks, origins) = (3 - 2, 3 - 1, 6 - 2);
         let unused = entities * per_entity
             + tasks * core::mem::size_of::<TaskRec>()
+            + core::mem::size_of::<EffectSpec>()
             + origins * core::mem::size_of::<PooledOrigin>();
         assert_eq!(s.live_byte_len() + unused, s.byte_len());
     }

@@ -53,7 +53,9 @@ impl<G: Game> State<G> {
         check(h.origins_len as usize <= self.origins.len(), || {
             format!("header.origins_len {} > {}", h.origins_len, self.origins.len())
         })?;
-        check(h.reserved == 0, || "header.reserved is not zero".into())?;
+        check(h.specs_high_water as usize <= self.effect_specs.len(), || {
+            format!("header.specs_high_water {} > {}", h.specs_high_water, self.effect_specs.len())
+        })?;
         // The free lists end (no cycle, every link in range).
         let mut at = h.free_head;
         for _ in 0..=n {

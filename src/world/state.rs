@@ -473,7 +473,10 @@ impl<G: Game> State<G> {
     /// many of its leading bytes the checksum covers: all of a world-wide column; of a
     /// per-entity column and the task, stored-spec and origin pools, the records in use
     /// ([`State::used`]; the rest are as [`State::new`] made them, and not hashed).
-    pub fn visit_columns(&self, mut f: impl FnMut(Subsystem, &'static str, &[u8], usize)) {
+    pub fn visit_columns<'a>(
+        &'a self,
+        mut f: impl FnMut(Subsystem, &'static str, &'a [u8], usize),
+    ) {
         use bytemuck::{bytes_of, cast_slice};
         let l = self.layout;
         let used = self.used();

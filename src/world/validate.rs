@@ -230,24 +230,21 @@ impl<G: Game> State<G> {
             }
             check(ent(c.target) && c.tag.index() < tags, || format!("standalone_cues[{i}]"))?;
         }
-        // Past the entity and task high-water marks and the origin pool's used front, every
-        // record is as a new world has it: copies and checksums stop at those marks.
+        // Past the entity, task and stored-spec high-water marks and the origin pool's used
+        // front, every record is as a new world has it: copies and checksums stop at those
+        // marks. (Compared in place: the columns are borrowed, not copied.)
         let fresh = State::<G>::new(l, h.seed);
         let mut new_columns = Vec::new();
-        fresh.visit_columns(|_, _, b, _| new_columns.push(b.to_vec()));
-        let mut k = 0;
-        let mut bad = None;
-        self.visit_columns(|_, name, b, used| {
-            if bad.is_none() && new_columns.get(k).is_none_or(|n| n.get(used..) != b.get(used..)) {
-                bad = Some(format!(
+        fresh.visit_columns(|_, _, b, _| new_columns.push(b));
+        let mut mine = Vec::new();
+        self.visit_columns(|_, name, b, used| mine.push((name, b, used)));
+        for ((name, b, used), new) in mine.into_iter().zip(new_columns) {
+            check(new.get(used..) == b.get(used..), || {
+                format!(
                     "{name}: the bytes past its used records (from byte {used}) are not those of \
                      a new world"
-                ));
-            }
-            k += 1;
-        });
-        if let Some(b) = bad {
-            return Err(b);
+                )
+            })?;
         }
         Ok(())
     }

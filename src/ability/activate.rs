@@ -6,7 +6,7 @@ use super::{
     AbilityEvent, AbilitySpec, Activation, ActivationFailure, ActivationRecord, EventData,
     NO_INPUT, spec_flags,
 };
-use crate::content::def::{AbilityDef, GrantDef, TriggerDef};
+use crate::content::def::{AbilityDef, GrantDef, MagnitudeDef, TriggerDef};
 use crate::content::raw::{GrantRemoval, Instancing};
 use crate::effect::EffectSpec;
 use crate::id::{AbilityDefId, AbilityHandle, EffectDefId, EffectHandle, Entity};
@@ -491,9 +491,20 @@ impl<G: Game> World<G> {
 
     fn can_afford(&self, h: AbilityHandle, def: &AbilityDef) -> bool {
         let Some(cost) = def.cost else { return true };
-        let spec = self.cost_spec(h, cost, def);
         let content = self.content.clone();
         let edef = content.effect_def(cost);
+        // A `Scalable` magnitude reads nothing of the spec but its level: costs made only of
+        // those (the common case) skip building the ability's spec (source tags, captures,
+        // context), which was most of an activation attempt's cost.
+        let spec = if edef
+            .modifiers
+            .iter()
+            .all(|m| matches!(m.magnitude, MagnitudeDef::Scalable { .. }))
+        {
+            EffectSpec::new(cost, self.ability(h).map(|s| s.level).unwrap_or(1))
+        } else {
+            self.cost_spec(h, cost, def)
+        };
         let owner = h.owner;
         // Apply the cost modifiers to scratch base values in order, then require every touched
         // attribute's resulting current value to stay at or above 0.

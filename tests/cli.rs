@@ -1,6 +1,7 @@
 //! The `rollback-abilities` command-line tool (feature `cli`), run as a process: exit codes,
 //! reports, errors, replays, traces, plots and desync diffs.
 
+use crate::common::TempDir;
 use rollback_abilities::debug::WorldDump;
 use rollback_abilities::scenario::Scenario;
 use std::path::{Path, PathBuf};
@@ -14,12 +15,9 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rba-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh scratch directory for one test, removed when the test ends.
+fn scratch(name: &str) -> TempDir {
+    TempDir::new(&format!("cli_{name}"))
 }
 
 fn run(cmd: &mut Command) -> (i32, String, String) {

@@ -3,7 +3,62 @@
 #![allow(dead_code)]
 
 use rollback_abilities::prelude::*;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A scratch directory for one test, removed (with its contents) when dropped, so a test run
+/// leaves nothing behind in the temporary directory. Named by process, tag and a counter, so
+/// tests running in parallel never share one.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// A new, empty directory.
+    pub fn new(tag: &str) -> TempDir {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir()
+            .join(format!("rollback_abilities_test_{tag}_{}_{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Writes `text` to the file `name` in the directory.
+    pub fn write(&self, name: &str, text: &str) {
+        std::fs::write(self.0.join(name), text).expect("write temp file");
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
 
 /// A game with no data of its own.
 pub struct Plain;

@@ -7,8 +7,8 @@
 //! inside the quote of a bad number string, at the token after a missing comma, at the closing
 //! bracket of a struct that misses a field, or at the end of a truncated file.
 
+use crate::common::TempDir;
 use rollback_abilities::{Content, ContentBuilder, ContentError, ContentErrorKind as K};
-use std::path::{Path, PathBuf};
 
 /// Freezes one file named `effects.ron` and returns its error.
 fn fail(text: &str) -> ContentError {
@@ -1202,37 +1202,6 @@ fn inline_content_is_named_inline() {
 // Directories and the content hash
 
 /// A unique directory under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!(
-            "rollback_abilities_content_errors_{tag}_{}_{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn write(&self, name: &str, text: &str) {
-        std::fs::write(self.0.join(name), text).expect("write temp file");
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[test]
 fn load_dir_missing_directory_is_io() {
     let dir = std::env::temp_dir()

@@ -221,11 +221,8 @@ mod cli_args {
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
-    fn scratch(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("rba-malformed-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    fn scratch(name: &str) -> crate::common::TempDir {
+        crate::common::TempDir::new(&format!("malformed_{name}"))
     }
 
     struct Case {

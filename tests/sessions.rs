@@ -455,7 +455,7 @@ fn injected_nondeterminism_is_located() {
     // Peer B runs the same world but one frame its health is nudged (as a bug would).
     let net = EmulatedNetwork::new(NetConditions::PERFECT, 7);
     let mut ps = peers(&net, 2, 2, true);
-    let dir = std::env::temp_dir().join(format!("rba-desync-{}", std::process::id()));
+    let dir = crate::common::TempDir::new("desync");
     ps[1].runner.write_desync_reports_to(&dir);
     let health = ps[0].runner.world().content().attr("Health").unwrap();
     let mut tick = 0u32;
@@ -503,7 +503,6 @@ fn injected_nondeterminism_is_located() {
         let back = WorldDump::read(&file.path()).unwrap();
         assert_eq!(back.frame, report.frame);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The input delay changes during a match (GGRS `set_input_delay`, through `LocalPeer`): more

@@ -4,7 +4,7 @@
 
 use super::activate::{END_AFTER_TASK, TIMELINE_TASK};
 use super::ctx::AbilityCtx;
-use super::task::{Cmp, TaskRec, event_matches, kind, tflags};
+use super::task::{Cmp, TaskIndex, TaskRec, event_matches, kind, tflags};
 use super::{
     AbilityEvent, ActivationFailure, EventData, TargetData, TaskEvent, TaskResult, TaskSpec,
 };
@@ -266,25 +266,22 @@ impl<G: Game> World<G> {
         let mut from = 0;
         while let Some(slot) = self.scratch.tasks.next_ticked(from, hw) {
             from = slot + 1;
+            // The dense due column first: a repeat between its beats or a wait short of its
+            // end does nothing this frame, and its record is not read.
+            if self.scratch.tasks.due.get(slot).is_some_and(|d| *d > frame) {
+                continue;
+            }
             let t = &self.state.tasks[slot];
             if !t.is_live() || t.flags & DONE != 0 {
                 continue;
             }
-            if Self::tick_does_something(t, frame) {
+            if TaskIndex::tick_does_something(t, frame) {
                 self.run_item(|w| w.tick_task(slot, frame));
+                // The tick may have advanced the counter, or freed the slot and let a spawn
+                // reuse it: refresh from whatever record the slot holds now.
+                let t = self.state.tasks[slot];
+                self.scratch.tasks.refresh_due(slot, &t);
             }
-        }
-    }
-
-    /// Whether [`World::tick_task`] would change anything this frame (most ticks of a wait or
-    /// a repeat between its beats do not, and skip the work item).
-    fn tick_does_something(t: &TaskRec, frame: Frame) -> bool {
-        let elapsed = frame.saturating_sub(t.started);
-        match t.kind {
-            kind::WAIT_FRAMES => elapsed >= t.a,
-            kind::REPEAT => elapsed >= t.b.saturating_mul(t.counter.saturating_add(1)),
-            kind::PLAY_TIMELINE | kind::ROOT_MOTION => elapsed != 0,
-            _ => false,
         }
     }
 

@@ -506,6 +506,10 @@ pub(crate) struct TaskIndex {
     /// timelines, root motion). P5 visits these bits in slot order instead of reading every
     /// 120-byte record of the pool.
     pub ticked: Vec<u64>,
+    /// Per task slot with a `ticked` bit: a frame before which P5's tick cannot do anything
+    /// ([`TaskIndex::due_frame`] of the record), so a repeat between its beats or a wait
+    /// short of its end is skipped from this dense column without reading its record.
+    pub due: Vec<u32>,
 }
 
 impl TaskIndex {
@@ -518,6 +522,41 @@ impl TaskIndex {
             effect_watchers: 0,
             by_kind: [0; 32],
             ticked: vec![0; tasks.div_ceil(64)],
+            due: vec![0; tasks],
+        }
+    }
+
+    /// Whether P5's tick of `t` would change anything at `frame` (most ticks of a wait or a
+    /// repeat between its beats do not, and skip the work item).
+    pub fn tick_does_something(t: &TaskRec, frame: Frame) -> bool {
+        let elapsed = frame.saturating_sub(t.started);
+        match t.kind {
+            kind::WAIT_FRAMES => elapsed >= t.a,
+            kind::REPEAT => elapsed >= t.b.saturating_mul(t.counter.saturating_add(1)),
+            kind::PLAY_TIMELINE | kind::ROOT_MOTION => elapsed != 0,
+            _ => false,
+        }
+    }
+
+    /// The first frame at which P5's tick of `t` can do something: a lower bound of the frames
+    /// where `elapsed = frame.saturating_sub(started)` meets the kind's condition (a wait's
+    /// length, a repeat's next beat, any frame after the start for timelines and root motion),
+    /// so frames before it skip the task; frames at or after it still check the record.
+    pub fn due_frame(t: &TaskRec) -> u32 {
+        // `elapsed >= n` holds at every frame when `n == 0`, else from `started + n` on.
+        let after = |n: u32| if n == 0 { 0 } else { t.started.saturating_add(n) };
+        match t.kind {
+            kind::WAIT_FRAMES => after(t.a),
+            kind::REPEAT => after(t.b.saturating_mul(t.counter.saturating_add(1))),
+            kind::PLAY_TIMELINE | kind::ROOT_MOTION => after(1),
+            _ => u32::MAX,
+        }
+    }
+
+    /// Refreshes a slot's due frame from its record (after a tick changed its counter).
+    pub fn refresh_due(&mut self, slot: usize, t: &TaskRec) {
+        if let Some(d) = self.due.get_mut(slot) {
+            *d = Self::due_frame(t);
         }
     }
 
@@ -577,6 +616,7 @@ impl TaskIndex {
             self.by_kind[usize::from(t.kind) & 31] += 1;
             if Self::is_ticked(t.kind) {
                 self.set_ticked(slot, true);
+                self.refresh_due(slot, t);
             }
             if let Some(h) = self.head.get_mut(t.owner.index as usize) {
                 self.next[slot] = *h;
@@ -595,6 +635,7 @@ impl TaskIndex {
         self.by_kind[usize::from(t.kind) & 31] += 1;
         if Self::is_ticked(t.kind) {
             self.set_ticked(slot, true);
+            self.refresh_due(slot, t);
         }
         let Some(&first) = self.head.get(t.owner.index as usize) else { return };
         let s = slot as u32;
@@ -714,5 +755,44 @@ mod tests {
         fresh.rebuild(&pool, 150);
         assert_eq!(fresh.ticked, ix.ticked);
         assert_eq!(fresh.by_kind, ix.by_kind);
+        assert_eq!(fresh.due[5], ix.due[5]);
+    }
+
+    proptest::proptest! {
+        /// The due column may only skip frames where the tick does nothing (it is a lower
+        /// bound of the first frame that does something) and skips all of them below the
+        /// saturation point: a tick happens at a frame exactly when the frame is at or after
+        /// the due frame.
+        #[test]
+        fn due_frame_is_the_first_frame_a_tick_does_something(
+            k in 0u16..4,
+            started in proptest::prop_oneof![0u32..64, (u32::MAX - 64)..=u32::MAX],
+            a in proptest::prop_oneof![0u32..8, (u32::MAX - 8)..=u32::MAX],
+            b in proptest::prop_oneof![0u32..8, (u32::MAX / 2)..=u32::MAX],
+            counter in proptest::prop_oneof![0u32..8, (u32::MAX - 8)..=u32::MAX],
+            offset in 0u32..80,
+        ) {
+            let kind = [kind::WAIT_FRAMES, kind::REPEAT, kind::PLAY_TIMELINE, kind::ROOT_MOTION]
+                [usize::from(k)];
+            let t = TaskRec { kind, started, a, b, counter, ..live(kind, 0) };
+            let due = TaskIndex::due_frame(&t);
+            // Frames around the start and around the due frame, both ends of `u32`.
+            for frame in [
+                started.wrapping_add(offset),
+                started.wrapping_sub(offset),
+                due.wrapping_add(offset),
+                due.wrapping_sub(offset),
+                offset,
+                u32::MAX - offset,
+            ] {
+                let does = TaskIndex::tick_does_something(&t, frame);
+                if does {
+                    proptest::prop_assert!(frame >= due, "{t:?} frame {frame} due {due}");
+                }
+                if due < u32::MAX && frame >= due {
+                    proptest::prop_assert!(does, "{t:?} frame {frame} due {due}");
+                }
+            }
+        }
     }
 }

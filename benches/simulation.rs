@@ -276,6 +276,39 @@ fn main() {
                 }
             })
         });
+        if n == 256 {
+            // The same rollback saving into one snapshot instead of the ring, interleaved with
+            // the ring's iteration by iteration (this VM's speed changes by up to 2× from one
+            // minute to the next, so two benches run one after the other do not compare): what
+            // the ring's slots cost by being out of cache (each save writes a slot last written
+            // 10 frames ago, 7.6 MB of other slots in between).
+            let mut one = SnapshotRing::new(&a.world, 1);
+            let start = a.world.snapshot();
+            let rollback = |a: &mut Arena, ring: &mut SnapshotRing<ArenaGame>| {
+                let t = Instant::now();
+                let _ = a.world.load(&start);
+                for _ in 0..8 {
+                    black_box(ring.save_checksummed(&a.world));
+                    a.step();
+                }
+                t.elapsed()
+            };
+            g.bench_function(BenchmarkId::new("rollback_8_ring_then_one_slot", n), |b| {
+                b.iter_custom(|iters| {
+                    let (mut in_ring, mut in_one) = (Duration::ZERO, Duration::ZERO);
+                    for _ in 0..iters {
+                        in_ring += rollback(&mut a, &mut ring);
+                        in_one += rollback(&mut a, &mut one);
+                    }
+                    let per = |d: Duration| d.as_nanos() as f64 / iters.max(1) as f64;
+                    record(&format!("pair_ring/{n}"), samples, per(in_ring));
+                    record(&format!("pair_one_slot/{n}"), samples, per(in_one));
+                    record(&format!("pair_ratio/{n}"), samples, per(in_one) / per(in_ring));
+                    in_ring + in_one
+                })
+            });
+            let _ = a.world.load(&start);
+        }
         g.finish();
         if let Some(m) = median(&format!("memcpy/{n}")) {
             memcpy_ns.insert(n, m);
@@ -359,6 +392,17 @@ fn main() {
                 }
             );
         }
+        if let (Some(ring), Some(one), Some(r)) = (
+            median(&format!("pair_ring/{n}")),
+            median(&format!("pair_one_slot/{n}")),
+            median(&format!("pair_ratio/{n}")),
+        ) {
+            println!(
+                "               rollback-8 interleaved: 10-slot ring {:>10}, one slot {:>10} (median ratio {r:.2})",
+                us(ring),
+                us(one),
+            );
+        }
         if n == 256 {
             println!(
                 "               step target ≤ 50 µs: {}",
@@ -392,4 +436,74 @@ fn main() {
             director_calls.0
         );
     }
+    if TIMES.with(|m| m.borrow().contains_key("step/256")) {
+        snapshot_churn();
+    }
+}
+
+/// How much of arena-256's saved bytes change from one frame to the next, over ten frames, and
+/// between a frame and the same frame re-simulated with one player's inputs mispredicted: the
+/// case for a ring that keeps per-frame differences instead of whole copies
+/// (`docs/performance.md`, "What limits the misses"). Counts, not times.
+fn snapshot_churn() {
+    fn changed(a: &[u8], b: &[u8], unit: usize) -> f64 {
+        let n = a.chunks(unit).zip(b.chunks(unit)).filter(|(x, y)| x != y).count();
+        n as f64 / a.len().div_ceil(unit) as f64
+    }
+    fn spread(mut v: Vec<f64>) -> String {
+        v.sort_by(f64::total_cmp);
+        format!(
+            "{:.2}–{:.2} % (median {:.2} %)",
+            100.0 * v[0],
+            100.0 * v[v.len() - 1],
+            100.0 * v[v.len() / 2]
+        )
+    }
+    let mut a = arena(256);
+    let live = a.world.live_snapshot_bytes();
+    let mut states = vec![a.world.state_bytes()];
+    for _ in 0..110 {
+        a.step();
+        states.push(a.world.state_bytes());
+    }
+    let pairs = |gap: usize, unit: usize| {
+        (gap..states.len())
+            .map(|i| changed(&states[i - gap][..live], &states[i][..live], unit))
+            .collect::<Vec<_>>()
+    };
+    println!(
+        "snapshot churn, arena-256 ({live} bytes saved per frame; 64-byte lines, 4 KiB pages changed):"
+    );
+    println!(
+        "  next frame:       lines {}   pages {}",
+        spread(pairs(1, 64)),
+        spread(pairs(1, 4096))
+    );
+    println!(
+        "  10 frames later:  lines {}   pages {}",
+        spread(pairs(10, 64)),
+        spread(pairs(10, 4096))
+    );
+    // The same 8 frames with player 0's inputs mispredicted, against the true ones.
+    let start = a.world.snapshot();
+    let mut truth = Vec::new();
+    for _ in 0..8 {
+        a.step();
+        truth.push(a.world.state_bytes());
+    }
+    let _ = a.world.load(&start);
+    let (mut lines, mut pages) = (Vec::new(), Vec::new());
+    for (k, t) in truth.iter().enumerate() {
+        let mut inputs = Arena::player_inputs(a.world.next_frame());
+        inputs[0] = inputs[0].wrapping_add(1 + k as u8) & 0x0f;
+        a.world.step(&inputs);
+        let s = a.world.state_bytes();
+        lines.push(changed(&t[..live], &s[..live], 64));
+        pages.push(changed(&t[..live], &s[..live], 4096));
+    }
+    println!(
+        "  mispredicted vs true, same frame (8 frames): lines {}   pages {}",
+        spread(lines),
+        spread(pages)
+    );
 }

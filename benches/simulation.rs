@@ -2,7 +2,9 @@
 //! per active effect, a full 8-frame rollback (load + 8 × (step + save + checksum)), scaling
 //! from 64 to 4096 fighters, and the cue director's reconcile per rollback batch. Each is also
 //! printed as a ratio against a reference measured in the same run (a `copy_from_slice` of the
-//! snapshot's bytes, or the 256-fighter cost per fighter for scaling).
+//! snapshot's bytes, or the 256-fighter cost per fighter for scaling). At 256 fighters it also
+//! runs the rollback into the 10-slot ring and into one snapshot alternately (what the ring's
+//! out-of-cache slots cost) and counts how much of the saved state changes per frame.
 //!
 //! ```sh
 //! cargo bench --bench simulation

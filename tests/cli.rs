@@ -257,3 +257,103 @@ fn help_teaches() {
     assert_eq!(code, 0);
     assert!(out.contains("docs/scenarios.md") && out.contains("--trace"), "{out}");
 }
+
+/// The summary line's fields for one size, parsed (`bench: entities=N snapshot_bytes=B …`).
+fn bench_summaries(out: &str) -> Vec<std::collections::BTreeMap<String, f64>> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("bench: "))
+        .map(|l| {
+            l.split_whitespace()
+                .map(|kv| {
+                    let (k, v) = kv.split_once('=').unwrap_or_else(|| panic!("{kv} in {l}"));
+                    (k.to_string(), v.parse::<f64>().unwrap_or_else(|_| panic!("{kv} in {l}")))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `bench --quick` on the reference arena and on user content runs and ends each size with the
+/// machine-readable summary: every field present and a number, the snapshot bytes exactly what
+/// a save of that world copies, every time and ratio positive (no claim about their values:
+/// timing is the benches' business, not a test's).
+#[test]
+fn bench_quick_prints_a_summary_per_size() {
+    use rollback_abilities::arena::{Arena, ArenaSpec};
+    let fields = [
+        "entities",
+        "snapshot_bytes",
+        "step_us",
+        "rollback8_us",
+        "save_ratio",
+        "load_ratio",
+        "checksum_ratio",
+    ];
+    let (code, out, err) = run(bin().args([
+        "bench",
+        "--quick",
+        "--entities",
+        "8",
+        "--entities",
+        "24",
+        "--samples",
+        "3",
+    ]));
+    assert_eq!(code, 0, "{out}{err}");
+    let rows = bench_summaries(&out);
+    assert_eq!(rows.len(), 2, "{out}");
+    for (row, n) in rows.iter().zip([8u32, 24]) {
+        assert_eq!(row.keys().map(String::as_str).collect::<Vec<_>>().len(), fields.len());
+        for f in fields {
+            let v = row.get(f).unwrap_or_else(|| panic!("{f} missing: {out}"));
+            assert!(v.is_finite() && *v > 0.0, "{f}={v}: {out}");
+        }
+        assert_eq!(row["entities"], f64::from(n));
+        let bytes = Arena::new(ArenaSpec { entities: n, ..ArenaSpec::default() })
+            .world
+            .live_snapshot_bytes();
+        assert_eq!(row["snapshot_bytes"], bytes as f64, "{out}");
+    }
+
+    // User content (no registered functions: the tool registers none): every entity gets the
+    // attribute set, the ability and the regeneration.
+    let dir = scratch("bench");
+    dir.write(
+        "content.ron",
+        r#"(
+            tags: ["Ability.Strike", "Cooldown.Strike"],
+            attribute_sets: { "Vitals": (attributes: {
+                "Health": (default: 100, min: Const(0), max: Const(100)),
+                "Stamina": (default: 50, min: Const(0)),
+            }) },
+            effects: {
+                "Regen": (duration: Infinite, period: Frames(4),
+                    modifiers: [(attribute: "Stamina", op: Add, magnitude: Scalable(coef: 1))]),
+                "StrikeCost": (modifiers: [(attribute: "Stamina", op: Add,
+                    magnitude: Scalable(coef: -5))]),
+                "StrikeCooldown": (duration: Frames(6), granted_tags: ["Cooldown.Strike"]),
+            },
+            abilities: {
+                "Strike": (tags: ["Ability.Strike"], cost: "StrikeCost",
+                    cooldown: "StrikeCooldown", commit_on_activate: true, end_after: Frames(3),
+                    input: 0),
+            },
+        )"#,
+    );
+    let (code, out, err) = run(bin()
+        .args(["bench", "--quick", "--entities", "4", "--samples", "3", "--content"])
+        .arg(dir.join("content.ron")));
+    assert_eq!(code, 0, "{out}{err}");
+    let rows = bench_summaries(&out);
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0]["entities"], 4.0);
+    assert!(
+        fields.iter().all(|f| rows[0].get(*f).is_some_and(|v| v.is_finite() && *v > 0.0)),
+        "{out}"
+    );
+
+    // A size out of range is a usage error that names the argument.
+    let (code, _, err) = run(bin().args(["bench", "--quick", "--entities", "1"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--entities 1"), "{err}");
+}

@@ -2138,6 +2138,32 @@ fn f_ga_14_specs_matching_and_activity_queries() {
 // F-GA-15 Levels, F-GA-16 Ability sets
 // ---------------------------------------------------------------------------------------------
 
+/// A cost made only of level-scaled magnitudes is checked without building the ability's spec:
+/// the check still reads the ability's level (cost 10 per level here), at the edge of
+/// affordability in both directions.
+#[test]
+fn f_ga_15_a_level_scaled_cost_is_checked_at_the_ability_level() {
+    let mut w =
+        arena(r#"(abilities: { "Fire": (tags: ["Ability.Skill.Fire"], cost: "ManaCost") })"#);
+    let mana = attr(&w, "Mana");
+    let hero = actor(&mut w);
+    let h = w.grant_ability(hero, ab(&w, "Fire"), 3).expect("grant");
+    w.step(&[]);
+    w.set_base(hero, mana, int(29));
+    assert_eq!(w.try_activate(h), Err(ActivationFailure::CantAffordCost), "level 3 costs 30");
+    assert_eq!(w.attr(hero, mana), Some(int(29)), "nothing is paid on failure");
+    w.set_base(hero, mana, int(30));
+    assert_eq!(w.try_activate(h), ok(1));
+    w.end_ability(h);
+    assert_eq!(w.attr(hero, mana), Some(int(0)));
+    // At level 1 the same mana affords it.
+    w.set_base(hero, mana, int(10));
+    w.set_ability_level(h, 1);
+    w.step(&[]);
+    assert_eq!(w.try_activate(h), ok(2));
+    assert_eq!(w.attr(hero, mana), Some(int(0)));
+}
+
 #[test]
 fn f_ga_15_set_level_in_place_and_regrant_with_a_new_handle() {
     let mut w = arena(

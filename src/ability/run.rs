@@ -279,8 +279,7 @@ impl<G: Game> World<G> {
                 self.run_item(|w| w.tick_task(slot, frame));
                 // The tick may have advanced the counter, or freed the slot and let a spawn
                 // reuse it: refresh from whatever record the slot holds now.
-                let t = self.state.tasks[slot];
-                self.scratch.tasks.refresh_due(slot, &t);
+                self.scratch.tasks.refresh_due(slot, &self.state.tasks[slot]);
             }
         }
     }

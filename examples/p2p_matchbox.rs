@@ -22,12 +22,12 @@
 //! The game: every player drives a fighter with deterministic bot inputs; bit 0 holds Sprint
 //! (an ability triggered by a tag), bit 1 fires a hit at the next player every third frame.
 
-use ggrs::DesyncDetection;
 use rollback_abilities::AbilityInput;
 use rollback_abilities::prelude::*;
 use rollback_abilities::random::Stream;
 use rollback_abilities::session::{
     Handshake, MatchboxConfig, MatchboxOptions, MatchboxSession, Runner, SessionEvent,
+    hardened_builder,
 };
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -123,11 +123,9 @@ struct PeerArgs {
 fn peer(args: &PeerArgs) -> Result<bool, Error> {
     let world = world(args.players)?;
     let handshake = Handshake::of(&world);
-    let builder = ggrs::SessionBuilder::<MatchboxConfig<Brawl>>::new()
-        .with_max_prediction_window(8)
-        .with_input_delay(args.input_delay)
-        .with_disconnect_timeout(Duration::from_secs(10))
-        .with_desync_detection_mode(DesyncDetection::On { interval: 10 });
+    // GGRS's wall-clock disconnect timeout is off: the runner's departure rule decides, and the
+    // survivors agree on the frame a leaver's input ends at.
+    let builder = hardened_builder::<MatchboxConfig<Brawl>>(args.players, 8, args.input_delay, 10)?;
     let start = Instant::now();
     let mut options = MatchboxOptions::new(args.room.clone(), args.players);
     options.peers_timeout = args.timeout;
@@ -142,6 +140,7 @@ fn peer(args: &PeerArgs) -> Result<bool, Error> {
     let remotes: BTreeSet<_> = m.roster.remotes().collect();
 
     let mut runner = Runner::new(world, 8, 10);
+    runner.attach_guard(m.guard.clone());
     runner.record(0);
     let tick = Duration::from_micros(16_667);
     let mut next = Instant::now();
@@ -168,6 +167,10 @@ fn peer(args: &PeerArgs) -> Result<bool, Error> {
                 SessionEvent::WaitRecommendation(n) => next += tick * n,
                 SessionEvent::Disconnected(who) => {
                     eprintln!("peer {who} disconnected");
+                    disconnected = true;
+                }
+                SessionEvent::Left { peer, players, last_frame } => {
+                    eprintln!("peer {peer} left (players {players:?}, last frame {last_frame:?})");
                     disconnected = true;
                 }
                 SessionEvent::Desync(frame) => eprintln!("DESYNC at frame {frame}"),

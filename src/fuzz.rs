@@ -14,6 +14,7 @@
 //! | [`scenario`] | scenario RON text | [`Scenario::from_str`] returns a typed error or a scenario; a short valid one runs in plain mode |
 //! | [`step_inputs`] | raw network bytes | reinterpreted as each game's `Pod` input (duel, arena, scenario game) with any input status and any input count, stepping never panics |
 //! | [`determinism`] | inputs, rollback depth, seed | [`RollbackDriver`] at random depths gives the straight run's checksum every frame |
+//! | [`session`] | datagrams from a hostile peer | injected into a live 3-player GGRS match (raw bytes, or messages with the impersonated peer's real session number), no peer panics, GGRS never fails an assertion, the honest peers keep advancing |
 //! | [`presenter`] | inputs, prediction lag and rollback schedule | [`PresenterLog::check_invariants`] holds and the reconciled log equals the straight run's |
 //!
 //! ```
@@ -50,6 +51,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("step_inputs", step_inputs),
     ("determinism", determinism),
     ("presenter", presenter),
+    ("session", session),
 ];
 
 /// Runs the target called `name` on `data`; `false` if there is no such target.
@@ -259,6 +261,83 @@ pub fn scenario(data: &[u8]) {
     }
     let options = RunOptions { modes: Some(vec![Mode::Plain]), ..RunOptions::default() };
     let _ = crate::scenario::run(&s, &options);
+}
+
+/// Datagrams from a hostile peer fed into a live match: a 3-player match of the duel over the
+/// emulated network, every peer behind a [`GuardedSocket`](crate::session::GuardedSocket); each
+/// tick the data says what the attacker, on player 1's address, sends to player 0 — raw bytes as
+/// a UDP datagram would carry them, or input, checksum, quality, acknowledgement and keep-alive
+/// messages with any field values and player 1's real session number (an attacker on the path
+/// sees it). Player 0 must never panic, GGRS must never fail inside it, and it must keep
+/// advancing frames.
+pub fn session(data: &[u8]) {
+    use crate::session::{LocalMatch, MatchConfig, NetConditions, PeerAddr, forge};
+    use ggrs::NonBlockingSocket;
+    let mut b = Bytes::new(data);
+    let loss = u32::from(b.u8() % 3) * 10;
+    let config = MatchConfig {
+        players: 3,
+        conditions: NetConditions { loss_percent: loss, jitter_ms: 20, ..NetConditions::PERFECT },
+        departure_ticks: 60,
+        ..MatchConfig::default()
+    };
+    let Ok(mut m) = LocalMatch::<Duel>::new(config, |_| duel::new_world(3, 3)) else {
+        panic!("a 3-player duel match builds");
+    };
+    if let Err(e) = m.synchronize() {
+        panic!("the match synchronises: {e}");
+    }
+    let mut attacker = m.network().socket(PeerAddr(1));
+    let victim = PeerAddr(0);
+    for tick in 0..120u32 {
+        let current = m.peers()[0].runner.world().next_frame() as i32;
+        let magic = m.peers()[0].guard.remote_magic(&PeerAddr(1)).unwrap_or(0);
+        let sends = if b.exhausted() { 0 } else { b.u8() % 4 };
+        for _ in 0..sends {
+            let near = |b: &mut Bytes<'_>| current + i32::from(b.u8() as i8);
+            let msg = match b.u8() % 8 {
+                0 => {
+                    let len = usize::from(b.u8());
+                    let mut raw = vec![0u8; len];
+                    b.fill(&mut raw);
+                    crate::session::message_from_bytes(&raw)
+                }
+                1..=3 => {
+                    let n = usize::from(b.u8() % 5);
+                    let statuses: Vec<(bool, i32)> =
+                        (0..n).map(|_| (b.u8().is_multiple_of(4), near(&mut b))).collect();
+                    let len = usize::from(b.u8() % 24);
+                    let mut bytes = vec![0u8; len];
+                    b.fill(&mut bytes);
+                    let start = near(&mut b);
+                    Some(forge::input(
+                        magic,
+                        &statuses,
+                        b.u8().is_multiple_of(16),
+                        start,
+                        near(&mut b),
+                        bytes,
+                    ))
+                }
+                4 => Some(forge::checksum(magic, near(&mut b), u128::from(b.u64()))),
+                5 => Some(forge::quality(magic, b.u8() as i8 as i16 * 300, u128::from(b.u64()))),
+                6 => Some(forge::ack(magic, near(&mut b))),
+                _ => Some(forge::keep_alive(b.u64() as u16)),
+            };
+            if let Some(msg) = msg {
+                attacker.send_to(&msg, &victim);
+            }
+        }
+        if let Err(e) = m.tick(
+            |p, f, _| duel::Input { buttons: ((f + p as u32) % 5) as u8, axis: 0 },
+            &mut [],
+            |_| {},
+        ) {
+            panic!("tick {tick}: {e}");
+        }
+    }
+    let frame = m.peers()[0].runner.world().next_frame();
+    assert!(frame >= 40, "player 0 stopped advancing at frame {frame}");
 }
 
 /// Network input bytes into `step`: the first byte picks a game (duel with 2–4 fighters, the
@@ -557,6 +636,13 @@ fn presenter_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
 /// committed corpora were made from these.
 pub fn seeds(target: &str) -> Vec<Vec<u8>> {
     match target {
+        "session" => vec![
+            Vec::new(),
+            // One RLE byte [0x80] with a continuation bit and nothing after it, every tick.
+            [0u8].iter().chain([1u8, 1, 1, 1, 1, 0x80].iter().cycle().take(600)).copied().collect(),
+            // Forged "player 2 left" notices, checksum lies and bursts of raw bytes.
+            (0..900u32).map(|i| (i.wrapping_mul(0x9E37_79B9) >> 24) as u8).collect(),
+        ],
         "content" => vec![
             FUZZ_CONTENT.as_bytes().to_vec(),
             duel::CONTENT_RON.as_bytes().to_vec(),

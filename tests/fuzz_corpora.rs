@@ -99,3 +99,8 @@ fn replay_regressions_decode_in_the_current_format() {
         assert!(r.is_ok(), "{}: {:?}", path.display(), r.err());
     }
 }
+
+#[test]
+fn fuzz_session_inputs() {
+    assert!(replay_all("session") >= 3);
+}

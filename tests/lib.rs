@@ -13,6 +13,7 @@ mod features_effects;
 mod features_tags;
 mod fuzz_corpora;
 mod golden;
+mod hostile;
 mod malformed;
 #[cfg(feature = "matchbox")]
 mod matchbox;

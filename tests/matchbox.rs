@@ -388,6 +388,7 @@ fn play(room: &str) {
     println!("peer handle: {handle}");
     let remotes: BTreeSet<_> = m.roster.remotes().collect();
     let mut runner = Runner::new(world, 8, 10);
+    runner.attach_guard(m.guard.clone());
     runner.record(0);
     let tick = Duration::from_micros(16_667);
     let mut next = Instant::now();

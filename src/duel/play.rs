@@ -251,6 +251,7 @@ impl DuelMatch {
             tick_ms: 16,
             conditions: options.conditions(),
             net_seed: options.seed,
+            ..MatchConfig::default()
         };
         // Build every world first so a failure is an error, not a panic inside `LocalMatch`.
         let mut worlds = Vec::with_capacity(options.peers);

@@ -1041,6 +1041,7 @@ fn peers(
             reorder_percent: 0,
         },
         net_seed: n.seed,
+        ..MatchConfig::default()
     };
     // Every peer gets the same world; setup errors surfaced in plain mode already.
     let mut worlds = Vec::with_capacity(players);

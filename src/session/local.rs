@@ -1,11 +1,12 @@
 //! `LocalMatch`: several GGRS peers in one process, talking over an [`EmulatedNetwork`].
 
-use super::net::{EmulatedNetwork, NetConditions, PeerAddr};
-use super::runner::{GgrsConfig, Runner, SessionError};
+use super::guard::{Guard, GuardConfig, GuardedSocket};
+use super::net::{EmulatedNetwork, EmulatedSocket, NetConditions, PeerAddr};
+use super::runner::{GgrsConfig, Runner, SessionError, SessionEvent, hardened_builder};
 use crate::cue::Presenter;
 use crate::num::Frame;
 use crate::world::{Game, World};
-use ggrs::{DesyncDetection, P2PSession, PlayerType, SessionBuilder, SessionState};
+use ggrs::{P2PSession, PlayerType, SessionState};
 
 /// How a [`LocalMatch`] is set up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +25,11 @@ pub struct MatchConfig {
     pub conditions: NetConditions,
     /// The network's random seed (drops, jitter, duplicates and reordering are reproducible).
     pub net_seed: u64,
+    /// Ticks a peer waits on a silent player before it leaves the match (see
+    /// [`Runner::set_departure_ticks`]); 0 never. Counted in ticks of the emulated clock, so a
+    /// seeded match gives the same result at any machine load (GGRS's own disconnect timeout
+    /// runs on the wall clock and is switched off in a `LocalMatch`).
+    pub departure_ticks: u32,
 }
 
 impl Default for MatchConfig {
@@ -36,6 +42,7 @@ impl Default for MatchConfig {
             tick_ms: 16,
             conditions: NetConditions::PERFECT,
             net_seed: 1,
+            departure_ticks: 300,
         }
     }
 }
@@ -45,14 +52,29 @@ impl Default for MatchConfig {
 pub struct LocalPeer<G: Game> {
     /// The peer's world and rollback machinery.
     pub runner: Runner<G>,
-    /// The peer's GGRS session.
+    /// The peer's GGRS session (over a [`GuardedSocket`]).
     pub session: P2PSession<GgrsConfig<G, PeerAddr>>,
     /// The player this peer controls.
     pub handle: usize,
+    /// The validating layer in front of the peer's GGRS session.
+    pub guard: Guard<PeerAddr>,
     input_delay: usize,
+    /// Every event the runner reported, in order.
+    events: Vec<SessionEvent>,
+    left: bool,
 }
 
 impl<G: Game> LocalPeer<G> {
+    /// The session events this peer's runner reported (the newest 2048 to 4096).
+    pub fn events(&self) -> &[SessionEvent] {
+        &self.events
+    }
+
+    /// Whether this peer left the match ([`LocalMatch::leave`]).
+    pub fn has_left(&self) -> bool {
+        self.left
+    }
+
     /// The peer's current input delay.
     pub fn input_delay(&self) -> usize {
         self.input_delay
@@ -116,6 +138,9 @@ impl<G: Game> core::fmt::Debug for LocalMatch<G> {
 /// (per frame for `run`).
 const SYNC_TICKS: u32 = 20_000;
 
+/// Session events a [`LocalPeer`] keeps (the newest).
+const MAX_EVENTS: usize = 4096;
+
 impl<G: Game> LocalMatch<G> {
     /// Builds the peers. `make_world(peer)` builds each peer's world, which must be identical
     /// on every peer (same content, hooks, configuration, setup) with player `i` bound to its
@@ -128,25 +153,40 @@ impl<G: Game> LocalMatch<G> {
         net.set_impaired(false);
         let mut peers = Vec::with_capacity(config.players);
         for i in 0..config.players {
-            let socket = net.socket(PeerAddr(i as u16));
-            let detection = if config.desync_interval == 0 {
-                DesyncDetection::Off
-            } else {
-                DesyncDetection::On { interval: config.desync_interval }
-            };
-            let mut b = SessionBuilder::<GgrsConfig<G, PeerAddr>>::new()
-                .with_num_players(config.players)?
-                .with_max_prediction_window(config.max_prediction)
-                .with_input_delay(config.input_delay)
-                .with_desync_detection_mode(detection);
+            let remotes =
+                (0..config.players).filter(|j| *j != i).map(|j| (PeerAddr(j as u16), vec![j]));
+            // Paced: GGRS's wall-clock traffic is replaced by resends on the emulated clock.
+            let (socket, guard) = GuardedSocket::<EmulatedSocket, PeerAddr>::new::<G::Input>(
+                net.socket(PeerAddr(i as u16)),
+                GuardConfig::new(config.players, config.max_prediction).with_paced(true),
+                remotes,
+            );
+            // GGRS's timeouts run on the wall clock: off (`departure_ticks` decides).
+            let mut b = hardened_builder::<GgrsConfig<G, PeerAddr>>(
+                config.players,
+                config.max_prediction,
+                config.input_delay,
+                config.desync_interval,
+            )?;
             for j in 0..config.players {
                 let t =
                     if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j as u16)) };
                 b = b.add_player(t, j)?;
             }
             let session = b.start_p2p_session(socket)?;
-            let runner = Runner::new(make_world(i), config.max_prediction, config.desync_interval);
-            peers.push(LocalPeer { runner, session, handle: i, input_delay: config.input_delay });
+            let mut runner =
+                Runner::new(make_world(i), config.max_prediction, config.desync_interval);
+            runner.attach_guard(guard.clone());
+            runner.set_departure_ticks(config.departure_ticks);
+            peers.push(LocalPeer {
+                runner,
+                session,
+                handle: i,
+                guard,
+                input_delay: config.input_delay,
+                events: Vec::new(),
+                left: false,
+            });
         }
         Ok(LocalMatch { net, peers, config })
     }
@@ -160,6 +200,9 @@ impl<G: Game> LocalMatch<G> {
             }
             self.net.advance_ms(5);
             if self.peers.iter().all(|p| p.session.current_state() == SessionState::Running) {
+                // GGRS retries synchronisation on the wall clock, so how long it took may vary
+                // with machine load: the match proper starts from a clean network at time 0.
+                self.net.restart_clock();
                 self.net.set_impaired(true);
                 return Ok(());
             }
@@ -181,14 +224,41 @@ impl<G: Game> LocalMatch<G> {
         mut script: impl FnMut(&mut World<G>),
     ) -> Result<(), SessionError> {
         for (i, p) in self.peers.iter_mut().enumerate() {
+            if p.left {
+                continue;
+            }
             let world = p.runner.world();
             let frame = world.next_frame() + p.input_delay as Frame;
             let local = input(p.handle, frame, world);
             let presenter = presenters.get_mut(i).map(|p| &mut **p as &mut dyn Presenter);
             p.runner.advance_p2p(&mut p.session, &[(p.handle, local)], presenter, &mut script)?;
+            p.events.extend(p.runner.drain_events());
+            // A bounded log: a misbehaving peer cannot grow it without limit.
+            if p.events.len() > MAX_EVENTS {
+                p.events.drain(..p.events.len() - MAX_EVENTS / 2);
+            }
         }
         self.net.advance_ms(self.config.tick_ms);
         Ok(())
+    }
+
+    /// Player `player`'s peer stops ticking (a frozen program, or one that stopped advancing on
+    /// purpose) while its socket stays on the network. The others wait for it for
+    /// [`MatchConfig::departure_ticks`] ticks, then carry on without it.
+    pub fn stop(&mut self, player: usize) {
+        if let Some(p) = self.peers.iter_mut().find(|p| p.handle == player) {
+            p.left = true;
+        }
+    }
+
+    /// Player `player`'s peer leaves: it stops ticking and its packets stop (as a closed
+    /// program's would). The others wait for it for [`MatchConfig::departure_ticks`] ticks,
+    /// then carry on with its input as disconnected.
+    pub fn leave(&mut self, player: usize) {
+        if let Some(p) = self.peers.iter_mut().find(|p| p.handle == player) {
+            p.left = true;
+            self.net.partition(PeerAddr(player as u16), true);
+        }
     }
 
     /// Ticks until every peer has confirmed frames `0..frames`. Inputs for frames at or after
@@ -219,7 +289,14 @@ impl<G: Game> LocalMatch<G> {
             )?;
             ticks += 1;
             if ticks > limit {
-                return Err(SessionError::Ggrs(ggrs::GgrsError::NotSynchronized));
+                let frame = self
+                    .peers
+                    .iter()
+                    .filter(|p| !p.left)
+                    .map(|p| p.runner.world().next_frame())
+                    .min()
+                    .unwrap_or(0);
+                return Err(SessionError::Stalled { frame, ticks });
             }
         }
         Ok(())
@@ -228,7 +305,7 @@ impl<G: Game> LocalMatch<G> {
     /// Whether every peer has confirmed frames `0..frames`.
     pub fn all_confirmed(&self, frames: Frame) -> bool {
         frames == 0
-            || self.peers.iter().all(|p| {
+            || self.peers.iter().filter(|p| !p.left).all(|p| {
                 let c = p.session.confirmed_frame();
                 c >= 0 && c as Frame + 1 >= frames
             })
@@ -240,6 +317,7 @@ impl<G: Game> LocalMatch<G> {
         let sums: Vec<Vec<u64>> = self
             .peers
             .iter()
+            .filter(|p| !p.left)
             .filter_map(|p| p.runner.recorder())
             .map(|r| r.replay().frames.iter().map(|f| f.checksum).collect())
             .collect();

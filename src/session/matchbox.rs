@@ -28,6 +28,7 @@
 //! `p2p_matchbox` example does the latter with `--serve`). The room is the URL path:
 //! `ws://host:port/room`.
 
+use super::guard::{Guard, GuardConfig, GuardedSocket};
 use super::handshake::{Handshake, HandshakeError};
 use super::runner::GgrsConfig;
 use crate::world::Game;
@@ -585,18 +586,29 @@ impl NonBlockingSocket<PeerId> for GgrsChannel {
 
 /// Adds every player of the roster to `builder` (after setting its player count to the
 /// roster's) and starts the P2P session on the socket's [`GGRS_CHANNEL`], which is taken out
-/// of the socket.
+/// of the socket, behind a [`GuardedSocket`] (attach the returned [`Guard`] to the session's
+/// [`Runner`](super::Runner)). `max_prediction` is the builder's prediction window.
 pub fn start_p2p_session<G: Game>(
     socket: &mut WebRtcSocket,
     roster: &Roster,
     builder: SessionBuilder<MatchboxConfig<G>>,
-) -> Result<P2PSession<MatchboxConfig<G>>, MatchboxError> {
+    max_prediction: usize,
+) -> Result<(P2PSession<MatchboxConfig<G>>, Guard<PeerId>), MatchboxError> {
     let mut builder = builder.with_num_players(roster.len())?;
+    let mut remotes = Vec::new();
     for (handle, kind) in roster.player_types() {
+        if let PlayerType::Remote(peer) = kind {
+            remotes.push((peer, vec![handle]));
+        }
         builder = builder.add_player(kind, handle)?;
     }
     let channel = socket.take_channel(GGRS_CHANNEL)?;
-    Ok(builder.start_p2p_session(GgrsChannel::new(channel))?)
+    let (guarded, guard) = GuardedSocket::new::<G::Input>(
+        GgrsChannel::new(channel),
+        GuardConfig::new(roster.len(), max_prediction),
+        remotes,
+    );
+    Ok((builder.start_p2p_session(guarded)?, guard))
 }
 
 /// Polls the session until GGRS has synchronised with every peer, or `timeout` passes.
@@ -634,6 +646,8 @@ pub struct MatchboxOptions {
     pub peers_timeout: Duration,
     /// How long to wait for every handshake, then for GGRS to synchronise.
     pub handshake_timeout: Duration,
+    /// The session builder's prediction window (the guard judges frames against it).
+    pub max_prediction: usize,
 }
 
 impl MatchboxOptions {
@@ -646,6 +660,7 @@ impl MatchboxOptions {
             ice: no_ice_servers(),
             peers_timeout: Duration::from_secs(30),
             handshake_timeout: Duration::from_secs(10),
+            max_prediction: 8,
         }
     }
 }
@@ -655,6 +670,9 @@ impl MatchboxOptions {
 pub struct MatchboxSession<G: Game> {
     /// The GGRS session (synchronised: drive it with a [`Runner`](super::Runner)).
     pub session: P2PSession<MatchboxConfig<G>>,
+    /// The validating layer in front of the session's socket: attach it to the runner
+    /// ([`Runner::attach_guard`](super::Runner::attach_guard)).
+    pub guard: Guard<PeerId>,
     /// Every player, in handle order.
     pub roster: Roster,
     /// The socket (the GGRS channel has been taken).
@@ -707,9 +725,10 @@ impl<G: Game> MatchboxSession<G> {
         let pending =
             exchange_handshake(&mut socket, &roster, handshake, options.handshake_timeout)
                 .map_err(|e| with_reason(e, &message_loop))?;
-        let mut session = start_p2p_session(&mut socket, &roster, builder)?;
+        let (mut session, guard) =
+            start_p2p_session(&mut socket, &roster, builder, options.max_prediction)?;
         synchronize(&mut session, options.handshake_timeout)?;
-        Ok(MatchboxSession { session, roster, socket, message_loop, pending })
+        Ok(MatchboxSession { session, guard, roster, socket, message_loop, pending })
     }
 
     /// Our player handle.

@@ -11,6 +11,7 @@
 //!   seeded [`EmulatedNetwork`].
 
 mod driver;
+mod guard;
 mod handshake;
 mod local;
 #[cfg(feature = "matchbox")]
@@ -20,6 +21,10 @@ mod prediction;
 mod runner;
 
 pub use driver::{BatchObserver, Divergence, NoObserver, RollbackDriver, RollbackStats};
+pub use guard::{
+    Departure, Fault, Guard, GuardConfig, GuardStats, GuardedSocket, PeerFault, forge,
+    message_from_bytes, message_to_bytes,
+};
 pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emulated};
 pub use local::{LocalMatch, LocalPeer, MatchConfig};
 #[cfg(feature = "matchbox")]
@@ -32,6 +37,6 @@ pub use matchbox::{
 pub use net::{EmulatedNetwork, EmulatedSocket, NetConditions, NetStats, PeerAddr};
 pub use prediction::{PredictionDriver, PredictionStats};
 pub use runner::{
-    Address, Batch, GgrsConfig, Runner, RunnerStats, SavedFrame, SessionError, SessionEvent,
-    differing_subsystems, pack_checksum,
+    Address, Batch, DEFAULT_DEPARTURE_TICKS, DEFAULT_STALL_TICKS, GgrsConfig, Runner, RunnerStats,
+    SavedFrame, SessionError, SessionEvent, differing_subsystems, hardened_builder, pack_checksum,
 };

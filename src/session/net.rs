@@ -160,6 +160,16 @@ impl EmulatedNetwork {
         h.now_ms = h.now_ms.saturating_add(ms);
     }
 
+    /// Drops every packet in flight and sets the clock back to 0 (a match starting after a
+    /// handshake whose duration does not matter).
+    pub fn restart_clock(&self) {
+        let mut h = self.lock();
+        h.now_ms = 0;
+        for q in h.queues.values_mut() {
+            q.clear();
+        }
+    }
+
     /// The virtual clock in milliseconds.
     pub fn now_ms(&self) -> u64 {
         self.lock().now_ms

@@ -2,6 +2,7 @@
 //! [`World`] with allocation-free saves, feeds a cue director once per batch, records
 //! confirmed inputs for replays and turns desyncs into reports.
 
+use super::guard::{Departure, Fault, Guard};
 use crate::cue::{CueDirector, Presenter};
 use crate::debug::{DesyncReport, WorldDump};
 use crate::num::Frame;
@@ -13,7 +14,9 @@ use core::marker::PhantomData;
 use ggrs::{
     GgrsError, GgrsEvent, GgrsRequest, InputStatus, P2PSession, SpectatorSession, SyncTestSession,
 };
+use std::any::Any;
 use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
 /// The address bound GGRS needs.
@@ -82,6 +85,24 @@ pub enum SessionError {
     },
     /// A sync test found a mismatch; the report says where.
     SyncTestMismatch(Box<DesyncReport>),
+    /// GGRS failed an internal assertion (`during` names the call). The session cannot be used
+    /// any more; every later call returns this error again. The world and its snapshots are
+    /// intact. With a [`Guard`] attached no known message or network condition leads here; it
+    /// is the containment for what is not known.
+    GgrsFault {
+        /// The GGRS call that failed.
+        during: &'static str,
+        /// GGRS's panic message.
+        message: String,
+    },
+    /// No frame advanced for this many ticks (every remote peer went silent, or a peer stopped
+    /// advancing): reported by [`LocalMatch`](super::LocalMatch) instead of waiting forever.
+    Stalled {
+        /// The frame the peer is stuck at.
+        frame: Frame,
+        /// Ticks without progress.
+        ticks: u64,
+    },
 }
 
 impl fmt::Display for SessionError {
@@ -95,6 +116,12 @@ impl fmt::Display for SessionError {
                 )
             }
             SessionError::SyncTestMismatch(r) => write!(f, "sync test mismatch: {r}"),
+            SessionError::GgrsFault { during, message } => {
+                write!(f, "GGRS failed inside {during}: {message} (the session is closed)")
+            }
+            SessionError::Stalled { frame, ticks } => {
+                write!(f, "the match stalled at frame {frame}: no progress for {ticks} ticks")
+            }
         }
     }
 }
@@ -114,7 +141,8 @@ pub struct Batch {
     pub advanced: u32,
     /// The depth of the rollback in this batch, if any.
     pub rollback: Option<u32>,
-    /// GGRS refused to advance (too far ahead of a remote peer): wait a tick.
+    /// No frame advanced: the session waits for a remote peer (too far ahead of the confirmed
+    /// frame, or not synchronised). Wait for the next tick.
     pub skipped: bool,
 }
 
@@ -163,6 +191,50 @@ pub enum SessionEvent {
     WaitRecommendation(u32),
     /// A desync was detected at this frame (the report is in [`Runner::desync_reports`]).
     Desync(Frame),
+    /// A peer sent something the [`Guard`] refused (the message never reached GGRS).
+    PeerFault {
+        /// The sender.
+        peer: String,
+        /// What it sent.
+        fault: Fault,
+    },
+    /// No frame has advanced for [`Runner::set_stall_ticks`] ticks: the session is waiting for
+    /// the players in `waiting_on` (known when a [`Guard`] is attached). Reported once per stall.
+    Stalled {
+        /// The frame the peer is stuck at.
+        frame: Frame,
+        /// Ticks without progress so far.
+        ticks: u32,
+        /// The players whose inputs the session waits for.
+        waiting_on: Vec<usize>,
+    },
+    /// Frames advance again after a reported stall.
+    Resumed {
+        /// The frame.
+        frame: Frame,
+        /// Ticks the stall lasted.
+        ticks: u32,
+    },
+    /// This peer stopped listening to a peer (it went silent for
+    /// [`Runner::set_departure_ticks`] ticks, was kicked, misbehaved, or another survivor said
+    /// it left) and agrees with the other survivors on the frame its input ends at.
+    Leaving {
+        /// The leaver.
+        peer: String,
+        /// Its players.
+        players: Vec<usize>,
+    },
+    /// The survivors agreed: `players` have their real input through `last_frame` on every
+    /// survivor and the disconnected input ([`InputStatus::Disconnected`], the default input)
+    /// after it. The match carries on without them.
+    Left {
+        /// The leaver.
+        peer: String,
+        /// Its players.
+        players: Vec<usize>,
+        /// The last frame of their real input (`None`: they never sent any).
+        last_frame: Option<Frame>,
+    },
 }
 
 /// Keeps snapshots at the desync-detection interval so a desync report can dump the local
@@ -194,7 +266,17 @@ pub struct Runner<G: Game> {
     events: Vec<SessionEvent>,
     reports: Vec<DesyncReport>,
     desync_dir: Option<PathBuf>,
+    report_limit: usize,
     confirmed_log: Vec<(Frame, Vec<G::Input>)>,
+    /// A [`Guard<A>`] for the session's address type, when attached.
+    guard: Option<Box<dyn Any + Send + Sync>>,
+    /// Set once GGRS failed: the session must not be touched again.
+    broken: Option<(&'static str, String)>,
+    stall_ticks: u32,
+    stall_threshold: u32,
+    stall_reported: bool,
+    departure_ticks: u32,
+    departure_wait: u32,
     /// Saves of keyframe frames, final once the frame before them is confirmed.
     pending_keyframes: BTreeMap<Frame, Vec<u8>>,
 }
@@ -207,6 +289,43 @@ impl<G: Game> fmt::Debug for Runner<G> {
             .finish()
     }
 }
+
+/// Undrained session events a runner keeps (the newest).
+const MAX_EVENTS: usize = 4096;
+
+/// A GGRS P2P session builder set up the way the crate's guarantees need: `players` players,
+/// the prediction window, the input delay, desync detection every `desync_interval` frames (0:
+/// off), and GGRS's own disconnect timeout and notice switched off — they run on the wall clock
+/// and disconnect each survivor at a different frame. The [`Runner`]'s departure rule (with a
+/// [`GuardedSocket`](super::GuardedSocket)) decides instead. Add the players and start the
+/// session as usual.
+pub fn hardened_builder<C: ggrs::Config>(
+    players: usize,
+    max_prediction: usize,
+    input_delay: usize,
+    desync_interval: u32,
+) -> Result<ggrs::SessionBuilder<C>, GgrsError> {
+    /// A timeout that never fires within a match (a day).
+    const NEVER: std::time::Duration = std::time::Duration::from_secs(86_400);
+    let detection = if desync_interval == 0 {
+        ggrs::DesyncDetection::Off
+    } else {
+        ggrs::DesyncDetection::On { interval: desync_interval }
+    };
+    Ok(ggrs::SessionBuilder::<C>::new()
+        .with_num_players(players)?
+        .with_max_prediction_window(max_prediction)
+        .with_input_delay(input_delay)
+        .with_disconnect_timeout(NEVER)
+        .with_disconnect_notify_delay(NEVER)
+        .with_desync_detection_mode(detection))
+}
+
+/// Default of [`Runner::set_stall_ticks`].
+pub const DEFAULT_STALL_TICKS: u32 = 30;
+
+/// Default of [`Runner::set_departure_ticks`].
+pub const DEFAULT_DEPARTURE_TICKS: u32 = 600;
 
 /// How many confirmed input frames a desync report carries.
 const REPORT_INPUTS: usize = 600;
@@ -234,7 +353,15 @@ impl<G: Game> Runner<G> {
             events: Vec::new(),
             reports: Vec::new(),
             desync_dir: None,
+            report_limit: 8,
             confirmed_log: Vec::new(),
+            guard: None,
+            broken: None,
+            stall_ticks: 0,
+            stall_threshold: DEFAULT_STALL_TICKS,
+            stall_reported: false,
+            departure_ticks: DEFAULT_DEPARTURE_TICKS,
+            departure_wait: 0,
             pending_keyframes: BTreeMap::new(),
         }
     }
@@ -279,14 +406,168 @@ impl<G: Game> Runner<G> {
         self.stats
     }
 
-    /// Session events seen so far (drained).
+    /// Session events seen since the last call (at most the newest 4096 are kept).
     pub fn drain_events(&mut self) -> Vec<SessionEvent> {
         core::mem::take(&mut self.events)
     }
 
-    /// Desync reports so far.
+    /// The most recent desync reports (at most [`Runner::set_desync_report_limit`]; the
+    /// count of all is [`RunnerStats::desyncs`]).
     pub fn desync_reports(&self) -> &[DesyncReport] {
         &self.reports
+    }
+
+    /// Keeps at most `limit` desync reports in memory (default 8, the oldest go first) and
+    /// writes at most `limit` to the report directory: a peer that lies about its checksums
+    /// cannot grow this peer's memory or disk.
+    pub fn set_desync_report_limit(&mut self, limit: usize) {
+        self.report_limit = limit;
+        let excess = self.reports.len().saturating_sub(limit);
+        self.reports.drain(..excess);
+    }
+
+    /// Reports a [`SessionEvent::Stalled`] after this many ticks without a frame advancing
+    /// (default 30: half a second at 60 ticks per second).
+    pub fn set_stall_ticks(&mut self, ticks: u32) {
+        self.stall_threshold = ticks.max(1);
+    }
+
+    /// With a [`Guard`] attached: a remote player this peer has waited on for this many ticks
+    /// without a frame advancing leaves the match (0: never; default 600, ten seconds at 60
+    /// ticks per second — longer than a Wi-Fi hiccup). The survivors agree on the frame its
+    /// input ends at ([`SessionEvent::Leaving`], then [`SessionEvent::Left`]). Ticks, not
+    /// seconds: the game's loop is the clock, so a seeded emulated match decides the same way at
+    /// any machine load.
+    pub fn set_departure_ticks(&mut self, ticks: u32) {
+        self.departure_ticks = ticks;
+    }
+
+    /// Ticks since a frame last advanced.
+    pub fn stalled_ticks(&self) -> u32 {
+        self.stall_ticks
+    }
+
+    /// Attaches the [`Guard`] of the session's [`GuardedSocket`](super::GuardedSocket): the
+    /// runner tells it the session's frame before every advance, turns its faults into
+    /// [`SessionEvent::PeerFault`]s, names the players a stall waits for and makes
+    /// [`Runner::kick`] safe.
+    pub fn attach_guard<A: Address>(&mut self, guard: Guard<A>) {
+        self.guard = Some(Box::new(guard));
+    }
+
+    fn guard_of<A: Address>(&self) -> Option<Guard<A>> {
+        self.guard.as_ref().and_then(|g| g.downcast_ref::<Guard<A>>()).cloned()
+    }
+
+    /// Whether GGRS failed (see [`SessionError::GgrsFault`]).
+    pub fn is_broken(&self) -> bool {
+        self.broken.is_some()
+    }
+
+    fn check_broken(&self) -> Result<(), SessionError> {
+        match &self.broken {
+            Some((during, message)) => {
+                Err(SessionError::GgrsFault { during, message: message.clone() })
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Runs a GGRS call, turning a panic inside GGRS into [`SessionError::GgrsFault`] and
+    /// closing the session.
+    fn contain<T>(
+        &mut self,
+        during: &'static str,
+        call: impl FnOnce() -> T,
+    ) -> Result<T, SessionError> {
+        self.check_broken()?;
+        match catch_unwind(AssertUnwindSafe(call)) {
+            Ok(v) => Ok(v),
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "(no message)".to_owned());
+                self.broken = Some((during, message.clone()));
+                Err(SessionError::GgrsFault { during, message })
+            }
+        }
+    }
+
+    /// Removes a remote player from a P2P session. With a [`Guard`] attached, nothing more
+    /// from its address reaches GGRS or is sent to it, and the survivors agree on the frame its
+    /// input ends at ([`SessionEvent::Leaving`], then [`SessionEvent::Left`]); every survivor
+    /// carries on with its input as disconnected from the same frame. Without a guard the call
+    /// goes to GGRS directly (which disconnects at the last frame *this* peer received: under
+    /// loss the survivors may then disagree), and a GGRS failure is contained as
+    /// [`SessionError::GgrsFault`].
+    pub fn kick<A: Address>(
+        &mut self,
+        session: &mut P2PSession<GgrsConfig<G, A>>,
+        player: usize,
+    ) -> Result<(), SessionError> {
+        self.check_broken()?;
+        if let Some(guard) = self.guard_of::<A>() {
+            if let Some(addr) = guard.address_of(player) {
+                guard.leave(&addr);
+                self.drain_guard::<A>();
+            }
+            return Ok(());
+        }
+        match self.contain("disconnect_player", || session.disconnect_player(player))? {
+            Ok(()) => Ok(()),
+            // Already disconnected: nothing left to do.
+            Err(GgrsError::InvalidRequest { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Counts a tick with or without progress and reports stalls.
+    fn track_stall(&mut self, advanced: bool, waiting_on: impl FnOnce() -> Vec<usize>) {
+        if advanced {
+            if self.stall_reported {
+                self.events.push(SessionEvent::Resumed {
+                    frame: self.world.next_frame(),
+                    ticks: self.stall_ticks,
+                });
+            }
+            self.stall_ticks = 0;
+            self.stall_reported = false;
+            return;
+        }
+        self.stall_ticks = self.stall_ticks.saturating_add(1);
+        if !self.stall_reported && self.stall_ticks >= self.stall_threshold {
+            self.stall_reported = true;
+            self.events.push(SessionEvent::Stalled {
+                frame: self.world.next_frame(),
+                ticks: self.stall_ticks,
+                waiting_on: waiting_on(),
+            });
+        }
+    }
+
+    fn drain_guard<A: Address>(&mut self) {
+        if let Some(g) = self.guard_of::<A>() {
+            for f in g.drain_faults() {
+                self.events.push(SessionEvent::PeerFault {
+                    peer: format!("{:?}", f.peer),
+                    fault: f.fault,
+                });
+            }
+            for d in g.drain_departures() {
+                self.events.push(match d {
+                    Departure::Leaving { peer, players } => {
+                        SessionEvent::Leaving { peer: format!("{peer:?}"), players }
+                    }
+                    Departure::Left { peer, players, last_frame } => SessionEvent::Left {
+                        peer: format!("{peer:?}"),
+                        players,
+                        last_frame: u32::try_from(last_frame).ok(),
+                    },
+                });
+            }
+        }
     }
 
     /// Handles one batch of requests. `confirmed` is the session's confirmed frame after the
@@ -403,7 +684,12 @@ impl<G: Game> Runner<G> {
         let ev = match e {
             GgrsEvent::Synchronizing { .. } => return,
             GgrsEvent::Synchronized { addr } => SessionEvent::Synchronized(format!("{addr:?}")),
-            GgrsEvent::Disconnected { addr } => SessionEvent::Disconnected(format!("{addr:?}")),
+            GgrsEvent::Disconnected { addr } => {
+                if let Some(g) = self.guard_of::<A>() {
+                    g.mark_disconnected(&addr);
+                }
+                SessionEvent::Disconnected(format!("{addr:?}"))
+            }
             GgrsEvent::NetworkInterrupted { addr, .. } => {
                 SessionEvent::NetworkInterrupted(format!("{addr:?}"))
             }
@@ -416,7 +702,12 @@ impl<G: Game> Runner<G> {
                 let report =
                     self.desync_report(f, local_checksum, remote_checksum, format!("{addr:?}"));
                 self.stats.desyncs += 1;
-                self.reports.push(report);
+                if self.report_limit > 0 {
+                    if self.reports.len() >= self.report_limit {
+                        self.reports.remove(0);
+                    }
+                    self.reports.push(report);
+                }
                 SessionEvent::Desync(f)
             }
         };
@@ -452,15 +743,19 @@ impl<G: Game> Runner<G> {
             local_dump: dump,
             confirmed_inputs: inputs,
         };
-        if let Some(dir) = &self.desync_dir {
+        if let Some(dir) = &self.desync_dir
+            && self.stats.desyncs < self.report_limit as u64
+        {
             let _ = report.write_to_dir(dir);
         }
         report
     }
 
     /// One tick of a P2P session: add the local players' inputs, advance, fulfil the requests,
-    /// then reconcile cues once and record newly confirmed frames. A `PredictionThreshold`
-    /// refusal is not an error: the batch is marked `skipped` (wait and call again).
+    /// then reconcile cues once and record newly confirmed frames. A tick that advances no frame
+    /// (GGRS waits for a remote peer) is not an error: the batch is marked `skipped` and, after
+    /// [`Runner::set_stall_ticks`] such ticks, a [`SessionEvent::Stalled`] is reported. A panic
+    /// inside GGRS is contained as [`SessionError::GgrsFault`].
     pub fn advance_p2p<A: Address>(
         &mut self,
         session: &mut P2PSession<GgrsConfig<G, A>>,
@@ -468,26 +763,77 @@ impl<G: Game> Runner<G> {
         presenter: Option<&mut dyn Presenter>,
         mut script: impl FnMut(&mut World<G>),
     ) -> Result<Batch, SessionError> {
+        self.check_broken()?;
         let mut batch = Batch::default();
-        for (h, i) in local_inputs {
-            session.add_local_input(*h, *i)?;
+        let guard = self.guard_of::<A>();
+        if let Some(g) = &guard {
+            g.begin_tick(session.current_frame());
         }
-        let result = session.advance_frame();
-        let events: Vec<_> = session.events().collect();
+        let (result, events) = self.contain("advance_frame", || {
+            for (h, i) in local_inputs {
+                session.add_local_input(*h, *i)?;
+            }
+            let result = session.advance_frame();
+            let events: Vec<_> = session.events().collect();
+            Ok::<_, GgrsError>((result, events))
+        })??;
         for e in events {
             self.event(e);
         }
+        self.drain_guard::<A>();
         match result {
             Ok(requests) => self.handle(requests, &mut script, &mut batch)?,
-            Err(GgrsError::PredictionThreshold) => {
-                batch.skipped = true;
-                self.stats.skipped += 1;
-            }
+            Err(GgrsError::PredictionThreshold) | Err(GgrsError::NotSynchronized) => {}
             Err(e) => return Err(e.into()),
         }
+        if batch.advanced == 0 {
+            batch.skipped = true;
+            self.stats.skipped += 1;
+        }
         let confirmed = session.confirmed_frame();
+        // The remote players whose input holds the confirmed frame back.
+        let waiting_on = |g: &Guard<A>| {
+            let mut waiting: Vec<usize> = session
+                .remote_player_handles()
+                .into_iter()
+                .filter(|h| {
+                    g.address_of(*h).is_some_and(|a| {
+                        !g.is_cut_off(&a) && g.last_input_frame(&a).unwrap_or(-1) <= confirmed
+                    })
+                })
+                .collect();
+            waiting.sort_unstable();
+            waiting
+        };
+        self.track_stall(batch.advanced > 0, || guard.as_ref().map(waiting_on).unwrap_or_default());
+        // The departure rule: a player waited on for `departure_ticks` ticks leaves. While a
+        // departure is being agreed on, the wait starts over (the agreement itself stalls).
+        if let Some(g) = &guard {
+            if batch.advanced > 0 || g.departing() {
+                self.departure_wait = 0;
+            } else {
+                self.departure_wait = self.departure_wait.saturating_add(1);
+                if self.departure_ticks > 0 && self.departure_wait >= self.departure_ticks {
+                    self.departure_wait = 0;
+                    for p in waiting_on(g) {
+                        if let Some(a) = g.address_of(p) {
+                            g.leave(&a);
+                        }
+                    }
+                    self.drain_guard::<A>();
+                }
+            }
+        }
         self.finish((confirmed >= 0).then_some(confirmed as Frame), presenter);
+        self.bound_events();
         Ok(batch)
+    }
+
+    /// Keeps the undrained events bounded (the newest are kept).
+    fn bound_events(&mut self) {
+        if self.events.len() > MAX_EVENTS {
+            self.events.drain(..self.events.len() - MAX_EVENTS / 2);
+        }
     }
 
     /// One tick of a spectator session (every frame it advances is confirmed).
@@ -498,19 +844,24 @@ impl<G: Game> Runner<G> {
         mut script: impl FnMut(&mut World<G>),
     ) -> Result<Batch, SessionError> {
         let mut batch = Batch::default();
-        let result = session.advance_frame();
-        let events: Vec<_> = session.events().collect();
+        let (result, events) = self.contain("advance_frame", || {
+            let result = session.advance_frame();
+            (result, session.events().collect::<Vec<_>>())
+        })?;
         for e in events {
             self.event(e);
         }
+        self.drain_guard::<A>();
         match result {
             Ok(requests) => self.handle(requests, &mut script, &mut batch)?,
-            Err(GgrsError::PredictionThreshold) | Err(GgrsError::NotSynchronized) => {
-                batch.skipped = true;
-                self.stats.skipped += 1;
-            }
+            Err(GgrsError::PredictionThreshold) | Err(GgrsError::NotSynchronized) => {}
             Err(e) => return Err(e.into()),
         }
+        if batch.advanced == 0 {
+            batch.skipped = true;
+            self.stats.skipped += 1;
+        }
+        self.track_stall(batch.advanced > 0, Vec::new);
         let confirmed = self.world.next_frame().checked_sub(1);
         self.finish(confirmed, presenter);
         Ok(batch)

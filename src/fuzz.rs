@@ -14,7 +14,7 @@
 //! | [`scenario`] | scenario RON text | [`Scenario::from_str`] returns a typed error or a scenario; a short valid one runs in plain mode |
 //! | [`step_inputs`] | raw network bytes | reinterpreted as each game's `Pod` input (duel, arena, scenario game) with any input status and any input count, stepping never panics |
 //! | [`determinism`] | inputs, rollback depth, seed | [`RollbackDriver`] at random depths gives the straight run's checksum every frame |
-//! | [`session`] | datagrams from a hostile peer | injected into a live 3-player GGRS match (raw bytes, or messages with the impersonated peer's real session number), no peer panics, GGRS never fails an assertion, the honest peers keep advancing |
+//! | [`session`] | datagrams from a hostile peer | injected into a live 3-player GGRS match (raw bytes, or GGRS and departure-protocol messages with the impersonated peer's real session number): no peer panics, GGRS never fails an assertion, the honest peers keep advancing and confirm the same frames |
 //! | [`presenter`] | inputs, prediction lag and rollback schedule | [`PresenterLog::check_invariants`] holds and the reconciled log equals the straight run's |
 //!
 //! ```
@@ -266,10 +266,10 @@ pub fn scenario(data: &[u8]) {
 /// Datagrams from a hostile peer fed into a live match: a 3-player match of the duel over the
 /// emulated network, every peer behind a [`GuardedSocket`](crate::session::GuardedSocket); each
 /// tick the data says what the attacker, on player 1's address, sends to player 0 — raw bytes as
-/// a UDP datagram would carry them, or input, checksum, quality, acknowledgement and keep-alive
-/// messages with any field values and player 1's real session number (an attacker on the path
-/// sees it). Player 0 must never panic, GGRS must never fail inside it, and it must keep
-/// advancing frames.
+/// a UDP datagram would carry them, or input, checksum, quality, acknowledgement, keep-alive and
+/// departure-protocol messages with any field values and player 1's real session number (an
+/// attacker on the path sees it). Player 0 must never panic, GGRS must never fail inside it, it
+/// must keep advancing frames, and players 0 and 2 must confirm the same frames.
 pub fn session(data: &[u8]) {
     use crate::session::{LocalMatch, MatchConfig, NetConditions, PeerAddr, forge};
     use ggrs::NonBlockingSocket;
@@ -284,6 +284,9 @@ pub fn session(data: &[u8]) {
     let Ok(mut m) = LocalMatch::<Duel>::new(config, |_| duel::new_world(3, 3)) else {
         panic!("a 3-player duel match builds");
     };
+    for p in m.peers_mut() {
+        p.runner.record(0);
+    }
     if let Err(e) = m.synchronize() {
         panic!("the match synchronises: {e}");
     }
@@ -320,9 +323,34 @@ pub fn session(data: &[u8]) {
                     ))
                 }
                 4 => Some(forge::checksum(magic, near(&mut b), u128::from(b.u64()))),
-                5 => Some(forge::quality(magic, b.u8() as i8 as i16 * 300, u128::from(b.u64()))),
+                5 => Some(forge::quality(
+                    magic,
+                    i16::from(b.u8() as i8).saturating_mul(300),
+                    u128::from(b.u64()),
+                )),
                 6 => Some(forge::ack(magic, near(&mut b))),
-                _ => Some(forge::keep_alive(b.u64() as u16)),
+                _ => match b.u8() % 4 {
+                    // The guards' departure protocol, as a liar would speak it.
+                    0 => Some(forge::depart(magic, u16::from(b.u8() % 4), near(&mut b))),
+                    1 => {
+                        let n = usize::from(b.u8() % 40);
+                        let len = usize::from(b.u8() % 4);
+                        let frames = (0..n)
+                            .map(|_| {
+                                let mut f = vec![0u8; len];
+                                b.fill(&mut f);
+                                f
+                            })
+                            .collect();
+                        Some(forge::relay(magic, u16::from(b.u8() % 4), near(&mut b), frames))
+                    }
+                    2 => {
+                        let mut raw = vec![0u8; usize::from(b.u8() % 64)];
+                        b.fill(&mut raw);
+                        Some(forge::guard_bytes(magic, raw))
+                    }
+                    _ => Some(forge::keep_alive(b.u64() as u16)),
+                },
             };
             if let Some(msg) = msg {
                 attacker.send_to(&msg, &victim);
@@ -338,6 +366,17 @@ pub fn session(data: &[u8]) {
     }
     let frame = m.peers()[0].runner.world().next_frame();
     assert!(frame >= 40, "player 0 stopped advancing at frame {frame}");
+    // Players 0 and 2 stay in the match whatever the attacker makes player 0 think of player 1:
+    // their confirmed frames are the same.
+    let sums = |p: usize| -> Vec<u64> {
+        m.peers()[p]
+            .runner
+            .recorder()
+            .map_or(Vec::new(), |r| r.replay().frames.iter().map(|f| f.checksum).collect())
+    };
+    let (a, c) = (sums(0), sums(2));
+    let n = a.len().min(c.len());
+    assert_eq!(a[..n], c[..n], "players 0 and 2 confirmed different frames");
 }
 
 /// Network input bytes into `step`: the first byte picks a game (duel with 2–4 fighters, the

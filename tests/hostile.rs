@@ -496,3 +496,119 @@ fn a_seeded_match_is_the_same_at_any_machine_load() {
     let loaded = run(200_000);
     assert_eq!(idle, loaded);
 }
+
+#[test]
+fn spectators_and_their_host_are_guarded_both_ways() {
+    use rollback_abilities::session::{GuardConfig, GuardedSocket, Runner};
+    let net = EmulatedNetwork::new(NetConditions { latency_ms: 20, ..NetConditions::PERFECT }, 8);
+    let spectator = PeerAddr(9);
+    let mut peers = Vec::new();
+    for i in 0..2u16 {
+        let mut remotes = vec![(PeerAddr(1 - i), vec![usize::from(1 - i)])];
+        if i == 0 {
+            remotes.push((spectator, Vec::new()));
+        }
+        let (socket, guard) =
+            GuardedSocket::new::<Input>(net.socket(PeerAddr(i)), GuardConfig::new(2, 8), remotes);
+        let mut b =
+            rollback_abilities::session::hardened_builder::<GgrsConfig<Duel, PeerAddr>>(2, 8, 1, 0)
+                .unwrap();
+        for j in 0..2u16 {
+            let t = if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j)) };
+            b = b.add_player(t, usize::from(j)).unwrap();
+        }
+        if i == 0 {
+            b = b.add_player(PlayerType::Spectator(spectator), 2).unwrap();
+        }
+        let session = b.start_p2p_session(socket).unwrap();
+        let mut runner = Runner::new(duel::new_world(8, 2), 8, 0);
+        runner.attach_guard(guard.clone());
+        runner.record(0);
+        peers.push((runner, session, guard));
+    }
+    let (socket, spec_guard) = GuardedSocket::new::<Input>(
+        net.socket(spectator),
+        GuardConfig::new(2, 8).for_spectator(),
+        [(PeerAddr(0), vec![0, 1])],
+    );
+    let mut spec_session = SessionBuilder::<GgrsConfig<Duel, PeerAddr>>::new()
+        .with_num_players(2)
+        .unwrap()
+        .start_spectator_session(PeerAddr(0), socket);
+    let mut spec = Runner::new(duel::new_world(8, 2), 8, 0);
+    spec.attach_guard(spec_guard.clone());
+    spec.record(0);
+    for _ in 0..2000 {
+        for (_, s, _) in peers.iter_mut() {
+            s.poll_remote_clients();
+        }
+        spec_session.poll_remote_clients();
+        net.advance_ms(5);
+    }
+    let mut attacker_as_spectator = net.socket(spectator);
+    let mut attacker_as_host = net.socket(PeerAddr(0));
+    for t in 0..600u32 {
+        if t % 50 == 10 {
+            // A spectator never sends input (GGRS asserts on it), and a one-byte payload.
+            let m = forge::input(0, &[(false, 0), (false, 0)], false, 0, -1, vec![0x80]);
+            attacker_as_spectator.send_to(&m, &PeerAddr(0));
+            let magic = spec_guard.remote_magic(&PeerAddr(0)).unwrap_or(0);
+            let next = spec_guard.last_input_frame(&PeerAddr(0)).unwrap_or(-1) + 1;
+            let m = forge::input(magic, &[(false, next), (true, 0)], false, next, -1, vec![0x80]);
+            attacker_as_host.send_to(&m, &spectator);
+        }
+        for (i, (r, s, _)) in peers.iter_mut().enumerate() {
+            let f = r.world().next_frame() + 1;
+            r.advance_p2p(s, &[(i, bot(i, f))], None, |_| {}).unwrap();
+        }
+        spec.advance_spectator(&mut spec_session, None, |_| {}).unwrap();
+        net.advance_ms(16);
+    }
+    let faults_of = |r: &mut Runner<Duel>| -> Vec<Fault> {
+        r.drain_events()
+            .into_iter()
+            .filter_map(|e| match e {
+                SessionEvent::PeerFault { fault, .. } => Some(fault),
+                _ => None,
+            })
+            .collect()
+    };
+    let host_faults = faults_of(&mut peers[0].0);
+    assert!(host_faults.contains(&Fault::UnexpectedInput), "{host_faults:?}");
+    let spec_faults = faults_of(&mut spec);
+    assert!(
+        spec_faults.iter().any(|f| matches!(f, Fault::BadInputEncoding { .. })),
+        "{spec_faults:?}"
+    );
+    let sums = |r: &Runner<Duel>| -> Vec<u64> {
+        r.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
+    };
+    let (host, follower) = (sums(&peers[0].0), sums(&spec));
+    let n = host.len().min(follower.len());
+    assert!(n > 500, "spectator saw {} frames, host confirmed {}", follower.len(), host.len());
+    assert_eq!(follower[..n], host[..n]);
+}
+
+#[test]
+fn a_network_that_delivers_almost_nothing_never_hangs_a_peer() {
+    // At 90 % loss peers give up on each other; departure agreements that cannot complete (a
+    // survivor stopped answering mid-agreement) end with that survivor leaving too, so every
+    // peer plays on, alone if need be, instead of waiting forever.
+    for seed in 1..4 {
+        let c = NetConditions {
+            latency_ms: 40,
+            jitter_ms: 12,
+            loss_percent: 90,
+            ..NetConditions::PERFECT
+        };
+        let mut m = duel_match(3, c, seed, 120);
+        ticks(&mut m, 3000);
+        for p in 0..3 {
+            assert!(frame_of(&m, p) > 2000, "seed {seed}: peer {p} at frame {}", frame_of(&m, p));
+            let ev = m.peers()[p].events();
+            let leaving = ev.iter().filter(|e| matches!(e, SessionEvent::Leaving { .. })).count();
+            let left = ev.iter().filter(|e| matches!(e, SessionEvent::Left { .. })).count();
+            assert_eq!(leaving, left, "seed {seed}: peer {p}: {ev:?}");
+        }
+    }
+}

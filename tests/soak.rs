@@ -300,3 +300,50 @@ fn departures_with_four_players() {
 fn departures_with_eight_players() {
     departures(8);
 }
+
+/// Memory stays flat while a departed peer's port keeps sending garbage and false checksums:
+/// 40 000 frames, 4 players on a lossy network, one stops at tick 500. Linux only (reads
+/// `/proc/self/statm`); run alone, in release:
+/// `cargo test --release --all-features --test integration soak::memory_is_flat -- --ignored --nocapture`.
+#[test]
+#[ignore = "40 000 frames; run alone, in release"]
+fn memory_is_flat_with_a_departed_peer_lying() {
+    use ggrs::NonBlockingSocket;
+    use rollback_abilities::session::{PeerAddr, forge};
+    fn rss_kb() -> Option<u64> {
+        let s = std::fs::read_to_string("/proc/self/statm").ok()?;
+        Some(s.split_whitespace().nth(1)?.parse::<u64>().ok()? * 4)
+    }
+    let mut m = crate::hostile::duel_match(4, crate::hostile::LOSSY, 5, 120);
+    for p in m.peers_mut() {
+        let _ = p.runner.take_recorder(); // a recording grows with the match, by design
+    }
+    let mut liar = m.network().socket(PeerAddr(3));
+    let mut samples = Vec::new();
+    for tick in 0..40_000u32 {
+        if tick == 500 {
+            m.stop(3);
+        }
+        if tick > 500 {
+            let now = m.peers()[0].runner.world().next_frame() as i32;
+            let magic = m.peers()[0].guard.remote_magic(&PeerAddr(3)).unwrap_or(0);
+            for to in 0..3u16 {
+                liar.send_to(&forge::checksum(magic, now - 20, u128::from(tick)), &PeerAddr(to));
+                let garbage = forge::input(magic, &[(true, 0); 4], false, now, -1, vec![0x80]);
+                liar.send_to(&garbage, &PeerAddr(to));
+            }
+        }
+        crate::hostile::tick(&mut m).unwrap();
+        if tick % 5000 == 0 {
+            let rss = rss_kb();
+            println!(
+                "tick {tick:6} frame {:6} rss {rss:?} kB",
+                m.peers()[0].runner.world().next_frame()
+            );
+            samples.push(rss);
+        }
+    }
+    if let (Some(Some(a)), Some(Some(b))) = (samples.get(1), samples.last()) {
+        assert!(b.saturating_sub(*a) < 2048, "resident memory grew from {a} kB to {b} kB");
+    }
+}

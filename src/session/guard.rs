@@ -190,6 +190,35 @@ pub mod forge {
         out
     }
 
+    /// A message of the guards' departure protocol: "the address whose first player is
+    /// `player` is leaving; I hold its input through `have`".
+    pub fn depart(magic: u16, player: u16, have: i32) -> Message {
+        guard_message(magic, &super::GuardMsg::Depart { player, have })
+    }
+
+    /// A message of the guards' departure protocol relaying a leaver's input frames.
+    pub fn relay(magic: u16, player: u16, start: i32, frames: Vec<Vec<u8>>) -> Message {
+        guard_message(magic, &super::GuardMsg::Relay { player, start, frames })
+    }
+
+    /// A guard message with any payload bytes (decodable or not).
+    pub fn guard_bytes(magic: u16, bytes: Vec<u8>) -> Message {
+        build(
+            magic,
+            WireBody::Input(WireInput {
+                peer_connect_status: Vec::new(),
+                disconnect_requested: false,
+                start_frame: super::GUARD_FRAME,
+                ack_frame: -1,
+                bytes,
+            }),
+        )
+    }
+
+    fn guard_message(magic: u16, msg: &super::GuardMsg) -> Message {
+        guard_bytes(magic, bincode1::serialize(msg).unwrap_or_default())
+    }
+
     /// The session number (magic) a message carries.
     pub fn magic_of(m: &Message) -> Option<u16> {
         WireMessage::from_ggrs(m).map(|w| w.magic)
@@ -273,6 +302,8 @@ pub enum Fault {
         /// The last frame this peer sent to it.
         sent: i32,
     },
+    /// Input from an address that speaks for no player (a spectator: GGRS asserts on it).
+    UnexpectedInput,
     /// The sender asked to be disconnected: it is treated as leaving (the departure rule, not
     /// GGRS's own disconnect, decides the frame its input stops at).
     DisconnectRequest,
@@ -321,6 +352,7 @@ impl fmt::Display for Fault {
                 f,
                 "acknowledged input up to frame {ack}, but this peer has only sent it up to {sent}"
             ),
+            Fault::UnexpectedInput => f.write_str("sent input although it controls no player"),
             Fault::DisconnectRequest => {
                 f.write_str("asked to be disconnected; it is treated as leaving the match")
             }
@@ -533,6 +565,8 @@ struct Shared<A> {
     stats: GuardStats,
     input_size: usize,
     check_input: fn(&[u8]) -> bool,
+    /// Departures begun so far (the runner restarts its departure wait on a new one).
+    leaves_begun: u64,
 }
 
 impl<A: Clone + Eq> Shared<A> {
@@ -591,6 +625,7 @@ impl<A: Clone + Eq> Shared<A> {
         self.remotes[i].cut = true;
         let n = self.remotes.len();
         self.leaves.push(Leave { remote: i, haves: vec![None; n], agreed: None, linger: 0 });
+        self.leaves_begun += 1;
         let r = &self.remotes[i];
         self.departures
             .push_back(Departure::Leaving { peer: r.addr.clone(), players: r.handles.clone() });
@@ -642,10 +677,14 @@ impl<A: Clone + Eq> Shared<A> {
                     return Ok(());
                 }
                 let own = self.remotes[x].last_frame;
-                if start > own.saturating_add(1) || start < 0 {
+                // A sender's first input may start past frame 0 (the frames before it are the
+                // default input, as GGRS fills them): with none yet, any start is the next.
+                let first = own == NULL_FRAME;
+                if start < 0 || (!first && start > own.saturating_add(1)) {
                     return Ok(()); // not the next frames: a later relay brings them
                 }
-                let skip = (own + 1 - start) as usize;
+                let skip = if first { 0 } else { (own + 1 - start) as usize };
+                let start = if first { start } else { own + 1 };
                 let new: Vec<Vec<u8>> = frames.into_iter().skip(skip).collect();
                 if new.is_empty() {
                     return Ok(());
@@ -655,17 +694,16 @@ impl<A: Clone + Eq> Shared<A> {
                 {
                     return Err(Fault::BadDepartureMessage { what: "carries invalid inputs" });
                 }
-                self.deliver_relayed(x, new);
+                self.deliver_relayed(x, start, new);
                 Ok(())
             }
         }
     }
 
     /// Hands relayed frames of remote `x` to GGRS as an input message from `x`.
-    fn deliver_relayed(&mut self, x: usize, frames: Vec<Vec<u8>>) {
+    fn deliver_relayed(&mut self, x: usize, start: GgrsFrame, frames: Vec<Vec<u8>>) {
         let r = &mut self.remotes[x];
         let Some(magic) = r.magic.or(r.sync_magic) else { return };
-        let start = r.last_frame + 1;
         let reference = match r.inputs.get(&r.last_frame) {
             Some(b) if !b.is_empty() => b.clone(),
             _ => vec![0u8; self.input_size * r.handles.len()],
@@ -726,7 +764,13 @@ impl<A: Clone + Eq> Shared<A> {
                 if let Some(theirs) = self.leaves[li].haves[s]
                     && theirs < own
                 {
-                    let from = theirs + 1;
+                    // From the frame after theirs, or the leaver's first input if they have none.
+                    let inputs = &self.remotes[x].inputs;
+                    let from = if theirs == NULL_FRAME {
+                        inputs.range(0..).next().map_or(0, |(f, _)| *f)
+                    } else {
+                        theirs + 1
+                    };
                     let frames: Vec<Vec<u8>> = (from..=own)
                         .take(RELAY_CHUNK)
                         .map_while(|f| self.remotes[x].inputs.get(&f).cloned())
@@ -922,6 +966,36 @@ impl<A: Clone + Eq> Guard<A> {
         }
     }
 
+    /// Survivors that have not answered a departure being agreed on leave too (the
+    /// [`Runner`](super::Runner) calls this when an agreement has waited its departure time:
+    /// a survivor that vanished, or stopped listening to this peer, mid-agreement).
+    pub fn leave_unresponsive(&self) {
+        let mut s = lock(&self.shared);
+        let survivors: Vec<usize> = s.survivors().collect();
+        let mut silent: Vec<usize> = Vec::new();
+        for l in s.leaves.iter().filter(|l| l.agreed.is_none()) {
+            let own = s.remotes[l.remote].last_frame;
+            let q = survivors.iter().filter_map(|&i| l.haves[i]).fold(own, GgrsFrame::max);
+            // Those that never answered, and those that hold frames this peer lacks but never
+            // relayed them.
+            silent.extend(survivors.iter().copied().filter(|&i| match l.haves[i] {
+                None => true,
+                Some(h) => own < q && h > own,
+            }));
+        }
+        silent.sort_unstable();
+        silent.dedup();
+        for i in silent {
+            s.begin_leave(i);
+        }
+    }
+
+    /// Departures begun so far (any cause: this peer's rule, a kick, a fault, another
+    /// survivor's announcement).
+    pub fn departures_begun(&self) -> u64 {
+        lock(&self.shared).leaves_begun
+    }
+
     /// Whether a departure is being agreed on.
     pub fn departing(&self) -> bool {
         lock(&self.shared).leaves.iter().any(|l| l.agreed.is_none())
@@ -929,7 +1003,8 @@ impl<A: Clone + Eq> Guard<A> {
 }
 
 /// A [`NonBlockingSocket`] that validates every received message before GGRS sees it, and runs
-/// the survivors' departure agreement (see the [module docs](self)).
+/// the survivors' departure agreement (see the [`session`](crate::session) module docs and
+/// `docs/determinism.md`).
 ///
 /// ```
 /// use rollback_abilities::session::{EmulatedNetwork, GuardConfig, GuardedSocket, NetConditions, PeerAddr};
@@ -1015,6 +1090,7 @@ impl<S, A: Clone + Eq> GuardedSocket<S, A> {
             stats: GuardStats::default(),
             input_size,
             check_input: canonical_input::<I>,
+            leaves_begun: 0,
         }));
         let guard = Guard { shared: shared.clone() };
         (GuardedSocket { inner, shared }, guard)
@@ -1162,6 +1238,9 @@ impl<A: Clone + Eq> Shared<A> {
                 }
             }
             WireBody::Input(input) => {
+                if remote.handles.is_empty() {
+                    return Err(Fault::UnexpectedInput);
+                }
                 if input.disconnect_requested {
                     return Err(Fault::DisconnectRequest);
                 }

@@ -7,8 +7,13 @@
 //!   late, are predicted, and mispredictions roll back exactly as a GGRS session would.
 //! - [`Runner`]: a world under a real GGRS session (P2P, spectator, sync test) with snapshots,
 //!   cue reconciliation, recording and desync reports.
+//! - [`GuardedSocket`]: the layer in front of every GGRS socket that validates what peers send
+//!   (GGRS 0.13 panics or aborts on malformed messages) and runs the survivors' departure
+//!   agreement, so a match survives a player leaving. Attach its [`Guard`] to the runner and
+//!   build the session with [`hardened_builder`]; `docs/determinism.md` states the guarantee.
 //! - [`LocalMatch`]: a whole P2P match in one process, one GGRS session per player over the
-//!   seeded [`EmulatedNetwork`].
+//!   seeded [`EmulatedNetwork`], every peer guarded and paced on the emulated clock (the same
+//!   seed gives the same match at any machine load).
 
 mod driver;
 mod guard;

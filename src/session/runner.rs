@@ -277,6 +277,7 @@ pub struct Runner<G: Game> {
     stall_reported: bool,
     departure_ticks: u32,
     departure_wait: u32,
+    departures_seen: u64,
     /// Saves of keyframe frames, final once the frame before them is confirmed.
     pending_keyframes: BTreeMap<Frame, Vec<u8>>,
 }
@@ -362,6 +363,7 @@ impl<G: Game> Runner<G> {
             stall_reported: false,
             departure_ticks: DEFAULT_DEPARTURE_TICKS,
             departure_wait: 0,
+            departures_seen: 0,
             pending_keyframes: BTreeMap::new(),
         }
     }
@@ -806,18 +808,26 @@ impl<G: Game> Runner<G> {
             waiting
         };
         self.track_stall(batch.advanced > 0, || guard.as_ref().map(waiting_on).unwrap_or_default());
-        // The departure rule: a player waited on for `departure_ticks` ticks leaves. While a
-        // departure is being agreed on, the wait starts over (the agreement itself stalls).
+        // The departure rule: a player waited on for `departure_ticks` ticks leaves; so does a
+        // survivor that has not answered a departure agreement for as long.
         if let Some(g) = &guard {
-            if batch.advanced > 0 || g.departing() {
+            // A departure that began (here or on another survivor) restarts the wait: its
+            // agreement gets the whole departure time.
+            let begun = g.departures_begun();
+            if batch.advanced > 0 || begun != self.departures_seen {
                 self.departure_wait = 0;
+                self.departures_seen = begun;
             } else {
                 self.departure_wait = self.departure_wait.saturating_add(1);
                 if self.departure_ticks > 0 && self.departure_wait >= self.departure_ticks {
                     self.departure_wait = 0;
-                    for p in waiting_on(g) {
-                        if let Some(a) = g.address_of(p) {
-                            g.leave(&a);
+                    if g.departing() {
+                        g.leave_unresponsive();
+                    } else {
+                        for p in waiting_on(g) {
+                            if let Some(a) = g.address_of(p) {
+                                g.leave(&a);
+                            }
                         }
                     }
                     self.drain_guard::<A>();
@@ -844,6 +854,9 @@ impl<G: Game> Runner<G> {
         mut script: impl FnMut(&mut World<G>),
     ) -> Result<Batch, SessionError> {
         let mut batch = Batch::default();
+        if let Some(g) = self.guard_of::<A>() {
+            g.begin_tick(session.current_frame());
+        }
         let (result, events) = self.contain("advance_frame", || {
             let result = session.advance_frame();
             (result, session.events().collect::<Vec<_>>())

@@ -7,7 +7,20 @@
 //! cargo run --release --example duel -- --peers 4 --latency 80 --jitter 30 --loss 10
 //! cargo run --release --example duel -- --replay duel.replay --plot duel.svg
 //! cargo run --release --example duel -- --udp            # one OS process per peer, UDP on 127.0.0.1
+//! cargo run --release --example duel -- --peers 3 --leave 2@900  # player 2 leaves after 900
+//! cargo run --release --example duel -- --udp --leave 1@600
 //! ```
+//!
+//! `--leave PLAYER@FRAME` makes that player's peer leave once its world has simulated FRAME
+//! (the emulated peer is cut off the network, the `--udp` process exits). The others wait for
+//! it (two seconds of emulated time; about ten seconds in `--udp` mode), agree on the last
+//! frame of its input and play on to the end; the report shows the departure and checks the
+//! survivors. The leaver's fighter stands idle from there on and the leaver forfeits.
+//!
+//! In `--udp` mode every peer binds a UDP socket on 127.0.0.1 only (GGRS's own
+//! `UdpNonBlockingSocket` binds every interface, 0.0.0.0) and ignores datagrams from any address
+//! but the other peers'; the crate's `GuardedSocket` validates every message before GGRS reads
+//! it.
 //!
 //! The game itself is the library module `rollback_abilities::duel` (its documentation has the
 //! move list and frame data); this file is the command line around it.
@@ -21,10 +34,13 @@ use rollback_abilities::cue::CueKind;
 use rollback_abilities::duel::{
     self, Duel, DuelMatch, DuelPeer, MatchOptions, MatchReport, PeerSummary, Transport,
 };
+use rollback_abilities::num::Frame;
 use rollback_abilities::replay::Replay;
-use rollback_abilities::session::{GgrsConfig, RunnerStats};
+use rollback_abilities::session::{
+    GuardedSocket, RunnerStats, message_from_bytes, message_to_bytes,
+};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -41,7 +57,9 @@ use std::time::{Duration, Instant};
         cargo run --release --example duel\n  \
         cargo run --release --example duel -- --peers 4 --latency 80 --jitter 30 --loss 10\n  \
         cargo run --release --example duel -- --replay duel.replay --plot duel.svg\n  \
-        cargo run --release --example duel -- --udp"
+        cargo run --release --example duel -- --udp\n  \
+        cargo run --release --example duel -- --peers 3 --leave 2@900\n  \
+        cargo run --release --example duel -- --udp --leave 1@600"
 )]
 struct Args {
     /// Fighters, one GGRS peer each.
@@ -68,12 +86,20 @@ struct Args {
     #[arg(long, default_value_t = 2, value_name = "FRAMES",
           value_parser = clap::value_parser!(u8).range(0..=15))]
     input_delay: u8,
-    /// Run each peer as its own OS process talking UDP on 127.0.0.1 (GGRS's
-    /// UdpNonBlockingSocket) instead of the in-memory emulated network. --latency, --jitter and
-    /// --loss do not apply.
+    /// Run each peer as its own OS process talking UDP on 127.0.0.1 instead of the in-memory
+    /// emulated network. Each binds a socket on the loopback interface only (127.0.0.1, not
+    /// 0.0.0.0), ignores datagrams from anyone but the other peers and validates every message
+    /// (GuardedSocket) before GGRS reads it. --latency, --jitter and --loss do not apply.
     #[arg(long)]
     udp: bool,
-    /// Write peer 0's replay of the match to FILE, then read it back and re-verify it.
+    /// Player PLAYER leaves the match once its world has simulated frame FRAME (its peer stops;
+    /// in --udp mode its process exits). The others wait for it (2 s of emulated time, about
+    /// 10 s with --udp), agree on the last frame of its input and play on to the end; the
+    /// leaver's fighter stands idle from then on and the leaver forfeits.
+    #[arg(long, value_name = "PLAYER@FRAME", value_parser = parse_leave_arg)]
+    leave: Option<(usize, Frame)>,
+    /// Write the replay of the match (peer 0's; with --leave, the first peer that stays) to
+    /// FILE, then read it back and re-verify it.
     #[arg(long, value_name = "FILE")]
     replay: Option<PathBuf>,
     /// Write an SVG chart of every fighter's Health, Mana and Stamina over frames, with cue
@@ -105,8 +131,17 @@ impl Args {
             jitter_ms: self.jitter.unwrap_or(d.jitter_ms),
             loss_percent: self.loss.unwrap_or(d.loss_percent),
             input_delay: usize::from(self.input_delay),
+            leave: self.leave,
         }
     }
+}
+
+/// `--leave`'s value parser (the library's [`duel::parse_leave`]).
+fn parse_leave_arg(value: &str) -> Result<(usize, Frame), String> {
+    duel::parse_leave(value).map_err(|e| match e {
+        duel::MatchError::InvalidOptions(m) => m,
+        other => other.to_string(),
+    })
 }
 
 fn main() -> ExitCode {
@@ -167,8 +202,12 @@ fn run(args: &Args) -> Result<bool, String> {
     if let Some(path) = &args.plot {
         write_plot(path, &replay, &options)?;
     }
+    let left = match options.leave {
+        Some((p, _)) => format!(" (player {p} left)"),
+        None => String::new(),
+    };
     println!(
-        "Played {} frames on {} peers in {:.2} s of wall time.",
+        "Played {} frames on {} peers{left} in {:.2} s of wall time.",
         options.frames,
         options.peers,
         elapsed.as_secs_f64()
@@ -324,8 +363,21 @@ fn write_plot(path: &Path, replay: &Replay, options: &MatchOptions) -> Result<()
 /// How long a --udp match may take before the children are stopped.
 const UDP_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// Ticks without a frame advancing before a --udp peer declares a silent remote peer gone
+/// ([`DuelPeer::set_departure_ticks`]). A tick that advances nothing sleeps 1 ms
+/// ([`SKIPPED_TICK_SLEEP`]; `std::thread::sleep` never returns early) on top of the poll and
+/// the advance, and the departure rule counts consecutive such ticks: 10 000 ticks × at least
+/// 1 ms = at least 10 s of silence (about 10.5 s in practice) before a peer is declared gone.
+/// Two seconds, as in the emulated match, would cut a live peer that a busy machine left
+/// unscheduled for a moment.
+const UDP_DEPARTURE_TICKS: u32 = 10_000;
+
+/// How long a --udp peer sleeps after a tick that advanced no frame (no busy wait).
+const SKIPPED_TICK_SLEEP: Duration = Duration::from_millis(1);
+
 /// Re-executes this binary once per peer with the hidden child flags, shows their progress,
-/// gathers their summaries and peer 0's replay, and builds the report.
+/// gathers their summaries (the leaver's too) and the first survivor's replay, and builds the
+/// report.
 fn udp_match(args: &Args, options: &MatchOptions) -> Result<(MatchReport, Replay), String> {
     let n = options.peers;
     // Free ports: bind, read the port, release (the children bind them a moment later).
@@ -368,6 +420,7 @@ fn udp_children(
             .args(["--frames", &options.frames.to_string()])
             .args(["--seed", &options.seed.to_string()])
             .args(["--input-delay", &options.input_delay.to_string()])
+            .args(options.leave.map(|(p, f)| format!("--leave={p}@{f}")))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -410,7 +463,14 @@ fn udp_children(
             Ok((i, line)) => {
                 if let Some(p) = line.strip_prefix("progress ") {
                     progress_of[i] = p.trim().parse().unwrap_or(progress_of[i]);
-                    bar.set_position(progress_of.iter().copied().min().unwrap_or(0));
+                    // The leaver's progress stops where it left: follow the others.
+                    let shown = progress_of
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| options.leaver() != Some(*j))
+                        .map(|(_, p)| *p)
+                        .min();
+                    bar.set_position(shown.unwrap_or(0));
                 } else {
                     lines[i].push(line);
                 }
@@ -444,8 +504,16 @@ fn udp_children(
         .enumerate()
         .map(|(i, l)| parse_summary(l).map_err(|e| format!("peer process {i}: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
-    let replay_path = dir.join("peer0.replay");
-    let replay = Replay::read(&replay_path).map_err(|e| format!("peer 0's replay: {e}"))?;
+    // A leaver exits after its summary says it left (expected, not a failure); the replay is
+    // the first survivor's.
+    if let Some(leaver) = options.leaver()
+        && summaries.get(leaver).is_some_and(|s| s.left_after.is_none())
+    {
+        return Err(format!("peer process {leaver} was to leave the match but did not say so"));
+    }
+    let r = options.replay_peer();
+    let replay_path = dir.join(format!("peer{r}.replay"));
+    let replay = Replay::read(&replay_path).map_err(|e| format!("peer {r}'s replay: {e}"))?;
     let report = MatchReport::build(*options, Transport::Udp, summaries, &replay)
         .map_err(|e| e.to_string())?;
     Ok((report, replay))
@@ -459,8 +527,67 @@ fn stop(children: &mut [Child]) {
     }
 }
 
-/// One peer of a --udp match: GGRS over `UdpNonBlockingSocket`, the same bots, then the
-/// summary on stdout (and, for peer 0, the replay in the work directory).
+/// A GGRS socket over UDP on the loopback interface only: bound to 127.0.0.1 (GGRS's
+/// `UdpNonBlockingSocket::bind_to_port` binds 0.0.0.0, every interface), non-blocking, in GGRS's
+/// own wire encoding (bincode 1: `message_to_bytes` / `message_from_bytes`), taking datagrams
+/// from the match's peers only.
+struct LoopbackSocket {
+    socket: UdpSocket,
+    peers: Vec<SocketAddr>,
+    buffer: Vec<u8>,
+}
+
+impl LoopbackSocket {
+    /// The most datagrams one receive call takes (the rest wait for the next call).
+    const MAX_PER_POLL: usize = 4096;
+
+    fn bind(port: u16, peers: Vec<SocketAddr>) -> std::io::Result<LoopbackSocket> {
+        let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, port))?;
+        socket.set_nonblocking(true)?;
+        // The largest UDP payload: a longer datagram would be cut to the buffer.
+        Ok(LoopbackSocket { socket, peers, buffer: vec![0; 65_536] })
+    }
+}
+
+impl ggrs::NonBlockingSocket<SocketAddr> for LoopbackSocket {
+    fn send_to(&mut self, msg: &ggrs::Message, addr: &SocketAddr) {
+        // A datagram that cannot be sent is a lost packet: GGRS resends.
+        let _ = self.socket.send_to(&message_to_bytes(msg), addr);
+    }
+
+    fn receive_all_messages(&mut self) -> Vec<(SocketAddr, ggrs::Message)> {
+        let mut received = Vec::new();
+        for _ in 0..Self::MAX_PER_POLL {
+            match self.socket.recv_from(&mut self.buffer) {
+                Ok((n, from)) => {
+                    if !self.peers.contains(&from) {
+                        continue;
+                    }
+                    if let Some(m) = self.buffer.get(..n).and_then(message_from_bytes) {
+                        received.push((from, m));
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                // Linux reports an ICMP "port unreachable" (a peer that left closed its socket)
+                // on the next receive: not a datagram, keep reading.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::ConnectionRefused
+                            | ErrorKind::ConnectionReset
+                            | ErrorKind::Interrupted
+                    ) => {}
+                Err(_) => break,
+            }
+        }
+        received
+    }
+}
+
+/// One peer of a --udp match: GGRS (GGRS's wall-clock disconnect timeout off) over a
+/// [`GuardedSocket`] in front of a [`LoopbackSocket`], the same bots, then the summary on stdout
+/// (and, for the first peer that stays, the replay in the work directory). The leaver
+/// (`--leave`) exits right after its frame, without lingering, and reports that it left.
 fn udp_child(args: &Args, index: usize) -> Result<(), String> {
     let options = args.options();
     let n = options.peers;
@@ -468,24 +595,32 @@ fn udp_child(args: &Args, index: usize) -> Result<(), String> {
         return Err(format!("needs {n} ports and an index below {n}"));
     }
     let dir = args.udp_dir.clone().ok_or("needs --udp-dir")?;
-    let socket = ggrs::UdpNonBlockingSocket::bind_to_port(args.udp_ports[index])
-        .map_err(|e| format!("cannot bind UDP port {}: {e}", args.udp_ports[index]))?;
-    let mut builder = ggrs::SessionBuilder::<GgrsConfig<Duel, SocketAddr>>::new()
-        .with_num_players(n)
-        .map_err(|e| e.to_string())?
-        .with_max_prediction_window(8)
-        .with_input_delay(options.input_delay)
-        .with_desync_detection_mode(ggrs::DesyncDetection::On { interval: 10 });
+    let addr = |port: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let remotes: Vec<(SocketAddr, Vec<usize>)> =
+        (0..n).filter(|j| *j != index).map(|j| (addr(args.udp_ports[j]), vec![j])).collect();
+    let socket =
+        LoopbackSocket::bind(args.udp_ports[index], remotes.iter().map(|(a, _)| *a).collect())
+            .map_err(|e| {
+                format!("cannot bind UDP port 127.0.0.1:{}: {e}", args.udp_ports[index])
+            })?;
+    let mut peer = DuelPeer::new(options, index).map_err(|e| e.to_string())?;
+    let (socket, guard) = GuardedSocket::<LoopbackSocket, SocketAddr>::new::<duel::Input>(
+        socket,
+        peer.guard_config(),
+        remotes,
+    );
+    peer.attach_guard(guard);
+    peer.set_departure_ticks(UDP_DEPARTURE_TICKS);
+    let mut builder = peer.session_builder::<SocketAddr>().map_err(|e| e.to_string())?;
     for (j, port) in args.udp_ports.iter().enumerate() {
         let player = if j == index {
             ggrs::PlayerType::Local
         } else {
-            ggrs::PlayerType::Remote(SocketAddr::from((Ipv4Addr::LOCALHOST, *port)))
+            ggrs::PlayerType::Remote(addr(*port))
         };
         builder = builder.add_player(player, j).map_err(|e| e.to_string())?;
     }
     let mut session = builder.start_p2p_session(socket).map_err(|e| e.to_string())?;
-    let mut peer = DuelPeer::new(options, index).map_err(|e| e.to_string())?;
 
     let start = Instant::now();
     while session.current_state() != ggrs::SessionState::Running {
@@ -500,8 +635,13 @@ fn udp_child(args: &Args, index: usize) -> Result<(), String> {
     while !peer.is_finished() {
         session.poll_remote_clients();
         let batch = peer.advance(&mut session).map_err(|e| e.to_string())?;
+        if peer.should_leave() {
+            // Gone at once, as a closed program: no lingering, the socket closes on exit.
+            peer.leave();
+            break;
+        }
         if batch.skipped {
-            std::thread::sleep(Duration::from_micros(500));
+            std::thread::sleep(SKIPPED_TICK_SLEEP);
         }
         let confirmed = peer.confirmed();
         if confirmed >= reported + 30 {
@@ -513,17 +653,19 @@ fn udp_child(args: &Args, index: usize) -> Result<(), String> {
             return Err(format!("stalled at {confirmed} confirmed frames"));
         }
     }
-    // Keep answering for a moment so the other peers receive every input they still need.
-    let linger = Instant::now();
-    while linger.elapsed() < Duration::from_millis(500) {
-        session.poll_remote_clients();
-        let _ = peer.advance(&mut session);
-        std::thread::sleep(Duration::from_millis(1));
+    if !peer.has_left() {
+        // Keep answering for a moment so the other peers receive every input they still need.
+        let linger = Instant::now();
+        while linger.elapsed() < Duration::from_millis(500) {
+            session.poll_remote_clients();
+            let _ = peer.advance(&mut session);
+            std::thread::sleep(SKIPPED_TICK_SLEEP);
+        }
     }
     // The summary reads the recorder's checksums: take it before the replay moves the recorder.
     let summary = peer.summary();
-    if index == 0 {
-        let path = dir.join("peer0.replay");
+    if index == options.replay_peer() {
+        let path = dir.join(format!("peer{index}.replay"));
         peer.take_replay().write(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     write_summary(&mut out, &summary).map_err(|e| e.to_string())?;
@@ -564,6 +706,14 @@ fn write_summary(out: &mut impl Write, s: &PeerSummary) -> std::io::Result<()> {
     }
     let sums: Vec<String> = s.checksums.iter().map(|c| format!("{c:x}")).collect();
     writeln!(out, "checksums {}", sums.join(","))?;
+    if let Some(f) = s.left_after {
+        writeln!(out, "left {f}")?;
+    }
+    for (players, last) in &s.departures {
+        let players: Vec<String> = players.iter().map(usize::to_string).collect();
+        let last = last.map_or_else(|| "-".to_string(), |f| f.to_string());
+        writeln!(out, "departed {} {last}", players.join(","))?;
+    }
     writeln!(out, "end")?;
     out.flush()
 }
@@ -611,6 +761,21 @@ fn parse_summary(lines: &[String]) -> Result<PeerSummary, String> {
                     .filter(|x| !x.is_empty())
                     .map(|x| u64::from_str_radix(x, 16).map_err(|_| "malformed checksum"))
                     .collect::<Result<_, _>>()?;
+            }
+            "left" => {
+                s.left_after = Some(rest.trim().parse().map_err(|_| "malformed left line")?);
+            }
+            "departed" => {
+                let (players, last) = rest.split_once(' ').ok_or("malformed departed line")?;
+                let players = players
+                    .split(',')
+                    .map(|p| p.parse::<usize>().map_err(|_| "malformed departed line"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let last = match last.trim() {
+                    "-" => None,
+                    f => Some(f.parse::<Frame>().map_err(|_| "malformed departed line")?),
+                };
+                s.departures.push((players, last));
             }
             "end" => complete = true,
             _ => {}

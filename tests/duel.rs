@@ -1,12 +1,13 @@
 //! The duel (`rollback_abilities::duel`): whole matches over the in-memory emulated network
-//! (checksums agree, the report adds up, the replay verifies, bots are deterministic), and
-//! frame-by-frame checks of each move and recipe on a plain stepped world.
+//! (checksums agree, the report adds up, the replay verifies, bots are deterministic), a player
+//! leaving mid-match (`--leave`), and frame-by-frame checks of each move and recipe on a plain
+//! stepped world.
 
 use rollback_abilities::duel::{
-    self, Duel, DuelMatch, FIREBALL_DAMAGE, HEAVY_DAMAGE, Input, KO_PAUSE, LIGHT_DAMAGE,
+    self, Duel, DuelMatch, FIREBALL_DAMAGE, HEAVY_DAMAGE, Input, KO_PAUSE, LIGHT_DAMAGE, LastInput,
     MatchOptions, MatchReport,
 };
-use rollback_abilities::num;
+use rollback_abilities::num::{self, Frame};
 use rollback_abilities::prelude::*;
 use rollback_abilities::replay::Replay;
 use rollback_abilities::{AbilityDefId, ActivationFailure};
@@ -157,6 +158,122 @@ fn invalid_options_are_errors() {
         let err = DuelMatch::new(bad).unwrap_err();
         assert!(err.to_string().starts_with("invalid option:"), "{err}");
     }
+}
+
+// ============================================================================================
+// A player leaves (--leave PLAYER@FRAME)
+// ============================================================================================
+
+/// The checks a match in which `leaver` left after frame `at` must pass: the departure is in
+/// the report, every survivor reported it with the same last input frame, the survivors'
+/// checksums agree over every frame, the leaver's own confirmed frames agree with theirs, the
+/// replay (the first survivor's) verifies, and the leaver's fighter has the default input
+/// after its last frame.
+fn assert_departure(r: &MatchReport, replay: &Replay, leaver: usize, at: Frame) {
+    let o = r.options;
+    assert_eq!(r.peers.len(), o.peers);
+    assert!(r.checksums_agree(), "checksums: {:?}", r.first_disagreement);
+    assert_eq!(r.compared_frames, r.frames);
+    assert!(r.replay_verified(), "replay diverges at {:?}", r.replay_divergence);
+    assert!(r.cues_balanced());
+    assert!(r.departures_agree(), "{:?}", r.departures);
+    assert!(r.is_ok());
+    assert_eq!(r.replay_peer, if leaver == 0 { 1 } else { 0 });
+    assert_eq!(r.departures.len(), 1, "{:?}", r.departures);
+    let d = &r.departures[0];
+    assert_eq!((d.player, d.left_after), (leaver, Some(at)));
+    let Some(LastInput::Frame(last)) = d.agreed else { panic!("no agreement: {d:?}") };
+    // The leaver never had input past `at` + the input delay; the survivors hold nearly all.
+    assert!(last <= at + o.input_delay as Frame && last + 30 >= at, "last {last}, left after {at}");
+    let survivors: Vec<usize> = (0..o.peers).filter(|p| *p != leaver).collect();
+    assert_eq!(d.seen, survivors.iter().map(|s| (*s, LastInput::Frame(last))).collect::<Vec<_>>());
+    assert!(d.leaver_compared > 0 && d.leaver_disagreement.is_none(), "{d:?}");
+    for p in &r.peers {
+        if p.player == leaver {
+            assert_eq!(p.left_after, Some(at));
+            assert!(p.checksums.len() <= at as usize + 1);
+            continue;
+        }
+        assert_eq!(p.left_after, None);
+        assert_eq!(p.stats.desyncs, 0);
+        assert!(p.checksums.len() >= r.frames as usize);
+        assert_eq!(p.departures, vec![(vec![leaver], Some(last))]);
+    }
+    assert_ne!(r.winner, Some(leaver), "a player who left forfeits");
+    // From the frame after its last input on, the leaver's fighter has the default input.
+    assert_eq!(replay.len(), r.frames as usize);
+    for f in last + 1..r.frames {
+        assert_eq!(replay.inputs::<Duel>(f)[leaver], Input::default(), "frame {f}");
+    }
+    let mut world = duel::new_world(o.seed, o.peers);
+    assert!(replay.verify(&mut world).expect("verifies").is_ok());
+    let text = r.to_string();
+    assert!(text.contains("Verdict: every check passed"), "{text}");
+    assert!(text.contains(&format!("player {leaver} left the match after frame {at}")), "{text}");
+    assert!(text.contains(&format!("peer {leaver} (left)")), "{text}");
+    assert!(text.contains(&format!("player {leaver} forfeits")), "{text}");
+}
+
+/// Two peers, player 1 leaves: the other plays on alone to the end and wins by forfeit.
+#[test]
+fn a_player_leaves_a_two_peer_match() {
+    let options =
+        MatchOptions { frames: 1200, seed: 21, leave: Some((1, 400)), ..MatchOptions::default() };
+    let (r, replay) = play(options);
+    assert_departure(&r, &replay, 1, 400);
+    assert_eq!(r.winner, Some(0));
+    let text = r.to_string();
+    assert!(text.contains("Opponent left: player 1 left the match after frame 400"), "{text}");
+    assert!(text.contains("player 0              played on alone"), "{text}");
+    assert!(text.contains("Winner: player 0 by forfeit: player 1 left the match"), "{text}");
+    // Deterministic, departure included.
+    assert_eq!(play(options).0, r);
+}
+
+/// Three peers over a lossy network, player 0 leaves: the two others agree on its last input
+/// frame and carry on; the replay comes from peer 1, the first survivor.
+#[test]
+fn a_player_leaves_a_three_peer_match_under_loss() {
+    let options = MatchOptions {
+        peers: 3,
+        frames: 1200,
+        seed: 12,
+        latency_ms: 50,
+        jitter_ms: 40,
+        loss_percent: 15,
+        leave: Some((0, 500)),
+        ..MatchOptions::default()
+    };
+    let (r, replay) = play(options);
+    assert_departure(&r, &replay, 0, 500);
+    assert!(!replay.keyframes.is_empty(), "the first survivor records keyframes");
+    assert!(r.to_string().contains("the survivors agree: ok"));
+    assert!(r.stats.melee_hits > 0);
+}
+
+/// `--leave`'s value and range errors name the flag and say what is expected.
+#[test]
+fn leave_option_errors_name_the_flag() {
+    assert_eq!(duel::parse_leave("1@600").unwrap(), (1, 600));
+    assert_eq!(duel::parse_leave(" 2@0 ").unwrap(), (2, 0));
+    for bad in ["", "1", "1-600", "@600", "1@", "x@600", "1@x", "-1@600", "1@-5", "1@6@7"] {
+        let err = duel::parse_leave(bad).unwrap_err().to_string();
+        assert!(err.starts_with("invalid option: --leave expects PLAYER@FRAME"), "{bad:?}: {err}");
+        assert!(err.contains(&format!("{bad:?}")), "{bad:?}: {err}");
+    }
+    let three = MatchOptions { peers: 3, frames: 600, ..MatchOptions::default() };
+    let err = DuelMatch::new(MatchOptions { leave: Some((3, 10)), ..three }).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid option: --leave 3@10: there is no player 3 in a 3-peer match (players are 0 to 2)"
+    );
+    let err = DuelMatch::new(MatchOptions { leave: Some((1, 600)), ..three }).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid option: --leave 1@600: frame 600 is not in the match (frames are 0 to 599)"
+    );
+    assert!(duel::DuelPeer::new(MatchOptions { leave: Some((5, 1)), ..three }, 0).is_err());
+    assert!(MatchOptions { leave: Some((2, 599)), ..three }.validate().is_ok());
 }
 
 // ============================================================================================

@@ -1,7 +1,41 @@
 //! The duel: a complete reference fighting game on this crate, and a worked example of the
 //! [`Game`] trait.
 //!
-//! (The module tour is written below the code section; see the bottom of this file.)
+//! Two to four fighters on a one-dimensional stage ([`ARENA_HALF`]) with five buttons
+//! ([`Input`]): a light attack (poison, lifesteal), a heavy attack that stuns and can cancel the
+//! light one inside its cancel window, a fireball (a projectile entity), a shield and a held
+//! sprint. The abilities, effects and cues are data (`examples/content/duel.ron`, embedded as
+//! [`CONTENT_RON`]); the functions it names are [`hooks`]; rounds, movement, projectiles and
+//! hitboxes are the game's systems (phase P6). [`bot_input`] plays every fighter.
+//!
+//! # Matches
+//!
+//! [`DuelMatch`] plays a whole match in one process over the seeded in-memory network, one
+//! GGRS peer per fighter; [`DuelPeer`] is one peer under any GGRS P2P session (the
+//! `duel` example's `--udp` mode runs one per OS process, over UDP bound to 127.0.0.1 behind a
+//! [`GuardedSocket`](crate::session::GuardedSocket)). A [`MatchReport`] sums it up: rollbacks,
+//! checksum agreement, the re-verified replay, cue reconciliation, what happened, who won.
+//!
+//! # Departures
+//!
+//! [`MatchOptions::leave`] (`--leave PLAYER@FRAME`) makes a player's peer leave once its world
+//! has simulated that frame: the emulated peer stops and is cut off the network, the `--udp`
+//! process exits. The others wait for it for their departure time
+//! ([`EMULATED_DEPARTURE_TICKS`] emulated ticks, two seconds; about ten seconds of stalling in
+//! `--udp` mode), agree on the last frame of its real input
+//! ([`SessionEvent::Left`](crate::session::SessionEvent::Left)) and play on to the end.
+//!
+//! The leaver's fighter stays on the stage: from the frame after the agreed last frame its
+//! input is GGRS's disconnected input, the default [`Input`] (no button, stick centred), so it
+//! stands idle and can still be hit and knocked out. The systems do not branch on the input
+//! status: [`World::input_status`] is outside the snapshot and a replay records inputs, not
+//! statuses, so a rule keyed on `Disconnected` would not re-simulate from the replay. The
+//! forfeit is therefore a rule of the result: **a player who left forfeits**, and the winner is
+//! the leader among the players who stayed ([`winner_among`]); with two players the one who
+//! stayed wins. The report checks the survivors only (checksums, cues, desyncs), shows what
+//! each survivor saw as the leaver's last input frame and whether they agree, compares the
+//! leaver's own confirmed frames with theirs up to that frame, and verifies the replay of the
+//! first survivor.
 
 mod bot;
 mod hooks;
@@ -13,8 +47,13 @@ mod systems;
 pub use bot::bot_input;
 pub use hooks::hooks;
 pub use ids::{CONTENT_RON, content, try_content};
-pub use play::{DuelMatch, DuelPeer, MatchError, MatchOptions, MatchOutcome, Transport};
-pub use report::{CueCounter, CueCounts, FighterSummary, MatchReport, PeerSummary};
+pub use play::{
+    DuelMatch, DuelPeer, EMULATED_DEPARTURE_TICKS, MatchError, MatchOptions, MatchOutcome,
+    Transport, parse_leave,
+};
+pub use report::{
+    CueCounter, CueCounts, DepartureSummary, FighterSummary, LastInput, MatchReport, PeerSummary,
+};
 
 use crate::id::Entity;
 use crate::num::{self, Frame, Fx};
@@ -252,6 +291,12 @@ pub fn new_world(seed: u64, fighters: usize) -> World<Duel> {
 /// The player leading the match: the most rounds won, then the most health in the current
 /// round; `None` for a draw.
 pub fn winner(world: &World<Duel>) -> Option<usize> {
+    winner_among(world, |_| true)
+}
+
+/// [`winner`] among the players for which `candidate` holds (the others cannot win: a player
+/// who left the match forfeits); `None` for a draw or when there is no candidate.
+pub fn winner_among(world: &World<Duel>, candidate: impl Fn(usize) -> bool) -> Option<usize> {
     let i = ids::ids();
     let g = world.global();
     let players = world.players().min(MAX_FIGHTERS);
@@ -262,8 +307,8 @@ pub fn winner(world: &World<Duel>) -> Option<usize> {
             .unwrap_or(Fx::ZERO)
     };
     let key = |p: usize| (g.wins[p], health(p));
-    let best = (0..players).map(key).max()?;
-    let mut leaders = (0..players).filter(|p| key(*p) == best);
+    let best = (0..players).filter(|p| candidate(*p)).map(key).max()?;
+    let mut leaders = (0..players).filter(|p| candidate(*p) && key(*p) == best);
     let first = leaders.next()?;
     if leaders.next().is_some() { None } else { Some(first) }
 }

@@ -1,6 +1,11 @@
 //! Match drivers: [`DuelMatch`] plays a whole match in one process over the in-memory
 //! emulated network ([`LocalMatch`]); [`DuelPeer`] plays one peer under any GGRS P2P session
 //! (the example's `--udp` mode runs one per OS process).
+//!
+//! Either can make one player leave mid-match ([`MatchOptions::leave`]): its peer stops (the
+//! emulated peer is cut off the network, the `--udp` process exits), the survivors wait for it
+//! for their departure time, agree on the last frame of its input
+//! ([`SessionEvent::Left`](crate::session::SessionEvent::Left)) and play on to the end.
 
 use super::report::{CueCounter, MatchReport, PeerSummary};
 use super::{Duel, Input, MAX_FIGHTERS, bot_input, try_new_world};
@@ -8,18 +13,23 @@ use crate::cue::{CueDirector, Presenter};
 use crate::num::Frame;
 use crate::replay::{Replay, ReplayError};
 use crate::session::{
-    Address, Batch, GgrsConfig, LocalMatch, MatchConfig, NetConditions, Runner, SessionError,
+    Address, Batch, GgrsConfig, Guard, GuardConfig, LocalMatch, MatchConfig, NetConditions, Runner,
+    SessionError, SessionEvent, hardened_builder,
 };
 use crate::world::WorldError;
 use core::fmt;
 use ggrs::P2PSession;
 
-/// Frames between keyframe snapshots in peer 0's replay (for seeking and divergence diffs).
+/// Frames between keyframe snapshots in the replay peer's replay (for seeking and divergence
+/// diffs).
 const KEYFRAME_INTERVAL: u32 = 600;
 /// The GGRS prediction window.
 const MAX_PREDICTION: usize = 8;
 /// The desync detection interval in frames.
 const DESYNC_INTERVAL: u32 = 10;
+/// Emulated ticks (16 ms each) a [`DuelMatch`] peer waits on a silent player before it leaves
+/// the match: two seconds of emulated time, so a `--leave` demo does not wait long.
+pub const EMULATED_DEPARTURE_TICKS: u32 = 120;
 
 /// How a match is played.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -38,6 +48,11 @@ pub struct MatchOptions {
     pub loss_percent: u32,
     /// GGRS input delay in frames.
     pub input_delay: usize,
+    /// `Some((player, frame))`: that player's peer leaves the match once its world has
+    /// simulated `frame` (`--leave PLAYER@FRAME`; a [`DuelPeer`] also waits for its first
+    /// confirmed frame, see [`DuelPeer::should_leave`]); the others play on without it. See
+    /// [`parse_leave`] and the [module documentation](super#departures).
+    pub leave: Option<(usize, Frame)>,
 }
 
 impl Default for MatchOptions {
@@ -52,8 +67,39 @@ impl Default for MatchOptions {
             jitter_ms: 12,
             loss_percent: 5,
             input_delay: 2,
+            leave: None,
         }
     }
+}
+
+/// Parses `--leave`'s value, `PLAYER@FRAME` (for example `1@600`: player 1 leaves once its
+/// world has simulated frame 600). The range is checked by [`MatchOptions::validate`].
+///
+/// ```
+/// use rollback_abilities::duel::parse_leave;
+/// assert_eq!(parse_leave("1@600").unwrap(), (1, 600));
+/// let err = parse_leave("1-600").unwrap_err().to_string();
+/// assert!(err.contains("--leave") && err.contains("PLAYER@FRAME"), "{err}");
+/// ```
+pub fn parse_leave(value: &str) -> Result<(usize, Frame), MatchError> {
+    let bad = |why: &str| {
+        MatchError::InvalidOptions(format!(
+            "--leave expects PLAYER@FRAME, for example 1@600 (player 1 leaves after frame \
+             600), not {value:?}: {why}"
+        ))
+    };
+    let Some((player, frame)) = value.trim().split_once('@') else {
+        return Err(bad("there is no '@'"));
+    };
+    let player = player
+        .trim()
+        .parse::<usize>()
+        .map_err(|_| bad("PLAYER is not a player number (0, 1, ...)"))?;
+    let frame = frame
+        .trim()
+        .parse::<Frame>()
+        .map_err(|_| bad("FRAME is not a frame number (0, 1, ...)"))?;
+    Ok((player, frame))
 }
 
 impl MatchOptions {
@@ -78,7 +124,35 @@ impl MatchOptions {
         if self.input_delay > 15 {
             return bad(format!("input delay must be 0 to 15 frames, not {}", self.input_delay));
         }
+        if let Some((player, frame)) = self.leave {
+            if player >= self.peers {
+                return bad(format!(
+                    "--leave {player}@{frame}: there is no player {player} in a {}-peer match \
+                     (players are 0 to {})",
+                    self.peers,
+                    self.peers - 1
+                ));
+            }
+            if frame >= self.frames {
+                return bad(format!(
+                    "--leave {player}@{frame}: frame {frame} is not in the match (frames are 0 \
+                     to {})",
+                    self.frames - 1
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// The player who leaves the match, if one does.
+    pub fn leaver(&self) -> Option<usize> {
+        self.leave.map(|(p, _)| p)
+    }
+
+    /// The peer whose replay the match keeps: the first one that stays (peer 0, unless player
+    /// 0 leaves).
+    pub fn replay_peer(&self) -> usize {
+        if self.leaver() == Some(0) { 1 } else { 0 }
     }
 
     /// The emulated network's conditions.
@@ -185,16 +259,31 @@ impl From<ggrs::GgrsError> for MatchError {
 pub struct MatchOutcome {
     /// The report.
     pub report: MatchReport,
-    /// Peer 0's replay of the match's confirmed frames.
+    /// The replay of the match's confirmed frames, recorded by peer
+    /// [`MatchOptions::replay_peer`] (peer 0 unless player 0 left).
     pub replay: Replay,
 }
 
-/// A runner set up for the duel: recording (keyframes on peer 0 only) and feeding a cue
-/// director.
+/// Keyframes every [`KEYFRAME_INTERVAL`] frames on the replay peer, none elsewhere.
+fn keyframe_interval(options: &MatchOptions, player: usize) -> u32 {
+    if player == options.replay_peer() { KEYFRAME_INTERVAL } else { 0 }
+}
+
+/// The `SessionEvent::Left` events among `events`: (the players who left, the last frame of
+/// their real input).
+fn lefts(events: &[SessionEvent]) -> impl Iterator<Item = (Vec<usize>, Option<Frame>)> + '_ {
+    events.iter().filter_map(|e| match e {
+        SessionEvent::Left { players, last_frame, .. } => Some((players.clone(), *last_frame)),
+        _ => None,
+    })
+}
+
+/// A runner set up for the duel: recording (keyframes on the replay peer only) and feeding a
+/// cue director.
 fn duel_runner(options: &MatchOptions, player: usize) -> Result<Runner<Duel>, MatchError> {
     let world = try_new_world(options.seed, options.peers)?;
     let mut runner = Runner::new(world, MAX_PREDICTION, DESYNC_INTERVAL);
-    runner.record(if player == 0 { KEYFRAME_INTERVAL } else { 0 });
+    runner.record(keyframe_interval(options, player));
     runner.director = Some(CueDirector::new());
     Ok(runner)
 }
@@ -214,6 +303,11 @@ fn finished_replay(runner: &mut Runner<Duel>, frames: Frame) -> Replay {
 /// [`EmulatedNetwork`](crate::session::EmulatedNetwork), bots on every peer, a [`CueCounter`]
 /// behind every peer's cue director. Deterministic: the same options give the same report.
 ///
+/// With [`MatchOptions::leave`] the leaver's peer [leaves](LocalMatch::leave) once its world
+/// has simulated the given frame; the survivors wait [`EMULATED_DEPARTURE_TICKS`] ticks for it,
+/// agree on the last frame of its input and play on. The match is finished when every survivor
+/// has confirmed every frame and reported the departure.
+///
 /// ```
 /// use rollback_abilities::duel::{DuelMatch, MatchOptions};
 /// let options = MatchOptions { frames: 240, ..MatchOptions::default() };
@@ -227,6 +321,8 @@ pub struct DuelMatch {
     counters: Vec<CueCounter>,
     options: MatchOptions,
     ticks: u64,
+    /// The frame the leaver's world had simulated when it left.
+    left_after: Option<Frame>,
 }
 
 impl fmt::Debug for DuelMatch {
@@ -235,6 +331,7 @@ impl fmt::Debug for DuelMatch {
             .field("options", &self.options)
             .field("ticks", &self.ticks)
             .field("confirmed", &self.confirmed())
+            .field("left_after", &self.left_after)
             .finish()
     }
 }
@@ -251,7 +348,7 @@ impl DuelMatch {
             tick_ms: 16,
             conditions: options.conditions(),
             net_seed: options.seed,
-            ..MatchConfig::default()
+            departure_ticks: EMULATED_DEPARTURE_TICKS,
         };
         // Build every world first so a failure is an error, not a panic inside `LocalMatch`.
         let mut worlds = Vec::with_capacity(options.peers);
@@ -264,12 +361,12 @@ impl DuelMatch {
             None => super::new_world(options.seed, options.peers),
         })?;
         for (i, p) in local.peers_mut().iter_mut().enumerate() {
-            p.runner.record(if i == 0 { KEYFRAME_INTERVAL } else { 0 });
+            p.runner.record(keyframe_interval(&options, i));
             p.runner.director = Some(CueDirector::new());
         }
         local.synchronize()?;
         let counters = vec![CueCounter::until(options.frames); options.peers];
-        Ok(DuelMatch { local, counters, options, ticks: 0 })
+        Ok(DuelMatch { local, counters, options, ticks: 0, left_after: None })
     }
 
     /// The options.
@@ -278,28 +375,68 @@ impl DuelMatch {
     }
 
     /// One tick: every peer adds its bot's input and advances (rolling back as GGRS asks),
-    /// then the emulated clock moves by 16 ms.
+    /// then the emulated clock moves by 16 ms. The leaver ([`MatchOptions::leave`]) leaves
+    /// right after the tick its world simulates the frame it leaves after.
     pub fn tick(&mut self) -> Result<(), MatchError> {
         let options = self.options;
         let mut presenters: Vec<&mut dyn Presenter> =
             self.counters.iter_mut().map(|c| c as &mut dyn Presenter).collect();
         self.local.tick(|p, f, w| options.input(w, p, f), &mut presenters, |_| {})?;
         self.ticks += 1;
+        if let Some((player, frame)) = options.leave
+            && self.left_after.is_none()
+            && let Some(p) = self.local.peers().get(player)
+            && p.runner.world().next_frame() > frame
+        {
+            self.left_after = Some(p.runner.world().next_frame() - 1);
+            self.local.leave(player);
+        }
         if self.ticks > u64::from(options.frames) * 20 + 20_000 {
             return Err(MatchError::Stalled { confirmed: self.confirmed() });
         }
         Ok(())
     }
 
-    /// Frames confirmed on every peer (at most the match's frames).
+    /// Frames confirmed on every peer still in the match (at most the match's frames).
     pub fn confirmed(&self) -> Frame {
-        let c = self.local.peers().iter().map(|p| p.session.confirmed_frame()).min().unwrap_or(-1);
+        let c = self
+            .local
+            .peers()
+            .iter()
+            .filter(|p| !p.has_left())
+            .map(|p| p.session.confirmed_frame())
+            .min()
+            .unwrap_or(-1);
         ((c + 1).max(0) as Frame).min(self.options.frames)
     }
 
-    /// Whether every peer has confirmed every frame of the match.
+    /// Whether the leaver (if any) has left.
+    pub fn has_left(&self) -> bool {
+        self.left_after.is_some()
+    }
+
+    /// Whether every peer still in the match has confirmed every frame of the match and, when
+    /// a player left, reported its departure ([`SessionEvent::Left`]).
     pub fn is_finished(&self) -> bool {
-        self.local.all_confirmed(self.options.frames)
+        let frames = self.options.frames;
+        // A session whose remote players all left confirms frames it has not simulated yet:
+        // the recorder holds the frames actually confirmed.
+        let recorded = |p: &crate::session::LocalPeer<Duel>| {
+            p.runner.recorder().is_none_or(|r| r.next_frame() >= frames)
+        };
+        if !self.local.all_confirmed(frames)
+            || !self.local.peers().iter().filter(|p| !p.has_left()).all(recorded)
+        {
+            return false;
+        }
+        let Some(leaver) = self.options.leaver() else { return true };
+        self.has_left()
+            && self
+                .local
+                .peers()
+                .iter()
+                .filter(|p| !p.has_left())
+                .all(|p| lefts(p.events()).any(|(players, _)| players.contains(&leaver)))
     }
 
     /// Rollbacks so far, over all peers.
@@ -312,7 +449,8 @@ impl DuelMatch {
         &self.local
     }
 
-    /// Ticks until every frame is confirmed, then [`DuelMatch::finish`]es.
+    /// Ticks until the match [is finished](DuelMatch::is_finished), then
+    /// [`DuelMatch::finish`]es.
     pub fn run(mut self) -> Result<MatchOutcome, MatchError> {
         while !self.is_finished() {
             self.tick()?;
@@ -320,19 +458,27 @@ impl DuelMatch {
         self.finish()
     }
 
-    /// Gathers the peers' summaries and peer 0's replay and builds the report (which
-    /// re-verifies the replay).
+    /// Gathers the peers' summaries (the leaver's too, marked as left) and the replay peer's
+    /// replay and builds the report (which re-verifies the replay).
     pub fn finish(self) -> Result<MatchOutcome, MatchError> {
         let options = self.options;
+        let left_after = self.left_after;
         let mut peers = self.local.into_peers();
         let summaries: Vec<PeerSummary> = peers
             .iter()
             .zip(&self.counters)
-            .map(|(p, c)| PeerSummary::of(p.handle, &p.runner, c))
+            .map(|(p, c)| {
+                let mut s = PeerSummary::of(p.handle, &p.runner, c);
+                s.departures = lefts(p.events()).collect();
+                if p.has_left() {
+                    s.left_after = left_after;
+                }
+                s
+            })
             .collect();
-        let replay = match peers.first_mut() {
+        let replay = match peers.iter_mut().find(|p| !p.has_left()) {
             Some(p) => finished_replay(&mut p.runner, options.frames),
-            None => return Err(MatchError::InvalidOptions("no peers".into())),
+            None => return Err(MatchError::InvalidOptions("no peer stayed in the match".into())),
         };
         let report = MatchReport::build(options, Transport::Emulated, summaries, &replay)?;
         Ok(MatchOutcome { report, replay })
@@ -340,14 +486,20 @@ impl DuelMatch {
 }
 
 /// One peer of a duel under any GGRS P2P session (UDP, WebRTC…): its runner (recording, cue
-/// director) and the [`CueCounter`] its director feeds. Call [`DuelPeer::advance`] once per
-/// tick.
+/// director) and the [`CueCounter`] its director feeds. Build the session with
+/// [`DuelPeer::session_builder`] over a [`GuardedSocket`](crate::session::GuardedSocket)
+/// configured by [`DuelPeer::guard_config`], [attach](DuelPeer::attach_guard) its guard, then
+/// call [`DuelPeer::advance`] once per tick.
 #[derive(Debug)]
 pub struct DuelPeer {
     runner: Runner<Duel>,
     counter: CueCounter,
     player: usize,
     options: MatchOptions,
+    /// The departures this peer's runner reported (`SessionEvent::Left`).
+    departures: Vec<(Vec<usize>, Option<Frame>)>,
+    /// Set when this peer left ([`DuelPeer::leave`]): the frame its world had simulated.
+    left_after: Option<Frame>,
 }
 
 impl DuelPeer {
@@ -362,7 +514,40 @@ impl DuelPeer {
         }
         let runner = duel_runner(&options, player)?;
         let counter = CueCounter::until(options.frames);
-        Ok(DuelPeer { runner, counter, player, options })
+        Ok(DuelPeer { runner, counter, player, options, departures: Vec::new(), left_after: None })
+    }
+
+    /// A GGRS session builder with the duel's settings ([`hardened_builder`]: the players,
+    /// the prediction window, the input delay, desync detection, and GGRS's wall-clock
+    /// disconnect timeout off — the runner's departure rule decides). Add the players and start
+    /// the session.
+    pub fn session_builder<A: Address>(
+        &self,
+    ) -> Result<ggrs::SessionBuilder<GgrsConfig<Duel, A>>, MatchError> {
+        Ok(hardened_builder::<GgrsConfig<Duel, A>>(
+            self.options.peers,
+            MAX_PREDICTION,
+            self.options.input_delay,
+            DESYNC_INTERVAL,
+        )?)
+    }
+
+    /// The configuration of the [`GuardedSocket`](crate::session::GuardedSocket) in front of
+    /// this peer's session (real time: not paced).
+    pub fn guard_config(&self) -> GuardConfig {
+        GuardConfig::new(self.options.peers, MAX_PREDICTION)
+    }
+
+    /// Attaches the guard of the session's socket to the runner (see [`Runner::attach_guard`]):
+    /// faults, stalls and the departure agreement.
+    pub fn attach_guard<A: Address>(&mut self, guard: Guard<A>) {
+        self.runner.attach_guard(guard);
+    }
+
+    /// Ticks without a frame advancing after which a silent remote player leaves the match
+    /// (see [`Runner::set_departure_ticks`]).
+    pub fn set_departure_ticks(&mut self, ticks: u32) {
+        self.runner.set_departure_ticks(ticks);
     }
 
     /// One tick: the bot's input for the local player, advance, fulfil GGRS's requests,
@@ -376,7 +561,11 @@ impl DuelPeer {
         let frame = world.next_frame() + self.options.input_delay as Frame;
         let input = self.options.input(world, self.player, frame);
         let presenter: &mut dyn Presenter = &mut self.counter;
-        Ok(self.runner.advance_p2p(session, &[(self.player, input)], Some(presenter), |_| {})?)
+        let batch =
+            self.runner.advance_p2p(session, &[(self.player, input)], Some(presenter), |_| {})?;
+        let events = self.runner.drain_events();
+        self.departures.extend(lefts(&events));
+        Ok(batch)
     }
 
     /// Frames confirmed and recorded so far.
@@ -384,9 +573,52 @@ impl DuelPeer {
         self.runner.recorder().map_or(0, |r| r.next_frame())
     }
 
-    /// Whether every frame of the match is confirmed.
+    /// Whether this peer is the leaver ([`MatchOptions::leave`]) and its world has simulated
+    /// the frame it leaves after: stop advancing it and call [`DuelPeer::leave`]. It also waits
+    /// for its first confirmed frame: every other peer has then sent input, so all of them
+    /// finished synchronising (a peer still synchronising with a closed program would wait for
+    /// it forever: the departure rule only runs once a session runs).
+    pub fn should_leave(&self) -> bool {
+        self.left_after.is_none()
+            && self.confirmed() > 0
+            && self
+                .options
+                .leave
+                .is_some_and(|(p, f)| p == self.player && self.runner.world().next_frame() > f)
+    }
+
+    /// Marks this peer as having left the match (its summary says so); it must not advance
+    /// any more.
+    pub fn leave(&mut self) {
+        if self.left_after.is_none() {
+            self.left_after = Some(self.runner.world().next_frame().saturating_sub(1));
+        }
+    }
+
+    /// Whether this peer left the match.
+    pub fn has_left(&self) -> bool {
+        self.left_after.is_some()
+    }
+
+    /// The departures this peer's runner reported so far: the players who left and the last
+    /// frame of their real input the survivors agreed on.
+    pub fn departures(&self) -> &[(Vec<usize>, Option<Frame>)] {
+        &self.departures
+    }
+
+    /// Whether every frame of the match is confirmed and, when another player leaves
+    /// ([`MatchOptions::leave`]), its departure is settled (reported as
+    /// [`SessionEvent::Left`]).
     pub fn is_finished(&self) -> bool {
-        self.confirmed() >= self.options.frames
+        if self.confirmed() < self.options.frames {
+            return false;
+        }
+        match self.options.leaver() {
+            Some(leaver) if leaver != self.player => {
+                self.departures.iter().any(|(players, _)| players.contains(&leaver))
+            }
+            _ => true,
+        }
     }
 
     /// The runner.
@@ -396,7 +628,10 @@ impl DuelPeer {
 
     /// What this peer reports.
     pub fn summary(&self) -> PeerSummary {
-        PeerSummary::of(self.player, &self.runner, &self.counter)
+        let mut s = PeerSummary::of(self.player, &self.runner, &self.counter);
+        s.departures.clone_from(&self.departures);
+        s.left_after = self.left_after;
+        s
     }
 
     /// The recorded replay, cut to the match's frames (recording stops).

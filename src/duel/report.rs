@@ -1,5 +1,5 @@
 //! What a match produced: per-peer rollback and cue counters, checksum agreement, the
-//! re-verified replay, the fighters' final state, and a printable [`MatchReport`].
+//! re-verified replay, the fighters' final state, departures, and a printable [`MatchReport`].
 
 use super::ids::ids;
 use super::play::{MatchError, MatchOptions, Transport};
@@ -174,18 +174,99 @@ pub struct PeerSummary {
     pub cues: CueCounts,
     /// The world checksum after each confirmed frame, from frame 0.
     pub checksums: Vec<u64>,
+    /// `Some(frame)`: this peer left the match after its world simulated `frame`
+    /// ([`MatchOptions::leave`]); its numbers stop there.
+    pub left_after: Option<Frame>,
+    /// The departures this peer's runner reported
+    /// ([`SessionEvent::Left`](crate::session::SessionEvent::Left)), in order: the players who
+    /// left and the last frame of their real input (`None`: they never sent any).
+    pub departures: Vec<(Vec<usize>, Option<Frame>)>,
 }
 
 impl PeerSummary {
     /// Summarises a peer's runner (which must record, see [`Runner::record`], for checksums)
-    /// and the presenter its cue director fed.
+    /// and the presenter its cue director fed. `left_after` and `departures` start empty: the
+    /// match driver fills them in.
     pub fn of(player: usize, runner: &Runner<Duel>, counter: &CueCounter) -> PeerSummary {
         let cues = runner.director.as_ref().map(|d| CueCounts::of(d, counter)).unwrap_or_default();
         let checksums = runner
             .recorder()
             .map(|r| r.replay().frames.iter().map(|f| f.checksum).collect())
             .unwrap_or_default();
-        PeerSummary { player, stats: runner.stats(), cues, checksums }
+        PeerSummary {
+            player,
+            stats: runner.stats(),
+            cues,
+            checksums,
+            left_after: None,
+            departures: Vec::new(),
+        }
+    }
+
+    /// Whether this peer stayed in the match to the end.
+    pub fn stayed(&self) -> bool {
+        self.left_after.is_none()
+    }
+
+    /// The last frame of `player`'s input as this peer's runner reported it.
+    pub fn last_input_of(&self, player: usize) -> LastInput {
+        match self.departures.iter().find(|(players, _)| players.contains(&player)) {
+            None => LastInput::NotReported,
+            Some((_, None)) => LastInput::NoInput,
+            Some((_, Some(f))) => LastInput::Frame(*f),
+        }
+    }
+}
+
+/// The last frame of a departed player's real input, as one survivor's runner reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum LastInput {
+    /// The survivor reported no departure of this player.
+    NotReported,
+    /// The player never sent any input (it had the disconnected input from frame 0).
+    NoInput,
+    /// Its real input ends at this frame; from the next one on it has the disconnected input.
+    Frame(Frame),
+}
+
+impl fmt::Display for LastInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LastInput::NotReported => f.write_str("not reported"),
+            LastInput::NoInput => f.write_str("none"),
+            LastInput::Frame(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// One player's departure, as the survivors reported it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DepartureSummary {
+    /// The player who left.
+    pub player: usize,
+    /// `Some(frame)`: it was asked to leave ([`MatchOptions::leave`]) and did, after its world
+    /// simulated `frame`; `None`: the survivors dropped it without being asked (it went silent
+    /// for their departure time).
+    pub left_after: Option<Frame>,
+    /// The last frame of its input as each survivor reported it: (survivor, what it saw).
+    pub seen: Vec<(usize, LastInput)>,
+    /// What every survivor reported, when they all reported the same departure.
+    pub agreed: Option<LastInput>,
+    /// Frames of the leaver's own confirmed checksums compared with the survivors' (those up
+    /// to the agreed last frame of its input, when it reported a summary).
+    pub leaver_compared: Frame,
+    /// The first of those frames whose checksum differs, if any.
+    pub leaver_disagreement: Option<Frame>,
+}
+
+impl DepartureSummary {
+    /// Whether the player was asked to leave, every survivor reported the departure at the
+    /// same last frame, and the leaver's own confirmed frames agree with the survivors' up to
+    /// there.
+    pub fn is_ok(&self) -> bool {
+        self.left_after.is_some()
+            && self.agreed.is_some_and(|a| a != LastInput::NotReported)
+            && self.leaver_disagreement.is_none()
     }
 }
 
@@ -251,13 +332,17 @@ pub struct MatchReport {
     pub transport: Transport,
     /// Frames of the match (the confirmed timeline the report describes).
     pub frames: Frame,
-    /// What each peer reported.
+    /// What each peer reported (those that left too, see [`PeerSummary::left_after`]).
     pub peers: Vec<PeerSummary>,
-    /// Frames whose confirmed checksums were compared across peers.
+    /// Frames whose confirmed checksums were compared across the peers that stayed.
     pub compared_frames: Frame,
-    /// The first confirmed frame whose checksum differs between peers, if any.
+    /// The first confirmed frame whose checksum differs between the peers that stayed, if any.
     pub first_disagreement: Option<Frame>,
-    /// Frames of peer 0's replay re-simulated headless by [`Replay::verify`].
+    /// The players who left or were dropped, and how the others carried on.
+    pub departures: Vec<DepartureSummary>,
+    /// The peer whose replay the report verified (the first that stayed).
+    pub replay_peer: usize,
+    /// Frames of the replay re-simulated headless by [`Replay::verify`].
     pub verified_frames: Frame,
     /// The first frame whose re-simulated checksum differs from the recorded one, if any.
     pub replay_divergence: Option<Frame>,
@@ -271,14 +356,16 @@ pub struct MatchReport {
     pub stats: Stats,
     /// Each fighter's final state.
     pub fighters: Vec<FighterSummary>,
-    /// The winner ([`super::winner`]), `None` for a draw.
+    /// The winner ([`super::winner`]), `None` for a draw. A player who left forfeits: the
+    /// winner is the leader among the players who stayed ([`super::winner_among`]).
     pub winner: Option<usize>,
 }
 
 impl MatchReport {
-    /// Builds a report from the peers' summaries and peer 0's replay: compares the peers'
-    /// confirmed checksums, re-verifies the replay (truncated to the match's frames) on a fresh
-    /// world with [`Replay::verify`], and reads the fighters' final state from it.
+    /// Builds a report from the peers' summaries and the replay of the first peer that stayed:
+    /// compares the confirmed checksums of the peers that stayed, gathers the departures
+    /// they reported, re-verifies the replay (truncated to the match's frames) on a fresh world
+    /// with [`Replay::verify`], and reads the fighters' final state from it.
     pub fn build(
         options: MatchOptions,
         transport: Transport,
@@ -286,11 +373,14 @@ impl MatchReport {
         replay: &Replay,
     ) -> Result<MatchReport, MatchError> {
         let frames = options.frames;
+        let stayed: Vec<&PeerSummary> = peers.iter().filter(|p| p.stayed()).collect();
         let compared =
-            peers.iter().map(|p| p.checksums.len()).min().unwrap_or(0).min(frames as usize);
+            stayed.iter().map(|p| p.checksums.len()).min().unwrap_or(0).min(frames as usize);
         let first_disagreement = (0..compared)
-            .find(|&f| peers.iter().any(|p| p.checksums[f] != peers[0].checksums[f]))
+            .find(|&f| stayed.iter().any(|p| p.checksums[f] != stayed[0].checksums[f]))
             .map(|f| f as Frame);
+        let departures = departures(&peers, compared);
+        let replay_peer = stayed.first().map_or(0, |p| p.player);
         let mut replay = replay.clone();
         replay.frames.truncate(frames as usize);
         replay.keyframes.retain(|(f, _)| *f <= frames);
@@ -298,12 +388,15 @@ impl MatchReport {
         let verification = replay.verify(&mut world)?;
         let g = *world.global();
         let players = world.players().min(MAX_FIGHTERS);
+        let winner = super::winner_among(&world, |p| departures.iter().all(|d| d.player != p));
         Ok(MatchReport {
             options,
             transport,
             frames,
             compared_frames: compared as Frame,
             first_disagreement,
+            departures,
+            replay_peer,
             verified_frames: verification.frames,
             replay_divergence: verification.first_divergence,
             final_checksum: world.checksum(),
@@ -311,14 +404,32 @@ impl MatchReport {
             draws: g.draws,
             stats: g.stats,
             fighters: (0..players).map(|p| FighterSummary::of(&world, p)).collect(),
-            winner: super::winner(&world),
+            winner,
             peers,
         })
     }
 
-    /// Whether every peer confirmed every frame and all their checksums agree.
+    /// The summaries of the peers that stayed to the end.
+    pub fn survivors(&self) -> impl Iterator<Item = &PeerSummary> {
+        self.peers.iter().filter(|p| p.stayed())
+    }
+
+    /// The departure of `player`, if it left or was dropped.
+    pub fn departure_of(&self, player: usize) -> Option<&DepartureSummary> {
+        self.departures.iter().find(|d| d.player == player)
+    }
+
+    /// Whether every peer that stayed confirmed every frame and all their checksums agree.
     pub fn checksums_agree(&self) -> bool {
         self.first_disagreement.is_none() && self.compared_frames == self.frames
+    }
+
+    /// Whether every departure went as asked: each player asked to leave left, the survivors
+    /// agree on the last frame of its input, and nobody else was dropped (true without
+    /// departures).
+    pub fn departures_agree(&self) -> bool {
+        self.departures.iter().all(DepartureSummary::is_ok)
+            && self.options.leaver().is_none_or(|p| self.departure_of(p).is_some())
     }
 
     /// Whether the replay re-simulated to the same checksums for every frame of the match.
@@ -326,9 +437,9 @@ impl MatchReport {
         self.replay_divergence.is_none() && self.verified_frames == self.frames
     }
 
-    /// Whether every peer's cue counters balance ([`CueCounts::balanced`]).
+    /// Whether the cue counters of every peer that stayed balance ([`CueCounts::balanced`]).
     pub fn cues_balanced(&self) -> bool {
-        self.peers.iter().all(|p| p.cues.balanced())
+        self.survivors().all(|p| p.cues.balanced())
     }
 
     /// Rollbacks over all peers.
@@ -353,14 +464,68 @@ impl MatchReport {
         if n == 0 { 0.0 } else { sum as f64 / n as f64 }
     }
 
-    /// Whether everything checked out: checksums agree, the replay verifies, no desync was
-    /// reported and the cue counters balance.
+    /// Whether everything checked out on the peers that stayed: checksums agree, the replay
+    /// verifies, no desync was reported, the cue counters balance, and every departure went as
+    /// asked ([`MatchReport::departures_agree`]).
     pub fn is_ok(&self) -> bool {
         self.checksums_agree()
             && self.replay_verified()
             && self.cues_balanced()
-            && self.peers.iter().all(|p| p.stats.desyncs == 0)
+            && self.survivors().all(|p| p.stats.desyncs == 0)
+            && self.departures_agree()
     }
+}
+
+/// The departures the peers reported: every player who left ([`PeerSummary::left_after`]) or
+/// whom a peer that stayed reported as gone. `compared` is how many frames the survivors'
+/// checksums were compared over.
+fn departures(peers: &[PeerSummary], compared: usize) -> Vec<DepartureSummary> {
+    let mut players: Vec<usize> = peers.iter().filter(|p| !p.stayed()).map(|p| p.player).collect();
+    for p in peers.iter().filter(|p| p.stayed()) {
+        for (left, _) in &p.departures {
+            players.extend(left.iter().copied());
+        }
+    }
+    players.sort_unstable();
+    players.dedup();
+    let reference = peers.iter().find(|p| p.stayed());
+    players
+        .into_iter()
+        .map(|player| {
+            let leaver = peers.iter().find(|p| p.player == player);
+            let seen: Vec<(usize, LastInput)> = peers
+                .iter()
+                .filter(|p| p.stayed() && p.player != player)
+                .map(|p| (p.player, p.last_input_of(player)))
+                .collect();
+            let agreed = match seen.first() {
+                Some((_, first)) if seen.iter().all(|(_, s)| s == first) => Some(*first),
+                _ => None,
+            };
+            // The leaver's confirmed frames used its own real input; the survivors' used it
+            // through the agreed last frame: their checksums agree up to there.
+            let through = match agreed {
+                Some(LastInput::Frame(f)) => f as usize + 1,
+                _ => 0,
+            };
+            let (leaver_compared, leaver_disagreement) = match (leaver, reference) {
+                (Some(l), Some(r)) if !l.stayed() => {
+                    let n = l.checksums.len().min(through).min(compared);
+                    let d = (0..n).find(|&f| l.checksums[f] != r.checksums[f]).map(|f| f as Frame);
+                    (n as Frame, d)
+                }
+                _ => (0, None),
+            };
+            DepartureSummary {
+                player,
+                left_after: leaver.and_then(|l| l.left_after),
+                seen,
+                agreed,
+                leaver_compared,
+                leaver_disagreement,
+            }
+        })
+        .collect()
 }
 
 /// A fixed-point value for people: integers as integers, otherwise one decimal.
@@ -433,7 +598,7 @@ impl fmt::Display for MatchReport {
         writeln!(f)?;
 
         // Rollback.
-        let mut cols: Vec<String> = (0..n).map(|i| format!("peer {i}")).collect();
+        let mut cols = self.peer_columns();
         cols.push("all".into());
         let per = |g: &dyn Fn(&PeerSummary) -> String, all: String| {
             let mut v: Vec<String> = self.peers.iter().map(g).collect();
@@ -479,15 +644,26 @@ impl fmt::Display for MatchReport {
         writeln!(f)?;
 
         // Determinism.
+        let stayed = self.survivors().count();
+        let on = match (self.departures.is_empty(), stayed) {
+            (true, _) => format!("on all {n} peers"),
+            (false, 1) => format!(
+                "on peer {} (the only peer that stayed; the leaver's are compared below)",
+                self.replay_peer
+            ),
+            (false, 2) => "on both peers that stayed".to_string(),
+            (false, k) => format!("on all {k} peers that stayed"),
+        };
         match self.first_disagreement {
             None if self.checksums_agree() => writeln!(
                 f,
-                "Checksums  {} confirmed frames identical on all {n} peers: ok",
-                self.compared_frames
+                "Checksums  {} confirmed frames {}{on}: ok",
+                self.compared_frames,
+                if stayed == 1 && !self.departures.is_empty() { "" } else { "identical " }
             )?,
             None => writeln!(
                 f,
-                "Checksums  only {} of {} frames confirmed on every peer: FAILED",
+                "Checksums  only {} of {} frames confirmed {on}: FAILED",
                 self.compared_frames, self.frames
             )?,
             Some(d) => writeln!(f, "Checksums  peers disagree from frame {d}: FAILED")?,
@@ -495,8 +671,9 @@ impl fmt::Display for MatchReport {
         match self.replay_divergence {
             None => writeln!(
                 f,
-                "Replay     peer 0's confirmed inputs re-simulated headless, {} of {} frame \
+                "Replay     peer {}'s confirmed inputs re-simulated headless, {} of {} frame \
                  checksums match: {} (final {:016x})",
+                self.replay_peer,
                 self.verified_frames,
                 self.frames,
                 mark(self.replay_verified()),
@@ -506,8 +683,14 @@ impl fmt::Display for MatchReport {
         }
         writeln!(f)?;
 
+        // Departures.
+        for d in &self.departures {
+            self.write_departure(f, d)?;
+            writeln!(f)?;
+        }
+
         // Cues.
-        let cols: Vec<String> = (0..n).map(|i| format!("peer {i}")).collect();
+        let cols = self.peer_columns();
         let c = |g: fn(&CueCounts) -> u64| -> Vec<String> {
             self.peers.iter().map(|p| g(&p.cues).to_string()).collect()
         };
@@ -526,7 +709,7 @@ impl fmt::Display for MatchReport {
         ];
         table(f, "Cues", &cols, &rows)?;
         writeln!(f)?;
-        if let Some(p0) = self.peers.first() {
+        if let Some(p0) = self.peers.iter().find(|p| p.player == self.replay_peer) {
             let rows: Vec<(&str, Vec<String>)> = p0
                 .cues
                 .by_tag
@@ -538,7 +721,7 @@ impl fmt::Display for MatchReport {
                 .collect();
             table(
                 f,
-                "Confirmed cues (peer 0)",
+                &format!("Confirmed cues (peer {})", self.replay_peer),
                 &["bursts".to_string(), "persistent".to_string()],
                 &rows,
             )?;
@@ -583,9 +766,13 @@ impl fmt::Display for MatchReport {
                     _ => format!("{n} {}", show(*v)),
                 })
                 .collect();
+            let left = match self.departure_of(ft.player) {
+                Some(_) => " (left)",
+                None => "",
+            };
             writeln!(
                 f,
-                "  P{}  {}  | rounds won {}, damage taken {}",
+                "  P{}{left}  {}  | rounds won {}, damage taken {}",
                 ft.player,
                 attrs.join("  "),
                 ft.rounds_won,
@@ -611,27 +798,7 @@ impl fmt::Display for MatchReport {
             writeln!(f, "      effects  {effects}")?;
         }
         writeln!(f)?;
-        match self.winner {
-            Some(p) => {
-                let won = self.fighters.get(p).map_or(0, |ft| ft.rounds_won);
-                let best_other = self
-                    .fighters
-                    .iter()
-                    .filter(|ft| ft.player != p)
-                    .map(|ft| ft.rounds_won)
-                    .max()
-                    .unwrap_or(0);
-                if won > best_other {
-                    writeln!(f, "Winner: player {p} ({won} rounds to {best_other})")?;
-                } else {
-                    writeln!(
-                        f,
-                        "Winner: player {p} ({won} rounds each; ahead on health in the last round)"
-                    )?;
-                }
-            }
-            None => writeln!(f, "Result: a draw")?,
-        }
+        self.write_result(f)?;
         write!(
             f,
             "Verdict: {}",
@@ -641,5 +808,150 @@ impl fmt::Display for MatchReport {
                 "FAILED (see the lines marked FAILED)"
             }
         )
+    }
+}
+
+impl MatchReport {
+    /// The peers' column labels: `peer i`, or `peer i (left)` for a peer that left.
+    fn peer_columns(&self) -> Vec<String> {
+        self.peers
+            .iter()
+            .map(|p| {
+                if p.stayed() {
+                    format!("peer {}", p.player)
+                } else {
+                    format!("peer {} (left)", p.player)
+                }
+            })
+            .collect()
+    }
+
+    /// The departure section of one player.
+    fn write_departure(&self, f: &mut fmt::Formatter<'_>, d: &DepartureSummary) -> fmt::Result {
+        let survivors: Vec<usize> = self.survivors().map(|p| p.player).collect();
+        let p = d.player;
+        // The flag as given; a --udp leaver also waits until every peer has sent it input.
+        let asked = match self.options.leave {
+            Some((lp, frame)) if lp == p => format!("--leave {p}@{frame}"),
+            _ => "--leave".to_string(),
+        };
+        let why = match (d.left_after, self.options.leave) {
+            (Some(at), Some((_, frame))) if at != frame => {
+                format!("{asked}, once every peer had sent it input")
+            }
+            _ => asked,
+        };
+        match d.left_after {
+            Some(at) if self.options.peers == 2 => {
+                writeln!(f, "Opponent left: player {p} left the match after frame {at} ({why})")?
+            }
+            Some(at) => {
+                writeln!(f, "Departure  player {p} left the match after frame {at} ({why})")?
+            }
+            None => writeln!(
+                f,
+                "Departure  player {p} was dropped by the others without being asked to leave \
+                 (it went silent): FAILED"
+            )?,
+        }
+        let seen: Vec<String> = d.seen.iter().map(|(s, l)| format!("peer {s}: {l}")).collect();
+        let verdict = match d.agreed {
+            Some(LastInput::NotReported) => " (not reported): FAILED",
+            Some(_) if d.seen.len() == 1 => " (the only survivor): ok",
+            Some(_) => "; the survivors agree: ok",
+            None => "; the survivors disagree: FAILED",
+        };
+        writeln!(f, "  its last input frame  {}{verdict}", seen.join(", "))?;
+        let from = match d.agreed {
+            Some(LastInput::Frame(l)) => format!("from frame {}", l + 1),
+            Some(LastInput::NoInput) => "from frame 0".to_string(),
+            _ => "afterwards".to_string(),
+        };
+        match d.agreed {
+            Some(LastInput::Frame(l)) if l + 1 >= self.frames => writeln!(
+                f,
+                "  {:<20}  its input is real through the match's last frame; player {p} forfeits",
+                "to the end"
+            )?,
+            _ => writeln!(
+                f,
+                "  {from:<20}  its fighter has the disconnected (default) input: it stands \
+                 idle; player {p} forfeits"
+            )?,
+        }
+        let theirs = if survivors.len() == 1 { "the survivor's" } else { "the survivors'" };
+        if d.left_after.is_some() {
+            match d.leaver_disagreement {
+                None => writeln!(
+                    f,
+                    "  its own frames        its {} confirmed frames match {theirs}: ok",
+                    d.leaver_compared
+                )?,
+                Some(x) => writeln!(
+                    f,
+                    "  its own frames        its confirmed frame {x} differs from {theirs}: FAILED"
+                )?,
+            }
+        }
+        let (who, how) = match survivors.as_slice() {
+            [one] => (format!("player {one}"), "played on alone"),
+            _ => ("the others".to_string(), "played on"),
+        };
+        let all = if self.compared_frames == self.frames {
+            format!("and confirmed all {} frames: ok", self.frames)
+        } else {
+            format!("but confirmed only {} of {} frames: FAILED", self.compared_frames, self.frames)
+        };
+        writeln!(f, "  {who:<20}  {how} {all}")
+    }
+
+    /// The result line: the winner (a player who left forfeits) or a draw.
+    fn write_result(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let left: Vec<usize> = self.departures.iter().map(|d| d.player).collect();
+        let rounds = |p: usize| self.fighters.get(p).map_or(0, |ft| ft.rounds_won);
+        if self.options.peers == 2
+            && let [gone] = left.as_slice()
+        {
+            return match self.winner {
+                Some(p) => writeln!(
+                    f,
+                    "Winner: player {p} by forfeit: player {gone} left the match (rounds won: \
+                     P{p} {}, P{gone} {})",
+                    rounds(p),
+                    rounds(*gone)
+                ),
+                None => writeln!(f, "Result: no winner (both players left)"),
+            };
+        }
+        let forfeits = match left.as_slice() {
+            [] => String::new(),
+            [p] => format!("; player {p} left the match and forfeits"),
+            many => {
+                let names: Vec<String> = many.iter().map(|p| format!("player {p}")).collect();
+                format!("; {} left the match and forfeit", names.join(" and "))
+            }
+        };
+        match self.winner {
+            Some(p) => {
+                let won = rounds(p);
+                let best_other = self
+                    .fighters
+                    .iter()
+                    .filter(|ft| ft.player != p && !left.contains(&ft.player))
+                    .map(|ft| ft.rounds_won)
+                    .max()
+                    .unwrap_or(0);
+                if won > best_other {
+                    writeln!(f, "Winner: player {p} ({won} rounds to {best_other}{forfeits})")
+                } else {
+                    writeln!(
+                        f,
+                        "Winner: player {p} ({won} rounds each; ahead on health in the last \
+                         round{forfeits})"
+                    )
+                }
+            }
+            None => writeln!(f, "Result: a draw{forfeits}"),
+        }
     }
 }

@@ -256,6 +256,20 @@ fn help_teaches() {
     let (code, out, _) = run(bin().args(["scenario", "run", "--help"]));
     assert_eq!(code, 0);
     assert!(out.contains("docs/scenarios.md") && out.contains("--trace"), "{out}");
+    // The help's own examples that need no other file work as printed (the content one used to
+    // name the whole examples/content/ folder, three separate kits: "settings are given twice").
+    let (_, help, _) = run(bin().arg("--help"));
+    let examples: Vec<&str> = help
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("rollback-abilities content check"))
+        .collect();
+    assert!(!examples.is_empty(), "{help}");
+    for line in examples {
+        let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+        let (code, out, err) = run(bin().args(&args).current_dir(env!("CARGO_MANIFEST_DIR")));
+        assert_eq!(code, 0, "`{line}` from the help failed: {out}{err}");
+    }
 }
 
 /// The summary line's fields for one size, parsed (`bench: entities=N snapshot_bytes=B …`).

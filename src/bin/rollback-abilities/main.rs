@@ -23,7 +23,7 @@ use std::process::ExitCode;
 #[command(name = "rollback-abilities", version, about, long_about, max_term_width = 100)]
 #[command(after_help = "Examples:
   rollback-abilities scenario run examples/scenarios/*.ron
-  rollback-abilities content check examples/content/
+  rollback-abilities content check examples/content/duel.ron
   cargo run --release --example duel -- --replay duel.replay
   rollback-abilities replay verify duel.replay
   rollback-abilities inspect duel.replay --frame 600 --entity 1

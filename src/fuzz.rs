@@ -268,8 +268,11 @@ pub fn scenario(data: &[u8]) {
 /// tick the data says what the attacker, on player 1's address, sends to player 0 — raw bytes as
 /// a UDP datagram would carry them, or input, checksum, quality, acknowledgement, keep-alive and
 /// departure-protocol messages with any field values and player 1's real session number (an
-/// attacker on the path sees it). Player 0 must never panic, GGRS must never fail inside it, it
-/// must keep advancing frames, and players 0 and 2 must confirm the same frames.
+/// attacker on the path sees it). Then it goes quiet for 300 ticks. No peer may panic, GGRS
+/// must never fail inside one, every peer must keep advancing once the attacker is quiet, and
+/// players 0 and 2 must confirm the same frames up to the first departure either saw, or both
+/// be told of the difference (a desync report: the attacker fed player 0 other inputs for
+/// player 1).
 pub fn session(data: &[u8]) {
     use crate::session::{LocalMatch, MatchConfig, NetConditions, PeerAddr, forge};
     use ggrs::NonBlockingSocket;
@@ -364,19 +367,55 @@ pub fn session(data: &[u8]) {
             panic!("tick {tick}: {e}");
         }
     }
-    let frame = m.peers()[0].runner.world().next_frame();
-    assert!(frame >= 40, "player 0 stopped advancing at frame {frame}");
-    // Players 0 and 2 stay in the match whatever the attacker makes player 0 think of player 1:
-    // their confirmed frames are the same.
+    // Then the attacker goes quiet: every peer keeps advancing (a departure the attacker
+    // provoked ends within two departure times: the wait, then the agreement).
+    let before: Vec<Frame> = m.peers().iter().map(|p| p.runner.world().next_frame()).collect();
+    for tick in 0..300u32 {
+        let input = |p: usize, f: Frame, _: &World<Duel>| duel::Input {
+            buttons: ((f + p as u32) % 5) as u8,
+            axis: 0,
+        };
+        if let Err(e) = m.tick(input, &mut [], |_| {}) {
+            panic!("quiet tick {tick}: {e}");
+        }
+    }
+    for (p, b) in m.peers().iter().zip(&before) {
+        let now = p.runner.world().next_frame();
+        assert!(now > b + 100, "player {} stopped advancing at frame {now}", p.handle);
+    }
+    // Players 0 and 2 confirmed the same frames up to the first departure either of them saw
+    // (the attacker can make player 0 drop player 1, or the peers drop each other: in P2P any
+    // peer can end another's participation).
     let sums = |p: usize| -> Vec<u64> {
         m.peers()[p]
             .runner
             .recorder()
             .map_or(Vec::new(), |r| r.replay().frames.iter().map(|f| f.checksum).collect())
     };
+    let split = [0, 2]
+        .iter()
+        .flat_map(|&p| m.peers()[p].events())
+        .filter_map(|e| match e {
+            crate::session::SessionEvent::Left { last_frame, .. } => {
+                Some(last_frame.map_or(0, |f| f as usize + 1))
+            }
+            _ => None,
+        })
+        .min();
     let (a, c) = (sums(0), sums(2));
-    let n = a.len().min(c.len());
-    assert_eq!(a[..n], c[..n], "players 0 and 2 confirmed different frames");
+    let n = a.len().min(c.len()).min(split.unwrap_or(usize::MAX));
+    // An attacker holding player 1's session number can feed player 0 other inputs for player 1
+    // than player 2 receives (equivocation, which no peer-to-peer scheme without signatures
+    // prevents): then the two must be told, by desync detection.
+    if a[..n] != c[..n] {
+        let told = |p: usize| {
+            m.peers()[p]
+                .events()
+                .iter()
+                .any(|e| matches!(e, crate::session::SessionEvent::Desync(_)))
+        };
+        assert!(told(0) && told(2), "players 0 and 2 confirmed different frames, untold");
+    }
 }
 
 /// Network input bytes into `step`: the first byte picks a game (duel with 2–4 fighters, the

@@ -637,7 +637,7 @@ fn udp_child(args: &Args, index: usize) -> Result<(), String> {
         let batch = peer.advance(&mut session).map_err(|e| e.to_string())?;
         if peer.should_leave() {
             // Gone at once, as a closed program: no lingering, the socket closes on exit.
-            peer.leave();
+            peer.quit(&mut session).map_err(|e| e.to_string())?;
             break;
         }
         if batch.skipped {

@@ -612,3 +612,27 @@ fn a_network_that_delivers_almost_nothing_never_hangs_a_peer() {
         }
     }
 }
+
+#[test]
+fn a_player_who_quits_is_agreed_on_at_once() {
+    // A peer that quits tells the others, who agree on its last frame without waiting their
+    // departure time (600 ticks here, more than the whole test).
+    for (players, seed) in [(2, 1), (3, 2), (4, 3), (8, 4)] {
+        let mut m = duel_match(players, LOSSY, seed, 600);
+        ticks(&mut m, 200);
+        let quitter = players - 1;
+        m.quit(quitter).unwrap();
+        ticks(&mut m, 150);
+        let survivors: Vec<usize> = (0..quitter).collect();
+        for &s in &survivors {
+            assert_eq!(lefts(&m, s).len(), 1, "{players} players: survivor {s}");
+            assert_eq!(lefts(&m, s), lefts(&m, 0), "{players} players");
+            assert!(
+                frame_of(&m, s) >= 300,
+                "{players} players: survivor {s} at {}",
+                frame_of(&m, s)
+            );
+        }
+        assert!(m.confirmed_checksums_agree(), "{players} players");
+    }
+}

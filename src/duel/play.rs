@@ -389,7 +389,8 @@ impl DuelMatch {
             && p.runner.world().next_frame() > frame
         {
             self.left_after = Some(p.runner.world().next_frame() - 1);
-            self.local.leave(player);
+            // The player quits: its peer tells the others, who agree on its last frame at once.
+            self.local.quit(player)?;
         }
         if self.ticks > u64::from(options.frames) * 20 + 20_000 {
             return Err(MatchError::Stalled { confirmed: self.confirmed() });
@@ -585,6 +586,18 @@ impl DuelPeer {
                 .options
                 .leave
                 .is_some_and(|(p, f)| p == self.player && self.runner.world().next_frame() > f)
+    }
+
+    /// Leaves the match: tells the other peers (they agree on this player's last frame at once,
+    /// see [`Runner::leave_match`]) and marks this peer as having left; it must not advance any
+    /// more.
+    pub fn quit<A: Address>(
+        &mut self,
+        session: &mut P2PSession<GgrsConfig<Duel, A>>,
+    ) -> Result<(), MatchError> {
+        self.runner.leave_match(session)?;
+        self.leave();
+        Ok(())
     }
 
     /// Marks this peer as having left the match (its summary says so); it must not advance

@@ -990,6 +990,33 @@ impl<A: Clone + Eq> Guard<A> {
         }
     }
 
+    /// Tells every other player's peer that this peer leaves the match (the player quit): they
+    /// start the departure agreement at once instead of waiting their departure time. The
+    /// notice goes out three times with the session's next poll
+    /// ([`Runner::leave_match`](super::Runner::leave_match) polls); a peer that misses all
+    /// three still times this one out.
+    pub fn announce_leaving(&self) {
+        let mut s = lock(&self.shared);
+        if s.config.spectating {
+            return;
+        }
+        let covered: Vec<usize> =
+            s.remotes.iter().flat_map(|r| r.handles.iter().copied()).collect();
+        let Some(own) = (0..s.config.players).find(|h| !covered.contains(h)) else { return };
+        let Ok(player) = u16::try_from(own) else { return };
+        let targets: Vec<usize> = (0..s.remotes.len())
+            .filter(|&i| {
+                let r = &s.remotes[i];
+                !r.cut && !r.gone && !r.handles.is_empty()
+            })
+            .collect();
+        for i in targets {
+            for _ in 0..3 {
+                s.send_guard(i, &GuardMsg::Depart { player, have: NULL_FRAME });
+            }
+        }
+    }
+
     /// Departures begun so far (any cause: this peer's rule, a kick, a fault, another
     /// survivor's announcement).
     pub fn departures_begun(&self) -> u64 {

@@ -251,6 +251,17 @@ impl<G: Game> LocalMatch<G> {
         }
     }
 
+    /// Player `player` quits: its peer tells the others ([`Runner::leave_match`]), then leaves as
+    /// [`LocalMatch::leave`] does. The others agree on its last frame at once, without waiting
+    /// [`MatchConfig::departure_ticks`].
+    pub fn quit(&mut self, player: usize) -> Result<(), SessionError> {
+        if let Some(p) = self.peers.iter_mut().find(|p| p.handle == player && !p.left) {
+            p.runner.leave_match(&mut p.session)?;
+        }
+        self.leave(player);
+        Ok(())
+    }
+
     /// Player `player`'s peer leaves: it stops ticking and its packets stop (as a closed
     /// program's would). The others wait for it for [`MatchConfig::departure_ticks`] ticks,
     /// then carry on with its input as disconnected.

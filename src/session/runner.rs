@@ -525,6 +525,20 @@ impl<G: Game> Runner<G> {
         }
     }
 
+    /// Leaves the match because the player quit: with a [`Guard`] attached, every other peer is
+    /// told at once (see [`Guard::announce_leaving`]) and the survivors agree on this player's
+    /// last frame without waiting their departure time. Do not advance the session afterwards.
+    pub fn leave_match<A: Address>(
+        &mut self,
+        session: &mut P2PSession<GgrsConfig<G, A>>,
+    ) -> Result<(), SessionError> {
+        self.check_broken()?;
+        if let Some(g) = self.guard_of::<A>() {
+            g.announce_leaving();
+        }
+        self.contain("poll_remote_clients", || session.poll_remote_clients())
+    }
+
     /// Counts a tick with or without progress and reports stalls.
     fn track_stall(&mut self, advanced: bool, waiting_on: impl FnOnce() -> Vec<usize>) {
         if advanced {

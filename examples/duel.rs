@@ -22,8 +22,9 @@
 //! but the other peers'; the crate's `GuardedSocket` validates every message before GGRS reads
 //! it.
 //!
-//! The game itself is the library module `rollback_abilities::duel` (its documentation has the
-//! move list and frame data); this file is the command line around it.
+//! The game itself is the library module `rollback_abilities::duel` (its documentation names
+//! the kit's content and functions, matches and departures); this file is the command line
+//! around it.
 
 #[path = "../src/bin/rollback-abilities/plot.rs"]
 mod plot;

@@ -636,3 +636,29 @@ fn a_player_who_quits_is_agreed_on_at_once() {
         assert!(m.confirmed_checksums_agree(), "{players} players");
     }
 }
+
+#[test]
+fn a_lying_survivor_cannot_stall_or_break_a_departure() {
+    // Player 1 quits before sending any input; a liar speaking as player 2 tells player 0 that
+    // it holds player 1's input up to frame 2^31 - 1, and relays "player 1's first frames" from
+    // frame 2 000 000 000 (GGRS would fill every frame before it).
+    let mut m = duel_match(3, NetConditions::PERFECT, 21, 60);
+    m.stop(1);
+    ticks(&mut m, 5);
+    let magic = m.peers()[0].guard.remote_magic(&PeerAddr(2)).expect("player 2 sent input");
+    for _ in 0..3 {
+        send(&m, 2, 0, &forge::depart(magic, 1, i32::MAX));
+        send(&m, 2, 0, &forge::relay(magic, 1, 2_000_000_000, vec![vec![0, 0]; 32]));
+        tick(&mut m).unwrap();
+    }
+    ticks(&mut m, 300);
+    let f = faults(&m, 0);
+    assert!(f.contains(&Fault::BadDepartureMessage { what: "claims input far ahead" }), "{f:?}");
+    assert!(
+        f.contains(&Fault::BadDepartureMessage { what: "relays a first frame far ahead" }),
+        "{f:?}"
+    );
+    assert_eq!(lefts(&m, 0), lefts(&m, 2));
+    assert_eq!(lefts(&m, 0).len(), 1);
+    assert!(frame_of(&m, 0) >= 150 && m.confirmed_checksums_agree());
+}

@@ -599,6 +599,12 @@ impl<A: Clone + Eq> Shared<A> {
         self.faults.push_back(f);
     }
 
+    /// How far past the session's frame a peer's claims about input may lie.
+    fn frame_window(&self) -> GgrsFrame {
+        let p = GgrsFrame::try_from(self.config.max_prediction).unwrap_or(GgrsFrame::MAX / 8);
+        p.saturating_mul(4).saturating_add(256)
+    }
+
     fn frame_len(&self, i: usize) -> usize {
         self.input_size * self.remotes[i].handles.len()
     }
@@ -660,6 +666,11 @@ impl<A: Clone + Eq> Shared<A> {
                 if have < NULL_FRAME {
                     return Err(Fault::BadDepartureMessage { what: "has a negative frame" });
                 }
+                // No survivor can hold input far past this peer's own frame (they wait on each
+                // other): a larger claim is a lie that would stall the agreement.
+                if have > self.current.saturating_add(self.frame_window()) {
+                    return Err(Fault::BadDepartureMessage { what: "claims input far ahead" });
+                }
                 self.begin_leave(x);
                 if let Some(l) = self.leaves.iter_mut().find(|l| l.remote == x) {
                     let h = &mut l.haves[from];
@@ -672,6 +683,15 @@ impl<A: Clone + Eq> Shared<A> {
                 if frames.len() > RELAY_CHUNK || frames.iter().any(|f| f.len() != frame_len) {
                     return Err(Fault::BadDepartureMessage { what: "carries malformed frames" });
                 }
+                // A player's first input follows the input delay, near the match's start (as
+                // for its own first input message, `Fault::InputGap`): GGRS would fill every
+                // frame before a far start.
+                let first_limit = self.config.max_prediction as GgrsFrame + 64;
+                if self.remotes[x].last_frame == NULL_FRAME && start > first_limit {
+                    return Err(Fault::BadDepartureMessage {
+                        what: "relays a first frame far ahead",
+                    });
+                }
                 let Some(l) = self.leaves.iter().find(|l| l.remote == x) else { return Ok(()) };
                 if l.agreed.is_some() {
                     return Ok(());
@@ -683,8 +703,9 @@ impl<A: Clone + Eq> Shared<A> {
                 if start < 0 || (!first && start > own.saturating_add(1)) {
                     return Ok(()); // not the next frames: a later relay brings them
                 }
-                let skip = if first { 0 } else { (own + 1 - start) as usize };
-                let start = if first { start } else { own + 1 };
+                let skip =
+                    if first { 0 } else { own.saturating_add(1).saturating_sub(start) as usize };
+                let start = if first { start } else { own.saturating_add(1) };
                 let new: Vec<Vec<u8>> = frames.into_iter().skip(skip).collect();
                 if new.is_empty() {
                     return Ok(());
@@ -710,7 +731,7 @@ impl<A: Clone + Eq> Shared<A> {
         };
         let bytes = forge::encode_inputs(&reference, &frames);
         for (k, f) in frames.into_iter().enumerate() {
-            let frame = start + k as GgrsFrame;
+            let frame = start.saturating_add(k as GgrsFrame);
             r.inputs.insert(frame, f);
             r.last_frame = frame;
         }
@@ -796,7 +817,7 @@ impl<A: Clone + Eq> Shared<A> {
             }
             let q = survivors.iter().filter_map(|&s| l.haves[s]).fold(own, GgrsFrame::max);
             // GGRS would roll back to q + 1: it must not be the frame about to be simulated.
-            if own < q || self.current == q + 1 {
+            if own < q || self.current == q.saturating_add(1) {
                 continue;
             }
             l.agreed = Some(q);

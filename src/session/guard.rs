@@ -170,24 +170,7 @@ pub mod forge {
     /// The payload GGRS would send for these frames of input (delta against `reference`, then
     /// run-length encoded as literal runs).
     pub fn encode_inputs(reference: &[u8], frames: &[Vec<u8>]) -> Vec<u8> {
-        let mut delta = Vec::new();
-        let mut base = reference.to_vec();
-        for f in frames {
-            delta.extend_from_slice(&(f.len() as u16).to_le_bytes());
-            for (i, b) in f.iter().enumerate() {
-                delta.push(b ^ base.get(i).copied().unwrap_or(0));
-            }
-            base.clone_from(f);
-        }
-        let mut out = Vec::new();
-        let mut v = (delta.len() as u64) << 1;
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-        out.extend_from_slice(&delta);
-        out
+        super::encode_inputs(reference, frames)
     }
 
     /// A message of the guards' departure protocol: "the address whose first player is
@@ -538,6 +521,10 @@ struct Remote<A> {
     /// Paced mode: the newest input message sent to it and the tick it was sent.
     newest_input: Option<Message>,
     newest_tick: u64,
+    /// Paced mode: the input frames this peer sent to it, by frame (what a resend re-encodes).
+    own_frames: BTreeMap<GgrsFrame, Vec<u8>>,
+    /// The newest of this peer's frames it acknowledged.
+    acked: GgrsFrame,
 }
 
 struct Leave {
@@ -765,9 +752,11 @@ impl<A: Clone + Eq> Shared<A> {
                 if let Some(m) = &r.newest_input
                     && self.tick >= r.newest_tick + every
                 {
-                    self.outbox.push((r.addr.clone(), m.clone()));
                     r.newest_tick = self.tick;
-                    self.stats.paced_resent += 1;
+                    if let Some(m) = rebased_resend(r, m) {
+                        self.outbox.push((r.addr.clone(), m));
+                        self.stats.paced_resent += 1;
+                    }
                 }
             }
         }
@@ -1122,6 +1111,8 @@ impl<S, A: Clone + Eq> GuardedSocket<S, A> {
                 own_magic: None,
                 newest_input: None,
                 newest_tick: 0,
+                own_frames: BTreeMap::new(),
+                acked: NULL_FRAME,
             });
         }
         let shared = Arc::new(Mutex::new(Shared {
@@ -1189,6 +1180,56 @@ pub(crate) fn rle_decode(data: &[u8], limit: usize) -> Result<Vec<u8>, &'static 
         }
     }
     Ok(out)
+}
+
+/// The paced resend of `newest` to remote `r`: GGRS's newest input message to it, re-encoded
+/// to start after the newest frame `r` acknowledged since.
+///
+/// GGRS's receiver decodes a message against the frame before its first and ignores it when
+/// it does not have that frame; its sender starts each message at the first frame not yet
+/// acknowledged. A message sent before an acknowledgement arrived starts too early: once the
+/// receiver has its first frames, the frame before that start may be one it never had (the
+/// frames an input delay skips) or one it has discarded, so a stale copy would be ignored
+/// forever while both peers wait on each other. Re-encoding from the acknowledged frame is what
+/// GGRS's own (wall-clock) resend would send. `None`: every frame was acknowledged.
+fn rebased_resend<A>(r: &Remote<A>, newest: &Message) -> Option<Message> {
+    let Some(mut wire) = WireMessage::from_ggrs(newest) else { return Some(newest.clone()) };
+    let WireBody::Input(input) = &mut wire.body else { return Some(newest.clone()) };
+    if r.acked < input.start_frame {
+        return Some(newest.clone());
+    }
+    let Some(reference) = r.own_frames.get(&r.acked) else { return Some(newest.clone()) };
+    let frames: Vec<Vec<u8>> = r.own_frames.range(r.acked + 1..).map(|(_, f)| f.clone()).collect();
+    if frames.is_empty() {
+        return None;
+    }
+    input.start_frame = r.acked + 1;
+    input.bytes = encode_inputs(reference, &frames);
+    wire.to_ggrs()
+}
+
+/// GGRS's input payload for `frames` (each XORed against the previous one, the first against
+/// `reference`, with a two-byte length before each), run-length encoded as one literal run:
+/// a valid encoding GGRS decodes like its own.
+fn encode_inputs(reference: &[u8], frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut delta = Vec::new();
+    let mut base = reference.to_vec();
+    for f in frames {
+        delta.extend_from_slice(&(f.len() as u16).to_le_bytes());
+        for (i, b) in f.iter().enumerate() {
+            delta.push(b ^ base.get(i).copied().unwrap_or(0));
+        }
+        base.clone_from(f);
+    }
+    let mut out = Vec::new();
+    let mut v = (delta.len() as u64) << 1;
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+    out.extend_from_slice(&delta);
+    out
 }
 
 /// Splits a delta-encoded buffer into frames (each XORed against the previous one, starting from
@@ -1276,6 +1317,7 @@ impl<A: Clone + Eq> Shared<A> {
                 if *f > remote.sent_frame {
                     return Err(Fault::AckAhead { ack: *f, sent: remote.sent_frame });
                 }
+                remote.acked = remote.acked.max(*f);
             }
             WireBody::ChecksumReport { frame, .. } => {
                 // GGRS keeps reports in a map it trims relative to the newest one: frames must be
@@ -1301,6 +1343,7 @@ impl<A: Clone + Eq> Shared<A> {
                 if input.ack_frame > remote.sent_frame {
                     return Err(Fault::AckAhead { ack: input.ack_frame, sent: remote.sent_frame });
                 }
+                remote.acked = remote.acked.max(input.ack_frame);
                 if input.start_frame < 0 {
                     return Err(Fault::FrameOutOfRange {
                         field: "start_frame",
@@ -1403,11 +1446,23 @@ impl<A: Clone + Eq> Shared<A> {
                             .min(self.config.players)
                 };
                 let local_len = self.input_size * players.max(1);
-                let n = rle_decode(&input.bytes, usize::MAX)
-                    .map(|b| b.len() / (local_len + 2))
-                    .unwrap_or(0);
+                let buf = rle_decode(&input.bytes, usize::MAX).unwrap_or_default();
+                let n = buf.len() / (local_len + 2);
                 let last = input.start_frame.saturating_add(n as GgrsFrame - 1);
                 let r = &mut self.remotes[i];
+                if paced {
+                    // GGRS encodes against the last input the remote acknowledged (blank before
+                    // any): the frame before the message's first, when this peer sent it.
+                    let blank = vec![0u8; local_len];
+                    let reference = r.own_frames.get(&(input.start_frame - 1)).unwrap_or(&blank);
+                    if let Ok(frames) = delta_decode(reference, &buf, local_len) {
+                        for (k, f) in frames.into_iter().enumerate() {
+                            r.own_frames.insert(input.start_frame + k as GgrsFrame, f);
+                        }
+                    }
+                    let keep = r.acked.min(input.start_frame - 1);
+                    r.own_frames.retain(|f, _| *f >= keep);
+                }
                 let new = last > r.sent_frame;
                 r.sent_frame = r.sent_frame.max(last);
                 if paced {

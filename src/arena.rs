@@ -895,8 +895,8 @@ pub mod baseline {
     //!   state holds the same data as the arena snapshot, column by column, as typed records.
     //! - [`IdiomaticWorld`]: the same arena content as a hand-rolled heap world (hash maps of
     //!   attributes and tag counts, vectors of effects each with a vector of modifiers and of
-    //!   granted tags, vectors of abilities each with a vector of tasks), the shape of
-    //!   `snapshot-costs.md` §2e; saving it is a `clone()`.
+    //!   granted tags, vectors of abilities each with a vector of tasks), the shape of a
+    //!   conventional heap-based implementation; saving it is a `clone()`.
     //!
     //! None of this runs inside the simulation (the idiomatic world uses `f32`).
 

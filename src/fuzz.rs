@@ -551,7 +551,8 @@ fn determinism_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
 /// the presenter contract ([`PresenterLog::check_invariants`]: no double play, every cancel
 /// matches a play, persistent cues balanced), and once everything is confirmed its reconciled
 /// view and the final checksum equal the straight run's — except for persistent instances born
-/// and gone inside one rollback batch, which GAS_SPEC §9.1 says are never shown (no blip).
+/// and gone inside one rollback batch, which are never shown by design (no blip: `docs/cues.md`,
+/// section 5).
 pub fn presenter(data: &[u8]) {
     let mut b = Bytes::new(data);
     let game = b.u8();
@@ -665,11 +666,11 @@ fn presenter_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
     }
     assert_eq!(w.checksum(), plain.checksum(), "final checksum differs from the straight run");
     let (got, mut want) = (log.reconciled(), plain_log.reconciled());
-    // GAS_SPEC §9.1: "an instance born and killed inside one rollback window is never shown
-    // (no blip)". The straight run reconciles after every frame and shows such an instance;
-    // under rollback it is legitimately absent when one batch re-simulated every frame it
-    // lived (from its first frame through the frame it was gone). Those are dropped from the
-    // expectation; any other difference is a finding.
+    // By design (`docs/cues.md`, section 5), an instance born and killed inside one rollback
+    // window is never shown (no blip). The straight run reconciles after every frame and shows
+    // such an instance; under rollback it is legitimately absent when one batch re-simulated
+    // every frame it lived (from its first frame through the frame it was gone). Those are
+    // dropped from the expectation; any other difference is a finding.
     let blips: Vec<CueKey> = want
         .iter()
         .filter_map(|c| match c {

@@ -4,7 +4,7 @@
 //! or an integer. Time is counted in [`Frame`]s, never in seconds. Content may be authored in
 //! seconds; [`seconds_to_frames`] converts the *decimal text* exactly (`"4.15"` is 415/100), so two
 //! content pipelines can never disagree by a frame the way `ceil(4.15_f64 * 60.0) == 250` does
-//! (gotcha G-47 in the spec).
+//! (gotcha G-47 in `docs/features.md`).
 //!
 //! # Arithmetic rules
 //!
@@ -13,6 +13,7 @@
 //! never uses the operators: it uses the helpers here ([`mul`], [`div`], …) which saturate, and
 //! division by zero yields a caller-chosen fallback. These are total functions: no input panics.
 
+use crate::content::error::Clip;
 use core::fmt;
 
 /// The simulation's number type: `fixed::types::I32F32`.
@@ -131,7 +132,7 @@ pub struct DecimalError {
 
 impl fmt::Display for DecimalError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "\"{}\" is not a valid decimal number: {}", self.text, self.reason)
+        write!(f, "\"{}\" is not a valid decimal number: {}", Clip(&self.text), self.reason)
     }
 }
 

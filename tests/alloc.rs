@@ -1,4 +1,4 @@
-//! Heap allocations per frame in steady state (DESIGN §2.1, F-OPT-06): `World::step`,
+//! Heap allocations per frame in steady state (F-OPT-06): `World::step`,
 //! `World::save_into`, `SnapshotRing::save` and `World::load` on the reference arena must not
 //! allocate once it has warmed up.
 //!

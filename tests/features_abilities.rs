@@ -1,5 +1,5 @@
-//! Feature tests for GAS_SPEC §7 (abilities, F-GA-01 … F-GA-19, F-GA-21), §8 (ability tasks,
-//! F-AT-01 … F-AT-05) and §11 (targeting, F-TGT-01 … F-TGT-03), plus the per-activation random
+//! Feature tests (`docs/features.md`) for abilities (F-GA-01 … F-GA-19, F-GA-21), ability tasks
+//! (F-AT-01 … F-AT-05) and targeting (F-TGT-01 … F-TGT-03), plus the per-activation random
 //! streams of F-REC-04 and a rollback through running abilities, tasks and timelines.
 //!
 //! Behaviours are plain `fn`s, so the tests drive them through thread-local *plans* (what the

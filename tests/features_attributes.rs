@@ -1,4 +1,4 @@
-//! Feature tests for GAS_SPEC §5, attributes and attribute sets: F-ATTR-01 … F-ATTR-11.
+//! Feature tests for attributes and attribute sets: F-ATTR-01 … F-ATTR-11 (`docs/features.md`).
 
 use crate::common::*;
 use proptest::prelude::*;

@@ -1,6 +1,6 @@
-//! Feature tests for GAS_SPEC §6, gameplay effects: F-GE-01 … F-GE-24 and F-GE-26.
+//! Feature tests for gameplay effects: F-GE-01 … F-GE-24 and F-GE-26 (`docs/features.md`).
 //!
-//! Timing convention (GAS_SPEC §2): "in frame f" means inside `World::step_with` of frame f
+//! Timing convention (the frame schedule of `World::step`): "in frame f" means inside `World::step_with` of frame f
 //! (phase P6); "at frame f" reads the world after the step of frame f.
 //!
 //! Content using attribute-based magnitudes starts with `#![enable(unwrap_variant_newtypes)]`
@@ -446,8 +446,8 @@ fn f_ge_03_context_carries_instigator_causer_and_hit_data() {
 
 #[test]
 fn f_ge_03_periodic_executions_see_the_applied_context() {
-    // The active effect holds the spec (GAS_SPEC F-GE-04: `ActiveEffect{handle, spec, ...}`), so a
-    // periodic execution sees the same context as the application.
+    // The active effect keeps its application context (F-GE-03), so a periodic execution sees
+    // the same context as the application.
     let (mut w, src, target, arrow) = context_cast();
     let s = rich_context(&w, "Burn", src, arrow);
     w.step_with(&[], |w| {
@@ -1578,7 +1578,7 @@ fn half_str(input: &CalcInput<'_>) -> Fx {
 
 #[test]
 fn f_ge_11_custom_calc_non_snapshot_captures_follow_live_on_duration_effects() {
-    // GAS_SPEC F-GE-11: a non-snapshot capture (either side) is read at application and
+    // F-GE-11: a non-snapshot capture (either side) is read at application and
     // live-updated for duration/infinite effects; this holds for calculations (F-GE-13) too.
     let mut w = build(
         r#"(attribute_sets: { "S": (attributes: { "Str": (default: 10), "Out": (default: 0) }) },

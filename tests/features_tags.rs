@@ -1,4 +1,4 @@
-//! Feature tests for GAS_SPEC §4, gameplay tags: F-TAG-01 … F-TAG-06.
+//! Feature tests for gameplay tags: F-TAG-01 … F-TAG-06 (`docs/features.md`).
 
 use crate::common::*;
 use proptest::prelude::*;

@@ -1,7 +1,8 @@
-//! The gameplay recipes of GAS_SPEC §12 (F-REC-01 … F-REC-11) as content
-//! (`examples/content/recipes.ron`) plus the registered functions that content names, with
-//! frame-by-frame tests of each recipe and a rollback-invariance property test of abilities,
-//! tasks, timelines and cooldowns driven by random inputs.
+//! The gameplay recipes of `docs/features.md` (F-REC-01, F-REC-02, F-REC-03, F-REC-05,
+//! F-REC-07, F-REC-08, F-REC-09 and F-REC-11) as content (`examples/content/recipes.ron`) plus
+//! the registered functions that content names, with frame-by-frame tests of each recipe and a
+//! rollback-invariance property test of abilities, tasks, timelines and cooldowns driven by
+//! random inputs.
 //!
 //! The Rust half of every recipe is in the "Recipe functions" section below: behaviours are
 //! plain `fn`s over an [`AbilityCtx`] and the ability's `Pod` state blob, the damage execution

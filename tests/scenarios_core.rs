@@ -67,7 +67,7 @@ fn buff_world(policy: &str, op: &str, mags: &[&str]) -> (World<Plain>, Entity, A
 }
 
 fn close(a: Fx, b: Fx) -> bool {
-    (a - b).abs() <= Fx::from_bits(1 << 12) // 2^-20 (GAS_SPEC §18 tolerance)
+    (a - b).abs() <= Fx::from_bits(1 << 12) // 2^-20 (the acceptance scenarios' tolerance)
 }
 
 fn lint_count(w: &World<Plain>) -> usize {

@@ -1,4 +1,4 @@
-//! Granting, the activation pipeline (GAS_SPEC §7.1), commit, end and cancel, cooldowns.
+//! Granting, the activation pipeline (F-GA-04), commit, end and cancel, cooldowns.
 
 use super::ctx::AbilityCtx;
 use super::task::TaskSpec;

@@ -5,7 +5,7 @@
 //!
 //! An ability is *granted* to an owner entity (which holds the ability system) as an
 //! [`AbilitySpec`] in one of the owner's spec slots; an [`AbilityHandle`] names the slot and
-//! its generation. Activation runs the pipeline of GAS_SPEC §7.1 and every failure has a
+//! its generation. Activation runs the activation pipeline (F-GA-04) and every failure has a
 //! reason ([`ActivationFailure`]). Behaviour that data cannot express is a registered
 //! [`Behaviour`](crate::world::Behaviour): plain functions over the world and the ability's
 //! fixed-size `Pod` state blob stored in the snapshot. Latent work runs in ability
@@ -62,9 +62,13 @@ pub enum ActivationFailure {
 impl fmt::Display for ActivationFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = match self {
-            ActivationFailure::BlockedByTags => "blocked by the owner's tags",
+            ActivationFailure::BlockedByTags => {
+                "blocked by a tag of the owner's that the ability lists in activation_blocked_tags"
+            }
             ActivationFailure::BlockedByAbility => "blocked by a running ability or effect",
-            ActivationFailure::MissingTags => "the owner lacks a required tag",
+            ActivationFailure::MissingTags => {
+                "the owner lacks a tag the ability lists in activation_required_tags"
+            }
             ActivationFailure::OnCooldown => "on cooldown",
             ActivationFailure::CantAffordCost => "cannot afford the cost",
             ActivationFailure::Dead => "the owner is dead",

@@ -35,7 +35,7 @@ impl<G: Game> World<G> {
         }
         let internal = user_id >= END_AFTER_TASK;
         if !internal && self.content.ability_def(s.def).instancing == Instancing::NonInstanced {
-            // Non-instanced abilities have no tasks (GAS_SPEC F-GA-19).
+            // Non-instanced abilities have no tasks (F-GA-19).
             return Err(ActivationFailure::TaskCapacity);
         }
         let hdr = &mut self.state.header;

@@ -1,4 +1,4 @@
-//! The exactly-once cue director (F-GC-05, algorithm of GAS_SPEC §9.1).
+//! The exactly-once cue director (F-GC-05; the algorithm is explained in `docs/cues.md`).
 
 use super::{ActiveCue, CueKey, CueKind, CueOrigin, CueParams, CueRecord};
 use crate::content::raw::CuePolicy;

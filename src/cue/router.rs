@@ -1,6 +1,7 @@
-//! Routing cues to handlers (F-GC-06, 07, 08, 10, 11, 12, 16): a [`Presenter`] that finds
-//! handlers by tag hierarchy, translates tags, honours suppression and options, keeps
-//! reference-counted instances with pools, and serves local (presentation-only) cues.
+//! Routing cues to handlers (F-GC-06, F-GC-07, F-GC-08, F-GC-10, F-GC-11, F-GC-12, F-GC-16): a
+//! [`Presenter`] that finds handlers by tag hierarchy, translates tags, honours suppression and
+//! options, keeps reference-counted instances with pools, and serves local (presentation-only)
+//! cues.
 
 use super::director::{Cue, Presenter, RemoveReason};
 use super::{CueKey, CueKind, CueOrigin, CueParams};

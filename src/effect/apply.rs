@@ -1,4 +1,4 @@
-//! The application pipeline (GAS_SPEC §6.2), removal, stacking and lifetime control.
+//! The application pipeline (F-GE-07), removal, stacking and lifetime control.
 
 use super::{
     ActiveEffect, EffectOrigin, EffectQuery, EffectSpec, EffectTimers, PooledOrigin, SELF_ORIGIN,

@@ -4,7 +4,7 @@
 //! # Lifecycle and timing
 //!
 //! An [`EffectSpec`] is a value: definition, level, context, SetByCaller values and the source
-//! values it captured when it was created. Applying it runs the pipeline of GAS_SPEC §6.2
+//! values it captured when it was created. Applying it runs the application pipeline of F-GE-07
 //! (requirements → immunity → custom requirements → SetByCaller validation → captures →
 //! stacking → execute or insert → remove-with-tags → events). Instant specs change base values;
 //! duration and infinite specs become [`ActiveEffect`]s whose modifiers change current values.

@@ -1,5 +1,5 @@
 //! Scenarios: the designers' "does my ability data do what I think" tool and the crate's
-//! acceptance harness (DESIGN §8).
+//! acceptance harness (the AS-nn scenarios of `docs/features.md`).
 //!
 //! A scenario file (RON, specified in `docs/scenarios.md`) names its content, spawns entities,
 //! scripts inputs and direct operations frame by frame, and states expectations at frames. The

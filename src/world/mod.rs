@@ -6,7 +6,7 @@
 //!
 //! # Frame schedule
 //!
-//! [`World::step`] runs the phases of GAS_SPEC §2 in order; the same-frame work queue settles
+//! [`World::step`] runs these phases in order; the same-frame work queue settles
 //! after every phase:
 //!
 //! | Phase | Work |

@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod content_errors;
 mod cues;
+mod docs_citations;
 mod duel;
 mod features_abilities;
 mod features_attributes;
@@ -17,6 +18,8 @@ mod hostile;
 mod malformed;
 #[cfg(feature = "matchbox")]
 mod matchbox;
+#[cfg(feature = "cli")]
+mod plot;
 mod recipes;
 mod rollback;
 mod scenario_files;

@@ -1,12 +1,12 @@
 //! `replay …`, `inspect` and `desync diff`: replays of the duel and of scenarios.
 
 use crate::Failure;
-use crate::plot::{self, Marker, Series};
+use crate::plot::{self, Series};
 use indicatif::{ProgressBar, ProgressStyle};
 use rollback_abilities::cue::{CueDirector, PresenterCall, PresenterLog};
 use rollback_abilities::debug::{WorldDump, debug_view, diff_dumps};
 use rollback_abilities::duel::{self, Duel};
-use rollback_abilities::id::Entity;
+use rollback_abilities::id::{AttrId, Entity, TagId};
 use rollback_abilities::replay::Replay;
 use rollback_abilities::scenario::{Scenario, ScenarioGame};
 use rollback_abilities::world::{Game, Hooks, World};
@@ -24,7 +24,7 @@ fn read(path: &Path) -> Result<Replay, Failure> {
     if !path.exists() {
         return Err(Failure::Usage(format!("{} does not exist", path.display())));
     }
-    Replay::read(path).map_err(|e| Failure::Check(format!("{}: {e}", path.display())))
+    Replay::read(path).map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))
 }
 
 fn target(replay: &Replay, scenario: Option<&Path>) -> Result<Target, Failure> {
@@ -63,10 +63,12 @@ struct Sim<'a, G: Game> {
 
 impl<G: Game> Sim<'_, G> {
     fn name(&self, e: Entity) -> String {
-        self.names
-            .iter()
-            .find(|(x, _)| *x == e)
-            .map_or_else(|| format!("entity {}", e.index), |(_, n)| n.clone())
+        self.given_name(e).map_or_else(|| e.to_string(), str::to_string)
+    }
+
+    /// The scenario's (or the duel's) name for an entity, if it has one.
+    fn given_name(&self, e: Entity) -> Option<&str> {
+        self.names.iter().find(|(x, _)| *x == e).map(|(_, n)| n.as_str())
     }
 
     /// Resolves `--entity` arguments: an index or a name.
@@ -118,7 +120,7 @@ fn scenario_sim<'a>(replay: &Replay, s: &'a Scenario) -> Result<Sim<'a, Scenario
 }
 
 fn start<G: Game>(replay: &Replay, world: &mut World<G>) -> Result<(), Failure> {
-    replay.start(world).map_err(|e| Failure::Check(format!("the replay does not fit: {e}")))
+    replay.start(world).map_err(|e| Failure::Usage(format!("the replay does not fit: {e}")))
 }
 
 /// Runs `f` on the replay's game.
@@ -177,7 +179,7 @@ pub fn header(path: &Path) -> Result<(), Failure> {
 fn verify_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>) -> Result<(), Failure> {
     let v = replay
         .verify_with(&mut sim.world, &mut sim.script)
-        .map_err(|e| Failure::Check(format!("the replay does not play: {e}")))?;
+        .map_err(|e| Failure::Usage(format!("the replay does not play: {e}")))?;
     match v.first_divergence {
         None => {
             println!(
@@ -224,7 +226,7 @@ fn seek_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>, frame: u32) -> Resul
     }
     replay
         .seek_with(&mut sim.world, frame + 1, &mut sim.script)
-        .map_err(|e| Failure::Check(e.to_string()))?;
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let w = &sim.world;
     println!(
         "after frame {frame}: checksum {:016x}, {} live entities",
@@ -235,7 +237,7 @@ fn seek_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>, frame: u32) -> Resul
     for e in w.entities().collect::<Vec<_>>() {
         let attrs: Vec<String> = (0..content.num_attrs())
             .filter_map(|i| {
-                let a = rollback_abilities::id::AttrId(i as u16);
+                let a = AttrId(i as u16);
                 w.attr(e, a).map(|v| format!("{} {v}", content.attr_name(a)))
             })
             .collect();
@@ -260,7 +262,7 @@ fn bisect_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>) -> Result<(), Fail
     }
     let first = replay
         .bisect_with(&mut sim.world, &mut sim.script)
-        .map_err(|e| Failure::Check(e.to_string()))?;
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     match first {
         None => {
             println!(
@@ -297,7 +299,7 @@ fn inspect_sim<G: Game>(
     }
     replay
         .seek_with(&mut sim.world, frame + 1, &mut sim.script)
-        .map_err(|e| Failure::Check(e.to_string()))?;
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let all: Vec<Entity> = sim.world.entities().collect();
     let chosen = sim.entities(entities, all)?;
     let views: Vec<_> = chosen.iter().map(|e| (sim.name(*e), debug_view(&sim.world, *e))).collect();
@@ -306,8 +308,12 @@ fn inspect_sim<G: Game>(
             serde_json::to_string_pretty(&views).map_err(|e| Failure::Usage(e.to_string()))?;
         println!("{text}");
     } else {
-        for (name, v) in views {
-            println!("{name}: {v}");
+        // `b: entity 1 (generation 1) at frame 150`; an entity without a name is its own title.
+        for (e, (_, v)) in chosen.iter().zip(views) {
+            match sim.given_name(*e) {
+                Some(name) => println!("{name}: {v}"),
+                None => println!("{v}"),
+            }
         }
     }
     Ok(())
@@ -325,37 +331,111 @@ pub fn inspect(
     with_sim!(&r, scenario, |sim| inspect_sim(&r, &mut sim, frame, entities, json))
 }
 
+/// What `replay plot` draws: `--attribute`, `--entity` and `--cue` arguments (empty: the
+/// defaults) and `--no-cues`.
+pub struct PlotFilter<'a> {
+    /// Attribute names.
+    pub attributes: &'a [String],
+    /// Entity indices or scenario names.
+    pub entities: &'a [String],
+    /// Cue tag prefixes.
+    pub cues: &'a [String],
+    /// Leave the cue timeline out.
+    pub no_cues: bool,
+}
+
+/// Resolves `--attribute` names (default: every attribute); an unknown name is a usage error
+/// that lists the attributes there are.
+fn plot_attributes(
+    content: &rollback_abilities::content::Content,
+    names: &[String],
+) -> Result<Vec<AttrId>, Failure> {
+    if names.is_empty() {
+        return Ok((0..content.num_attrs()).map(|i| AttrId(i as u16)).collect());
+    }
+    let mut out = Vec::new();
+    for n in names {
+        let a = content.attr(n).map_err(|e| {
+            let all: Vec<&str> =
+                (0..content.num_attrs()).map(|i| content.attr_name(AttrId(i as u16))).collect();
+            Failure::Usage(format!("{e}; the attributes are {}", all.join(", ")))
+        })?;
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    Ok(out)
+}
+
+/// Resolves `--cue` prefixes to the tags they match (`None`: every cue). A prefix matches a tag
+/// equal to it or under it (`GameplayCue.Hit` matches `GameplayCue.Hit.Light`, not
+/// `GameplayCue.HitStop`); `GameplayCue.` may be left out. A prefix that matches no tag is a
+/// usage error that lists the cue tags.
+fn plot_cue_tags(
+    content: &rollback_abilities::content::Content,
+    prefixes: &[String],
+) -> Result<Option<Vec<TagId>>, Failure> {
+    if prefixes.is_empty() {
+        return Ok(None);
+    }
+    let names = content.tags().names();
+    let under = |t: &str, p: &str| {
+        let p = p.trim_end_matches('.');
+        t == p || t.strip_prefix(p).is_some_and(|rest| rest.starts_with('.'))
+    };
+    let mut out = Vec::new();
+    for p in prefixes {
+        let mut matched: Vec<TagId> =
+            (0..names.len()).filter(|i| under(&names[*i], p)).map(|i| TagId(i as u16)).collect();
+        if matched.is_empty() && !p.starts_with("GameplayCue") {
+            let full = format!("GameplayCue.{p}");
+            matched = (0..names.len())
+                .filter(|i| under(&names[*i], &full))
+                .map(|i| TagId(i as u16))
+                .collect();
+        }
+        if matched.is_empty() {
+            let mut cue_tags: Vec<&str> = names
+                .iter()
+                .map(String::as_str)
+                .filter(|n| n.starts_with("GameplayCue."))
+                .collect();
+            if cue_tags.is_empty() {
+                cue_tags = names.iter().map(String::as_str).collect();
+            }
+            return Err(Failure::Usage(format!(
+                "--cue {p}: no cue tag is {p} or under it; the cue tags are {}",
+                if cue_tags.is_empty() { "none".to_string() } else { cue_tags.join(", ") }
+            )));
+        }
+        out.extend(matched.into_iter().filter(|t| !out.contains(t)).collect::<Vec<_>>());
+    }
+    Ok(Some(out))
+}
+
 fn plot_sim<G: Game>(
     replay: &Replay,
     sim: &mut Sim<'_, G>,
     out: &Path,
     title: &str,
-    attributes: &[String],
-    entities: &[String],
+    filter: &PlotFilter<'_>,
 ) -> Result<(), Failure> {
     let content = sim.world.content().clone();
-    let attrs = if attributes.is_empty() {
-        (0..content.num_attrs()).map(|i| rollback_abilities::id::AttrId(i as u16)).collect()
-    } else {
-        attributes
-            .iter()
-            .map(|a| content.attr(a).map_err(|e| Failure::Usage(e.to_string())))
-            .collect::<Result<Vec<_>, _>>()?
-    };
+    let attrs = plot_attributes(&content, filter.attributes)?;
+    let cue_tags = plot_cue_tags(&content, filter.cues)?;
     let players: Vec<Entity> =
         (0..sim.world.players()).filter_map(|p| sim.world.player_owner(p)).collect();
     let default = if players.is_empty() { sim.world.entities().collect() } else { players };
-    let chosen = sim.entities(entities, default)?;
-    let mut series: Vec<Series> = Vec::new();
+    let chosen = sim.entities(filter.entities, default)?;
+    // One series per (entity, attribute) the entity has, keyed by the attribute.
     let mut keys = Vec::new();
-    for e in &chosen {
+    let mut series: Vec<Series> = Vec::new();
+    for (row, e) in chosen.iter().enumerate() {
         for a in &attrs {
             if sim.world.attr(*e, *a).is_some() {
                 keys.push((*e, *a));
-                series.push(Series {
-                    label: format!("{} {}", sim.name(*e), content.attr_name(*a)),
-                    points: Vec::with_capacity(replay.frames.len()),
-                });
+                let label = format!("{} {}", sim.name(*e), content.attr_name(*a));
+                series.push(Series::new(label, Some(row)));
             }
         }
     }
@@ -369,38 +449,97 @@ fn plot_sim<G: Game>(
     );
     let mut director = CueDirector::new().with_log_capacity(0);
     let mut log = PresenterLog::default();
-    let mut markers = Vec::new();
+    let mut cues = plot::Cues::default();
+    let shown = |tag: TagId| cue_tags.as_ref().is_none_or(|t| t.contains(&tag));
     for f in 0..replay.frames.len() as u32 {
         let inputs = replay.inputs::<G>(f);
         sim.world.step_with(&inputs, &mut sim.script);
         for ((e, a), s) in keys.iter().zip(series.iter_mut()) {
             if let Some(v) = sim.world.attr(*e, *a) {
-                s.points.push((f, v.to_num::<f64>()));
-            }
-        }
-        director.ingest(sim.world.output());
-        let before = log.calls.len();
-        director.reconcile(&sim.world, Some(f), &mut log);
-        for (_, call) in &log.calls[before..] {
-            let (PresenterCall::Play(k) | PresenterCall::OnActive(k)) = call else { continue };
-            if chosen.contains(&k.target) {
-                markers.push(Marker {
-                    frame: f,
-                    label: format!("{} on {}", content.tags().name(k.tag), sim.name(k.target)),
-                });
+                s.push(f, v.to_num::<f64>());
             }
         }
         bar.inc(1);
+        director.ingest(sim.world.output());
+        let before = log.calls.len();
+        director.reconcile(&sim.world, Some(f), &mut log);
+        if filter.no_cues {
+            continue;
+        }
+        for (_, call) in &log.calls[before..] {
+            let k = call.key();
+            let Some(row) = chosen.iter().position(|e| *e == k.target) else { continue };
+            if !shown(k.tag) {
+                continue;
+            }
+            let tag = content.tags().name(k.tag);
+            match call {
+                PresenterCall::Play(_) => cues.burst(tag, row, f),
+                PresenterCall::OnActive(_) => cues.start(tag, row, f),
+                PresenterCall::Removed(..) => cues.end(tag, row, f),
+                _ => {}
+            }
+        }
     }
     bar.finish_and_clear();
-    let title = format!("{} ({} frames)", title, replay.frames.len());
-    plot::write_svg(out, &title, &series, &markers).map_err(Failure::Usage)?;
+
+    // Without --attribute, attributes that never change are named in the note, not drawn
+    // (unless nothing changes at all).
+    let mut note = Vec::new();
+    if filter.attributes.is_empty() {
+        // An attribute none of the entities has is neither drawn nor named.
+        let constant = |a: AttrId| {
+            let mut of_a = keys.iter().zip(&series).filter(|((_, x), _)| *x == a).peekable();
+            of_a.peek().is_some() && of_a.all(|(_, s)| s.is_constant())
+        };
+        let plotted = |a: &AttrId| keys.iter().any(|(_, x)| x == a);
+        let attrs: Vec<AttrId> = attrs.iter().copied().filter(plotted).collect();
+        let dropped: Vec<AttrId> = attrs.iter().copied().filter(|a| constant(*a)).collect();
+        if dropped.len() < attrs.len() && !dropped.is_empty() {
+            let names: Vec<String> = dropped
+                .iter()
+                .map(|a| {
+                    let values: Vec<f64> = keys
+                        .iter()
+                        .zip(&series)
+                        .filter(|((_, x), _)| x == a)
+                        .filter_map(|(_, s)| s.points.first().map(|p| p.1))
+                        .collect();
+                    match values.first() {
+                        Some(v) if values.iter().all(|x| x == v) => {
+                            format!("{} {}", content.attr_name(*a), plot::number(*v))
+                        }
+                        _ => content.attr_name(*a).to_string(),
+                    }
+                })
+                .collect();
+            note.push(format!("constant, not drawn: {}", names.join(", ")));
+            let kept: Vec<((Entity, AttrId), Series)> =
+                keys.into_iter().zip(series).filter(|((_, a), _)| !dropped.contains(a)).collect();
+            (keys, series) = kept.into_iter().unzip();
+        }
+    }
+    let keyed: Vec<(String, Series)> =
+        keys.iter().map(|(_, a)| content.attr_name(*a).to_string()).zip(series).collect();
+    let mut chart = plot::Chart::new(format!("{} ({} frames)", title, replay.frames.len()), {
+        replay.frames.len() as u32
+    });
+    chart.panels = plot::panels_by_scale(keyed);
+    chart.rows = chosen.iter().map(|e| sim.name(*e)).collect();
+    if !filter.cues.is_empty() {
+        note.push(format!("cues: {}", filter.cues.join(", ")));
+    }
+    chart.note = note.join("; ");
+    let cue_count = cues.count();
+    chart.cues = cues;
+    let bytes = chart.write_svg(out).map_err(Failure::Usage)?;
+    let (panels, s) = (chart.panels.len(), if chart.panels.len() == 1 { "" } else { "s" });
     println!(
-        "wrote {} ({} series, {} cue markers, {} frames)",
+        "wrote {} ({} series in {panels} panel{s}, {cue_count} cues, {} frames, {} KiB)",
         out.display(),
-        series.len(),
-        markers.len(),
-        replay.frames.len()
+        chart.series_count(),
+        replay.frames.len(),
+        bytes.div_ceil(1024)
     );
     Ok(())
 }
@@ -409,15 +548,14 @@ fn plot_sim<G: Game>(
 pub fn plot(
     path: &Path,
     out: &Path,
-    attributes: &[String],
-    entities: &[String],
+    filter: &PlotFilter<'_>,
     scenario: Option<&Path>,
 ) -> Result<(), Failure> {
     let r = read(path)?;
     let title = path
         .file_name()
         .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    with_sim!(&r, scenario, |sim| plot_sim(&r, &mut sim, out, &title, attributes, entities))
+    with_sim!(&r, scenario, |sim| plot_sim(&r, &mut sim, out, &title, filter))
 }
 
 /// `desync diff`.

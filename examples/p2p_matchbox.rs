@@ -8,20 +8,28 @@
 //! cargo run --features matchbox --example p2p_matchbox -- --room ws://127.0.0.1:3536/duel --players 2 --frames 600
 //! ```
 //!
-//! Every peer prints the checksum of the confirmed state after `--frames` frames, e.g.
-//! `checksum frame 600: 1f0c…`, and exits 0 when it finished without a desync; every peer
-//! prints the same checksum. No STUN server is used, so the peers must reach each other's
-//! addresses directly (same machine or LAN). WebRTC gathers candidates on every network
-//! interface and sends mDNS multicast: where traffic must stay on the machine, run each
-//! process inside a network namespace, as `tests/matchbox.rs` does (`ip netns exec NS …`).
+//! Once every peer has confirmed every frame, each sends the others the checksum of its
+//! confirmed state after the last frame, and each prints its own and the others', e.g.
+//! `checksum after frame 599: 1f0c… (this peer, player 0)`, then whether they agree; along
+//! the way GGRS's desync detection compares the peers' checksums every 10 frames. A peer exits
+//! 0 when the checksums agree and no desync was detected. No STUN server is used, so the peers
+//! must reach each other's addresses directly (same machine or LAN). WebRTC gathers candidates
+//! on every network interface and sends mDNS multicast: where traffic must stay on the machine,
+//! run each process inside a network namespace, as `tests/matchbox.rs` does
+//! (`ip netns exec NS …`).
 //!
-//! Options: `--serve ADDR [--for SECS]` runs the signaling server (for SECS seconds, or until
-//! killed); `--room URL --players N --frames F [--input-delay D] [--timeout SECS]` runs a peer
-//! (defaults: 2 players, 600 frames, input delay 2, 90 s before giving up).
+//! `--help` lists the options with their ranges and defaults (`--serve ADDR [--for SECS]` for
+//! the signaling server; `--room URL [--players N] [--frames F] [--input-delay D]
+//! [--timeout SECS]` for a peer).
 //!
 //! The game: every player drives a fighter with deterministic bot inputs; bit 0 holds Sprint
 //! (an ability triggered by a tag), bit 1 fires a hit at the next player every third frame.
 
+#[path = "p2p_matchbox/args.rs"]
+mod args;
+
+use args::Cli;
+use clap::Parser;
 use rollback_abilities::AbilityInput;
 use rollback_abilities::prelude::*;
 use rollback_abilities::random::Stream;
@@ -29,7 +37,7 @@ use rollback_abilities::session::{
     Handshake, MatchboxConfig, MatchboxOptions, MatchboxSession, Runner, SessionEvent,
     hardened_builder,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -109,26 +117,81 @@ fn bot(player: usize, frame: u32) -> u8 {
     sprint | fire
 }
 
-/// What peers say on the reliable channel once they have confirmed every frame.
+/// What peers say on the reliable channel once they have confirmed every frame, followed by
+/// the last frame (u32) and the checksum of the confirmed state after it (u64), little-endian.
 const DONE: &[u8] = b"RBADONE";
 
-struct PeerArgs {
-    room: String,
-    players: usize,
-    frames: u32,
-    input_delay: usize,
-    timeout: Duration,
+/// GGRS's desync detection compares the peers' checksums every this many frames.
+const DESYNC_INTERVAL: u32 = 10;
+
+/// The DONE message for the checksum after `frame`.
+fn done_message(frame: u32, checksum: u64) -> Vec<u8> {
+    let mut m = DONE.to_vec();
+    m.extend_from_slice(&frame.to_le_bytes());
+    m.extend_from_slice(&checksum.to_le_bytes());
+    m
 }
 
-fn peer(args: &PeerArgs) -> Result<bool, Error> {
-    let world = world(args.players)?;
+/// The frame and checksum of a DONE message.
+fn parse_done(bytes: &[u8]) -> Option<(u32, u64)> {
+    let rest = bytes.strip_prefix(DONE)?;
+    let frame = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?);
+    let checksum = u64::from_le_bytes(rest.get(4..12)?.try_into().ok()?);
+    (rest.len() == 12).then_some((frame, checksum))
+}
+
+/// A session event in words; `who` names a peer (the runner reports peers by their
+/// `PeerId`'s debug text) by its player handle.
+fn describe(ev: &SessionEvent, who: &dyn Fn(&str) -> String) -> Option<String> {
+    Some(match ev {
+        SessionEvent::WaitRecommendation(_) => return None,
+        SessionEvent::Synchronized(p) => format!("synchronised with {}", who(p)),
+        SessionEvent::Disconnected(p) => format!("{} disconnected", who(p)),
+        SessionEvent::NetworkInterrupted(p) => {
+            format!("{} has not been heard from for a while", who(p))
+        }
+        SessionEvent::NetworkResumed(p) => format!("{} is heard from again", who(p)),
+        SessionEvent::Desync(frame) => {
+            format!("DESYNC: a peer's checksum of frame {frame} differs from ours")
+        }
+        SessionEvent::PeerFault { peer, fault } => {
+            format!("refused a message from {}: {fault}", who(peer))
+        }
+        SessionEvent::Stalled { frame, ticks, waiting_on } => format!(
+            "stalled at frame {frame} for {ticks} ticks, waiting for the input of players \
+             {waiting_on:?}"
+        ),
+        SessionEvent::Resumed { frame, ticks } => {
+            format!("moving again at frame {frame} after {ticks} ticks")
+        }
+        SessionEvent::Leaving { peer, players } => {
+            format!("{} is leaving (players {players:?})", who(peer))
+        }
+        SessionEvent::Left { peer, players, last_frame } => match last_frame {
+            Some(f) => {
+                format!("{} left (players {players:?}; their input ends at frame {f})", who(peer))
+            }
+            None => format!("{} left (players {players:?}) before sending any input", who(peer)),
+        },
+    })
+}
+
+fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
+    let players = usize::from(args.players);
+    let world = world(players)?;
     let handshake = Handshake::of(&world);
     // GGRS's wall-clock disconnect timeout is off: the runner's departure rule decides, and the
     // survivors agree on the frame a leaver's input ends at.
-    let builder = hardened_builder::<MatchboxConfig<Brawl>>(args.players, 8, args.input_delay, 10)?;
+    let builder = hardened_builder::<MatchboxConfig<Brawl>>(
+        players,
+        8,
+        usize::from(args.input_delay),
+        DESYNC_INTERVAL,
+    )?;
     let start = Instant::now();
-    let mut options = MatchboxOptions::new(args.room.clone(), args.players);
-    options.peers_timeout = args.timeout;
+    let timeout = args.timeout();
+    let mut options = MatchboxOptions::new(room.to_string(), players);
+    options.peers_timeout = timeout;
     let mut m = MatchboxSession::<Brawl>::connect(&options, &handshake, builder)?;
     let handle = m.local_handle();
     eprintln!(
@@ -138,53 +201,61 @@ fn peer(args: &PeerArgs) -> Result<bool, Error> {
         start.elapsed().as_secs_f64()
     );
     let remotes: BTreeSet<_> = m.roster.remotes().collect();
+    // The runner names peers by their id's debug text.
+    let handles: BTreeMap<String, usize> =
+        m.roster.peers().iter().enumerate().map(|(h, p)| (format!("{p:?}"), h)).collect();
+    let who = |p: &str| match handles.get(p) {
+        Some(h) => format!("player {h}"),
+        None => format!("an unknown peer ({p})"),
+    };
+    let frames = args.frames;
 
-    let mut runner = Runner::new(world, 8, 10);
+    let mut runner = Runner::new(world, 8, DESYNC_INTERVAL);
     runner.attach_guard(m.guard.clone());
     runner.record(0);
     let tick = Duration::from_micros(16_667);
     let mut next = Instant::now();
     let mut sent_done = false;
-    let mut done_from = BTreeSet::new();
+    // The other peers' checksums after the last frame, as their DONE messages said.
+    let mut done_from: BTreeMap<_, (u32, u64)> = BTreeMap::new();
     let mut all_done_at: Option<Instant> = None;
     let mut disconnected = false;
     let run_start = Instant::now();
     loop {
-        if start.elapsed() > args.timeout {
+        if start.elapsed() > timeout {
             return Err(format!(
                 "timed out after {} s at frame {} ({} confirmed)",
-                args.timeout.as_secs(),
+                timeout.as_secs(),
                 runner.world().next_frame(),
                 runner.recorder().map_or(0, |r| r.replay().frames.len())
             )
             .into());
         }
         let f = runner.world().next_frame();
-        let input = if f < args.frames { bot(handle, f) } else { 0 };
+        let input = if f < frames { bot(handle, f) } else { 0 };
         runner.advance_p2p(&mut m.session, &[(handle, input)], None, |_| {})?;
         for ev in runner.drain_events() {
-            match ev {
-                SessionEvent::WaitRecommendation(n) => next += tick * n,
-                SessionEvent::Disconnected(who) => {
-                    eprintln!("peer {who} disconnected");
-                    disconnected = true;
-                }
-                SessionEvent::Left { peer, players, last_frame } => {
-                    eprintln!("peer {peer} left (players {players:?}, last frame {last_frame:?})");
-                    disconnected = true;
-                }
-                SessionEvent::Desync(frame) => eprintln!("DESYNC at frame {frame}"),
-                other => eprintln!("{other:?}"),
+            match &ev {
+                SessionEvent::WaitRecommendation(n) => next += tick * *n,
+                SessionEvent::Disconnected(_) | SessionEvent::Left { .. } => disconnected = true,
+                _ => {}
+            }
+            if let Some(text) = describe(&ev, &who) {
+                eprintln!("{text}");
             }
         }
         let confirmed = runner.recorder().map_or(0, |r| r.replay().frames.len());
-        if confirmed >= args.frames as usize && !sent_done {
-            m.broadcast_reliable(DONE)?;
+        if confirmed >= frames as usize && !sent_done {
+            let replay = runner.recorder().ok_or("not recording")?.replay();
+            let last = replay.frames.get(frames as usize - 1).ok_or("frame not recorded")?;
+            m.broadcast_reliable(&done_message(frames - 1, last.checksum))?;
             sent_done = true;
         }
         for (from, bytes) in m.receive_reliable()? {
-            if bytes == DONE && remotes.contains(&from) {
-                done_from.insert(from);
+            if let Some(done) = parse_done(&bytes)
+                && remotes.contains(&from)
+            {
+                done_from.insert(from, done);
             }
         }
         if sent_done && done_from.len() == remotes.len() && all_done_at.is_none() {
@@ -208,24 +279,47 @@ fn peer(args: &PeerArgs) -> Result<bool, Error> {
     }
 
     let replay = runner.recorder().ok_or("not recording")?.replay();
-    let frame = replay.frames.get(args.frames as usize - 1).ok_or("frame not recorded")?;
+    let last = frames - 1;
+    let mine = replay.frames.get(last as usize).ok_or("frame not recorded")?.checksum;
     let stats = runner.stats();
     eprintln!(
-        "played {} frames in {:.2} s: {} rollbacks (max depth {}), {} re-simulated, {} desyncs",
-        args.frames,
+        "played {frames} frames in {:.2} s: {} rollbacks (max depth {}), {} re-simulated",
         run_start.elapsed().as_secs_f64(),
         stats.rollbacks,
         stats.max_rollback,
         stats.resimulated,
-        stats.desyncs
     );
-    println!("checksum frame {}: {:016x}", args.frames, frame.checksum);
+    println!("checksum after frame {last}: {mine:016x} (this peer, player {handle})");
+    let mut agree = true;
+    for (peer, (frame, sum)) in &done_from {
+        let player = m.roster.handle_of(*peer).map_or_else(|| "?".into(), |h| h.to_string());
+        let verdict = if *frame == last && *sum == mine {
+            "agrees"
+        } else {
+            agree = false;
+            "DIFFERS"
+        };
+        println!("checksum after frame {frame}: {sum:016x} (player {player}, {verdict})");
+    }
+    let desynced = stats.desyncs > 0 || !runner.desync_reports().is_empty();
+    if agree {
+        println!("all {} peers agree on the checksum after frame {last}", done_from.len() + 1);
+    } else {
+        println!("the peers DISAGREE on the checksum after frame {last}");
+    }
+    if !desynced {
+        println!(
+            "desync detection (GGRS compares the peers' checksums every {DESYNC_INTERVAL} frames): \
+             no desync"
+        );
+    } else {
+        println!("desync detection: {} desyncs reported", stats.desyncs);
+    }
     std::io::stdout().flush()?;
-    Ok(stats.desyncs == 0 && runner.desync_reports().is_empty())
+    Ok(agree && !desynced)
 }
 
-fn serve(addr: &str, lifetime: Option<Duration>) -> Result<(), Error> {
-    let addr: std::net::SocketAddr = addr.parse()?;
+fn serve(addr: std::net::SocketAddr, lifetime: Option<Duration>) -> Result<(), Error> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {
         let mut server = matchbox_signaling::SignalingServer::full_mesh_builder(addr).build();
@@ -243,51 +337,10 @@ fn serve(addr: &str, lifetime: Option<Duration>) -> Result<(), Error> {
     })
 }
 
-fn usage() -> ExitCode {
-    eprintln!(
-        "usage: p2p_matchbox --serve ADDR [--for SECS]\n       p2p_matchbox --room ws://HOST:PORT/ROOM [--players N] [--frames F] [--input-delay D] [--timeout SECS]"
-    );
-    ExitCode::from(2)
-}
-
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut serve_addr = None;
-    let mut lifetime = None;
-    let mut p = PeerArgs {
-        room: String::new(),
-        players: 2,
-        frames: 600,
-        input_delay: 2,
-        timeout: Duration::from_secs(90),
-    };
-    let mut i = 0;
-    while i < args.len() {
-        let value = args.get(i + 1).cloned().unwrap_or_default();
-        let ok = match args[i].as_str() {
-            "--serve" => {
-                serve_addr = Some(value.clone());
-                true
-            }
-            "--for" => value.parse().map(|s| lifetime = Some(Duration::from_secs(s))).is_ok(),
-            "--room" => {
-                p.room = value.clone();
-                true
-            }
-            "--players" => value.parse().map(|v| p.players = v).is_ok(),
-            "--frames" => value.parse().map(|v| p.frames = v).is_ok(),
-            "--input-delay" => value.parse().map(|v| p.input_delay = v).is_ok(),
-            "--timeout" => value.parse().map(|s| p.timeout = Duration::from_secs(s)).is_ok(),
-            _ => false,
-        };
-        if !ok {
-            eprintln!("bad argument {} {value}", args[i]);
-            return usage();
-        }
-        i += 2;
-    }
-    if let Some(addr) = serve_addr {
-        return match serve(&addr, lifetime) {
+    let cli = Cli::parse();
+    if let Some(addr) = cli.serve {
+        return match serve(addr, cli.lifetime()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("signaling server: {e}");
@@ -295,13 +348,11 @@ fn main() -> ExitCode {
             }
         };
     }
-    if p.room.is_empty() || p.frames == 0 || p.players < 2 {
-        return usage();
-    }
-    match peer(&p) {
+    let room = cli.room.clone().unwrap_or_default();
+    match peer(&cli, &room) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
-            eprintln!("a desync was reported");
+            eprintln!("the peers' checksums disagree or a desync was detected");
             ExitCode::FAILURE
         }
         Err(e) => {

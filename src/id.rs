@@ -110,19 +110,27 @@ impl Entity {
     }
 }
 
+/// `Entity(1, generation 1)`, or `Entity(none)` for the null entity.
 impl fmt::Debug for Entity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_none() {
             write!(f, "Entity(none)")
         } else {
-            write!(f, "Entity({}v{})", self.index, self.generation)
+            write!(f, "Entity({}, generation {})", self.index, self.generation)
         }
     }
 }
 
+/// `entity 1 (generation 1)`, or `no entity` for the null entity: the slot index (what the
+/// command-line tool's `--entity` takes) and the slot's generation (which tells a recycled slot
+/// from its earlier occupant).
 impl fmt::Display for Entity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self, f)
+        if self.is_none() {
+            write!(f, "no entity")
+        } else {
+            write!(f, "entity {} (generation {})", self.index, self.generation)
+        }
     }
 }
 
@@ -205,7 +213,7 @@ impl AbilityHandle {
 
 impl fmt::Debug for AbilityHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Ability[{}v{}]@{:?}", self.slot, self.generation, self.owner)
+        write!(f, "Ability[slot {}, generation {}]@{:?}", self.slot, self.generation, self.owner)
     }
 }
 
@@ -245,7 +253,7 @@ impl TaskHandle {
 
 impl fmt::Debug for TaskHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Task[{}v{}]", self.slot, self.generation)
+        write!(f, "Task[slot {}, generation {}]", self.slot, self.generation)
     }
 }
 
@@ -262,7 +270,9 @@ mod tests {
         assert!(EffectHandle::NONE.is_none());
         assert!(AbilityHandle::NONE.is_none());
         assert!(TaskHandle::NONE.is_none());
-        assert_eq!(format!("{e:?}"), "Entity(0v1)");
+        assert_eq!(format!("{e:?}"), "Entity(0, generation 1)");
+        assert_eq!(e.to_string(), "entity 0 (generation 1)");
+        assert_eq!(Entity::NONE.to_string(), "no entity");
         assert_eq!(format!("{:?}", TagId(3)), "TagId(3)");
     }
 }

@@ -73,9 +73,13 @@ fn scenario_run_reports_failures_and_errors() {
 
     let bad = dir.join("bad.ron");
     std::fs::write(&bad, "(content: Inline(\"()\"), players: 0)").unwrap();
-    let (code, _, err) = run(bin().args(["scenario", "run"]).arg(&bad));
-    assert_eq!(code, 1);
+    // An invalid scenario file is an input error: status 2, like a missing one.
+    let (code, out, err) = run(bin().args(["scenario", "run"]).arg(&bad));
+    assert_eq!(code, 2, "{err}");
     assert!(err.contains("bad.ron:1:") && err.contains("players must be 1 to 8"), "{err}");
+    assert!(out.contains("0 passed, 0 failed, 1 could not run"), "{out}");
+    let (code, _, _) = run(bin().args(["scenario", "run"]).arg(&failing).arg(&bad));
+    assert_eq!(code, 2, "an input error outranks a failed check");
 
     let (code, _, err) = run(bin().args(["scenario", "run", "/no/such/file.ron"]));
     assert_eq!(code, 2, "{err}");
@@ -172,9 +176,20 @@ fn replays_verify_inspect_seek_bisect_plot_and_trace() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("all 2 keyframes re-simulate"), "{out}");
 
+    // The inspector names the entity by index and generation (not `Entity(1v1)`, which read
+    // as "1 versus 1"), says which frames of an effect are left, and names the blocking tag.
     let (code, out, _) = run(with(&["inspect"]).args(["--frame", "150", "--entity", "b"]));
     assert_eq!(code, 0);
-    assert!(out.contains("Stun") && out.contains("blocked by the owner's tags"), "{out}");
+    assert!(out.starts_with("b: entity 1 (generation 1) at frame 150\n"), "{out}");
+    assert!(out.contains("Stun                 x1 lvl 1 70 of 120 frames left"), "{out}");
+    assert!(
+        out.contains(
+            "can't activate: blocked by the owner's tag `State.Debuff.Stun`, listed in the \
+             ability's activation_blocked_tags; last attempt at frame 150: failed for that reason"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("1v1") && !out.contains("70/120"), "{out}");
     let (code, out, _) =
         run(with(&["inspect"]).args(["--frame", "150", "--entity", "b", "--json"]));
     assert_eq!(code, 0);
@@ -189,7 +204,7 @@ fn replays_verify_inspect_seek_bisect_plot_and_trace() {
     let svg = dir.join("stun.svg");
     let (code, out, err) = run(with(&["replay", "plot"]).arg("--out").arg(&svg));
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("cue markers"), "{out}");
+    assert!(out.contains(" cues, ") && out.contains(" series in "), "{out}");
     assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
 
     // A damaged replay is a typed error, not a crash.
@@ -200,7 +215,7 @@ fn replays_verify_inspect_seek_bisect_plot_and_trace() {
     std::fs::write(&broken, &bytes).unwrap();
     let (code, _, err) =
         run(bin().args(["replay", "verify"]).arg(&broken).arg("--scenario").arg(&scenario));
-    assert_eq!(code, 1);
+    assert_eq!(code, 2, "a damaged replay is an input error: {err}");
     assert!(err.contains("broken.replay"), "{err}");
 }
 
@@ -370,4 +385,64 @@ fn bench_quick_prints_a_summary_per_size() {
     let (code, _, err) = run(bin().args(["bench", "--quick", "--entities", "1"]));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--entities 1"), "{err}");
+}
+
+/// Every numeric flag with a bounded range shows the range in its help: a lint over the flag
+/// definitions of the tool and the examples (each `value_parser!(…).range(A..=B)` has `A to B`
+/// in its doc comment, which is the help text), and the tool's own help as printed.
+#[test]
+fn help_shows_flag_ranges() {
+    let mut files = vec![root().join("examples/p2p_matchbox/args.rs")];
+    for dir in ["examples", "src/bin/rollback-abilities"] {
+        for entry in std::fs::read_dir(root().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let mut checked = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for (i, line) in lines.iter().enumerate() {
+            if !line.starts_with("#[arg(") {
+                continue;
+            }
+            let attr: String =
+                lines[i..].iter().take_while(|l| !l.starts_with("pub ")).copied().collect();
+            let attr = attr.split(")]").next().unwrap_or_default().to_string();
+            let Some(range) = attr.split(".range(").nth(1) else { continue };
+            let range = range.replace('_', "");
+            let doc: String = lines[..i]
+                .iter()
+                .rev()
+                .take_while(|l| l.starts_with("///"))
+                .map(|l| l.trim_start_matches('/').trim())
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<Vec<_>>()
+                .join(" ");
+            let want = match range.split_once("..=") {
+                Some((lo, hi)) => format!("{lo} to {}", hi.trim_end_matches(')')),
+                None => format!("{} or more", range.trim_end_matches(['.', ')'])),
+            };
+            assert!(
+                doc.contains(&want),
+                "{}:{}: the help of a flag ranging {range} should say \"{want}\": {doc:?}",
+                file.display(),
+                i + 1
+            );
+            checked += 1;
+        }
+    }
+    // The duel's six, the matchbox example's five and `bench --samples`.
+    assert!(checked >= 12, "{checked} ranged flags found in {files:?}");
+
+    let (code, out, _) = run(bin().args(["bench", "--help"]));
+    assert_eq!(code, 0);
+    assert!(out.contains("each 2 to 16384") && out.contains("1 to 10000"), "{out}");
+    let (_, out, _) = run(bin().args(["inspect", "--help"]));
+    assert!(out.contains("0 to the replay's last frame"), "{out}");
 }

@@ -203,9 +203,10 @@ fn unknown_top_level_section() {
         "effects.ron",
         pos(text, "effect:"),
         "effect",
-        "Unexpected field named `effect` in `content`, expected one of",
+        "Unexpected field named `effect` in `content` (did you mean `effects`?), expected one of",
     );
-    assert!(e.message.contains("`effects`"), "{e}");
+    // The full list stays after the suggestion.
+    assert!(e.message.contains("`abilities`") && e.message.contains("`settings`"), "{e}");
 }
 
 #[test]
@@ -226,7 +227,8 @@ fn unknown_field_in_an_effect() {
         "effects.ron",
         pos(text, "durration"),
         "effects.Stun.durration",
-        "Unexpected field named `durration` in `effect`",
+        "Unexpected field named `durration` in `effect` (did you mean `duration`?), expected one \
+         of `inherits`, `duration`, `period`,",
     );
 }
 
@@ -254,7 +256,8 @@ fn unknown_field_in_a_modifier() {
         "effects.ron",
         pos(&text, "magnitudee"),
         "effects.Poison.modifiers[1].magnitudee",
-        "Unexpected field named `magnitudee` in `modifier`, expected one of `attribute`",
+        "Unexpected field named `magnitudee` in `modifier` (did you mean `magnitude`?), expected \
+         one of `attribute`",
     );
 }
 
@@ -278,6 +281,8 @@ fn wrong_enum_variant_for_op() {
         "Unexpected variant named `Plus`",
     );
     assert!(e.message.contains("`Add`, `Multiply`, `Divide`, or `Override`"), "{e}");
+    // Nothing is near enough to suggest.
+    assert!(!e.message.contains("did you mean"), "{e}");
 }
 
 #[test]
@@ -294,7 +299,8 @@ fn wrong_enum_variant_for_duration() {
         "effects.ron",
         pos(text, "Frame("),
         "effects.Slow.duration",
-        "Unexpected variant named `Frame` in enum `duration`",
+        "Unexpected variant named `Frame` in enum `duration` (did you mean `Frames`?), expected \
+         one of",
     );
 }
 
@@ -486,6 +492,58 @@ fn undeclared_tag_without_close_match() {
         "unknown tag \"Ability.Fire.Ball\" (declare it in a `tags: [...]` list)",
     );
     assert!(!e.message.contains("did you mean"), "{e}");
+}
+
+/// A name echoed in an error is cut to 80 characters and its length: a 1 MB tag name makes a
+/// message of a few hundred bytes (it used to hold the whole megabyte, and a 200 MB name a
+/// 200 MB message), wherever the name shows up: an undeclared tag, an invalid tag name, a definition
+/// key in the path, an unknown field, a scenario's entity, a lookup from code.
+#[test]
+fn long_names_are_cut_in_messages() {
+    let long = "A".repeat(1 << 20);
+    let cut = format!("\"{}… (1048576 bytes)\"", "A".repeat(80));
+    let short = |e: &dyn std::fmt::Display, what: &str| {
+        let text = e.to_string();
+        assert!(text.len() < 1000, "{what}: a {} byte message: {}", text.len(), &text[..1000]);
+        text
+    };
+
+    let undeclared =
+        format!("(effects: {{ \"E\": (duration: Frames(3), granted_tags: [\"{long}\"]) }})");
+    let e = fail(&undeclared);
+    assert_eq!(e.kind, K::UnknownTag);
+    let text = short(&e, "undeclared tag");
+    assert!(text.contains(&format!("unknown tag {cut} (declare it")), "{text}");
+
+    let invalid = format!("(tags: [\"{long}..B\"])");
+    let text = short(&fail(&invalid), "invalid tag name");
+    assert!(text.contains("invalid tag name \"AAAA") && text.contains("(1048579 bytes)"), "{text}");
+
+    // A definition's key is cut in the error's path too.
+    let key = format!("(effects: {{ \"{long}\": (duration: Frames(0)) }})");
+    let e = fail(&key);
+    assert!(e.path.starts_with("effects.AAAA") && e.path.ends_with("… (1048576 bytes).duration"));
+    short(&e, "definition key");
+
+    let field = format!("(effects: {{ \"E\": ({}: Frames(3)) }})", "d".repeat(1 << 20));
+    let e = fail(&field);
+    assert_eq!(e.kind, K::Syntax);
+    let text = short(&e, "unknown field");
+    assert!(text.contains("Unexpected field named `dddd") && text.contains("`duration`"), "{text}");
+
+    let content = Content::from_ron_str("(tags: [\"State.Stunned\"])").unwrap();
+    let text = short(&content.tag(&long).unwrap_err(), "lookup from code");
+    assert!(text.contains(&format!("no tag named {cut}")), "{text}");
+
+    let scenario = format!(
+        "(content: Inline(\"()\"), players: 1, entities: {{ \"hero\": () }},
+          script: [(frame: 1, do: AddTag(on: \"{long}\", tag: \"X\"))])"
+    );
+    let dir = TempDir::new("long_names");
+    dir.write("long.ron", &scenario);
+    let e = rollback_abilities::scenario::Scenario::load(dir.join("long.ron")).unwrap_err();
+    let text = short(&e, "scenario entity");
+    assert!(text.contains(&format!("no entity named {cut}")), "{text}");
 }
 
 #[test]

@@ -47,11 +47,24 @@ fn replay_decode_errors_are_typed_and_explained() {
     };
     type Check = fn(&ReplayError) -> bool;
     let cases: Vec<(&str, Vec<u8>, Check, &str)> = vec![
+        // Said as it is, not "ends at byte 0, in the middle of its magic bytes".
         (
             "empty file",
             Vec::new(),
-            |e| matches!(e, ReplayError::Truncated { .. }),
-            "ends at byte 0",
+            |e| matches!(e, ReplayError::Empty),
+            "the file is empty (0 bytes): not a replay file",
+        ),
+        (
+            "a few bytes that are not the magic's start",
+            b"hi\n".to_vec(),
+            |e| matches!(e, ReplayError::BadMagic),
+            "does not start with \"RBAREPLY\"",
+        ),
+        (
+            "the magic's first bytes only",
+            b"RBARE".to_vec(),
+            |e| matches!(e, ReplayError::Truncated { what: "magic bytes", offset: 5 }),
+            "ends at byte 5, in the middle of its magic bytes",
         ),
         (
             "foreign file",
@@ -68,8 +81,8 @@ fn replay_decode_errors_are_typed_and_explained() {
         (
             "cut in the header",
             good[..30].to_vec(),
-            |e| matches!(e, ReplayError::Truncated { what: "header", .. }),
-            "in the middle of its header",
+            |e| matches!(e, ReplayError::Truncated { what: "header", offset: 30 }),
+            "ends at byte 30, in the middle of its header",
         ),
         (
             "cut in the frames",
@@ -105,7 +118,7 @@ fn replay_decode_errors_are_typed_and_explained() {
             "replay",
         ),
     ];
-    assert_eq!(cases.len(), 9);
+    assert_eq!(cases.len(), 11);
     for (name, bytes, check, fragment) in cases {
         let e = Replay::decode(&bytes).expect_err(name);
         assert!(check(&e), "{name}: {e:?}");
@@ -214,8 +227,10 @@ fn crafted_snapshots_are_rejected_not_stepped() {
 }
 
 /// The command-line tool on bad arguments and bad files: each case checks the exit status (2:
-/// could not run, 1: the input failed its check), the message on stderr, and that no output
-/// file or directory it was asked to write exists afterwards.
+/// an input error, the command could not run — a bad argument, a missing file, a file that is
+/// not what the command takes; 1: only for `content check`, whose check an invalid content file
+/// fails), the message on stderr, and that no output file or directory it was asked to write
+/// exists afterwards.
 #[cfg(feature = "cli")]
 mod cli_args {
     use std::path::{Path, PathBuf};
@@ -261,6 +276,8 @@ mod cli_args {
         cut.extend_from_slice(&rollback_abilities::replay::FORMAT_VERSION.to_le_bytes());
         cut.extend_from_slice(b"\xff\x00\x00\x00(");
         std::fs::write(&cut_replay, cut).unwrap();
+        let empty = d.join("empty.replay");
+        std::fs::write(&empty, b"").unwrap();
         let bad_content = d.join("content.ron");
         std::fs::write(&bad_content, "(\n  tags: [\"A..B\"],\n)").unwrap();
         let trace = d.join("trace.jsonl");
@@ -278,7 +295,7 @@ mod cli_args {
                     "--replay-dir".into(),
                     s(&rdir),
                 ],
-                code: 1,
+                code: 2,
                 stderr: "players must be 1 to 8",
                 not_written: vec![trace.clone(), rdir.clone()],
             },
@@ -293,7 +310,7 @@ mod cli_args {
                     "--replay-dir".into(),
                     s(&rdir),
                 ],
-                code: 1,
+                code: 2,
                 stderr: "NotRegistered",
                 not_written: vec![trace.clone(), rdir.clone()],
             },
@@ -349,14 +366,14 @@ mod cli_args {
             Case {
                 name: "verify a file that is not a replay",
                 args: vec!["replay".into(), "verify".into(), s(&not_replay)],
-                code: 1,
+                code: 2,
                 stderr: "not a rollback_abilities replay",
                 not_written: vec![],
             },
             Case {
                 name: "plot a truncated replay",
                 args: vec!["replay".into(), "plot".into(), s(&cut_replay), "--out".into(), s(&svg)],
-                code: 1,
+                code: 2,
                 stderr: "the file is incomplete",
                 not_written: vec![svg.clone()],
             },
@@ -375,6 +392,28 @@ mod cli_args {
                 not_written: vec![],
             },
             Case {
+                name: "inspect an empty file",
+                args: vec!["inspect".into(), s(&empty)],
+                code: 2,
+                stderr: "empty.replay: the file is empty (0 bytes): not a replay file",
+                not_written: vec![],
+            },
+            Case {
+                name: "bench on invalid --content",
+                args: vec!["bench".into(), "--quick".into(), "--content".into(), s(&bad_content)],
+                code: 2,
+                stderr: "content.ron:2:",
+                not_written: vec![],
+            },
+            Case {
+                name: "bench --samples out of its range",
+                args: vec!["bench".into(), "--samples".into(), "0".into()],
+                code: 2,
+                stderr: "0 is not in 1..=10000",
+                not_written: vec![],
+            },
+            // `content check` checks content: invalid content is its failed check (status 1).
+            Case {
                 name: "content with a malformed tag",
                 args: vec!["content".into(), "check".into(), s(&bad_content)],
                 code: 1,
@@ -382,7 +421,7 @@ mod cli_args {
                 not_written: vec![],
             },
         ];
-        assert_eq!(cases.len(), 12);
+        assert_eq!(cases.len(), 15);
         for c in cases {
             let out = Command::new(env!("CARGO_BIN_EXE_rollback-abilities"))
                 .args(&c.args)

@@ -6,7 +6,7 @@
 mod ability;
 
 use super::def::*;
-use super::error::suggest;
+use super::error::{Clip, ron_message, suggest};
 use super::locate::{PathSeg, Position, locate, path_at, render};
 use super::raw::*;
 use super::{Content, ContentError, ContentErrorKind as K};
@@ -106,9 +106,9 @@ struct Names<'a> {
 impl Names<'_> {
     fn tag(&self, loc: &Loc, name: &str) -> Result<TagId, ContentError> {
         self.tags.get(name).ok_or_else(|| {
-            let mut msg = format!("unknown tag \"{name}\"");
+            let mut msg = format!("unknown tag \"{}\"", Clip(name));
             if let Some(s) = suggest(name, self.tags.names().iter().map(String::as_str)) {
-                msg.push_str(&format!(" (did you mean \"{s}\"?)"));
+                msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));
             } else {
                 msg.push_str(" (declare it in a `tags: [...]` list)");
             }
@@ -130,9 +130,9 @@ impl Names<'_> {
 
     fn attr(&self, loc: &Loc, name: &str) -> Result<AttrId, ContentError> {
         self.attrs.get(name).copied().ok_or_else(|| {
-            let mut msg = format!("unknown attribute \"{name}\"");
+            let mut msg = format!("unknown attribute \"{}\"", Clip(name));
             if let Some(s) = suggest(name, self.attr_names.iter().map(String::as_str)) {
-                msg.push_str(&format!(" (did you mean \"{s}\"?)"));
+                msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));
             }
             self.cx.err(loc, K::UnknownAttribute, msg)
         })
@@ -140,9 +140,9 @@ impl Names<'_> {
 
     fn curve(&self, loc: &Loc, name: &str) -> Result<CurveId, ContentError> {
         self.curves.get(name).copied().ok_or_else(|| {
-            let mut msg = format!("unknown curve \"{name}\"");
+            let mut msg = format!("unknown curve \"{}\"", Clip(name));
             if let Some(s) = suggest(name, self.curves.keys().map(String::as_str)) {
-                msg.push_str(&format!(" (did you mean \"{s}\"?)"));
+                msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));
             }
             self.cx.err(loc, K::UnknownCurve, msg)
         })
@@ -210,7 +210,7 @@ fn syntax_error(name: &str, text: &str, e: &ron::error::SpannedError) -> Content
     let line = e.span.start.line.try_into().unwrap_or(u32::MAX);
     let col = e.span.start.col.try_into().unwrap_or(u32::MAX);
     let pos = Position { line, col };
-    let mut message = e.code.to_string();
+    let mut message = ron_message(&e.code);
     // ron's wording names serde containers and grammar; where it reads like the parser's
     // internals rather than the content format, say what is probably meant.
     let hint = match &e.code {
@@ -268,7 +268,8 @@ where
                     &loc,
                     K::Duplicate,
                     format!(
-                        "\"{name}\" is defined twice; the first definition is at {}",
+                        "\"{}\" is defined twice; the first definition is at {}",
+                        Clip(name),
                         cx.where_(first)
                     ),
                 ));
@@ -419,7 +420,7 @@ pub(crate) fn freeze(
                 return Err(cx.err(
                     &loc,
                     K::Duplicate,
-                    format!("attribute \"{name}\" is defined twice (attribute names are global); the first definition is at {}", cx.where_(first)),
+                    format!("attribute \"{}\" is defined twice (attribute names are global); the first definition is at {}", Clip(name), cx.where_(first)),
                 ));
             }
             if name.is_empty() {
@@ -506,7 +507,7 @@ pub(crate) fn freeze(
                         return Err(names.cx.err(
                             &l,
                             K::Cycle,
-                            format!("attribute \"{name}\" cannot bound itself"),
+                            format!("attribute \"{}\" cannot bound itself", Clip(name)),
                         ));
                     }
                     Some(Bound::Attr(id))
@@ -595,9 +596,15 @@ pub(crate) fn freeze(
                         &vl,
                         K::InvalidValue,
                         format!(
-                            "attribute \"{an}\" belongs to set \"{}\", not \"{name}\": a level \
+                            "attribute \"{}\" belongs to set \"{}\", not \"{}\": a level \
                              table sets only its own set's attributes",
-                            sets.iter().nth(attrs[id.index()].set.index()).map_or("?", |(n, _)| n)
+                            Clip(an),
+                            Clip(
+                                sets.iter()
+                                    .nth(attrs[id.index()].set.index())
+                                    .map_or("?", |(n, _)| n)
+                            ),
+                            Clip(name)
                         ),
                     ));
                 }
@@ -605,7 +612,7 @@ pub(crate) fn freeze(
                     return Err(names.cx.err(
                         &vl,
                         K::Duplicate,
-                        format!("attribute \"{an}\" is given twice at level {}", row.level),
+                        format!("attribute \"{}\" is given twice at level {}", Clip(an), row.level),
                     ));
                 }
                 values.push((id, v.0));
@@ -744,7 +751,8 @@ fn collect_functions(
                 &loc,
                 K::FunctionKind,
                 format!(
-                    "\"{name}\" is used as {} here but as {} at {}",
+                    "\"{}\" is used as {} here but as {} at {}",
+                    Clip(name),
                     kind.with_article(),
                     k.with_article(),
                     cx.where_(first)
@@ -814,9 +822,9 @@ fn resolve_inheritance(
     let mut cur_loc = loc.clone();
     while let Some(parent) = &cur.inherits {
         let Some((ploc, praw)) = src.get(parent) else {
-            let mut msg = format!("inherits from unknown effect \"{parent}\"");
+            let mut msg = format!("inherits from unknown effect \"{}\"", Clip(parent));
             if let Some(s) = suggest(parent, src.keys().map(String::as_str)) {
-                msg.push_str(&format!(" (did you mean \"{s}\"?)"));
+                msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));
             }
             return Err(names.cx.err(&cur_loc.at("inherits"), K::UnknownEffect, msg));
         };
@@ -954,7 +962,7 @@ fn freeze_effect(
                 K::InvalidCombination,
                 format!(
                     "\"{}\" is a transient (meta) attribute: only instant or periodic effects can change it",
-                    m.attribute
+                    Clip(&m.attribute)
                 ),
             ));
         }
@@ -975,7 +983,7 @@ fn freeze_effect(
                         K::InvalidCombination,
                         format!(
                             "\"{}\" is a transient (meta) attribute and cannot be captured",
-                            a.attribute
+                            Clip(&a.attribute)
                         ),
                     ));
                 }
@@ -1295,7 +1303,7 @@ fn check_cue_tag(names: &Names<'_>, loc: &Loc, tag: TagId, name: &str) -> Result
         Err(names.cx.err(
             loc,
             K::InvalidValue,
-            format!("cue tags must live under `{CUE_ROOT}.` (\"{name}\" does not)"),
+            format!("cue tags must live under `{CUE_ROOT}.` (\"{}\" does not)", Clip(name)),
         ))
     }
 }

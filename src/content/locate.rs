@@ -22,6 +22,7 @@
 //! fully resolved, the position of the deepest resolved segment is reported together with the
 //! number of segments that were resolved; if none were, the position is line 1, column 1.
 
+use super::error::ECHO_CHARS;
 use std::fmt;
 use std::ops::Range;
 
@@ -142,11 +143,19 @@ pub fn render(path: &[PathSeg]) -> String {
 fn push_key(out: &mut String, key: &str) {
     let plain =
         !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    // A key longer than an error may echo is cut (paths only ever go into error messages).
+    let (key, cut) = match key.char_indices().nth(ECHO_CHARS) {
+        Some((end, _)) => (&key[..end], Some(key.len())),
+        None => (key, None),
+    };
     if plain {
         out.push_str(key);
     } else {
         // `Debug` for `str` produces a quoted string with Rust (and therefore RON) escapes.
         out.push_str(&format!("{key:?}"));
+    }
+    if let Some(len) = cut {
+        out.push_str(&format!("… ({len} bytes)"));
     }
 }
 

@@ -1,7 +1,10 @@
-//! The inspector: GAS's `showdebug abilitysystem` for any entity, headless (F-DBG-01, 02, 06).
+//! The inspector: GAS's `showdebug abilitysystem` for any entity, headless (F-DBG-01,
+//! F-DBG-02, F-DBG-06).
 
-use crate::id::Entity;
+use crate::ability::ActivationFailure;
+use crate::id::{AbilityHandle, Entity, TagId};
 use crate::num::{Fx, to_decimal};
+use crate::tag::TagSet;
 use crate::world::{Game, World};
 use core::fmt;
 use serde::Serialize;
@@ -118,6 +121,72 @@ fn task_kind(k: u16) -> &'static str {
     }
 }
 
+/// Why an ability cannot activate, naming the tags behind a tag failure: the owner's tags that
+/// match the ability's `activation_blocked_tags`, the `activation_required_tags` it lacks, the
+/// cooldown tags it carries. Other failures read as their `Display`.
+fn explain<G: Game>(world: &World<G>, h: AbilityHandle, failure: ActivationFailure) -> String {
+    let c = world.content();
+    let Some(def) = world.ability(h).map(|s| c.ability_def(s.def)) else {
+        return failure.to_string();
+    };
+    let reg = c.tags();
+    let quoted = |tags: &[TagId]| {
+        tags.iter().map(|t| format!("`{}`", reg.name(*t))).collect::<Vec<_>>().join(", ")
+    };
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    // The owner's own tags matching `list` (a tag matches itself and its ancestors), each with
+    // the listed ancestor it matched through when that is not the tag itself.
+    let held = |list: &TagSet| -> Vec<String> {
+        let mut out = Vec::new();
+        for t in world.explicit_tags(h.owner).iter() {
+            if list.contains(t) {
+                out.push(format!("`{}`", reg.name(t)));
+            } else if let Some(l) = list.iter().find(|l| reg.is_descendant_or_self(t, *l)) {
+                out.push(format!("`{}` (under `{}`)", reg.name(t), reg.name(l)));
+            }
+        }
+        out
+    };
+    match failure {
+        ActivationFailure::BlockedByTags => {
+            let tags = held(&def.activation_blocked_tags);
+            if tags.is_empty() {
+                return failure.to_string();
+            }
+            format!(
+                "blocked by the owner's tag{} {}, listed in the ability's activation_blocked_tags",
+                plural(tags.len()),
+                tags.join(", ")
+            )
+        }
+        ActivationFailure::MissingTags => {
+            let owner = world.tags(h.owner);
+            let missing: Vec<TagId> =
+                def.activation_required_tags.iter().filter(|t| !owner.contains(*t)).collect();
+            if missing.is_empty() {
+                return failure.to_string();
+            }
+            format!(
+                "the owner lacks the tag{} {}, listed in the ability's activation_required_tags",
+                plural(missing.len()),
+                quoted(&missing)
+            )
+        }
+        ActivationFailure::OnCooldown => {
+            let tags = held(&def.all_cooldown_tags);
+            if tags.is_empty() {
+                return failure.to_string();
+            }
+            format!(
+                "on cooldown: the owner has the cooldown tag{} {}",
+                plural(tags.len()),
+                tags.join(", ")
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
 /// The inspector view of any entity (works headless, for every entity alike).
 ///
 /// ```
@@ -192,7 +261,11 @@ pub fn debug_view<G: Game>(world: &World<G>, e: Entity) -> DebugView {
         .collect();
     let abilities = world
         .abilities(e)
-        .map(|(h, s)| AbilityView {
+        .map(|(h, s)| {
+            let now = world.can_activate(h, None).err();
+            (h, s, now, now.map(|f| explain(world, h, f)))
+        })
+        .map(|(h, s, now, blocked_by)| AbilityView {
             name: c.ability_name(s.def).to_string(),
             slot: h.slot,
             level: s.level,
@@ -200,16 +273,21 @@ pub fn debug_view<G: Game>(world: &World<G>, e: Entity) -> DebugView {
             activations: s.activation_serial,
             input: s.input_id(),
             cooldown: world.ability_cooldown_remaining(h),
-            blocked_by: world.can_activate(h, None).err().map(|f| f.to_string()),
             last_attempt: world.last_activation(h).map(|r| {
                 (
                     r.frame,
                     match r.result {
                         Ok(serial) => format!("activated (serial {serial})"),
+                        // A failure in the frame just stepped for the reason that holds now is
+                        // explained with the tags of now; an older one only by its reason.
+                        Err(f) if r.frame == frame && Some(f) == now => {
+                            format!("failed: {}", blocked_by.clone().unwrap_or_default())
+                        }
                         Err(f) => format!("failed: {f}"),
                     },
                 )
             }),
+            blocked_by,
             tasks: world
                 .tasks_of(h)
                 .map(|(_, t)| TaskView {
@@ -243,7 +321,7 @@ impl fmt::Display for DebugView {
         writeln!(f, "  effects:")?;
         for e in &self.effects {
             let rem = match (e.remaining, e.duration) {
-                (Some(r), Some(d)) => format!("{r}/{d} frames"),
+                (Some(r), Some(d)) => format!("{r} of {d} frames left"),
                 _ => "infinite".to_string(),
             };
             writeln!(
@@ -267,11 +345,18 @@ impl fmt::Display for DebugView {
                 a.name,
                 a.level,
                 if a.active { "ACTIVE" } else { "idle" },
-                a.cooldown.map(|(r, t)| format!(" cooldown {r}/{t}")).unwrap_or_default(),
-                a.blocked_by.as_ref().map(|b| format!(" (can't: {b})")).unwrap_or_default(),
+                a.cooldown
+                    .map(|(r, t)| format!("; cooldown {r} of {t} frames left"))
+                    .unwrap_or_default(),
+                a.blocked_by.as_ref().map(|b| format!("; can't activate: {b}")).unwrap_or_default(),
                 a.last_attempt
                     .as_ref()
-                    .map(|(f, o)| format!(" last: {o} at {f}"))
+                    .map(|(f, o)| match (&a.blocked_by, o.strip_prefix("failed: ")) {
+                        (Some(now), Some(then)) if now == then => {
+                            format!("; last attempt at frame {f}: failed for that reason")
+                        }
+                        _ => format!("; last attempt at frame {f}: {o}"),
+                    })
                     .unwrap_or_default(),
             )?;
             for t in &a.tasks {
@@ -279,5 +364,82 @@ impl fmt::Display for DebugView {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Content, Hooks, WorldConfig};
+    use std::sync::Arc;
+
+    struct G;
+    impl Game for G {
+        type Input = u8;
+        type Component = ();
+        type Global = ();
+    }
+
+    /// The inspector names the tags behind a tag failure, says which frames are left, and
+    /// renders the entity as index and generation.
+    #[test]
+    fn failures_name_their_tags() {
+        let content = Arc::new(
+            Content::from_ron_str(
+                r#"(
+                tags: ["State.Debuff.Stun", "State.Ready", "Cooldown.Strike"],
+                attribute_sets: { "V": (attributes: { "Health": (default: 10) }) },
+                effects: {
+                    "StrikeCooldown": (duration: Frames(6), granted_tags: ["Cooldown.Strike"]),
+                },
+                abilities: {
+                    "Strike": (activation_blocked_tags: ["State.Debuff"],
+                               activation_required_tags: ["State.Ready"],
+                               cooldown: "StrikeCooldown"),
+                },
+            )"#,
+            )
+            .unwrap(),
+        );
+        let mut w =
+            World::<G>::new(content.clone(), &Hooks::new(), WorldConfig::default()).unwrap();
+        let e = w.spawn_actor(&[content.attr_set("V").unwrap()]).unwrap();
+        w.grant_ability(e, content.ability("Strike").unwrap(), 1).unwrap();
+        let tag = |n: &str| content.tag(n).unwrap();
+        let blocked = |w: &World<G>| debug_view(w, e).abilities[0].blocked_by.clone().unwrap();
+
+        assert_eq!(
+            blocked(&w),
+            "the owner lacks the tag `State.Ready`, listed in the ability's \
+             activation_required_tags"
+        );
+        w.set_loose_tag_count(e, tag("State.Ready"), 1);
+        w.set_loose_tag_count(e, tag("State.Debuff.Stun"), 1);
+        assert_eq!(
+            blocked(&w),
+            "blocked by the owner's tag `State.Debuff.Stun` (under `State.Debuff`), listed in the \
+             ability's activation_blocked_tags"
+        );
+        w.set_loose_tag_count(e, tag("State.Debuff.Stun"), 0);
+        w.set_loose_tag_count(e, tag("Cooldown.Strike"), 1);
+        assert_eq!(blocked(&w), "on cooldown: the owner has the cooldown tag `Cooldown.Strike`");
+        w.set_loose_tag_count(e, tag("Cooldown.Strike"), 0);
+        assert_eq!(debug_view(&w, e).abilities[0].blocked_by, None);
+
+        // A timed effect shows the frames left of its total; the header names the entity.
+        let spec = w.make_spec(content.effect("StrikeCooldown").unwrap(), 1, e);
+        w.apply_effect(spec, e).unwrap();
+        w.step(&[]);
+        w.step(&[]);
+        let text = debug_view(&w, e).to_string();
+        assert!(
+            text.starts_with(&format!("entity {} (generation 1) at frame 1\n", e.index)),
+            "{text}"
+        );
+        assert!(
+            text.contains(" 5 of 6 frames left ") && text.contains("cooldown 5 of 6 frames left")
+        );
+        assert!(text.contains("can't activate: on cooldown"), "{text}");
+        assert!(!text.contains('/'), "{text}");
     }
 }

@@ -1,5 +1,5 @@
 //! Debugging and determinism tools: world dumps, field-level diffs, desync reports, and the
-//! inspector (`showdebug`, F-DBG-01/02/06).
+//! inspector (`showdebug`, F-DBG-01, F-DBG-02, F-DBG-06).
 //!
 //! A [`WorldDump`] is a snapshot's bytes plus the column table needed to decode them without
 //! the game's code. [`diff_dumps`] compares two dumps field by field and names, for every

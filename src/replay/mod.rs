@@ -1,5 +1,5 @@
 //! Replays: confirmed inputs plus the initial state, per-frame checksums and keyframe
-//! snapshots, in a versioned binary file with an integrity check (DESIGN §8).
+//! snapshots, in a versioned binary file with an integrity check (F-NET-08, `docs/replays.md`).
 //!
 //! # File format (version 4, little-endian)
 //!
@@ -24,6 +24,7 @@
 //! input size and crate version; loading it anywhere else is a typed error, as are truncated,
 //! corrupted and foreign files.
 
+use crate::content::error::ron_message;
 use crate::debug::{FieldDiff, WorldDump, diff_dumps};
 use crate::num::Frame;
 use crate::world::{Game, World, WorldConfig};
@@ -42,6 +43,8 @@ pub const FORMAT_VERSION: u32 = 4;
 pub enum ReplayError {
     /// Reading or writing the file failed.
     Io(String),
+    /// The file is empty (0 bytes).
+    Empty,
     /// The file does not start with the replay magic bytes.
     BadMagic,
     /// The file was written by another format version.
@@ -53,7 +56,7 @@ pub enum ReplayError {
     Truncated {
         /// The part being read.
         what: &'static str,
-        /// Its byte offset.
+        /// Where the file ends: its length in bytes.
         offset: usize,
     },
     /// The integrity check failed (the file was altered or damaged).
@@ -89,6 +92,7 @@ impl fmt::Display for ReplayError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReplayError::Io(e) => write!(f, "cannot read or write the replay: {e}"),
+            ReplayError::Empty => write!(f, "the file is empty (0 bytes): not a replay file"),
             ReplayError::BadMagic => write!(
                 f,
                 "not a rollback_abilities replay (the file does not start with \"RBAREPLY\")"
@@ -287,7 +291,15 @@ impl Replay {
     /// Decodes a replay, checking magic, version, integrity and structure.
     pub fn decode(b: &[u8]) -> Result<Replay, ReplayError> {
         let mut r = Reader::new(b);
-        let t = |what| move |offset| ReplayError::Truncated { what, offset };
+        // The file ends (at its length) inside the part being read.
+        let t = |what| move |_| ReplayError::Truncated { what, offset: b.len() };
+        if b.is_empty() {
+            return Err(ReplayError::Empty);
+        }
+        // A file shorter than the magic is cut short only if what it holds is its start.
+        if b.len() < MAGIC.len() && !MAGIC.starts_with(b) {
+            return Err(ReplayError::BadMagic);
+        }
         let magic = r.bytes(8).map_err(t("magic bytes"))?;
         if magic != MAGIC {
             return Err(ReplayError::BadMagic);
@@ -332,7 +344,9 @@ impl Replay {
         let header_text = core::str::from_utf8(header_bytes)
             .map_err(|_| ReplayError::BadHeader("not UTF-8".into()))?;
         let header: ReplayHeader =
-            ron::from_str(header_text).map_err(|e| ReplayError::BadHeader(e.to_string()))?;
+            ron::from_str(header_text).map_err(|e: ron::error::SpannedError| {
+                ReplayError::BadHeader(format!("{}: {}", e.span, ron_message(&e.code)))
+            })?;
         let ilen = r2.u64().map_err(t("initial snapshot length"))?;
         let ilen = usize::try_from(ilen)
             .map_err(|_| ReplayError::BadHeader("initial snapshot too large".into()))?;

@@ -264,8 +264,9 @@ impl<'de> Deserialize<'de> for RawButton {
                     "Confirm" => Ok(RawButton::Confirm),
                     "Cancel" => Ok(RawButton::Cancel),
                     _ => Err(E::custom(format!(
-                        "unknown button \"{v}\" (write an input id 0 to 29, \"Confirm\" or \
-                         \"Cancel\")"
+                        "unknown button \"{}\" (write an input id 0 to 29, \"Confirm\" or \
+                         \"Cancel\")",
+                        crate::content::error::Clip(v)
                     ))),
                 }
             }

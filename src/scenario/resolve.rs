@@ -6,7 +6,7 @@ use super::format::{
     RawOp, RawScenario, RawSetupEffect,
 };
 use super::{NetworkSpec, Scenario, ScenarioError, ScenarioErrorKind as K};
-use crate::content::error::suggest;
+use crate::content::error::{Clip, ron_message, suggest};
 use crate::content::locate::{PathSeg, Position, locate, path_at, render};
 use crate::content::raw::{NamedMap, Num};
 use crate::content::{Content, ContentBuilder, ContentError};
@@ -208,9 +208,9 @@ impl Cx<'_> {
         if let Some(i) = self.entities.iter().position(|n| n == name) {
             return Ok(i);
         }
-        let mut msg = format!("no entity named \"{name}\"");
+        let mut msg = format!("no entity named \"{}\"", Clip(name));
         if let Some(s) = suggest(name, self.entities.iter().map(String::as_str)) {
-            msg.push_str(&format!(" (did you mean \"{s}\"?)"));
+            msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));
         } else if self.entities.is_empty() {
             msg.push_str(" (the scenario declares no entities: add them under `entities`)");
         } else {
@@ -286,7 +286,7 @@ fn syntax_error(file: &str, text: &str, e: &ron::error::SpannedError) -> Scenari
     use ron::error::Error as R;
     let line = e.span.start.line.try_into().unwrap_or(u32::MAX);
     let col = e.span.start.col.try_into().unwrap_or(u32::MAX);
-    let mut message = e.code.to_string();
+    let mut message = ron_message(&e.code);
     let hint = match &e.code {
         R::NoSuchEnumVariant { .. }
         | R::NoSuchStructField { .. }
@@ -454,7 +454,7 @@ pub(crate) fn parse(
             return Err(cx.err(
                 K::InvalidValue,
                 &[key("entities"), PathSeg::Index(i)],
-                format!("entity \"{name}\" is declared twice"),
+                format!("entity \"{}\" is declared twice", Clip(name)),
             ));
         }
         cx.entities.push(name.clone());
@@ -480,8 +480,10 @@ pub(crate) fn parse(
                     K::InvalidValue,
                     &p,
                     format!(
-                        "\"{name}\" has no attribute \"{a}\": add the attribute set that \
-                         declares it to `attribute_sets`"
+                        "\"{}\" has no attribute \"{}\": add the attribute set that \
+                         declares it to `attribute_sets`",
+                        Clip(name),
+                        Clip(a)
                     ),
                 ));
             }
@@ -523,7 +525,7 @@ pub(crate) fn parse(
                     return Err(cx.err(
                         K::InvalidValue,
                         &at("player"),
-                        format!("player {p} already drives \"{other}\""),
+                        format!("player {p} already drives \"{}\"", Clip(other)),
                     ));
                 }
                 Some(slot) => *slot = Some(name.clone()),
@@ -845,8 +847,9 @@ fn check(
                 K::InvalidValue,
                 &at("attribute"),
                 format!(
-                    "\"{}\" has no attribute \"{name}\" (its attribute sets do not declare it)",
-                    entities[on].name
+                    "\"{}\" has no attribute \"{}\" (its attribute sets do not declare it)",
+                    Clip(&entities[on].name),
+                    Clip(name)
                 ),
             ))
         }

@@ -4,6 +4,7 @@ use super::format::{RawActivation, RawCooldown, RawCueKind, RawFailure};
 use super::resolve::{ButtonKind, CheckKind, EffectApply, OpKind};
 use super::{Mode, Scenario, ScenarioError, ScenarioErrorKind, ScenarioGame, ScenarioInput};
 use crate::ability::ActivationFailure;
+use crate::content::error::Clip;
 use crate::cue::{CueDirector, CueOrigin, CueParams, CueSession, Presenter, PresenterCall};
 use crate::cue::{PresenterLog, RemoveReason};
 use crate::debug::{DebugView, debug_view};
@@ -287,9 +288,9 @@ fn setup(
     })?;
     let mut ents = Vec::with_capacity(s.entities.len());
     for e in &s.entities {
-        let ent = w
-            .spawn_actor(&e.sets)
-            .ok_or_else(|| world_err(format!("cannot spawn \"{}\": the world is full", e.name)))?;
+        let ent = w.spawn_actor(&e.sets).ok_or_else(|| {
+            world_err(format!("cannot spawn \"{}\": the world is full", Clip(&e.name)))
+        })?;
         ents.push(ent);
     }
     for (e, &ent) in s.entities.iter().zip(&ents) {
@@ -304,8 +305,8 @@ fn setup(
             w.grant_ability_with(ent, def, level, input, Entity::NONE).ok_or_else(|| {
                 world_err(format!(
                     "cannot grant {} to \"{}\": raise `world.abilities_per_entity`",
-                    s.content.ability_name(def),
-                    e.name
+                    Clip(s.content.ability_name(def)),
+                    Clip(&e.name)
                 ))
             })?;
         }
@@ -591,9 +592,7 @@ fn frame_trace(
 }
 
 fn entity_name(s: &Scenario, ents: &[Entity], e: Entity) -> String {
-    ents.iter()
-        .position(|x| *x == e)
-        .map_or_else(|| format!("{e:?}"), |i| s.entities[i].name.clone())
+    ents.iter().position(|x| *x == e).map_or_else(|| e.to_string(), |i| s.entities[i].name.clone())
 }
 
 fn failure_matches(want: RawFailure, got: ActivationFailure) -> bool {

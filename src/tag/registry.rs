@@ -1,6 +1,7 @@
 //! The frozen tag registry.
 
 use super::set::{MAX_TAGS, TagContainer, TagSet};
+use crate::content::error::Clip;
 use crate::id::TagId;
 use ahash::AHashMap;
 use core::fmt;
@@ -34,14 +35,14 @@ impl fmt::Display for TagRegistryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TagRegistryError::InvalidName { name, reason } => {
-                write!(f, "invalid tag name \"{name}\": {reason}")
+                write!(f, "invalid tag name \"{}\": {reason}", Clip(name))
             }
             TagRegistryError::TooManyTags { count } => write!(
                 f,
                 "{count} tags (implicit parents included) exceed the capacity of {MAX_TAGS}"
             ),
             TagRegistryError::BadAlias { alias, reason } => {
-                write!(f, "tag alias \"{alias}\": {reason}")
+                write!(f, "tag alias \"{}\": {reason}", Clip(alias))
             }
         }
     }
@@ -172,7 +173,7 @@ impl TagRegistry {
             let Some(id) = reg.lookup.get(target).copied() else {
                 return Err(TagRegistryError::BadAlias {
                     alias: alias.to_string(),
-                    reason: format!("its target \"{target}\" is not a tag"),
+                    reason: format!("its target \"{}\" is not a tag", Clip(target)),
                 });
             };
             resolved.push((alias.to_string(), id));

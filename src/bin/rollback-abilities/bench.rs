@@ -24,10 +24,10 @@ Examples:
   rollback-abilities bench --entities 64 --entities 1024
   rollback-abilities bench --content my_game/content/ --entities 128
 
-Build with --release for meaningful numbers: cargo run --release --features cli -- bench")]
+Build with the optimised bench profile for meaningful numbers: cargo run --profile bench --features cli -- bench")]
 pub struct BenchArgs {
-    /// World sizes (entities) to measure; repeat for several (default: 64, 256 and 1024, or
-    /// 256 with --quick).
+    /// World sizes (entities) to measure, each 2 to 16384; repeat for several (default: 64, 256
+    /// and 1024, or 256 with --quick).
     #[arg(long = "entities", value_name = "N")]
     entities: Vec<u32>,
     /// Your content (a file or a directory) instead of the reference arena: each entity gets
@@ -38,9 +38,10 @@ pub struct BenchArgs {
     /// Fewer samples and one size: a rough answer in a few seconds.
     #[arg(long)]
     quick: bool,
-    /// Samples per measurement (the median is reported; default 31, or 7 with --quick).
-    #[arg(long)]
-    samples: Option<usize>,
+    /// Samples per measurement, 1 to 10000 (the median is reported; default 31, or 7 with
+    /// --quick).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=10_000))]
+    samples: Option<u16>,
 }
 
 /// The median time of `samples` runs of `f`, each repeated until it takes at least `min`.
@@ -210,7 +211,7 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
     if let Some(bad) = sizes.iter().find(|n| **n < 2 || **n > 16_384) {
         return Err(Failure::Usage(format!("--entities {bad}: use 2 to 16384 entities")));
     }
-    let samples = args.samples.unwrap_or(if args.quick { 7 } else { 31 });
+    let samples = args.samples.map_or(if args.quick { 7 } else { 31 }, usize::from);
     let min = if args.quick { Duration::from_micros(500) } else { Duration::from_millis(2) };
     let content = match &args.content {
         Some(p) => Some(Arc::new(crate::scenarios::load_content(p)?)),
@@ -218,7 +219,7 @@ pub fn run(args: &BenchArgs) -> Result<(), Failure> {
     };
     if cfg!(debug_assertions) {
         eprintln!(
-            "note: this is a debug build; run `cargo run --release --features cli -- bench` for \
+            "note: this is a debug build; run `cargo run --profile bench --features cli -- bench` for \
              meaningful numbers"
         );
     }

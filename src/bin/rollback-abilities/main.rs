@@ -16,9 +16,11 @@ use std::process::ExitCode;
 /// Rollback-netcode gameplay abilities: scenario runner, content checker, replay and desync
 /// tools.
 ///
-/// Exit status: 0 when everything passed, 1 when a check failed (an expectation, a mode
-/// disagreement, a replay divergence, a content error), 2 when the command could not run
-/// (a missing file, a bad argument).
+/// Exit status: 0 when everything passed; 1 when a check failed (an expectation, a mode
+/// disagreement, a replay divergence, differing dumps, or the error `content check` reports);
+/// 2 for an input error, when the command could not run: a bad argument, a missing or
+/// unreadable file, a file that is not what the command takes (not a replay, a damaged or
+/// truncated replay, an invalid scenario, invalid `--content`), a replay that does not fit.
 #[derive(Debug, Parser)]
 #[command(name = "rollback-abilities", version, about, long_about, max_term_width = 100)]
 #[command(after_help = "Examples:
@@ -27,7 +29,7 @@ use std::process::ExitCode;
   cargo run --release --example duel -- --replay duel.replay
   rollback-abilities replay verify duel.replay
   rollback-abilities inspect duel.replay --frame 600 --entity 1
-  rollback-abilities replay plot duel.replay --out health.svg --attribute Health")]
+  rollback-abilities replay plot duel.replay --out health.svg --attribute Health --cue KO")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -56,7 +58,8 @@ enum Command {
     Inspect {
         /// The replay file.
         replay: PathBuf,
-        /// The frame whose resulting state to show (the state after stepping it).
+        /// The frame whose resulting state to show (the state after stepping it), 0 to the
+        /// replay's last frame (`replay inspect` shows the frame count).
         #[arg(long, default_value_t = 0)]
         frame: u32,
         /// The entities to show: an entity index, or a scenario entity name (default: all
@@ -141,7 +144,8 @@ enum ReplayCmd {
     Seek {
         /// The replay file.
         replay: PathBuf,
-        /// The frame whose resulting state to show.
+        /// The frame whose resulting state to show, 0 to the replay's last frame (`replay
+        /// inspect` shows the frame count).
         #[arg(long)]
         frame: u32,
         /// The scenario file a scenario replay was recorded from.
@@ -157,22 +161,43 @@ enum ReplayCmd {
         #[arg(long, value_name = "FILE")]
         scenario: Option<PathBuf>,
     },
-    /// Plot attributes over frames as an SVG chart, with cue markers.
+    /// Plot attributes over frames as an SVG chart, with a timeline of cues.
+    ///
+    /// Attributes of similar scale share a panel (a 0–1 fraction is not drawn flat beside
+    /// 150-point health): the panels are stacked over one frame axis, each with its own y axis
+    /// and its legend beside it. Under them, the cue timeline has one row per cue kind, named
+    /// by the tag's last segment (`Stun` for `GameplayCue.Stun`): a tick per burst, a bar while
+    /// a persistent cue is active, one sub-row per entity. Each series is one line holding only
+    /// the frames where its value changes, so a 3,600-frame duel is a chart of well under a
+    /// megabyte. See docs/replays.md.
     #[command(after_help = "Examples:
-  rollback-abilities replay plot duel.replay --out health.svg --attribute Health
-  rollback-abilities replay plot duel.replay --out all.svg --entity 0 --entity 1")]
+  rollback-abilities replay plot duel.replay --out duel.svg
+  rollback-abilities replay plot duel.replay --out health.svg --attribute Health --cue Stun --cue KO
+  rollback-abilities replay plot duel.replay --out hits.svg --entity 1 --cue GameplayCue.Hit
+  rollback-abilities replay plot duel.replay --out mana.svg --attribute Mana --no-cues")]
     Plot {
         /// The replay file.
         replay: PathBuf,
         /// The SVG file to write.
         #[arg(long, value_name = "FILE.svg")]
         out: PathBuf,
-        /// Attributes to plot (default: every attribute).
+        /// Plot this attribute; repeat for several (default: every attribute that changes
+        /// during the replay; the constant ones are named under the title). An unknown name is
+        /// an error that lists the attributes.
         #[arg(long = "attribute", value_name = "NAME")]
         attributes: Vec<String>,
-        /// Entities to plot (index or scenario name; default: entities with a player).
+        /// Plot this entity (an index or a scenario name); repeat for several (default: the
+        /// entities with a player, or every entity when no player has one).
         #[arg(long = "entity", value_name = "ENTITY")]
         entities: Vec<String>,
+        /// Show only cues whose tag is PREFIX or under it (`GameplayCue.Hit` takes in
+        /// `GameplayCue.Hit.Light`; the `GameplayCue.` may be left out: `--cue Stun`); repeat
+        /// for several (default: every cue on the plotted entities).
+        #[arg(long = "cue", value_name = "PREFIX", conflicts_with = "no_cues")]
+        cues: Vec<String>,
+        /// Leave the cue timeline out.
+        #[arg(long)]
+        no_cues: bool,
         /// The scenario file a scenario replay was recorded from.
         #[arg(long, value_name = "FILE")]
         scenario: Option<PathBuf>,
@@ -196,11 +221,11 @@ enum DesyncCmd {
     },
 }
 
-/// A command's failure: exit status 1 (a check failed) or 2 (could not run).
+/// A command's failure: exit status 1 (a check failed) or 2 (an input error: could not run).
 pub enum Failure {
     /// A check failed; the message was already printed or is printed now.
     Check(String),
-    /// The command could not run.
+    /// The command could not run: a bad argument or an unusable input file.
     Usage(String),
 }
 
@@ -247,8 +272,22 @@ fn main() -> ExitCode {
         Command::Replay(ReplayCmd::Bisect { replay, scenario }) => {
             replays::bisect(&replay, scenario.as_deref())
         }
-        Command::Replay(ReplayCmd::Plot { replay, out, attributes, entities, scenario }) => {
-            replays::plot(&replay, &out, &attributes, &entities, scenario.as_deref())
+        Command::Replay(ReplayCmd::Plot {
+            replay,
+            out,
+            attributes,
+            entities,
+            cues,
+            no_cues,
+            scenario,
+        }) => {
+            let filter = replays::PlotFilter {
+                attributes: &attributes,
+                entities: &entities,
+                cues: &cues,
+                no_cues,
+            };
+            replays::plot(&replay, &out, &filter, scenario.as_deref())
         }
         Command::Inspect { replay, frame, entities, scenario, json } => {
             replays::inspect(&replay, frame, &entities, scenario.as_deref(), json)

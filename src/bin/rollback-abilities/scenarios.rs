@@ -2,10 +2,8 @@
 
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
-use rollback_abilities::content::{Content, ContentBuilder};
-use rollback_abilities::scenario::{
-    self, FrameTrace, Mode, RunOptions, Scenario, ScenarioErrorKind, ScenarioReport,
-};
+use rollback_abilities::content::{Content, ContentBuilder, ContentError, ContentErrorKind};
+use rollback_abilities::scenario::{self, FrameTrace, Mode, RunOptions, Scenario, ScenarioReport};
 use rollback_abilities::world::Hooks;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -57,7 +55,7 @@ fn write_trace(
         }
     };
     let report = scenario::run_with_hooks(scenario, &Hooks::new(), options, Some(&mut sink))
-        .map_err(|e| Failure::Check(e.to_string()));
+        .map_err(|e| Failure::Usage(e.to_string()));
     let written = match (report, error) {
         (Ok(r), None) => out.flush().map(|()| r).map_err(|e| {
             Failure::Usage(format!("cannot write the trace file {}: {e}", path.display()))
@@ -96,31 +94,29 @@ pub fn run(
     } else {
         ProgressBar::hidden()
     };
-    let (mut passed, mut failed, mut unreadable, mut expectations) = (0, 0, 0, 0);
+    // `invalid`: files that could not be read, are not valid scenarios, or could not run (exit
+    // status 2, as every input error); `failed`: scenarios whose checks failed (status 1).
+    let (mut passed, mut failed, mut invalid, mut expectations) = (0, 0, 0, 0);
     for file in files {
         bar.set_message(file.display().to_string());
         let scenario = match Scenario::load(file) {
             Ok(s) => s,
             Err(e) => {
                 bar.suspend(|| eprintln!("ERROR {e}"));
-                if e.kind == ScenarioErrorKind::Io {
-                    unreadable += 1;
-                } else {
-                    failed += 1;
-                }
+                invalid += 1;
                 bar.inc(1);
                 continue;
             }
         };
         let report = match trace {
             Some(t) => write_trace(&scenario, &options, &trace_path(t, file, files.len() > 1)),
-            None => scenario::run(&scenario, &options).map_err(|e| Failure::Check(e.to_string())),
+            None => scenario::run(&scenario, &options).map_err(|e| Failure::Usage(e.to_string())),
         };
         let report = match report {
             Ok(r) => r,
             Err(Failure::Check(msg) | Failure::Usage(msg)) => {
                 bar.suspend(|| eprintln!("ERROR {msg}"));
-                failed += 1;
+                invalid += 1;
                 bar.inc(1);
                 continue;
             }
@@ -159,10 +155,13 @@ pub fn run(
         "{} scenario{}: {passed} passed, {failed} failed{} ({expectations} expectations checked)",
         files.len(),
         if files.len() == 1 { "" } else { "s" },
-        if unreadable > 0 { format!(", {unreadable} unreadable") } else { String::new() }
+        if invalid > 0 { format!(", {invalid} could not run") } else { String::new() }
     );
-    if unreadable > 0 {
-        Err(Failure::Usage("some scenario files could not be read".into()))
+    if invalid > 0 {
+        Err(Failure::Usage(format!(
+            "{invalid} of the scenario files could not be read or run (the ERROR lines above say \
+             why)"
+        )))
     } else if failed > 0 {
         Err(Failure::Check(String::new()))
     } else {
@@ -170,16 +169,22 @@ pub fn run(
     }
 }
 
-/// Loads content from a file or a directory.
+/// Builds content from a file or a directory: the outer error when the file cannot be read,
+/// the inner one when the content is invalid.
+fn build_content(path: &Path) -> Result<Result<Content, ContentError>, Failure> {
+    if path.is_dir() {
+        return Ok(ContentBuilder::new().dir(path).and_then(ContentBuilder::build));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", path.display())))?;
+    Ok(ContentBuilder::new().file(path.display().to_string(), text).build())
+}
+
+/// Loads content a command works on (`--content`): invalid content is an input error, exit
+/// status 2, as for every command but `content check`, whose check it is.
 pub fn load_content(path: &Path) -> Result<Content, Failure> {
-    let built = if path.is_dir() {
-        ContentBuilder::new().dir(path).and_then(ContentBuilder::build)
-    } else {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::Usage(format!("cannot read {}: {e}", path.display())))?;
-        ContentBuilder::new().file(path.display().to_string(), text).build()
-    };
-    built.map_err(|e| Failure::Check(format!("{e}\n(fix the file and run `content check` again)")))
+    build_content(path)?
+        .map_err(|e| Failure::Usage(format!("{e}\n(`content check` checks the file on its own)")))
 }
 
 /// `content check`.
@@ -187,7 +192,10 @@ pub fn check_content(path: &Path) -> Result<(), Failure> {
     if !path.exists() {
         return Err(Failure::Usage(format!("{} does not exist", path.display())));
     }
-    let c = load_content(path)?;
+    let c = build_content(path)?.map_err(|e| match e.kind {
+        ContentErrorKind::Io => Failure::Usage(e.to_string()),
+        _ => Failure::Check(format!("{e}\n(fix the file and run `content check` again)")),
+    })?;
     let s = c.settings();
     println!("{}: ok (content hash {:016x})", path.display(), c.hash());
     println!("  tick rate          {} Hz", s.tick_rate.0);

@@ -2,6 +2,7 @@
 
 use super::{Cx, Loc, Names, root};
 use crate::content::def::*;
+use crate::content::error::Clip;
 use crate::content::raw::*;
 use crate::content::{ContentError, ContentErrorKind as K};
 use crate::id::{AbilityDefId, EffectDefId, TagId};
@@ -19,9 +20,9 @@ pub(super) fn frames(names: &Names<'_>, loc: &Loc, f: &RawFrames) -> Result<Fram
 
 fn effect_ref(names: &Names<'_>, loc: &Loc, name: &str) -> Result<EffectDefId, ContentError> {
     names.effects.get(name).copied().ok_or_else(|| {
-        let mut msg = format!("unknown effect \"{name}\"");
+        let mut msg = format!("unknown effect \"{}\"", Clip(name));
         if let Some(s) = super::suggest(name, names.effects.keys().map(String::as_str)) {
-            msg.push_str(&format!(" (did you mean \"{s}\"?)"));
+            msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));
         }
         names.cx.err(loc, K::UnknownEffect, msg)
     })
@@ -33,9 +34,9 @@ pub(super) fn ability_ref(
     name: &str,
 ) -> Result<AbilityDefId, ContentError> {
     names.abilities.get(name).copied().ok_or_else(|| {
-        let mut msg = format!("unknown ability \"{name}\"");
+        let mut msg = format!("unknown ability \"{}\"", Clip(name));
         if let Some(s) = super::suggest(name, names.abilities.keys().map(String::as_str)) {
-            msg.push_str(&format!(" (did you mean \"{s}\"?)"));
+            msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));
         }
         names.cx.err(loc, K::UnknownAbility, msg)
     })
@@ -173,7 +174,7 @@ pub(super) fn freeze(
                     return Err(cx.err(
                         &loc.at("cost"),
                         K::InvalidCombination,
-                        format!("the cost effect \"{c}\" must be Instant"),
+                        format!("the cost effect \"{}\" must be Instant", Clip(c)),
                     ));
                 }
                 Some(id)
@@ -198,7 +199,7 @@ pub(super) fn freeze(
                     return Err(cx.err(
                         &loc.at("cooldown"),
                         K::InvalidCombination,
-                        format!("the cooldown effect \"{c}\" must have a duration (its granted tags are the cooldown)"),
+                        format!("the cooldown effect \"{}\" must have a duration (its granted tags are the cooldown)", Clip(c)),
                     ));
                 }
                 Some(id)
@@ -266,9 +267,9 @@ pub(super) fn freeze(
         let timeline = match &a.timeline {
             Some(t) => Some(
                 timeline_src.keys().position(|k| k == t).map(|i| i as u16).ok_or_else(|| {
-                    let mut msg = format!("unknown timeline \"{t}\"");
+                    let mut msg = format!("unknown timeline \"{}\"", Clip(t));
                     if let Some(s) = super::suggest(t, timeline_src.keys().map(String::as_str)) {
-                        msg.push_str(&format!(" (did you mean \"{s}\"?)"));
+                        msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));
                     }
                     cx.err(&loc.at("timeline"), K::UnknownName, msg)
                 })?,

@@ -1,0 +1,70 @@
+//! The command line of the `p2p_matchbox` example, in a file of its own so the tests can check
+//! its help (`tests/matchbox.rs` includes it).
+
+use clap::{ArgGroup, Parser};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// A real peer-to-peer match over WebRTC: run one signaling server, then one peer per player.
+///
+/// Every peer plays the same bot inputs through GGRS rollback, and at the end prints the
+/// checksum of the confirmed state after the last frame, the checksums the other peers
+/// confirmed for it, and whether they all agree. It exits 0 when they agree and GGRS's desync
+/// detection saw no desync on the way, 1 otherwise, 2 on a bad argument.
+///
+/// No STUN server is used: the peers must reach each other's addresses directly (same machine
+/// or LAN).
+#[derive(Debug, Parser)]
+#[command(
+    name = "p2p_matchbox",
+    max_term_width = 100,
+    group(ArgGroup::new("role").required(true).args(["serve", "room"])),
+    after_help = "Examples:
+  cargo run --release --features matchbox --example p2p_matchbox -- --serve 127.0.0.1:3536
+  cargo run --release --features matchbox --example p2p_matchbox -- --room ws://127.0.0.1:3536/duel --players 2
+  cargo run --release --features matchbox --example p2p_matchbox -- --room ws://127.0.0.1:3536/duel --players 2
+
+(the server first, then one peer per player, each in a terminal of its own; the room is the
+URL path, so a fresh path is a fresh match)"
+)]
+pub struct Cli {
+    /// Run the signaling server on this address (full mesh) instead of a peer.
+    #[arg(long, value_name = "ADDR")]
+    pub serve: Option<SocketAddr>,
+    /// With --serve: stop the server after SECS seconds, 1 to 86400 [default: run until
+    /// killed].
+    #[arg(long = "for", value_name = "SECS", requires = "serve",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub lifetime: Option<u64>,
+    /// Run a peer in this room of a signaling server: ws://HOST:PORT/ROOM.
+    #[arg(long, value_name = "URL")]
+    pub room: Option<String>,
+    /// Players in the match, one peer each: 2 to 8.
+    #[arg(long, default_value_t = 2, value_name = "N", conflicts_with = "serve",
+          value_parser = clap::value_parser!(u8).range(2..=8))]
+    pub players: u8,
+    /// Frames to play, 1 to 1000000 (60 frames = one second).
+    #[arg(long, default_value_t = 600, value_name = "N", conflicts_with = "serve",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub frames: u32,
+    /// GGRS input delay in frames, 0 to 15.
+    #[arg(long, default_value_t = 2, value_name = "FRAMES", conflicts_with = "serve",
+          value_parser = clap::value_parser!(u8).range(0..=15))]
+    pub input_delay: u8,
+    /// Give up after SECS seconds without finishing (connecting included), 1 to 3600.
+    #[arg(long, default_value_t = 90, value_name = "SECS", conflicts_with = "serve",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
+}
+
+impl Cli {
+    /// How long the signaling server runs (`None`: until killed).
+    pub fn lifetime(&self) -> Option<Duration> {
+        self.lifetime.map(Duration::from_secs)
+    }
+
+    /// How long a peer tries before it gives up.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout)
+    }
+}

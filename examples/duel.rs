@@ -26,6 +26,8 @@
 //! the kit's content and functions, matches and departures); this file is the command line
 //! around it.
 
+// The command-line tool's chart module (the tool uses all of it, this example a part).
+#[allow(dead_code)]
 #[path = "../src/bin/rollback-abilities/plot.rs"]
 mod plot;
 
@@ -63,27 +65,28 @@ use std::time::{Duration, Instant};
         cargo run --release --example duel -- --udp --leave 1@600"
 )]
 struct Args {
-    /// Fighters, one GGRS peer each.
+    /// Fighters, one GGRS peer each: 2 to 4.
     #[arg(long, default_value_t = 2, value_name = "N",
           value_parser = clap::value_parser!(u8).range(2..=4))]
     peers: u8,
-    /// Frames to play (60 frames = one second of game time).
+    /// Frames to play, 1 to 1000000 (60 frames = one second of game time).
     #[arg(long, default_value_t = 3600, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     frames: u32,
     /// Seed of the world's random streams, the bots and the emulated network.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Emulated one-way latency in milliseconds [default: 40].
+    /// Emulated one-way latency in milliseconds, 0 to 1000 [default: 40].
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u32).range(0..=1000))]
     latency: Option<u32>,
-    /// Emulated extra random latency per packet, 0 to MS milliseconds [default: 12].
+    /// Emulated extra random latency per packet: up to MS milliseconds more, MS 0 to 1000
+    /// [default: 12].
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u32).range(0..=1000))]
     jitter: Option<u32>,
-    /// Emulated packet loss in percent [default: 5].
+    /// Emulated packet loss in percent, 0 to 90 [default: 5].
     #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u32).range(0..=90))]
     loss: Option<u32>,
-    /// GGRS input delay in frames.
+    /// GGRS input delay in frames, 0 to 15.
     #[arg(long, default_value_t = 2, value_name = "FRAMES",
           value_parser = clap::value_parser!(u8).range(0..=15))]
     input_delay: u8,
@@ -103,8 +106,8 @@ struct Args {
     /// FILE, then read it back and re-verify it.
     #[arg(long, value_name = "FILE")]
     replay: Option<PathBuf>,
-    /// Write an SVG chart of every fighter's Health, Mana and Stamina over frames, with cue
-    /// markers (knock-outs, stuns, shields), to FILE.svg.
+    /// Write an SVG chart to FILE.svg: every fighter's Health, and Mana and Stamina, in two
+    /// panels over frames, above a timeline of knock-outs, stuns and shields.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
     /// No progress line.
@@ -290,69 +293,75 @@ fn write_replay(path: &Path, replay: &Replay, options: &MatchOptions) -> Result<
             v.first_divergence
         );
     }
+    let p = path.display();
+    println!("        verify it again:  cargo run --release --features cli -- replay verify {p}");
     println!(
-        "        inspect it with: cargo run --release --features cli --bin rollback-abilities -- \
-         replay verify {}",
-        path.display()
+        "        look inside it:   cargo run --release --features cli -- inspect {p} --frame {} \
+         --entity 1",
+        back.len() / 2
     );
     Ok(v.is_ok())
 }
 
-/// Re-simulates the replay and charts every fighter's Health, Mana and Stamina, with markers
-/// for knock-outs, stuns and shields (persistent cues starting and KO bursts).
+/// Re-simulates the replay and charts every fighter's Health (one panel) and Mana and Stamina
+/// (a second panel), over a timeline of knock-outs, stuns and shields.
 fn write_plot(path: &Path, replay: &Replay, options: &MatchOptions) -> Result<(), String> {
     let mut world = duel::try_new_world(options.seed, options.peers).map_err(|e| e.to_string())?;
     replay.start(&mut world).map_err(|e| e.to_string())?;
     let content = world.content().clone();
     let attr = |n: &str| content.attr(n).map_err(|e| e.to_string());
-    let attrs = [attr("Health")?, attr("Mana")?, attr("Stamina")?];
+    // Panel 0 holds Health, panel 1 Mana and Stamina.
+    let attrs = [(attr("Health")?, 0), (attr("Mana")?, 1), (attr("Stamina")?, 1)];
     let tag = |n: &str| content.tag(n).map_err(|e| e.to_string());
-    let marked = [
-        (tag("GameplayCue.KO")?, "KO"),
-        (tag("GameplayCue.Stun")?, "stun"),
-        (tag("GameplayCue.Shield")?, "shield"),
-    ];
+    let marked = [tag("GameplayCue.KO")?, tag("GameplayCue.Stun")?, tag("GameplayCue.Shield")?];
     let fighters: Vec<_> = (0..options.peers).filter_map(|p| world.player_owner(p)).collect();
     let mut series: Vec<plot::Series> = Vec::new();
     for p in 0..fighters.len() {
-        for a in attrs {
-            let label = format!("P{p} {}", content.attr_name(a));
-            series.push(plot::Series { label, points: Vec::new() });
+        for (a, _) in attrs {
+            series.push(plot::Series::new(format!("P{p} {}", content.attr_name(a)), Some(p)));
         }
     }
-    let mut markers = Vec::new();
+    let mut cues = plot::Cues::default();
     let frames = replay.len() as u32;
     for f in 0..frames {
         world.step(&replay.inputs::<Duel>(f));
-        if f % 2 == 0 || f + 1 == frames {
-            for (k, e) in fighters.iter().enumerate() {
-                for (j, a) in attrs.iter().enumerate() {
-                    if let Some(v) = world.attr(*e, *a) {
-                        series[k * attrs.len() + j].points.push((f, v.to_num::<f64>()));
-                    }
+        for (k, e) in fighters.iter().enumerate() {
+            for (j, (a, _)) in attrs.iter().enumerate() {
+                if let Some(v) = world.attr(*e, *a) {
+                    series[k * attrs.len() + j].push(f, v.to_num::<f64>());
                 }
             }
         }
         for cue in &world.output().cues {
-            let shown = match cue.key.tag {
-                t if t == marked[0].0 => cue.key.kind == CueKind::Executed,
-                _ => cue.key.kind == CueKind::Added,
-            };
-            let Some((_, name)) = marked.iter().find(|(t, _)| *t == cue.key.tag) else { continue };
+            if !marked.contains(&cue.key.tag) {
+                continue;
+            }
             let Some(p) = fighters.iter().position(|e| *e == cue.key.target) else { continue };
-            if shown {
-                markers.push(plot::Marker { frame: f, label: format!("{name} P{p}") });
+            let name = content.tags().name(cue.key.tag);
+            match cue.key.kind {
+                CueKind::Executed => cues.burst(name, p, f),
+                CueKind::Added => cues.start(name, p, f),
+                CueKind::Removed => cues.end(name, p, f),
             }
         }
     }
-    let title =
-        format!("Duel, seed {}: Health, Mana and Stamina over {} frames", options.seed, frames);
-    plot::write_svg(path, &title, &series, &markers)?;
+    let mut chart = plot::Chart::new(
+        format!("Duel, seed {}: Health, Mana and Stamina over {frames} frames", options.seed),
+        frames,
+    );
+    chart.panels = vec![plot::Panel::default(), plot::Panel::default()];
+    for (i, s) in series.into_iter().enumerate() {
+        chart.panels[attrs[i % attrs.len()].1].series.push(s);
+    }
+    chart.rows = (0..fighters.len()).map(|p| format!("P{p}")).collect();
+    let marks = cues.count();
+    chart.cues = cues;
+    let bytes = chart.write_svg(path)?;
     println!(
-        "Chart: wrote {} ({} series, {} markers)",
+        "Chart: wrote {} ({} series, {marks} cues, {} KiB)",
         path.display(),
-        series.len(),
-        markers.len()
+        chart.series_count(),
+        bytes.div_ceil(1024)
     );
     Ok(())
 }
@@ -705,6 +714,11 @@ fn write_summary(out: &mut impl Write, s: &PeerSummary) -> std::io::Result<()> {
     for (tag, (b, p)) in &c.by_tag {
         writeln!(out, "tag {tag} {b} {p}")?;
     }
+    for key in &s.confirmed_cues {
+        let key = ron::to_string(key).map_err(std::io::Error::other)?;
+        writeln!(out, "cue {key}")?;
+    }
+    writeln!(out, "late {}", s.bot_late)?;
     let sums: Vec<String> = s.checksums.iter().map(|c| format!("{c:x}")).collect();
     writeln!(out, "checksums {}", sums.join(","))?;
     if let Some(f) = s.left_after {
@@ -756,6 +770,10 @@ fn parse_summary(lines: &[String]) -> Result<PeerSummary, String> {
                 let v = nums(counts, 2, "tag")?;
                 by_tag.insert(name.to_string(), (v[0], v[1]));
             }
+            "cue" => s.confirmed_cues.push(
+                ron::from_str(rest).map_err(|e| format!("malformed cue line {rest:?}: {e}"))?,
+            ),
+            "late" => s.bot_late = rest.trim().parse().map_err(|_| "malformed late line")?,
             "checksums" => {
                 s.checksums = rest
                     .split(',')

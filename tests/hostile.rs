@@ -605,10 +605,10 @@ fn a_network_that_delivers_almost_nothing_never_hangs_a_peer() {
         ticks(&mut m, 3000);
         let before: Vec<u32> = (0..3).map(|p| frame_of(&m, p)).collect();
         ticks(&mut m, 1000);
-        for p in 0..3 {
+        for (p, &at) in before.iter().enumerate() {
             // Limping along together for a while (the paced resends get a frame through now
             // and then), then on their own at full speed: 1000 more ticks, ~1000 more frames.
-            let (at, now) = (before[p], frame_of(&m, p));
+            let now = frame_of(&m, p);
             assert!(at > 1500, "seed {seed}: peer {p} at frame {at} after 3000 ticks");
             assert!(now - at >= 900, "seed {seed}: peer {p} went from frame {at} to {now}");
             let ev = m.peers()[p].events();

@@ -12,14 +12,16 @@ use crate::world::World;
 /// are held for its first half, so every plan makes fresh press edges.
 const PLAN_FRAMES: Frame = 8;
 
-/// The input a bot gives for `player` in `frame`, reading `world` — the peer's own (possibly
-/// predicted) view of the match.
+/// The input a bot gives for `player` in `frame`, reading `world`.
 ///
 /// It is a pure function of its arguments: its randomness is a [`Stream`] derived from `seed`,
 /// the player and the frame's decision window (no OS randomness, no wall clock), so the same
-/// world view, player, frame and seed always give the same input. Across peers the world views
-/// differ while remote inputs are predicted; that is fine, because only the peer controlling
-/// `player` asks, and GGRS sends its input to everyone.
+/// world view, player, frame and seed always give the same input. The match drivers
+/// ([`DuelMatch`](super::DuelMatch), [`DuelPeer`](super::DuelPeer)) pass a
+/// [`BotView`](super::BotView): the match as it stood
+/// [`BOT_REACTION_FRAMES`](super::BOT_REACTION_FRAMES) earlier, replayed from confirmed inputs
+/// only. A peer's own world would be a prediction while remote inputs are late, and packet
+/// timing would then change what the bot does and who wins.
 ///
 /// The bot walks to its nearest opponent, jabs in range and cancels into the heavy attack
 /// inside the jab's cancel window, throws fireballs from afar, sprints to close long gaps,

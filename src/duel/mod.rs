@@ -48,11 +48,12 @@ pub use bot::bot_input;
 pub use hooks::hooks;
 pub use ids::{CONTENT_RON, content, try_content};
 pub use play::{
-    DuelMatch, DuelPeer, EMULATED_DEPARTURE_TICKS, MatchError, MatchOptions, MatchOutcome,
-    Transport, parse_leave,
+    BOT_REACTION_FRAMES, BotView, DuelMatch, DuelPeer, EMULATED_DEPARTURE_TICKS, MatchError,
+    MatchOptions, MatchOutcome, Transport, parse_leave,
 };
 pub use report::{
-    CueCounter, CueCounts, DepartureSummary, FighterSummary, LastInput, MatchReport, PeerSummary,
+    CueCounter, CueCounts, CueLogCheck, DepartureSummary, FighterSummary, LastInput, MatchReport,
+    PeerSummary, replay_cue_log,
 };
 
 use crate::id::Entity;

@@ -24,12 +24,77 @@ use ggrs::P2PSession;
 /// diffs).
 const KEYFRAME_INTERVAL: u32 = 600;
 /// The GGRS prediction window.
-const MAX_PREDICTION: usize = 8;
+pub(super) const MAX_PREDICTION: usize = 8;
 /// The desync detection interval in frames.
 const DESYNC_INTERVAL: u32 = 10;
 /// Emulated ticks (16 ms each) a [`DuelMatch`] peer waits on a silent player before it leaves
 /// the match: two seconds of emulated time, so a `--leave` demo does not wait long.
 pub const EMULATED_DEPARTURE_TICKS: u32 = 120;
+
+/// How far back a bot looks, in frames: it decides from the match as it stood this many frames
+/// before the frame its peer is about to simulate (200 ms, about a person's reaction time).
+///
+/// GGRS never lets a peer run more than its prediction window (8 frames) past the last frame
+/// it has every input of, and every rollback corrects the frames behind it, so a frame this far
+/// back holds only confirmed inputs on every peer, however the network behaves. The bots'
+/// inputs, and so the whole match, are then a function of the [`MatchOptions`] (seed, peers,
+/// frames, input delay) alone: the same flags give the same match over the emulated network at
+/// any latency or loss, and over real UDP on a busy machine.
+pub const BOT_REACTION_FRAMES: Frame = 12;
+
+/// What a bot sees: a world that replays its peer's confirmed inputs (the runner's recorder)
+/// up to [`BOT_REACTION_FRAMES`] before the peer's frame.
+///
+/// A peer's own world is a prediction while remote inputs are late; a bot reading it would
+/// decide differently depending on packet timing, and a `--udp` match would not repeat. This
+/// view never holds a predicted frame.
+#[derive(Debug)]
+pub struct BotView {
+    world: crate::world::World<Duel>,
+    late: u64,
+}
+
+impl BotView {
+    /// A view of the match `options` describe, at its start.
+    pub fn new(options: &MatchOptions) -> Result<BotView, MatchError> {
+        Ok(BotView { world: try_new_world(options.seed, options.peers)?, late: 0 })
+    }
+
+    /// Moves the view to [`BOT_REACTION_FRAMES`] before `runner`'s next frame, replaying the
+    /// confirmed inputs its recorder holds (the runner must record: [`Runner::record`]).
+    pub fn catch_up(&mut self, runner: &Runner<Duel>) {
+        let target = runner.world().next_frame().saturating_sub(BOT_REACTION_FRAMES);
+        if self.world.next_frame() >= target {
+            return;
+        }
+        if let Some(rec) = runner.recorder() {
+            // Only frames ahead of the view: `seek` steps forward from where the view is (or
+            // from a later keyframe).
+            let _ = rec.replay().seek(&mut self.world, target.min(rec.next_frame()));
+        }
+        if self.world.next_frame() < target {
+            self.late += 1;
+        }
+    }
+
+    /// The bot input of `player` for `frame`, decided from the view.
+    pub fn input(&self, options: &MatchOptions, player: usize, frame: Frame) -> Input {
+        options.input(&self.world, player, frame)
+    }
+
+    /// Ticks on which the view could not reach its frame because the recorder had not
+    /// confirmed it yet; 0 in every match the crate has measured. Non-zero would mean the
+    /// bot decided from an older frame than [`BOT_REACTION_FRAMES`], and the match would no
+    /// longer be a function of the options alone.
+    pub fn late(&self) -> u64 {
+        self.late
+    }
+
+    /// The frame the view is at (the next frame it would simulate).
+    pub fn frame(&self) -> Frame {
+        self.world.next_frame()
+    }
+}
 
 /// How a match is played.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -166,7 +231,8 @@ impl MatchOptions {
         }
     }
 
-    /// The bot input of `player` in `frame` (the default input from `frames` on).
+    /// The bot input of `player` in `frame` (the default input from `frames` on), reading
+    /// `world` (the drivers pass a [`BotView`]'s world).
     pub fn input(&self, world: &crate::world::World<Duel>, player: usize, frame: Frame) -> Input {
         if frame < self.frames {
             bot_input(world, player, frame, self.seed)
@@ -319,6 +385,8 @@ fn finished_replay(runner: &mut Runner<Duel>, frames: Frame) -> Replay {
 pub struct DuelMatch {
     local: LocalMatch<Duel>,
     counters: Vec<CueCounter>,
+    /// Each peer's bot's view of the match.
+    views: Vec<BotView>,
     options: MatchOptions,
     ticks: u64,
     /// The frame the leaver's world had simulated when it left.
@@ -366,7 +434,8 @@ impl DuelMatch {
         }
         local.synchronize()?;
         let counters = vec![CueCounter::until(options.frames); options.peers];
-        Ok(DuelMatch { local, counters, options, ticks: 0, left_after: None })
+        let views = (0..options.peers).map(|_| BotView::new(&options)).collect::<Result<_, _>>()?;
+        Ok(DuelMatch { local, counters, views, options, ticks: 0, left_after: None })
     }
 
     /// The options.
@@ -381,7 +450,13 @@ impl DuelMatch {
         let options = self.options;
         let mut presenters: Vec<&mut dyn Presenter> =
             self.counters.iter_mut().map(|c| c as &mut dyn Presenter).collect();
-        self.local.tick(|p, f, w| options.input(w, p, f), &mut presenters, |_| {})?;
+        for (view, p) in self.views.iter_mut().zip(self.local.peers()) {
+            if !p.has_left() {
+                view.catch_up(&p.runner);
+            }
+        }
+        let views = &self.views;
+        self.local.tick(|p, f, _| views[p].input(&options, p, f), &mut presenters, |_| {})?;
         self.ticks += 1;
         if let Some((player, frame)) = options.leave
             && self.left_after.is_none()
@@ -468,8 +543,10 @@ impl DuelMatch {
         let summaries: Vec<PeerSummary> = peers
             .iter()
             .zip(&self.counters)
-            .map(|(p, c)| {
+            .zip(&self.views)
+            .map(|((p, c), v)| {
                 let mut s = PeerSummary::of(p.handle, &p.runner, c);
+                s.bot_late = v.late();
                 s.departures = lefts(p.events()).collect();
                 if p.has_left() {
                     s.left_after = left_after;
@@ -495,6 +572,7 @@ impl DuelMatch {
 pub struct DuelPeer {
     runner: Runner<Duel>,
     counter: CueCounter,
+    view: BotView,
     player: usize,
     options: MatchOptions,
     /// The departures this peer's runner reported (`SessionEvent::Left`).
@@ -515,7 +593,16 @@ impl DuelPeer {
         }
         let runner = duel_runner(&options, player)?;
         let counter = CueCounter::until(options.frames);
-        Ok(DuelPeer { runner, counter, player, options, departures: Vec::new(), left_after: None })
+        let view = BotView::new(&options)?;
+        Ok(DuelPeer {
+            runner,
+            counter,
+            view,
+            player,
+            options,
+            departures: Vec::new(),
+            left_after: None,
+        })
     }
 
     /// A GGRS session builder with the duel's settings ([`hardened_builder`]: the players,
@@ -557,10 +644,10 @@ impl DuelPeer {
         &mut self,
         session: &mut P2PSession<GgrsConfig<Duel, A>>,
     ) -> Result<Batch, MatchError> {
-        let world = self.runner.world();
+        self.view.catch_up(&self.runner);
         // The input is for the frame it will apply to, after the input delay.
-        let frame = world.next_frame() + self.options.input_delay as Frame;
-        let input = self.options.input(world, self.player, frame);
+        let frame = self.runner.world().next_frame() + self.options.input_delay as Frame;
+        let input = self.view.input(&self.options, self.player, frame);
         let presenter: &mut dyn Presenter = &mut self.counter;
         let batch =
             self.runner.advance_p2p(session, &[(self.player, input)], Some(presenter), |_| {})?;
@@ -642,6 +729,7 @@ impl DuelPeer {
     /// What this peer reports.
     pub fn summary(&self) -> PeerSummary {
         let mut s = PeerSummary::of(self.player, &self.runner, &self.counter);
+        s.bot_late = self.view.late();
         s.departures.clone_from(&self.departures);
         s.left_after = self.left_after;
         s

@@ -4,7 +4,7 @@
 use super::ids::ids;
 use super::play::{MatchError, MatchOptions, Transport};
 use super::{Duel, MAX_FIGHTERS, Stats, systems};
-use crate::cue::{Cue, CueDirector, CueKind, Presenter, RemoveReason};
+use crate::cue::{Cue, CueDirector, CueKey, CueKind, Presenter, RemoveReason};
 use crate::id::TagId;
 use crate::num::{Frame, Fx};
 use crate::replay::Replay;
@@ -39,6 +39,12 @@ pub struct CueCounter {
     pub confirmed_bursts: BTreeMap<TagId, u64>,
     /// Confirmed persistent instances per cue tag (frames before `until`).
     pub confirmed_persistent: BTreeMap<TagId, u64>,
+    /// Every cue confirmed (frames before `until`), in the order the director confirmed them:
+    /// the log the report compares across peers and with the replay.
+    pub confirmed_log: Vec<CueKey>,
+    /// Persistent instances shown (`on_active`) and not removed as mispredicted, frames before
+    /// `until`.
+    pub shown_log: std::collections::BTreeSet<CueKey>,
 }
 
 impl Default for CueCounter {
@@ -61,6 +67,8 @@ impl CueCounter {
             persistent_mispredicted: 0,
             confirmed_bursts: BTreeMap::new(),
             confirmed_persistent: BTreeMap::new(),
+            confirmed_log: Vec::new(),
+            shown_log: std::collections::BTreeSet::new(),
         }
     }
 }
@@ -74,23 +82,30 @@ impl Presenter for CueCounter {
         self.bursts_cancelled += 1;
     }
 
-    fn on_active(&mut self, _cue: &Cue) {
+    fn on_active(&mut self, cue: &Cue) {
         self.persistent_started += 1;
+        if cue.key.frame < self.until {
+            self.shown_log.insert(cue.key);
+        }
     }
 
     fn while_active(&mut self, _cue: &Cue) {
         self.persistent_shown += 1;
     }
 
-    fn removed(&mut self, _cue: &Cue, reason: RemoveReason) {
+    fn removed(&mut self, cue: &Cue, reason: RemoveReason) {
         self.persistent_removed += 1;
         if reason == RemoveReason::Mispredicted {
             self.persistent_mispredicted += 1;
+            self.shown_log.remove(&cue.key);
         }
     }
 
     fn confirmed(&mut self, cue: &Cue) {
         let counted = cue.key.frame < self.until;
+        if counted {
+            self.confirmed_log.push(cue.key);
+        }
         if cue.key.kind == CueKind::Executed {
             self.bursts_confirmed += 1;
             if counted {
@@ -181,6 +196,16 @@ pub struct PeerSummary {
     /// ([`SessionEvent::Left`](crate::session::SessionEvent::Left)), in order: the players who
     /// left and the last frame of their real input (`None`: they never sent any).
     pub departures: Vec<(Vec<usize>, Option<Frame>)>,
+    /// The cues this peer's director confirmed for the match's frames, sorted (bursts and the
+    /// starts of persistent instances).
+    pub confirmed_cues: Vec<CueKey>,
+    /// Ticks on which this peer's bot decided from an older frame than
+    /// [`BOT_REACTION_FRAMES`](super::BOT_REACTION_FRAMES) (see
+    /// [`BotView::late`](super::BotView::late)); 0 means its inputs depended on the options alone.
+    pub bot_late: u64,
+    /// The persistent instances this peer showed and did not take back as mispredicted
+    /// (sorted; frames of the match).
+    pub shown_persistent: Vec<CueKey>,
 }
 
 impl PeerSummary {
@@ -193,6 +218,8 @@ impl PeerSummary {
             .recorder()
             .map(|r| r.replay().frames.iter().map(|f| f.checksum).collect())
             .unwrap_or_default();
+        let mut confirmed_cues = counter.confirmed_log.clone();
+        confirmed_cues.sort_unstable();
         PeerSummary {
             player,
             stats: runner.stats(),
@@ -200,6 +227,9 @@ impl PeerSummary {
             checksums,
             left_after: None,
             departures: Vec::new(),
+            confirmed_cues,
+            bot_late: 0,
+            shown_persistent: counter.shown_log.iter().copied().collect(),
         }
     }
 
@@ -237,6 +267,93 @@ impl fmt::Display for LastInput {
             LastInput::Frame(n) => write!(f, "{n}"),
         }
     }
+}
+
+/// One peer's confirmed cue log held against the replay's: the proof that each cue was
+/// presented exactly once and only if it happened.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CueLogCheck {
+    /// The peer's player.
+    pub player: usize,
+    /// Bursts it confirmed (played once, never cancelled).
+    pub bursts: usize,
+    /// The first burst (in key order) where its log and the replay's differ: one of them has
+    /// it and the other does not. `None`: the two burst logs are identical.
+    pub burst_difference: Option<CueKey>,
+    /// Persistent instances whose start it confirmed (shown while their first frame was
+    /// confirmed).
+    pub persistent: usize,
+    /// Instances of the replay it showed that ended before their first frame was confirmed
+    /// (short instances on a peer running ahead): shown once, never confirmed.
+    pub persistent_ended_unconfirmed: usize,
+    /// Instances of the replay this peer never showed: they began and ended within one
+    /// rollback's re-simulation, so they were never on screen.
+    pub persistent_unseen: usize,
+    /// Instances it confirmed that the replay does not have (must be 0).
+    pub persistent_extra: usize,
+}
+
+impl CueLogCheck {
+    /// Compares one peer's sorted confirmed log with the replay's.
+    fn of(peer: &PeerSummary, replay: &[CueKey]) -> CueLogCheck {
+        let bursts = |log: &[CueKey]| -> Vec<CueKey> {
+            log.iter().filter(|k| k.kind == CueKind::Executed).copied().collect()
+        };
+        let (mine, theirs) = (bursts(&peer.confirmed_cues), bursts(replay));
+        let burst_difference =
+            mine.iter().zip(&theirs).find(|(a, b)| a != b).map(|(a, b)| *a.min(b)).or_else(|| {
+                match mine.len().cmp(&theirs.len()) {
+                    core::cmp::Ordering::Less => theirs.get(mine.len()).copied(),
+                    core::cmp::Ordering::Greater => mine.get(theirs.len()).copied(),
+                    core::cmp::Ordering::Equal => None,
+                }
+            });
+        let persistent = |log: &[CueKey]| -> std::collections::BTreeSet<CueKey> {
+            log.iter().filter(|k| k.kind != CueKind::Executed).copied().collect()
+        };
+        let (mine_p, theirs_p) = (persistent(&peer.confirmed_cues), persistent(replay));
+        let shown: std::collections::BTreeSet<CueKey> =
+            peer.shown_persistent.iter().copied().collect();
+        let missing: Vec<&CueKey> = theirs_p.difference(&mine_p).collect();
+        let ended_unconfirmed = missing.iter().filter(|k| shown.contains(k)).count();
+        CueLogCheck {
+            player: peer.player,
+            bursts: mine.len(),
+            burst_difference,
+            persistent: mine_p.len(),
+            persistent_ended_unconfirmed: ended_unconfirmed,
+            persistent_unseen: missing.len() - ended_unconfirmed,
+            persistent_extra: mine_p.difference(&theirs_p).count(),
+        }
+    }
+
+    /// Whether the burst logs are identical and every persistent instance it confirmed
+    /// happened.
+    pub fn is_ok(&self) -> bool {
+        self.burst_difference.is_none() && self.persistent_extra == 0
+    }
+}
+
+/// The cues a replay confirms played straight, frame by frame (every frame confirmed as soon
+/// as it is simulated: the timeline with no prediction at all), sorted, for frames before
+/// `frames`.
+pub fn replay_cue_log(
+    replay: &Replay,
+    options: &MatchOptions,
+    frames: Frame,
+) -> Result<Vec<CueKey>, MatchError> {
+    let mut world = super::try_new_world(options.seed, options.peers)?;
+    replay.start(&mut world)?;
+    let mut director = CueDirector::new();
+    let mut counter = CueCounter::until(frames);
+    for frame in 0..frames.min(replay.len() as Frame) {
+        world.step(&replay.inputs::<Duel>(frame));
+        director.ingest(world.output());
+        director.reconcile(&world, Some(frame), &mut counter);
+    }
+    let mut log = counter.confirmed_log;
+    log.sort_unstable();
+    Ok(log)
 }
 
 /// One player's departure, as the survivors reported it.
@@ -348,6 +465,10 @@ pub struct MatchReport {
     pub replay_divergence: Option<Frame>,
     /// The world checksum after the last frame (re-simulated).
     pub final_checksum: u64,
+    /// The cues of the replay played straight ([`replay_cue_log`]): what happened.
+    pub replay_cues: Vec<CueKey>,
+    /// Each peer that stayed: its confirmed cue log held against [`MatchReport::replay_cues`].
+    pub cue_logs: Vec<CueLogCheck>,
     /// Rounds decided (won or drawn).
     pub rounds: u32,
     /// Rounds drawn.
@@ -388,6 +509,8 @@ impl MatchReport {
         let verification = replay.verify(&mut world)?;
         let g = *world.global();
         let players = world.players().min(MAX_FIGHTERS);
+        let replay_cues = replay_cue_log(&replay, &options, frames)?;
+        let cue_logs = stayed.iter().map(|p| CueLogCheck::of(p, &replay_cues)).collect();
         let winner = super::winner_among(&world, |p| departures.iter().all(|d| d.player != p));
         Ok(MatchReport {
             options,
@@ -400,6 +523,8 @@ impl MatchReport {
             verified_frames: verification.frames,
             replay_divergence: verification.first_divergence,
             final_checksum: world.checksum(),
+            replay_cues,
+            cue_logs,
             rounds: g.wins.iter().sum::<u32>() + g.draws,
             draws: g.draws,
             stats: g.stats,
@@ -442,6 +567,18 @@ impl MatchReport {
         self.survivors().all(|p| p.cues.balanced())
     }
 
+    /// Whether every peer that stayed confirmed exactly the replay's bursts, each once, and
+    /// only persistent instances the replay has ([`CueLogCheck::is_ok`]).
+    pub fn cue_logs_agree(&self) -> bool {
+        !self.cue_logs.is_empty() && self.cue_logs.iter().all(CueLogCheck::is_ok)
+    }
+
+    /// Whether every bot of every peer decided from confirmed frames only
+    /// ([`PeerSummary::bot_late`] is 0): the match is a function of its options alone.
+    pub fn reproducible(&self) -> bool {
+        self.peers.iter().all(|p| p.bot_late == 0)
+    }
+
     /// Rollbacks over all peers.
     pub fn rollbacks(&self) -> u64 {
         self.peers.iter().map(|p| p.stats.rollbacks).sum()
@@ -465,12 +602,14 @@ impl MatchReport {
     }
 
     /// Whether everything checked out on the peers that stayed: checksums agree, the replay
-    /// verifies, no desync was reported, the cue counters balance, and every departure went as
-    /// asked ([`MatchReport::departures_agree`]).
+    /// verifies, no desync was reported, the cue counters balance, the confirmed cue logs equal
+    /// the replay's ([`MatchReport::cue_logs_agree`]), and every departure went as asked
+    /// ([`MatchReport::departures_agree`]).
     pub fn is_ok(&self) -> bool {
         self.checksums_agree()
             && self.replay_verified()
             && self.cues_balanced()
+            && self.cue_logs_agree()
             && self.survivors().all(|p| p.stats.desyncs == 0)
             && self.departures_agree()
     }
@@ -535,6 +674,11 @@ fn show(v: Fx) -> String {
     } else {
         format!("{:.1}", v.to_num::<f64>())
     }
+}
+
+/// `1 round`, `2 rounds`.
+fn plural(n: u32, what: &str) -> String {
+    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
 
 fn mark(ok: bool) -> &'static str {
@@ -607,7 +751,7 @@ impl fmt::Display for MatchReport {
         };
         let rows = vec![
             (
-                "frames advanced",
+                "frames simulated",
                 per(&|p| p.stats.frames.to_string(), {
                     self.peers.iter().map(|p| p.stats.frames).sum::<u64>().to_string()
                 }),
@@ -628,7 +772,7 @@ impl fmt::Display for MatchReport {
                 per(&|p| p.stats.resimulated.to_string(), self.resimulated().to_string()),
             ),
             (
-                "stalls",
+                "ticks waited",
                 per(&|p| p.stats.skipped.to_string(), {
                     self.peers.iter().map(|p| p.stats.skipped).sum::<u64>().to_string()
                 }),
@@ -641,6 +785,16 @@ impl fmt::Display for MatchReport {
             ),
         ];
         table(f, "Rollback", &cols, &rows)?;
+        writeln!(
+            f,
+            "  (frames simulated: each frame's first simulation; a peer runs a frame or two past \
+             the match's\n   last one while it waits for the others' inputs to confirm it. \
+             rollbacks: loads of an older\n   state when a remote input differed from the \
+             prediction; depth: frames rolled back;\n   re-simulated: frames simulated again \
+             after those loads. ticks waited: ticks GGRS would not\n   advance, being {} frames \
+             ahead of a silent peer. desyncs: checksum mismatches GGRS reported.)",
+            super::play::MAX_PREDICTION
+        )?;
         writeln!(f)?;
 
         // Determinism.
@@ -681,6 +835,22 @@ impl fmt::Display for MatchReport {
             )?,
             Some(d) => writeln!(f, "Replay     re-simulation diverges at frame {d}: FAILED")?,
         }
+        let late: u64 = self.peers.iter().map(|p| p.bot_late).sum();
+        if late == 0 {
+            writeln!(
+                f,
+                "Bots       every input decided from the match {} frames earlier, a frame every \
+                 peer had\n           confirmed: network timing cannot change the match; the \
+                 same flags replay it",
+                super::BOT_REACTION_FRAMES
+            )?;
+        } else {
+            writeln!(
+                f,
+                "Bots       on {late} ticks a bot decided from an older frame than its confirmed \
+                 view\n           should hold: this run may not repeat from the same flags"
+            )?;
+        }
         writeln!(f)?;
 
         // Departures.
@@ -690,43 +860,7 @@ impl fmt::Display for MatchReport {
         }
 
         // Cues.
-        let cols = self.peer_columns();
-        let c = |g: fn(&CueCounts) -> u64| -> Vec<String> {
-            self.peers.iter().map(|p| g(&p.cues).to_string()).collect()
-        };
-        let rows = vec![
-            ("bursts played", c(|c| c.played)),
-            ("de-duplicated", c(|c| c.deduplicated)),
-            ("cancelled", c(|c| c.cancelled)),
-            ("confirmed", c(|c| c.bursts_confirmed)),
-            ("pending", c(|c| c.pending)),
-            ("persistent started", c(|c| c.on_active)),
-            ("mispredicted", c(|c| c.mispredicted)),
-            (
-                "played = confirmed + cancelled + pending",
-                self.peers.iter().map(|p| mark(p.cues.balanced()).to_string()).collect(),
-            ),
-        ];
-        table(f, "Cues", &cols, &rows)?;
-        writeln!(f)?;
-        if let Some(p0) = self.peers.iter().find(|p| p.player == self.replay_peer) {
-            let rows: Vec<(&str, Vec<String>)> = p0
-                .cues
-                .by_tag
-                .iter()
-                .map(|(t, (b, p))| {
-                    let show = |v: u64| if v == 0 { "-".to_string() } else { v.to_string() };
-                    (t.as_str(), vec![show(*b), show(*p)])
-                })
-                .collect();
-            table(
-                f,
-                &format!("Confirmed cues (peer {})", self.replay_peer),
-                &["bursts".to_string(), "persistent".to_string()],
-                &rows,
-            )?;
-            writeln!(f)?;
-        }
+        self.write_cues(f)?;
 
         // Events.
         let s = &self.stats;
@@ -812,6 +946,104 @@ impl fmt::Display for MatchReport {
 }
 
 impl MatchReport {
+    /// The cue section: what each peer's presenter was asked to do, the peers' confirmed cue
+    /// logs held against the replay's, and the confirmed cues by tag.
+    fn write_cues(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cols = self.peer_columns();
+        let c = |g: fn(&CueCounts) -> u64| -> Vec<String> {
+            self.peers.iter().map(|p| g(&p.cues).to_string()).collect()
+        };
+        let rows = vec![
+            ("bursts played", c(|c| c.played)),
+            ("  re-emitted by a re-simulation, not played again", c(|c| c.deduplicated)),
+            ("  cancelled: a rollback showed they never happened", c(|c| c.cancelled)),
+            ("  confirmed: their frame was confirmed", c(|c| c.bursts_confirmed)),
+            ("  pending: past the match's last frame", c(|c| c.pending)),
+            (
+                "  played = confirmed + cancelled + pending",
+                self.peers.iter().map(|p| mark(p.cues.balanced()).to_string()).collect(),
+            ),
+            ("persistent instances started", c(|c| c.on_active)),
+            ("  removed as mispredicted (never existed)", c(|c| c.mispredicted)),
+        ];
+        table(f, "Cues (what each presenter was asked to show)", &cols, &rows)?;
+        writeln!(f)?;
+
+        let bursts = self.replay_cues.iter().filter(|k| k.kind == CueKind::Executed).count();
+        let persistent = self.replay_cues.len() - bursts;
+        let cols: Vec<String> =
+            self.cue_logs.iter().map(|l| format!("peer {}", l.player)).collect();
+        let per = |g: &dyn Fn(&CueLogCheck) -> String| -> Vec<String> {
+            self.cue_logs.iter().map(g).collect()
+        };
+        let rows = vec![
+            ("bursts confirmed", per(&|l| l.bursts.to_string())),
+            (
+                "  the same bursts as the replay, each once",
+                per(&|l| match l.burst_difference {
+                    None => "ok".to_string(),
+                    Some(k) => format!("FAILED at frame {}", k.frame),
+                }),
+            ),
+            ("persistent instances confirmed", per(&|l| l.persistent.to_string())),
+            (
+                "  shown, ended before their first frame was confirmed",
+                per(&|l| l.persistent_ended_unconfirmed.to_string()),
+            ),
+            (
+                "  never shown: began and ended inside one rollback",
+                per(&|l| l.persistent_unseen.to_string()),
+            ),
+            (
+                "  confirmed but not in the replay",
+                per(&|l| {
+                    if l.persistent_extra == 0 {
+                        "none: ok".to_string()
+                    } else {
+                        format!("{}: FAILED", l.persistent_extra)
+                    }
+                }),
+            ),
+        ];
+        writeln!(
+            f,
+            "Confirmed cue logs held against the replay played straight (every frame confirmed \
+             at once):\n{bursts} bursts and {persistent} persistent instances happened"
+        )?;
+        table(f, "", &cols, &rows)?;
+        writeln!(f)?;
+
+        let content = super::content();
+        let mut by_tag: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+        for k in &self.replay_cues {
+            let e = by_tag.entry(content.tags().name(k.tag)).or_default();
+            if k.kind == CueKind::Executed {
+                e.0 += 1;
+            } else {
+                e.1 += 1;
+            }
+        }
+        let rows: Vec<(&str, Vec<String>)> = by_tag
+            .iter()
+            .map(|(t, (b, p))| {
+                let show = |v: u64| if v == 0 { "-".to_string() } else { v.to_string() };
+                (*t, vec![show(*b), show(*p)])
+            })
+            .collect();
+        let same = if self.cue_logs_agree() {
+            "every peer's bursts are these"
+        } else {
+            "the peers' logs differ: see above"
+        };
+        table(
+            f,
+            &format!("Cues that happened, by tag ({same})"),
+            &["bursts".to_string(), "persistent".to_string()],
+            &rows,
+        )?;
+        writeln!(f)
+    }
+
     /// The peers' column labels: `peer i`, or `peer i (left)` for a peer that left.
     fn peer_columns(&self) -> Vec<String> {
         self.peers
@@ -942,12 +1174,17 @@ impl MatchReport {
                     .max()
                     .unwrap_or(0);
                 if won > best_other {
-                    writeln!(f, "Winner: player {p} ({won} rounds to {best_other}{forfeits})")
+                    writeln!(
+                        f,
+                        "Winner: player {p} ({} to {best_other}{forfeits})",
+                        plural(won, "round")
+                    )
                 } else {
                     writeln!(
                         f,
-                        "Winner: player {p} ({won} rounds each; ahead on health in the last \
-                         round{forfeits})"
+                        "Winner: player {p} ({} each; ahead on health in the last \
+                         round{forfeits})",
+                        plural(won, "round")
                     )
                 }
             }

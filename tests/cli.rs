@@ -88,7 +88,9 @@ fn scenario_run_reports_failures_and_errors() {
     let (code, _, err) = run(bin().args(["scenario", "run", "--mode", "sideways"]).arg(&failing));
     assert_eq!(code, 2);
     assert!(
-        err.contains("unknown mode \"sideways\": the modes are plain, rollback, replay and peers"),
+        err.contains(
+            "unknown mode \"sideways\": the modes are plain, rollback, replay, peers and synctest"
+        ),
         "{err}"
     );
 

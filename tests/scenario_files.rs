@@ -1,7 +1,11 @@
 //! The scenario runner: every shipped scenario passes in all four modes, failures are
 //! reported with expected and actual values, and malformed files give located errors.
 
-use rollback_abilities::scenario::{Mode, ModeOutcome, RunOptions, Scenario, run};
+use rollback_abilities::duel;
+use rollback_abilities::scenario::{
+    self, FileOutcome, Mode, ModeOutcome, RunOptions, Scenario, ScenarioGame, run,
+};
+use rollback_abilities::world::Hooks;
 use std::path::Path;
 
 fn shipped() -> Vec<std::path::PathBuf> {
@@ -15,21 +19,123 @@ fn shipped() -> Vec<std::path::PathBuf> {
     files
 }
 
-/// Every file in `examples/scenarios/` passes, and every mode agrees with plain stepping.
+/// Every file in `examples/scenarios/` passes, and every one of the five modes runs and agrees
+/// with plain stepping (none is excluded or skipped). Content naming functions runs as the
+/// duel with its hooks, as the command-line runner does.
 #[test]
 fn shipped_scenarios_pass_in_every_mode() {
     let files = shipped();
-    assert!(files.len() >= 7, "{files:?}");
-    for f in files {
-        let s = Scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
-        let report = run(&s, &RunOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(files.len() >= 20, "{files:?}");
+    let (plain, duel): (Vec<_>, Vec<_>) = files.into_iter().partition(|f| {
+        Scenario::load(f).unwrap_or_else(|e| panic!("{e}")).content.functions().is_empty()
+    });
+    assert!(duel.len() >= 5, "{duel:?}");
+    let reports = [
+        scenario::run_files(&plain, &Hooks::<ScenarioGame>::new(), &RunOptions::default()),
+        scenario::run_files(&duel, &duel::hooks(), &RunOptions::default()),
+    ];
+    for report in &reports {
         eprintln!("{report}");
-        assert!(report.passed(), "{report}");
-        assert!(!report.expectations.is_empty());
-        for m in &report.modes {
-            assert!(matches!(m.outcome, ModeOutcome::Agrees | ModeOutcome::Skipped(_)), "{report}");
+        report.assert_passed();
+        for (_, o) in &report.files {
+            let FileOutcome::Ran(r) = o else { unreachable!() };
+            assert!(!r.expectations.is_empty());
+            assert_eq!(r.modes.len(), 5, "{r}");
+            assert!(r.modes.iter().all(|m| m.outcome == ModeOutcome::Agrees), "{r}");
         }
     }
+}
+
+/// A game runs a directory of scenario files with its own game and hooks; failures are listed
+/// per expectation as `file:line: …`.
+#[test]
+fn run_dir_reports_per_expectation() {
+    let dir = std::env::temp_dir().join(format!("scenario-run-dir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("a.ron"),
+        r#"(
+    content: Inline("(tags: [\"State.Stunned\"])"),
+    entities: { "hero": () },
+    script: [(frame: 1, do: AddTag(on: "hero", tag: "State.Stunned"))],
+    expect: [
+        (frame: 1, that: Tag(on: "hero", tag: "State.Stunned", present: true)),
+        (frame: 2, that: Tag(on: "hero", tag: "State.Stunned", present: false)),
+    ],
+)"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("b.ron"), "(content: Inline(\"()\"), frames: 0)").unwrap();
+    let report = scenario::run_dir(&dir, &Hooks::<ScenarioGame>::new()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(!report.passed());
+    let failures = report.failures();
+    assert_eq!(failures.len(), 2, "{failures:?}");
+    assert!(
+        failures[0].contains("a.ron:7: hero tag State.Stunned absent: failed at frame 2"),
+        "{failures:?}"
+    );
+    assert!(failures[1].contains("b.ron:1:"), "{failures:?}");
+    assert!(scenario::run_dir("/no/such/dir", &Hooks::<ScenarioGame>::new()).is_err());
+}
+
+/// Content naming functions the hooks lack is refused with every missing function listed at
+/// each place the content names it.
+#[test]
+fn missing_functions_are_all_listed_with_locations() {
+    let text = r###"(
+    content: Inline(r##"(
+        attribute_sets: { "Vitals": (post_execute: "Vitals", attributes: { "Health": (default: 100) }) },
+        effects: {
+            "Hit": (executions: [(calc: "Damage")]),
+            "Hit2": (executions: [(calc: "Damage")]),
+        },
+        abilities: { "Cast": (behaviour: "Caster") },
+    )"##),
+    entities: { "hero": (attribute_sets: ["Vitals"]) },
+)"###;
+    let s = Scenario::from_str(text, "fns.ron", None).unwrap();
+    let e = run(&s, &RunOptions::default()).unwrap_err();
+    let m = e.to_string();
+    assert_eq!(e.kind, rollback_abilities::scenario::ScenarioErrorKind::World);
+    assert!(m.contains("names 3 functions the hooks do not register"), "{m}");
+    assert!(
+        m.contains(
+            "fns.ron:3:52: attribute_sets.Vitals.post_execute: a post-execute hook \"Vitals\""
+        ),
+        "{m}"
+    );
+    assert!(
+        m.contains("fns.ron:5:41: effects.Hit.executions[0].calc: an execution \"Damage\""),
+        "{m}"
+    );
+    assert!(m.contains("fns.ron:6:42: effects.Hit2.executions[0].calc"), "{m}");
+    assert!(
+        m.contains("fns.ron:8:42: abilities.Cast.behaviour: an ability behaviour \"Caster\""),
+        "{m}"
+    );
+    assert!(m.starts_with("fns.ron:3:52: attribute_sets.Vitals.post_execute: "), "{m}");
+    assert_eq!(m.matches("\"Vitals\"").count(), 1, "{m}");
+    // The duel's hooks provide none of these either: the same list.
+    assert!(scenario::check_hooks(&s, &duel::hooks()).is_err());
+}
+
+/// A mode excluded by the file is reported with its reason and not run; the others run.
+#[test]
+fn excluded_modes_are_printed_with_their_reason() {
+    let text = r#"(
+    content: Inline("(tags: [\"State.Stunned\"])"),
+    modes: Except(modes: [SyncTest, Replay], reason: "shows the syntax"),
+    entities: { "hero": () },
+    expect: [(frame: 1, that: Tag(on: "hero", tag: "State.Stunned", present: false))],
+)"#;
+    let s = Scenario::from_str(text, "x.ron", None).unwrap();
+    let report = run(&s, &RunOptions::default()).unwrap();
+    assert!(report.passed());
+    let shown = report.to_string();
+    assert!(shown.contains("excl mode Replay   excluded by the file: shows the syntax"), "{shown}");
+    assert!(shown.contains("excl mode SyncTest excluded by the file: shows the syntax"), "{shown}");
+    assert!(shown.contains("ok   mode Peers    agrees (2 peers, "), "{shown}");
 }
 
 /// Every `ron` block of docs/scenarios.md that is a scenario loads and passes.
@@ -109,7 +215,6 @@ fn event_counts_are_exact() {
                                    cues: [(tag: "GameplayCue.Hit")]) }},
             )"##),
             players: 1,
-            modes: [Plain],
             entities: {{ "dummy": (attribute_sets: ["Vitals"]) }},
             script: [ (frame: 2, until: 8, every: 3, do: ApplyEffect(effect: "Hit", on: "dummy")) ],
             expect: [ (frame: 0, until: 10, that: Cue(tag: "GameplayCue.Hit", kind: Executed, on: "dummy", count: {count})) ],
@@ -218,8 +323,43 @@ fn malformed_scenarios_are_located() {
             r#"network: (input_delay: 2), script: [(frame: 1, do: Press(player: 0, input: 1))]"#,
             K::InvalidValue,
             8,
-            "network.input_delay",
-            "mode Peers delays inputs by 2 frames",
+            "script[0].frame",
+            "input delay of 2 frames",
+        ),
+        (
+            r#"modes: Except(modes: [Peers], reason: "")"#,
+            K::InvalidValue,
+            8,
+            "modes.reason",
+            "say why",
+        ),
+        (
+            r#"modes: Except(modes: [Plain], reason: "no")"#,
+            K::InvalidValue,
+            8,
+            "modes.modes[0]",
+            "cannot be excluded",
+        ),
+        (
+            r#"entities: { "hero": () }, script: [(frame: 0, do: ExecuteCue(on: "hero", tag: "State.Stun"))]"#,
+            K::InvalidValue,
+            8,
+            "script[0].do.tag",
+            "not a cue tag",
+        ),
+        (
+            r#"expect: [(frame: 0, that: Applied(label: "hitt", result: Added))]"#,
+            K::UnknownName,
+            8,
+            "expect[0].that.label",
+            "no operation is labelled",
+        ),
+        (
+            r#"entities: { "hero": () }, expect: [(frame: 0, that: TagEvent(on: "hero", tag: "State.Stun", event: Added, at_least: 3, at_most: 1))]"#,
+            K::InvalidValue,
+            8,
+            "expect[0].that",
+            "at_least (3) is above at_most (1)",
         ),
         (
             r#"script: [(frame: 0, do: Explode(on: "x"))]"#,
@@ -313,7 +453,7 @@ fn trace_has_every_frame() {
     let mut sink = |t: rollback_abilities::scenario::FrameTrace| frames.push(t);
     let report = rollback_abilities::scenario::run_with_hooks(
         &s,
-        &rollback_abilities::world::Hooks::new(),
+        &Hooks::<ScenarioGame>::new(),
         &options,
         Some(&mut sink),
     )

@@ -32,9 +32,12 @@ pub struct RawScenario {
     /// The emulated network of mode `Peers`.
     #[serde(default)]
     pub network: RawNetwork,
-    /// The modes to run (default: all four).
+    /// The modes to run: `All` (the default) or `Except(modes: [...], reason: "...")`.
     #[serde(default)]
-    pub modes: Option<Vec<RawMode>>,
+    pub modes: RawModes,
+    /// Mode `SyncTest`'s settings.
+    #[serde(default)]
+    pub sync_test: RawSyncTest,
     /// The entities, spawned in this order before frame 0.
     #[serde(default)]
     pub entities: NamedMap<RawEntity>,
@@ -86,7 +89,7 @@ pub struct RawWorld {
 }
 
 /// The emulated network of mode `Peers`.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename = "network")]
 pub struct RawNetwork {
     /// One-way latency in milliseconds.
@@ -104,6 +107,67 @@ pub struct RawNetwork {
     /// The network's random seed.
     #[serde(default = "default_net_seed")]
     pub seed: u64,
+    /// GGRS's prediction window (frames a peer may run ahead of its confirmed inputs).
+    #[serde(default = "default_prediction")]
+    pub max_prediction: u32,
+    /// Conditions of single links between two peers, overriding the ones above.
+    #[serde(default)]
+    pub links: Vec<RawLink>,
+}
+
+fn default_prediction() -> u32 {
+    8
+}
+
+/// The conditions of one link between two peers (both directions).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "link")]
+pub struct RawLink {
+    /// The two players (peers) the link joins.
+    pub between: (u16, u16),
+    /// One-way latency in milliseconds (default: the network's).
+    #[serde(default)]
+    pub latency_ms: Option<u32>,
+    /// Extra random latency per packet (default: the network's).
+    #[serde(default)]
+    pub jitter_ms: Option<u32>,
+    /// Packets dropped, in percent (default: the network's).
+    #[serde(default)]
+    pub loss_percent: Option<u32>,
+}
+
+/// Mode `SyncTest`'s settings.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "sync_test")]
+pub struct RawSyncTest {
+    /// How many frames GGRS rolls back and re-simulates every frame (1 to 16).
+    #[serde(default = "default_check_distance")]
+    pub check_distance: u32,
+}
+
+fn default_check_distance() -> u32 {
+    2
+}
+
+impl Default for RawSyncTest {
+    fn default() -> Self {
+        RawSyncTest { check_distance: default_check_distance() }
+    }
+}
+
+/// Which modes a scenario runs.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub enum RawModes {
+    /// Every mode.
+    #[default]
+    All,
+    /// Every mode but these, for a stated reason (printed in every report).
+    Except {
+        /// The modes left out (never `Plain`).
+        modes: Vec<RawMode>,
+        /// Why: printed with the report.
+        reason: String,
+    },
 }
 
 fn default_latency() -> u32 {
@@ -130,6 +194,8 @@ impl Default for RawNetwork {
             loss_percent: default_loss(),
             input_delay: default_delay(),
             seed: default_net_seed(),
+            max_prediction: default_prediction(),
+            links: Vec::new(),
         }
     }
 }
@@ -147,6 +213,9 @@ pub enum RawMode {
     Replay,
     /// One GGRS peer per player over the emulated network.
     Peers,
+    /// GGRS's own `SyncTestSession`: every frame rolls back `check_distance` frames and
+    /// compares checksums.
+    SyncTest,
 }
 
 /// One entity.
@@ -317,6 +386,49 @@ pub enum RawOp {
         /// Overrides the duration (frames).
         #[serde(default)]
         duration: Option<u32>,
+        /// Names the application: an `Applied(label: …)` check reads its result.
+        #[serde(default)]
+        label: Option<String>,
+    },
+    /// Apply a runtime spec with no content definition: instant modifiers of base values.
+    ApplyInline {
+        /// The target.
+        on: String,
+        /// The source (default: the target).
+        #[serde(default)]
+        from: Option<String>,
+        /// The modifiers, applied in order.
+        modifiers: Vec<RawInlineMod>,
+        /// Names the application: an `Applied(label: …)` check reads its result.
+        #[serde(default)]
+        label: Option<String>,
+    },
+    /// Set the remaining time of the first active instance of an effect (0 expires it).
+    SetRemaining {
+        /// The entity.
+        on: String,
+        /// The effect.
+        effect: String,
+        /// Frames from now.
+        frames: u32,
+    },
+    /// Extend (negative: shorten) the remaining time of the first active instance of an effect.
+    ExtendEffect {
+        /// The entity.
+        on: String,
+        /// The effect.
+        effect: String,
+        /// Frames to add.
+        frames: i32,
+    },
+    /// Remove stacks of the first active instance of an effect (all when it has no more).
+    RemoveStacks {
+        /// The entity.
+        on: String,
+        /// The effect.
+        effect: String,
+        /// How many stacks.
+        stacks: u16,
     },
     /// Remove every active effect on an entity matching all the given filters.
     RemoveEffects {
@@ -450,6 +562,18 @@ pub enum RawOp {
     },
 }
 
+/// A modifier of an inline runtime spec.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "inline_modifier")]
+pub struct RawInlineMod {
+    /// The attribute.
+    pub attribute: String,
+    /// The operation.
+    pub op: crate::content::raw::ModOp,
+    /// The magnitude.
+    pub value: Num,
+}
+
 /// An expectation entry.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename = "expectation")]
@@ -500,6 +624,8 @@ pub enum RawFailure {
     TaskCapacity,
     /// The handle is stale.
     InvalidHandle,
+    /// Applying the cost or cooldown effect failed at commit (any part, any reason).
+    CommitFailed,
 }
 
 /// A cooldown state to expect.
@@ -555,6 +681,12 @@ pub enum RawCheck {
         /// Its count.
         #[serde(default)]
         count: Option<u32>,
+        /// Its count is at least this.
+        #[serde(default)]
+        at_least: Option<u32>,
+        /// Its count is at most this.
+        #[serde(default)]
+        at_most: Option<u32>,
         /// Count only the exact tag, not its children.
         #[serde(default)]
         exact: bool,
@@ -609,9 +741,21 @@ pub enum RawCheck {
         /// Only on this entity.
         #[serde(default)]
         on: Option<String>,
+        /// Only calls whose parameters carry this magnitude.
+        #[serde(default)]
+        magnitude: Option<Num>,
+        /// Only calls whose parameters name this instigator.
+        #[serde(default)]
+        instigator: Option<String>,
         /// Exactly this many (default: at least one).
         #[serde(default)]
         count: Option<u32>,
+        /// At least this many.
+        #[serde(default)]
+        at_least: Option<u32>,
+        /// At most this many.
+        #[serde(default)]
+        at_most: Option<u32>,
     },
     /// Attribute change events in `frame..=until`.
     AttributeChanged {
@@ -628,6 +772,12 @@ pub enum RawCheck {
         /// Exactly this many (default: at least one).
         #[serde(default)]
         count: Option<u32>,
+        /// At least this many.
+        #[serde(default)]
+        at_least: Option<u32>,
+        /// At most this many.
+        #[serde(default)]
+        at_most: Option<u32>,
     },
     /// Whether an entity is alive.
     Alive {
@@ -638,4 +788,177 @@ pub enum RawCheck {
     },
     /// The world checksum after the frame.
     Checksum(u64),
+    /// The results of a labelled `ApplyEffect` / `ApplyInline` in `frame..=until`: it ran at
+    /// least once and every result is this one.
+    Applied {
+        /// The operation's label.
+        label: String,
+        /// The result.
+        result: RawApplied,
+    },
+    /// Effect events in `frame..=until`.
+    EffectEvent {
+        /// The entity (the effect's target).
+        on: String,
+        /// Only events of this effect.
+        #[serde(default)]
+        effect: Option<String>,
+        /// The event.
+        event: RawEffectEvent,
+        /// `StackChanged`: stacks before; `DurationChanged`: remaining frames before.
+        #[serde(default)]
+        from: Option<u32>,
+        /// `StackChanged`: stacks after; `DurationChanged`: remaining frames after.
+        #[serde(default)]
+        to: Option<u32>,
+        /// Exactly this many (default: at least one).
+        #[serde(default)]
+        count: Option<u32>,
+        /// At least this many.
+        #[serde(default)]
+        at_least: Option<u32>,
+        /// At most this many.
+        #[serde(default)]
+        at_most: Option<u32>,
+    },
+    /// Ability events in `frame..=until`.
+    AbilityEvent {
+        /// The owner.
+        on: String,
+        /// Only events of this ability.
+        #[serde(default)]
+        ability: Option<String>,
+        /// The event.
+        event: RawAbilityEvent,
+        /// Exactly this many (default: at least one).
+        #[serde(default)]
+        count: Option<u32>,
+        /// At least this many.
+        #[serde(default)]
+        at_least: Option<u32>,
+        /// At most this many.
+        #[serde(default)]
+        at_most: Option<u32>,
+    },
+    /// Tag count events in `frame..=until`.
+    TagEvent {
+        /// The entity.
+        on: String,
+        /// The tag (its hierarchical count: the tag and its children).
+        tag: String,
+        /// The event.
+        event: RawTagEvent,
+        /// Exactly this many (default: at least one).
+        #[serde(default)]
+        count: Option<u32>,
+        /// At least this many.
+        #[serde(default)]
+        at_least: Option<u32>,
+        /// At most this many.
+        #[serde(default)]
+        at_most: Option<u32>,
+    },
+}
+
+/// The result of an application to expect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum RawApplied {
+    /// An instant spec executed.
+    Executed,
+    /// A new active effect.
+    Added,
+    /// An existing stack was raised, refreshed or left at its limit.
+    Stacked,
+    /// A custom requirement redirected it to an existing effect.
+    Redirected,
+    /// It failed for this reason.
+    Failed(RawApplyFailure),
+}
+
+/// Why an application failed (mirrors `ApplyError`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum RawApplyFailure {
+    /// The target is not alive.
+    InvalidTarget,
+    /// The target's tags fail the application requirements.
+    Requirements,
+    /// An active effect grants immunity.
+    Immune,
+    /// A custom application requirement refused.
+    CustomRequirement,
+    /// A SetByCaller value is missing.
+    MissingSetByCaller,
+    /// The stack is full and overflow is denied.
+    StackOverflowDenied,
+    /// The target's effect capacity is exhausted.
+    Capacity,
+    /// The cascade cap was reached.
+    CascadeCap,
+}
+
+/// An effect event to count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum RawEffectEvent {
+    /// A duration or infinite effect became active.
+    Added,
+    /// An active effect left, for any reason.
+    Removed,
+    /// Its duration ran out.
+    Expired,
+    /// Removed by a call (script, ability, game code).
+    RemovedByCall,
+    /// Removed by another effect's `remove_effects_with_tags`.
+    RemovedByTags,
+    /// Its target was despawned.
+    TargetDespawned,
+    /// An instant spec or a periodic effect executed.
+    Executed,
+    /// Its stack count changed (`from`/`to`: stacks).
+    StackChanged,
+    /// Its expiry changed (`from`/`to`: remaining frames).
+    DurationChanged,
+    /// Ongoing requirements switched it off.
+    Inhibited,
+    /// Ongoing requirements switched it back on.
+    Uninhibited,
+    /// An application was refused by immunity.
+    ImmunityBlocked,
+    /// An application failed for another reason.
+    ApplyFailed,
+}
+
+/// An ability event to count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum RawAbilityEvent {
+    /// It was granted.
+    Granted,
+    /// It was removed.
+    Removed,
+    /// It activated.
+    Activated,
+    /// An activation attempt failed (any reason).
+    ActivationFailed,
+    /// An activation failed because the cost or cooldown could not be applied at commit.
+    CommitFailed,
+    /// Cost and/or cooldown were committed.
+    Committed,
+    /// It ended, cancelled or not.
+    Ended,
+    /// It ended without being cancelled.
+    EndedNormally,
+    /// It was cancelled (`was_cancelled`).
+    Cancelled,
+}
+
+/// A tag event to count (the tag's hierarchical count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum RawTagEvent {
+    /// The tag appeared or disappeared (GAS `NewOrRemoved`).
+    NewOrRemoved,
+    /// The tag appeared (count 0 → more).
+    Added,
+    /// The tag disappeared (count → 0).
+    Removed,
+    /// Any change of its count (GAS `AnyCountChange`).
+    AnyCountChange,
 }

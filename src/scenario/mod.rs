@@ -3,14 +3,19 @@
 //!
 //! A scenario file (RON, specified in `docs/scenarios.md`) names its content, spawns entities,
 //! scripts inputs and direct operations frame by frame, and states expectations at frames. The
-//! runner executes it in four modes and checks that they agree:
+//! runner executes it in five modes and checks that they agree (a file may exclude a mode by
+//! name, with a reason printed in every report):
 //!
 //! | mode | what runs | what must agree with plain stepping |
 //! |---|---|---|
 //! | [`Mode::Plain`] | one world stepped frame by frame; expectations are checked here | — |
 //! | [`Mode::Rollback`] | every frame rolls back a random depth (1–8) and re-simulates | per-frame checksums, final bytes, reconciled cue log |
 //! | [`Mode::Replay`] | the inputs are recorded into a replay file, decoded, re-simulated headless | the replay's per-frame checksums, final bytes |
-//! | [`Mode::Peers`] | one GGRS peer per player over the lossy emulated network | confirmed checksums on every peer, reconciled cue log of every peer |
+//! | [`Mode::Peers`] | one GGRS peer per player (at least two) over the lossy emulated network | confirmed checksums on every peer, reconciled cue log of every peer |
+//! | [`Mode::SyncTest`] | GGRS's `SyncTestSession` with the scenario's check distance | no mismatch, confirmed checksums, reconciled cue log |
+//!
+//! A game runs its own scenario files with its own [`Game`] and hooks:
+//! [`run_dir`], [`run_files`] and [`cli_main`] (see [`ScenarioHost`]).
 //!
 //! ```
 //! use rollback_abilities::scenario::{Scenario, run};
@@ -36,10 +41,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod check;
+mod dir;
 mod format;
 mod resolve;
 mod run;
 
+pub use dir::{DirReport, FileOutcome, check_hooks, cli_main, run_dir, run_files};
 pub use format::RawMode as Mode;
 pub use run::{
     ExpectationResult, FrameTrace, ModeOutcome, ModeResult, RunOptions, ScenarioReport, record,
@@ -53,11 +61,54 @@ use core::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The game the scenario runner simulates: no game systems of its own, one [`ScenarioInput`]
-/// per player (held ability inputs plus confirm/cancel). Register functions for it with
-/// [`run_with_hooks`] when content names executions, calculations or behaviours.
+/// The game the scenario runner simulates by default: no game systems of its own, one
+/// [`ScenarioInput`] per player (held ability inputs plus confirm/cancel). Register functions
+/// for it with [`run_with_hooks`] when content names executions, calculations or behaviours,
+/// or run scenarios with your own game: see [`ScenarioHost`].
 #[derive(Debug)]
 pub struct ScenarioGame;
+
+/// A game scenarios can run with: it turns the scenario's buttons (held ability inputs,
+/// confirm and cancel) into its own input. Its [`Game::systems`] run in phase P6 of every frame
+/// as in the game, before the script's operations.
+///
+/// ```
+/// use rollback_abilities::scenario::{ScenarioHost, ScenarioInput};
+/// use rollback_abilities::{AbilityInput, Game};
+///
+/// struct MyGame;
+/// impl Game for MyGame {
+///     type Input = u32; // held ability inputs
+///     type Component = ();
+///     type Global = ();
+///     fn ability_input(input: &u32) -> AbilityInput {
+///         AbilityInput { held: *input, ..AbilityInput::default() }
+///     }
+/// }
+/// impl ScenarioHost for MyGame {
+///     fn scenario_input(input: &ScenarioInput) -> u32 {
+///         input.held
+///     }
+/// }
+/// assert_eq!(MyGame::scenario_input(&ScenarioInput { held: 0b101, buttons: 0 }), 0b101);
+/// ```
+pub trait ScenarioHost: Game {
+    /// The game's input for one player's scenario buttons.
+    fn scenario_input(input: &ScenarioInput) -> Self::Input;
+}
+
+impl ScenarioHost for ScenarioGame {
+    fn scenario_input(input: &ScenarioInput) -> ScenarioInput {
+        *input
+    }
+}
+
+/// The duel's fighters: ability inputs 0–4 are its five buttons, the stick stays centred.
+impl ScenarioHost for crate::duel::Duel {
+    fn scenario_input(input: &ScenarioInput) -> crate::duel::Input {
+        crate::duel::Input { buttons: (input.held as u8) & crate::duel::Input::ALL, axis: 0 }
+    }
+}
 
 /// One player's input in a scenario.
 #[derive(
@@ -156,22 +207,53 @@ pub struct Scenario {
     pub file: String,
     /// Its content.
     pub content: Arc<Content>,
-    /// The world configuration (players, seed, capacities).
+    /// The world configuration (seed, capacities; at least two input slots).
     pub world: WorldConfig,
+    /// The players the file declares (mode `Peers` adds an idle second peer to one player).
+    pub players: u16,
     /// Frames to run.
     pub frames: Frame,
     /// The modes to run.
     pub modes: Vec<Mode>,
+    /// The modes the file excludes, each with its reason.
+    pub excluded: Vec<(Mode, String)>,
     /// The emulated network of mode `Peers`.
     pub network: NetworkSpec,
+    /// Mode `SyncTest`'s check distance.
+    pub check_distance: u32,
     pub(crate) entities: Vec<resolve::EntitySetup>,
     pub(crate) buttons: Vec<resolve::ButtonOp>,
     pub(crate) ops: Vec<resolve::Op>,
-    pub(crate) checks: Vec<resolve::Check>,
+    pub(crate) checks: Vec<check::Check>,
+    pub(crate) sources: Vec<SourceText>,
+}
+
+/// A content source kept to locate the functions content names.
+#[derive(Clone, Debug)]
+pub(crate) struct SourceText {
+    pub file: String,
+    pub text: String,
+    /// For inline content: where its first character is in the scenario file.
+    pub at: Option<(u32, u32)>,
+}
+
+/// The conditions of one link between two peers (both directions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkSpec {
+    /// The lower peer.
+    pub a: u16,
+    /// The higher peer.
+    pub b: u16,
+    /// One-way latency in milliseconds.
+    pub latency_ms: u32,
+    /// Extra random latency per packet.
+    pub jitter_ms: u32,
+    /// Loss in percent.
+    pub loss_percent: u32,
 }
 
 /// The emulated network of mode [`Mode::Peers`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetworkSpec {
     /// One-way latency in milliseconds.
     pub latency_ms: u32,
@@ -183,6 +265,10 @@ pub struct NetworkSpec {
     pub input_delay: u32,
     /// The network's seed.
     pub seed: u64,
+    /// GGRS's prediction window.
+    pub max_prediction: u32,
+    /// Links whose conditions differ from the network's.
+    pub links: Vec<LinkSpec>,
 }
 
 impl Scenario {

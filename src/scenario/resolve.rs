@@ -1,13 +1,14 @@
 //! Parsing and validation: raw scenario → [`Scenario`] with every name resolved and every
 //! problem reported with its file, line, column and path.
 
+use super::check;
 use super::format::{
-    RawActivation, RawButton, RawCheck, RawContentRef, RawCooldown, RawCueKind, RawExpect, RawMode,
-    RawOp, RawScenario, RawSetupEffect,
+    RawButton, RawContentRef, RawMode, RawModes, RawOp, RawScenario, RawSetupEffect,
 };
-use super::{NetworkSpec, Scenario, ScenarioError, ScenarioErrorKind as K};
+use super::{LinkSpec, NetworkSpec, Scenario, ScenarioError, ScenarioErrorKind as K, SourceText};
 use crate::content::error::{Clip, ron_message, suggest};
 use crate::content::locate::{PathSeg, Position, locate, path_at, render};
+use crate::content::raw::ModOp;
 use crate::content::raw::{NamedMap, Num};
 use crate::content::{Content, ContentBuilder, ContentError};
 use crate::id::{AbilityDefId, AttrId, AttrSetId, EffectDefId, TagId};
@@ -69,11 +70,21 @@ pub(crate) struct ButtonOp {
 pub(crate) struct Op {
     pub frame: Frame,
     pub kind: OpKind,
+    /// The index of its label (`ApplyEffect` / `ApplyInline`), whose results are recorded.
+    pub label: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
 pub(crate) enum OpKind {
     Apply(EffectApply),
+    ApplyInline {
+        on: usize,
+        from: usize,
+        mods: Vec<(AttrId, ModOp, Fx)>,
+    },
+    SetRemaining(usize, EffectDefId, u32),
+    Extend(usize, EffectDefId, i32),
+    RemoveStacks(usize, EffectDefId, u16),
     RemoveEffects {
         on: usize,
         effect: Option<EffectDefId>,
@@ -111,84 +122,25 @@ pub(crate) enum OpKind {
     Despawn(usize),
 }
 
-/// An expectation.
-#[derive(Clone, Debug)]
-pub(crate) struct Check {
-    pub index: usize,
-    pub frame: Frame,
-    pub until: Frame,
-    pub line: u32,
-    pub what: String,
-    pub kind: CheckKind,
-}
-
-#[derive(Clone, Debug)]
-pub(crate) enum CheckKind {
-    Attribute {
-        on: usize,
-        attr: AttrId,
-        current: Option<Fx>,
-        base: Option<Fx>,
-        tolerance: Fx,
-    },
-    Tag {
-        on: usize,
-        tag: TagId,
-        present: Option<bool>,
-        count: Option<u32>,
-        exact: bool,
-    },
-    Effect {
-        on: usize,
-        effect: EffectDefId,
-        present: Option<bool>,
-        stacks: Option<u16>,
-        remaining: Option<u32>,
-        instances: Option<u32>,
-        inhibited: Option<bool>,
-    },
-    Ability {
-        on: usize,
-        ability: AbilityDefId,
-        granted: Option<bool>,
-        active: Option<bool>,
-        activation: Option<RawActivation>,
-        cooldown: Option<RawCooldown>,
-    },
-    Cue {
-        tag: TagId,
-        kind: RawCueKind,
-        on: Option<usize>,
-        count: Option<u32>,
-    },
-    AttrChanged {
-        on: usize,
-        attr: AttrId,
-        from: Option<Fx>,
-        to: Option<Fx>,
-        count: Option<u32>,
-    },
-    Alive {
-        on: usize,
-        alive: bool,
-    },
-    Checksum(u64),
-}
-
-fn key(k: &str) -> PathSeg {
+pub(crate) fn key(k: &str) -> PathSeg {
     PathSeg::Key(k.to_string())
 }
 
 /// Validation context: the source for locating paths, the content for names.
-struct Cx<'a> {
-    file: &'a str,
-    source: &'a str,
-    content: &'a Content,
-    entities: Vec<String>,
+pub(crate) struct Cx<'a> {
+    pub file: &'a str,
+    pub source: &'a str,
+    pub content: &'a Content,
+    pub entities: Vec<String>,
 }
 
 impl Cx<'_> {
-    fn err(&self, kind: K, path: &[PathSeg], message: impl Into<String>) -> ScenarioError {
+    pub(crate) fn err(
+        &self,
+        kind: K,
+        path: &[PathSeg],
+        message: impl Into<String>,
+    ) -> ScenarioError {
         let (pos, _) = locate(self.source, path);
         ScenarioError {
             kind,
@@ -200,11 +152,15 @@ impl Cx<'_> {
         }
     }
 
-    fn named<T>(&self, path: &[PathSeg], r: Result<T, ContentError>) -> Result<T, ScenarioError> {
+    pub(crate) fn named<T>(
+        &self,
+        path: &[PathSeg],
+        r: Result<T, ContentError>,
+    ) -> Result<T, ScenarioError> {
         r.map_err(|e| self.err(K::UnknownName, path, e.message))
     }
 
-    fn entity(&self, path: &[PathSeg], name: &str) -> Result<usize, ScenarioError> {
+    pub(crate) fn entity(&self, path: &[PathSeg], name: &str) -> Result<usize, ScenarioError> {
         if let Some(i) = self.entities.iter().position(|n| n == name) {
             return Ok(i);
         }
@@ -219,11 +175,11 @@ impl Cx<'_> {
         Err(self.err(K::UnknownName, path, msg))
     }
 
-    fn tag(&self, path: &[PathSeg], name: &str) -> Result<TagId, ScenarioError> {
+    pub(crate) fn tag(&self, path: &[PathSeg], name: &str) -> Result<TagId, ScenarioError> {
         self.named(path, self.content.tag(name))
     }
 
-    fn tags(&self, path: &[PathSeg], names: &[String]) -> Result<TagSet, ScenarioError> {
+    pub(crate) fn tags(&self, path: &[PathSeg], names: &[String]) -> Result<TagSet, ScenarioError> {
         let mut set = TagSet::EMPTY;
         for (i, n) in names.iter().enumerate() {
             let mut p = path.to_vec();
@@ -233,15 +189,23 @@ impl Cx<'_> {
         Ok(set)
     }
 
-    fn attr(&self, path: &[PathSeg], name: &str) -> Result<AttrId, ScenarioError> {
+    pub(crate) fn attr(&self, path: &[PathSeg], name: &str) -> Result<AttrId, ScenarioError> {
         self.named(path, self.content.attr(name))
     }
 
-    fn effect(&self, path: &[PathSeg], name: &str) -> Result<EffectDefId, ScenarioError> {
+    pub(crate) fn effect(
+        &self,
+        path: &[PathSeg],
+        name: &str,
+    ) -> Result<EffectDefId, ScenarioError> {
         self.named(path, self.content.effect(name))
     }
 
-    fn ability(&self, path: &[PathSeg], name: &str) -> Result<AbilityDefId, ScenarioError> {
+    pub(crate) fn ability(
+        &self,
+        path: &[PathSeg],
+        name: &str,
+    ) -> Result<AbilityDefId, ScenarioError> {
         self.named(path, self.content.ability(name))
     }
 
@@ -360,8 +324,12 @@ fn load_content(
     source: &str,
     file: &str,
     base_dir: Option<&Path>,
+    sources: &mut Vec<SourceText>,
 ) -> Result<Content, ScenarioError> {
     let base = base_dir.unwrap_or(Path::new(""));
+    let keep = |sources: &mut Vec<SourceText>, file: &str, text: &str| {
+        sources.push(SourceText { file: file.to_string(), text: text.to_string(), at: None });
+    };
     let wrap = |e: ContentError| ScenarioError {
         kind: K::Content,
         file: e.file.clone(),
@@ -393,20 +361,40 @@ fn load_content(
     match raw {
         RawContentRef::File(rel) => {
             let (name, text) = read(rel, None)?;
+            keep(sources, &name, &text);
             ContentBuilder::new().file(name, text).build().map_err(wrap)
         }
         RawContentRef::Files(list) => {
             let mut b = ContentBuilder::new();
             for (i, rel) in list.iter().enumerate() {
                 let (name, text) = read(rel, Some(i))?;
+                keep(sources, &name, &text);
                 b = b.file(name, text);
             }
             b.build().map_err(wrap)
         }
         RawContentRef::Dir(rel) => {
-            ContentBuilder::new().dir(base.join(rel)).and_then(ContentBuilder::build).map_err(wrap)
+            let dir = base.join(rel);
+            if let Ok(entries) = std::fs::read_dir(&dir) {
+                let mut paths: Vec<_> = entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "ron") && p.is_file())
+                    .collect();
+                paths.sort();
+                for p in paths {
+                    if let Ok(text) = std::fs::read_to_string(&p) {
+                        keep(sources, &p.display().to_string(), &text);
+                    }
+                }
+            }
+            ContentBuilder::new().dir(dir).and_then(ContentBuilder::build).map_err(wrap)
         }
         RawContentRef::Inline(text) => {
+            sources.push(SourceText {
+                file: file.to_string(),
+                text: text.clone(),
+                at: inline_start(source).map(|p| (p.line, p.col)),
+            });
             let name = format!("{file} (inline content)");
             ContentBuilder::new().file(name, text.clone()).build().map_err(|e| {
                 // Point into the scenario file: shift the content's position by where the
@@ -437,7 +425,8 @@ pub(crate) fn parse(
     let opts =
         ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
     let raw: RawScenario = opts.from_str(text).map_err(|e| syntax_error(file, text, &e))?;
-    let content = load_content(&raw.content, text, file, base_dir)?;
+    let mut sources = Vec::new();
+    let content = load_content(&raw.content, text, file, base_dir, &mut sources)?;
     let mut cx = Cx { file, source: text, content: &content, entities: Vec::new() };
 
     if raw.players == 0 || raw.players > MAX_PLAYERS {
@@ -547,6 +536,7 @@ pub(crate) fn parse(
     // Script.
     let mut buttons = Vec::new();
     let mut ops = Vec::new();
+    let mut labels: Vec<String> = Vec::new();
     for (i, step) in raw.script.iter().enumerate() {
         let base = [key("script"), PathSeg::Index(i), key("do")];
         let at = |k: &str| [&base[..], &[key(k)]].concat();
@@ -609,7 +599,7 @@ pub(crate) fn parse(
                 buttons.extend(repeats.iter().map(|&frame| ButtonOp { frame, ..b }));
                 continue;
             }
-            RawOp::ApplyEffect { effect, on, from, level, set_by_caller, duration } => {
+            RawOp::ApplyEffect { effect, on, from, level, set_by_caller, duration, label: _ } => {
                 let on = cx.entity(&at("on"), on)?;
                 let setup = RawSetupEffect {
                     effect: effect.clone(),
@@ -620,6 +610,49 @@ pub(crate) fn parse(
                 };
                 OpKind::Apply(cx.apply(&base, on, &setup)?)
             }
+            RawOp::ApplyInline { on, from, modifiers, label: _ } => {
+                let on_i = cx.entity(&at("on"), on)?;
+                if modifiers.is_empty() || modifiers.len() > crate::effect::MAX_INLINE_MODS {
+                    return Err(cx.err(
+                        K::InvalidValue,
+                        &at("modifiers"),
+                        format!(
+                            "an inline spec carries 1 to {} modifiers, not {}",
+                            crate::effect::MAX_INLINE_MODS,
+                            modifiers.len()
+                        ),
+                    ));
+                }
+                let mut mods = Vec::new();
+                for (j, m) in modifiers.iter().enumerate() {
+                    let p = [&base[..], &[key("modifiers"), PathSeg::Index(j), key("attribute")]]
+                        .concat();
+                    mods.push((cx.attr(&p, &m.attribute)?, m.op, m.value.0));
+                }
+                OpKind::ApplyInline {
+                    on: on_i,
+                    from: match from {
+                        Some(f) => cx.entity(&at("from"), f)?,
+                        None => on_i,
+                    },
+                    mods,
+                }
+            }
+            RawOp::SetRemaining { on, effect, frames } => OpKind::SetRemaining(
+                cx.entity(&at("on"), on)?,
+                cx.effect(&at("effect"), effect)?,
+                *frames,
+            ),
+            RawOp::ExtendEffect { on, effect, frames } => OpKind::Extend(
+                cx.entity(&at("on"), on)?,
+                cx.effect(&at("effect"), effect)?,
+                *frames,
+            ),
+            RawOp::RemoveStacks { on, effect, stacks } => OpKind::RemoveStacks(
+                cx.entity(&at("on"), on)?,
+                cx.effect(&at("effect"), effect)?,
+                *stacks,
+            ),
             RawOp::RemoveEffects { on, effect, with_any_tag, with_all_tags, from, modifying } => {
                 OpKind::RemoveEffects {
                     on: cx.entity(&at("on"), on)?,
@@ -683,14 +716,35 @@ pub(crate) fn parse(
                 cx.entity(&at("on"), on)?,
                 cx.ability(&at("ability"), ability)?,
             ),
-            RawOp::ExecuteCue { on, tag, magnitude } => OpKind::ExecuteCue {
-                on: cx.entity(&at("on"), on)?,
-                tag: cx.tag(&at("tag"), tag)?,
-                magnitude: magnitude.map(|m| m.0),
-            },
+            RawOp::ExecuteCue { on, tag, magnitude } => {
+                let on = cx.entity(&at("on"), on)?;
+                let t = cx.tag(&at("tag"), tag)?;
+                let root = content.tag("GameplayCue").ok();
+                if !root.is_some_and(|r| content.tags().is_descendant_or_self(t, r)) {
+                    return Err(cx.err(
+                        K::InvalidValue,
+                        &at("tag"),
+                        format!(
+                            "\"{}\" is not a cue tag: cue tags start with `GameplayCue.`",
+                            Clip(tag)
+                        ),
+                    ));
+                }
+                OpKind::ExecuteCue { on, tag: t, magnitude: magnitude.map(|m| m.0) }
+            }
             RawOp::Despawn { on } => OpKind::Despawn(cx.entity(&at("on"), on)?),
         };
-        ops.extend(repeats.iter().map(|&frame| Op { frame, kind: kind.clone() }));
+        let label = match &step.op {
+            RawOp::ApplyEffect { label: Some(l), .. }
+            | RawOp::ApplyInline { label: Some(l), .. } => {
+                Some(labels.iter().position(|x| x == l).unwrap_or_else(|| {
+                    labels.push(l.clone());
+                    labels.len() - 1
+                }))
+            }
+            _ => None,
+        };
+        ops.extend(repeats.iter().map(|&frame| Op { frame, kind: kind.clone(), label }));
     }
     // Stable order: by frame, then file order (a stable sort keeps file order).
     ops.sort_by_key(|o| o.frame);
@@ -699,7 +753,7 @@ pub(crate) fn parse(
     // Expectations.
     let mut checks = Vec::new();
     for (i, e) in raw.expect.iter().enumerate() {
-        checks.push(check(&cx, i, e, &entities)?);
+        checks.push(check::resolve(&cx, i, e, &entities, &labels)?);
     }
 
     // Frames.
@@ -746,22 +800,50 @@ pub(crate) fn parse(
             .unwrap_or(entities.len() as u32 + 8)
             .max(entities.len() as u32),
         effects_per_entity: w.effects_per_entity.unwrap_or(d.effects_per_entity),
-        players: raw.players,
+        // At least two input slots: a one-player scenario runs mode Peers with a second,
+        // idle peer, and every mode must step the same world.
+        players: raw.players.max(2),
         seed: raw.seed,
         abilities_per_entity: w.abilities_per_entity.unwrap_or(d.abilities_per_entity),
         max_tasks: w.max_tasks.unwrap_or(d.max_tasks.min(64)),
         max_standalone_cues: w.max_standalone_cues.unwrap_or(d.max_standalone_cues),
         max_stored_specs: w.max_stored_specs.unwrap_or(d.max_stored_specs),
     };
-    let mut modes = raw.modes.clone().unwrap_or_else(|| {
-        vec![RawMode::Plain, RawMode::Rollback, RawMode::Replay, RawMode::Peers]
-    });
-    if !modes.contains(&RawMode::Plain) {
-        modes.insert(0, RawMode::Plain);
+    let all =
+        [RawMode::Plain, RawMode::Rollback, RawMode::Replay, RawMode::Peers, RawMode::SyncTest];
+    let mut excluded = Vec::new();
+    if let RawModes::Except { modes: out, reason } = &raw.modes {
+        let at = |k: &str| [key("modes"), key(k)];
+        if reason.trim().is_empty() {
+            return Err(cx.err(
+                K::InvalidValue,
+                &at("reason"),
+                "say why these modes cannot run: `reason` is printed with every report",
+            ));
+        }
+        if out.is_empty() {
+            return Err(cx.err(
+                K::InvalidValue,
+                &at("modes"),
+                "`Except` lists no mode: write `modes: All` (the default) or name the modes",
+            ));
+        }
+        for (j, m) in out.iter().enumerate() {
+            if *m == RawMode::Plain {
+                return Err(cx.err(
+                    K::InvalidValue,
+                    &[key("modes"), key("modes"), PathSeg::Index(j)],
+                    "mode Plain cannot be excluded: the expectations are checked in it",
+                ));
+            }
+            if !excluded.iter().any(|(x, _)| x == m) {
+                excluded.push((*m, reason.clone()));
+            }
+        }
     }
-    modes.sort();
-    modes.dedup();
-    let n = raw.network;
+    let modes: Vec<RawMode> =
+        all.into_iter().filter(|m| !excluded.iter().any(|(x, _)| x == m)).collect();
+    let n = &raw.network;
     if n.loss_percent > 90 {
         return Err(cx.err(
             K::InvalidValue,
@@ -776,15 +858,84 @@ pub(crate) fn parse(
             "input_delay must be 0 to 16 frames",
         ));
     }
+    if !(1..=64).contains(&n.max_prediction) {
+        return Err(cx.err(
+            K::InvalidValue,
+            &[key("network"), key("max_prediction")],
+            format!("max_prediction must be 1 to 64 frames, not {}", n.max_prediction),
+        ));
+    }
+    let mut links = Vec::new();
+    for (j, l) in n.links.iter().enumerate() {
+        let at = |k: &str| [key("network"), key("links"), PathSeg::Index(j), key(k)];
+        let (a, b) = l.between;
+        let peers = raw.players.max(2);
+        if a == b || a >= peers || b >= peers {
+            return Err(cx.err(
+                K::InvalidValue,
+                &at("between"),
+                format!(
+                    "a link joins two different peers 0 to {} (mode Peers runs {peers} peers), \
+                     not ({a}, {b})",
+                    peers - 1
+                ),
+            ));
+        }
+        if l.loss_percent.is_some_and(|x| x > 90) {
+            return Err(cx.err(
+                K::InvalidValue,
+                &at("loss_percent"),
+                "loss_percent above 90 cannot synchronise peers: use 0 to 90",
+            ));
+        }
+        if links.iter().any(|x: &LinkSpec| (x.a, x.b) == (a.min(b), a.max(b))) {
+            return Err(cx.err(
+                K::InvalidValue,
+                &at("between"),
+                format!("the link ({a}, {b}) is given twice"),
+            ));
+        }
+        links.push(LinkSpec {
+            a: a.min(b),
+            b: a.max(b),
+            latency_ms: l.latency_ms.unwrap_or(n.latency_ms),
+            jitter_ms: l.jitter_ms.unwrap_or(n.jitter_ms),
+            loss_percent: l.loss_percent.unwrap_or(n.loss_percent),
+        });
+    }
+    let distance = raw.sync_test.check_distance;
+    if !(1..=16).contains(&distance) {
+        return Err(cx.err(
+            K::InvalidValue,
+            &[key("sync_test"), key("check_distance")],
+            format!("check_distance must be 1 to 16 frames, not {distance}"),
+        ));
+    }
+    // GGRS delays every input by `input_delay` frames: the runner hands each peer the input of
+    // frame `f + input_delay` at frame `f`, but frames before the delay have only the default
+    // input on every peer.
     if modes.contains(&RawMode::Peers)
-        && let Some(b) = buttons.iter().find(|b| b.frame < n.input_delay)
+        && let Some((i, b)) = raw
+            .script
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                matches!(s.op, RawOp::Press { .. } | RawOp::Release { .. } | RawOp::Tap { .. })
+            })
+            .find(|(_, s)| s.frame < n.input_delay)
     {
         return Err(cx.err(
             K::InvalidValue,
-            &[key("network"), key("input_delay")],
+            &[key("script"), PathSeg::Index(i), key("frame")],
             format!(
-                "an input changes at frame {} but mode Peers delays inputs by {} frames, so                  every player has the default input before frame {}: change inputs later,                  lower `input_delay`, or leave Peers out of `modes`",
-                b.frame, n.input_delay, n.input_delay
+                "this input applies at frame {} but mode Peers runs with an input delay of {} \
+                 frames, and GGRS gives every player the default input in frames 0 to {}: \
+                 move the input to frame {} or later, lower `network.input_delay`, or exclude \
+                 Peers with `modes: Except(modes: [Peers], reason: \"…\")`",
+                b.frame,
+                n.input_delay,
+                n.input_delay - 1,
+                n.input_delay
             ),
         ));
     }
@@ -797,235 +948,24 @@ pub(crate) fn parse(
         file: file.to_string(),
         content: Arc::new(content),
         world,
+        players: raw.players,
         frames,
         modes,
+        excluded,
         network: NetworkSpec {
             latency_ms: n.latency_ms,
             jitter_ms: n.jitter_ms,
             loss_percent: n.loss_percent,
             input_delay: n.input_delay,
             seed: n.seed,
+            max_prediction: n.max_prediction,
+            links,
         },
+        check_distance: distance,
         entities,
         buttons,
         ops,
         checks,
+        sources,
     })
-}
-
-fn fx_text(v: Fx) -> String {
-    v.to_string()
-}
-
-fn check(
-    cx: &Cx<'_>,
-    i: usize,
-    e: &RawExpect,
-    entities: &[EntitySetup],
-) -> Result<Check, ScenarioError> {
-    let base = [key("expect"), PathSeg::Index(i), key("that")];
-    let at = |k: &str| [&base[..], &[key(k)]].concat();
-    let until = e.until.unwrap_or(e.frame);
-    if until < e.frame {
-        return Err(cx.err(
-            K::InvalidValue,
-            &[key("expect"), PathSeg::Index(i), key("until")],
-            format!("until ({until}) is before frame ({})", e.frame),
-        ));
-    }
-    let c = cx.content;
-    let ent = |k: &str, n: &str| cx.entity(&at(k), n);
-    let has_attr = |on: usize, a: AttrId, name: &str| -> Result<(), ScenarioError> {
-        let sets = &entities[on].sets;
-        if sets
-            .iter()
-            .any(|s| c.attr_set_defs().get(s.index()).is_some_and(|d| d.attributes.contains(&a)))
-        {
-            Ok(())
-        } else {
-            Err(cx.err(
-                K::InvalidValue,
-                &at("attribute"),
-                format!(
-                    "\"{}\" has no attribute \"{}\" (its attribute sets do not declare it)",
-                    Clip(&entities[on].name),
-                    Clip(name)
-                ),
-            ))
-        }
-    };
-    let (kind, what) = match &e.that {
-        RawCheck::Attribute { on, attribute, current, base, tolerance } => {
-            let o = ent("on", on)?;
-            let a = cx.attr(&at("attribute"), attribute)?;
-            has_attr(o, a, attribute)?;
-            if current.is_none() && base.is_none() {
-                return Err(cx.err(
-                    K::InvalidValue,
-                    &base_path(&base_of(i)),
-                    "an Attribute check needs `current`, `base` or both",
-                ));
-            }
-            let mut what = format!("{on}.{attribute}");
-            if let Some(v) = current {
-                what.push_str(&format!(" current = {}", fx_text(v.0)));
-            }
-            if let Some(v) = base {
-                what.push_str(&format!(" base = {}", fx_text(v.0)));
-            }
-            let tolerance = tolerance.map_or(Fx::ZERO, |t| t.0.abs());
-            if tolerance != Fx::ZERO {
-                what.push_str(&format!(" (± {})", fx_text(tolerance)));
-            }
-            (
-                CheckKind::Attribute {
-                    on: o,
-                    attr: a,
-                    current: current.map(|v| v.0),
-                    base: base.map(|v| v.0),
-                    tolerance,
-                },
-                what,
-            )
-        }
-        RawCheck::Tag { on, tag, present, count, exact } => {
-            let o = ent("on", on)?;
-            let t = cx.tag(&at("tag"), tag)?;
-            if present.is_none() && count.is_none() {
-                return Err(cx.err(
-                    K::InvalidValue,
-                    &base_path(&base_of(i)),
-                    "a Tag check needs `present`, `count` or both",
-                ));
-            }
-            let mut what = format!("{on} tag {tag}");
-            if let Some(p) = present {
-                what.push_str(if *p { " present" } else { " absent" });
-            }
-            if let Some(n) = count {
-                what.push_str(&format!(" count = {n}"));
-            }
-            if *exact {
-                what.push_str(" (exact)");
-            }
-            (
-                CheckKind::Tag { on: o, tag: t, present: *present, count: *count, exact: *exact },
-                what,
-            )
-        }
-        RawCheck::Effect { on, effect, present, stacks, remaining, instances, inhibited } => {
-            let o = ent("on", on)?;
-            let fx = cx.effect(&at("effect"), effect)?;
-            let mut what = format!("{on} effect {effect}");
-            if let Some(p) = present {
-                what.push_str(if *p { " present" } else { " absent" });
-            }
-            if let Some(n) = stacks {
-                what.push_str(&format!(" stacks = {n}"));
-            }
-            if let Some(n) = remaining {
-                what.push_str(&format!(" remaining = {n}"));
-            }
-            if let Some(n) = instances {
-                what.push_str(&format!(" instances = {n}"));
-            }
-            if let Some(b) = inhibited {
-                what.push_str(if *b { " inhibited" } else { " not inhibited" });
-            }
-            (
-                CheckKind::Effect {
-                    on: o,
-                    effect: fx,
-                    present: *present,
-                    stacks: *stacks,
-                    remaining: *remaining,
-                    instances: *instances,
-                    inhibited: *inhibited,
-                },
-                what,
-            )
-        }
-        RawCheck::Ability { on, ability, granted, active, activation, cooldown } => {
-            let o = ent("on", on)?;
-            let a = cx.ability(&at("ability"), ability)?;
-            let mut what = format!("{on} ability {ability}");
-            if let Some(g) = granted {
-                what.push_str(if *g { " granted" } else { " not granted" });
-            }
-            if let Some(b) = active {
-                what.push_str(if *b { " active" } else { " inactive" });
-            }
-            if let Some(r) = activation {
-                what.push_str(&format!(" activation = {r:?}"));
-            }
-            if let Some(r) = cooldown {
-                what.push_str(&format!(" cooldown = {r:?}"));
-            }
-            (
-                CheckKind::Ability {
-                    on: o,
-                    ability: a,
-                    granted: *granted,
-                    active: *active,
-                    activation: *activation,
-                    cooldown: *cooldown,
-                },
-                what,
-            )
-        }
-        RawCheck::Cue { tag, kind, on, count } => {
-            let t = cx.tag(&at("tag"), tag)?;
-            let o = on.as_ref().map(|n| ent("on", n)).transpose()?;
-            let mut what = format!("cue {tag} {kind:?}");
-            if let Some(n) = on {
-                what.push_str(&format!(" on {n}"));
-            }
-            match count {
-                Some(n) => what.push_str(&format!(" × {n}")),
-                None => what.push_str(" at least once"),
-            }
-            (CheckKind::Cue { tag: t, kind: *kind, on: o, count: *count }, what)
-        }
-        RawCheck::AttributeChanged { on, attribute, from, to, count } => {
-            let o = ent("on", on)?;
-            let a = cx.attr(&at("attribute"), attribute)?;
-            has_attr(o, a, attribute)?;
-            let mut what = format!("{on}.{attribute} changed");
-            if let Some(v) = from {
-                what.push_str(&format!(" from {}", fx_text(v.0)));
-            }
-            if let Some(v) = to {
-                what.push_str(&format!(" to {}", fx_text(v.0)));
-            }
-            match count {
-                Some(n) => what.push_str(&format!(" × {n}")),
-                None => what.push_str(" at least once"),
-            }
-            (
-                CheckKind::AttrChanged {
-                    on: o,
-                    attr: a,
-                    from: from.map(|v| v.0),
-                    to: to.map(|v| v.0),
-                    count: *count,
-                },
-                what,
-            )
-        }
-        RawCheck::Alive { on, alive } => {
-            let o = ent("on", on)?;
-            (CheckKind::Alive { on: o, alive: *alive }, format!("{on} alive = {alive}"))
-        }
-        RawCheck::Checksum(v) => (CheckKind::Checksum(*v), format!("checksum = {v:#018x}")),
-    };
-    let (pos, _) = locate(cx.source, &[key("expect"), PathSeg::Index(i)]);
-    Ok(Check { index: i, frame: e.frame, until, line: pos.line, what, kind })
-}
-
-fn base_of(i: usize) -> [PathSeg; 3] {
-    [key("expect"), PathSeg::Index(i), key("that")]
-}
-
-fn base_path(p: &[PathSeg; 3]) -> Vec<PathSeg> {
-    p.to_vec()
 }

@@ -1,9 +1,9 @@
 //! Running a scenario in its modes and checking its expectations.
 
-use super::format::{RawActivation, RawCooldown, RawCueKind, RawFailure};
-use super::resolve::{ButtonKind, CheckKind, EffectApply, OpKind};
-use super::{Mode, Scenario, ScenarioError, ScenarioErrorKind, ScenarioGame, ScenarioInput};
-use crate::ability::ActivationFailure;
+use super::ScenarioInput;
+use super::check::{FrameView, Progress, evaluate};
+use super::resolve::{ButtonKind, EffectApply, OpKind};
+use super::{Mode, Scenario, ScenarioError, ScenarioErrorKind, ScenarioGame, ScenarioHost};
 use crate::content::error::Clip;
 use crate::cue::{CueDirector, CueOrigin, CueParams, CueSession, Presenter, PresenterCall};
 use crate::cue::{PresenterLog, RemoveReason};
@@ -12,8 +12,10 @@ use crate::effect::EffectQuery;
 use crate::id::Entity;
 use crate::num::{Frame, Fx};
 use crate::replay::{Recorder, Replay};
-use crate::session::{LocalMatch, MatchConfig, NetConditions, RollbackDriver};
-use crate::world::{Hooks, World};
+use crate::session::{
+    GgrsConfig, LocalMatch, MatchConfig, NetConditions, PeerAddr, RollbackDriver, Runner,
+};
+use crate::world::{Applied, ApplyError, Hooks, World};
 use core::fmt;
 use std::collections::BTreeSet;
 
@@ -44,8 +46,10 @@ pub enum ModeOutcome {
     Agrees,
     /// Something differs; the message says what and where.
     Disagrees(String),
-    /// Not run, and why.
+    /// Not run because the options asked for other modes (`--mode`).
     Skipped(String),
+    /// Not run because the scenario file excludes it, for this reason.
+    Excluded(String),
 }
 
 /// One mode's result.
@@ -124,7 +128,8 @@ impl fmt::Display for ScenarioReport {
             let (mark, text) = match &m.outcome {
                 ModeOutcome::Agrees => ("ok  ", "agrees".to_string()),
                 ModeOutcome::Disagrees(why) => ("FAIL", format!("disagrees: {why}")),
-                ModeOutcome::Skipped(why) => ("skip", format!("skipped: {why}")),
+                ModeOutcome::Skipped(why) => ("skip", format!("not run: {why}")),
+                ModeOutcome::Excluded(why) => ("excl", format!("excluded by the file: {why}")),
             };
             let detail =
                 if m.detail.is_empty() { String::new() } else { format!(" ({})", m.detail) };
@@ -180,40 +185,53 @@ pub struct FrameTrace {
     pub activations: Vec<String>,
 }
 
-/// Runs a scenario whose content names no registered functions.
+/// Runs a scenario whose content names no registered functions, with [`ScenarioGame`].
 pub fn run(scenario: &Scenario, options: &RunOptions) -> Result<ScenarioReport, ScenarioError> {
-    run_with_hooks(scenario, &Hooks::new(), options, None)
+    run_with_hooks(scenario, &Hooks::<ScenarioGame>::new(), options, None)
 }
 
-/// Runs a scenario with registered functions (executions, calculations, behaviours…) and an
-/// optional per-frame trace of plain stepping.
-pub fn run_with_hooks(
+/// Runs a scenario with a game `G` and its registered functions (executions, calculations,
+/// behaviours…), and an optional per-frame trace of plain stepping. Content naming a function
+/// `hooks` lacks is refused before anything runs, with every missing function listed at its
+/// place in the content (see [`check_hooks`](super::check_hooks)).
+pub fn run_with_hooks<G: ScenarioHost>(
     scenario: &Scenario,
-    hooks: &Hooks<ScenarioGame>,
+    hooks: &Hooks<G>,
     options: &RunOptions,
     trace: Option<&mut dyn FnMut(FrameTrace)>,
 ) -> Result<ScenarioReport, ScenarioError> {
-    let modes = options.modes.clone().unwrap_or_else(|| scenario.modes.clone());
+    super::check_hooks(scenario, hooks)?;
     let plain = plain(scenario, hooks, trace)?;
-    let mut results = Vec::new();
-    for mode in [Mode::Rollback, Mode::Replay, Mode::Peers] {
-        if !modes.contains(&mode) {
-            continue;
-        }
-        let r = match mode {
-            Mode::Rollback => rollback(scenario, hooks, options, &plain)?,
-            Mode::Replay => replay(scenario, hooks, &plain)?,
-            Mode::Peers => peers(scenario, hooks, &plain)?,
-            Mode::Plain => unreachable_mode(),
-        };
-        results.push(r);
-    }
     let mut all = vec![ModeResult {
         mode: Mode::Plain,
         outcome: ModeOutcome::Agrees,
         detail: format!("{} presenter calls", plain.log.calls.len()),
     }];
-    all.extend(results);
+    for mode in [Mode::Rollback, Mode::Replay, Mode::Peers, Mode::SyncTest] {
+        if let Some((_, why)) = scenario.excluded.iter().find(|(m, _)| *m == mode) {
+            all.push(ModeResult {
+                mode,
+                outcome: ModeOutcome::Excluded(why.clone()),
+                detail: String::new(),
+            });
+            continue;
+        }
+        if options.modes.as_ref().is_some_and(|m| !m.contains(&mode)) {
+            all.push(ModeResult {
+                mode,
+                outcome: ModeOutcome::Skipped("not among the requested modes".into()),
+                detail: String::new(),
+            });
+            continue;
+        }
+        all.push(match mode {
+            Mode::Rollback => rollback(scenario, hooks, options, &plain)?,
+            Mode::Replay => replay(scenario, hooks, &plain)?,
+            Mode::Peers => peers(scenario, hooks, &plain)?,
+            Mode::SyncTest => sync_test(scenario, hooks, &plain)?,
+            Mode::Plain => continue,
+        });
+    }
     Ok(ScenarioReport {
         name: scenario.name.clone(),
         file: scenario.file.clone(),
@@ -227,29 +245,39 @@ pub fn run_with_hooks(
 
 /// Runs plain stepping and returns its replay (inputs, per-frame checksums, keyframes every 300
 /// frames). Re-simulating it needs the scenario's script: see [`Scenario::run_script`].
-pub fn record(scenario: &Scenario, hooks: &Hooks<ScenarioGame>) -> Result<Replay, ScenarioError> {
+pub fn record<G: ScenarioHost>(
+    scenario: &Scenario,
+    hooks: &Hooks<G>,
+) -> Result<Replay, ScenarioError> {
+    super::check_hooks(scenario, hooks)?;
     Ok(plain(scenario, hooks, None)?.replay)
 }
 
 impl Scenario {
     /// A world in the state before frame 0: the entities spawned in declaration order (the
     /// returned list), their attributes, tags, abilities and setup effects applied.
-    pub fn build_world(
+    pub fn build_world<G: ScenarioHost>(
         &self,
-        hooks: &Hooks<ScenarioGame>,
-    ) -> Result<(World<ScenarioGame>, Vec<Entity>), ScenarioError> {
+        hooks: &Hooks<G>,
+    ) -> Result<(World<G>, Vec<Entity>), ScenarioError> {
+        super::check_hooks(self, hooks)?;
         setup(self, hooks)
     }
 
     /// Runs the direct operations scripted for the world's current frame. Call it from the
     /// script of [`World::step_with`] (it is what the runner does in every mode).
-    pub fn run_script(&self, entities: &[Entity], world: &mut World<ScenarioGame>) {
-        run_ops(self, entities, world);
+    pub fn run_script<G: ScenarioHost>(&self, entities: &[Entity], world: &mut World<G>) {
+        run_ops(self, entities, world, None);
     }
 
     /// Every frame's inputs (one per player), from the scripted presses, releases and taps.
     pub fn inputs(&self) -> Vec<Vec<ScenarioInput>> {
         input_table(self)
+    }
+
+    /// Every frame's inputs as the game `G` reads them.
+    pub fn inputs_for<G: ScenarioHost>(&self) -> Vec<Vec<G::Input>> {
+        game_inputs::<G>(&input_table(self))
     }
 
     /// The scenario name of an entity of a world built by [`Scenario::build_world`].
@@ -258,19 +286,15 @@ impl Scenario {
     }
 }
 
-fn unreachable_mode() -> ModeResult {
-    ModeResult {
-        mode: Mode::Plain,
-        outcome: ModeOutcome::Skipped("plain stepping is the reference".into()),
-        detail: String::new(),
-    }
+fn game_inputs<G: ScenarioHost>(table: &[Vec<ScenarioInput>]) -> Vec<Vec<G::Input>> {
+    table.iter().map(|f| f.iter().map(G::scenario_input).collect()).collect()
 }
 
 /// A world set up for the scenario, with its entities in declaration order.
-fn setup(
+fn setup<G: ScenarioHost>(
     s: &Scenario,
-    hooks: &Hooks<ScenarioGame>,
-) -> Result<(World<ScenarioGame>, Vec<Entity>), ScenarioError> {
+    hooks: &Hooks<G>,
+) -> Result<(World<G>, Vec<Entity>), ScenarioError> {
     let world_err = |message: String| ScenarioError {
         kind: ScenarioErrorKind::World,
         file: s.file.clone(),
@@ -279,13 +303,8 @@ fn setup(
         path: String::new(),
         message,
     };
-    let mut w = World::new(s.content.clone(), hooks, s.world).map_err(|e| {
-        world_err(format!(
-            "{e} (the command-line runner registers no functions; run scenarios whose content \
-             names executions, calculations or behaviours from Rust with \
-             `scenario::run_with_hooks`)"
-        ))
-    })?;
+    let mut w =
+        World::new(s.content.clone(), hooks, s.world).map_err(|e| world_err(e.to_string()))?;
     let mut ents = Vec::with_capacity(s.entities.len());
     for e in &s.entities {
         let ent = w.spawn_actor(&e.sets).ok_or_else(|| {
@@ -328,7 +347,11 @@ fn setup(
     Ok((w, ents))
 }
 
-fn spec_of(w: &World<ScenarioGame>, a: &EffectApply, ents: &[Entity]) -> crate::effect::EffectSpec {
+fn spec_of<G: ScenarioHost>(
+    w: &World<G>,
+    a: &EffectApply,
+    ents: &[Entity],
+) -> crate::effect::EffectSpec {
     let mut spec = w.make_spec(a.effect, a.level, ents[a.from]);
     for &(tag, v) in &a.set_by_caller {
         spec.set_by_caller_value(tag, v);
@@ -379,15 +402,63 @@ fn input_table(s: &Scenario) -> Vec<Vec<ScenarioInput>> {
     out
 }
 
+/// Results of labelled applications: (label, result).
+type Applications = Vec<(usize, Result<Applied, ApplyError>)>;
+
+/// The first active instance of an effect.
+fn first_instance<G: ScenarioHost>(
+    w: &World<G>,
+    on: Entity,
+    def: crate::id::EffectDefId,
+) -> Option<crate::id::EffectHandle> {
+    w.effects(on).iter().find(|e| e.def == def).map(|e| e.handle(on))
+}
+
 /// Runs the frame's direct operations (phase P6). Deterministic in the world's frame.
-fn run_ops(s: &Scenario, ents: &[Entity], w: &mut World<ScenarioGame>) {
+/// Labelled applications run at once and their results go to `applied`; the others are queued
+/// for phase P7 like a game system's.
+fn run_ops<G: ScenarioHost>(
+    s: &Scenario,
+    ents: &[Entity],
+    w: &mut World<G>,
+    mut applied: Option<&mut Applications>,
+) {
     let frame = w.frame();
     let start = s.ops.partition_point(|o| o.frame < frame);
     for op in s.ops[start..].iter().take_while(|o| o.frame == frame) {
+        let mut apply =
+            |w: &mut World<G>, spec: crate::effect::EffectSpec, on: Entity| match op.label {
+                Some(l) => {
+                    let r = w.apply_effect(spec, on);
+                    if let Some(sink) = applied.as_deref_mut() {
+                        sink.push((l, r));
+                    }
+                }
+                None => w.queue_effect(spec, on),
+            };
         match &op.kind {
             OpKind::Apply(a) => {
                 let spec = spec_of(w, a, ents);
-                w.queue_effect(spec, ents[a.on]);
+                apply(w, spec, ents[a.on]);
+            }
+            OpKind::ApplyInline { on, from, mods } => {
+                let spec = crate::effect::EffectSpec::inline(mods).with_instigator(ents[*from]);
+                apply(w, spec, ents[*on]);
+            }
+            OpKind::SetRemaining(on, def, frames) => {
+                if let Some(h) = first_instance(w, ents[*on], *def) {
+                    w.set_remaining(h, *frames);
+                }
+            }
+            OpKind::Extend(on, def, frames) => {
+                if let Some(h) = first_instance(w, ents[*on], *def) {
+                    w.extend_effect(h, *frames);
+                }
+            }
+            OpKind::RemoveStacks(on, def, stacks) => {
+                if let Some(h) = first_instance(w, ents[*on], *def) {
+                    w.remove_effect_stacks(h, *stacks);
+                }
             }
             OpKind::RemoveEffects { on, effect, any, all, from, modifying } => {
                 let q = EffectQuery {
@@ -457,47 +528,27 @@ struct Plain {
     expectations: Vec<ExpectationResult>,
 }
 
-/// Per-expectation progress.
-struct Progress {
-    failures: u32,
-    failed_at: Option<Frame>,
-    expected: String,
-    actual: String,
-    events: u32,
-}
-
-fn fx(v: Fx) -> String {
-    v.to_string()
-}
-
-fn plain(
+fn plain<G: ScenarioHost>(
     s: &Scenario,
-    hooks: &Hooks<ScenarioGame>,
+    hooks: &Hooks<G>,
     mut trace: Option<&mut dyn FnMut(FrameTrace)>,
 ) -> Result<Plain, ScenarioError> {
     let (mut w, ents) = setup(s, hooks)?;
-    let inputs = input_table(s);
+    let table = input_table(s);
+    let inputs = game_inputs::<G>(&table);
     let mut recorder = Recorder::new(&w, KEYFRAME_INTERVAL);
     let mut director = CueDirector::new().with_log_capacity(0);
     let mut log = PresenterLog::default();
-    let mut progress: Vec<Progress> = s
-        .checks
-        .iter()
-        .map(|_| Progress {
-            failures: 0,
-            failed_at: None,
-            expected: String::new(),
-            actual: String::new(),
-            events: 0,
-        })
-        .collect();
+    let mut progress: Vec<Progress> = s.checks.iter().map(|_| Progress::default()).collect();
     let mut checksums = Vec::with_capacity(s.frames as usize);
+    let mut applied = Applications::new();
     for f in 0..s.frames {
         if recorder.keyframe_due(f) {
             recorder.keyframe(&w);
         }
         let frame_inputs = &inputs[f as usize];
-        w.step_with(frame_inputs, |w| run_ops(s, &ents, w));
+        applied.clear();
+        w.step_with(frame_inputs, |w| run_ops(s, &ents, w, Some(&mut applied)));
         let sum = w.checksum();
         checksums.push(sum);
         let _ = recorder.push(f, frame_inputs, sum);
@@ -505,15 +556,20 @@ fn plain(
         let before = log.calls.len();
         log.at(f);
         director.reconcile(&w, Some(f), &mut log);
-        let new_calls = &log.calls[before..];
+        let view = FrameView {
+            world: &w,
+            ents: &ents,
+            calls: &log.calls[before..],
+            applied: &applied,
+            frame: f,
+        };
         for (c, p) in s.checks.iter().zip(progress.iter_mut()) {
-            if f < c.frame || f > c.until {
-                continue;
+            if f >= c.frame && f <= c.until {
+                evaluate(c, p, &view);
             }
-            evaluate(s, &w, &ents, c, p, new_calls, f);
         }
         if let Some(t) = trace.as_deref_mut() {
-            t(frame_trace(s, &w, &ents, frame_inputs, new_calls, f));
+            t(frame_trace(s, &w, &ents, &table[f as usize], &log.calls[before..], f));
         }
     }
     let expectations = s
@@ -542,9 +598,9 @@ fn plain(
     })
 }
 
-fn frame_trace(
+fn frame_trace<G: ScenarioHost>(
     s: &Scenario,
-    w: &World<ScenarioGame>,
+    w: &World<G>,
     ents: &[Entity],
     inputs: &[ScenarioInput],
     calls: &[(Frame, PresenterCall)],
@@ -593,280 +649,6 @@ fn frame_trace(
 
 fn entity_name(s: &Scenario, ents: &[Entity], e: Entity) -> String {
     ents.iter().position(|x| *x == e).map_or_else(|| e.to_string(), |i| s.entities[i].name.clone())
-}
-
-fn failure_matches(want: RawFailure, got: ActivationFailure) -> bool {
-    use ActivationFailure as A;
-    use RawFailure as R;
-    matches!(
-        (want, got),
-        (R::BlockedByTags, A::BlockedByTags)
-            | (R::BlockedByAbility, A::BlockedByAbility)
-            | (R::MissingTags, A::MissingTags)
-            | (R::OnCooldown, A::OnCooldown)
-            | (R::CantAffordCost, A::CantAffordCost)
-            | (R::Dead, A::Dead)
-            | (R::AlreadyActive, A::AlreadyActive)
-            | (R::SourceOrTargetTags, A::SourceOrTargetTags)
-            | (R::TaskCapacity, A::TaskCapacity)
-            | (R::InvalidHandle, A::InvalidHandle)
-    ) || matches!((want, got), (R::Custom(a), A::Custom(b)) if a == b)
-}
-
-/// Checks one expectation at frame `f` (state checks) or accumulates its events.
-fn evaluate(
-    s: &Scenario,
-    w: &World<ScenarioGame>,
-    ents: &[Entity],
-    c: &super::resolve::Check,
-    p: &mut Progress,
-    calls: &[(Frame, PresenterCall)],
-    f: Frame,
-) {
-    let fail = |p: &mut Progress, expected: String, actual: String| {
-        if p.failures == 0 {
-            p.failed_at = Some(f);
-            p.expected = expected;
-            p.actual = actual;
-        }
-        p.failures += 1;
-    };
-    match &c.kind {
-        CheckKind::Attribute { on, attr, current, base, tolerance } => {
-            let Some(v) = w.attr_value(ents[*on], *attr) else {
-                fail(p, c.what.clone(), "the entity has no such attribute (despawned?)".into());
-                return;
-            };
-            let close = |a: Fx, b: Fx| a.saturating_sub(b).saturating_abs() <= *tolerance;
-            let mut exp = Vec::new();
-            let mut act = Vec::new();
-            let mut ok = true;
-            if let Some(want) = current {
-                ok &= close(v.current, *want);
-                exp.push(format!("current {}", fx(*want)));
-                act.push(format!("current {}", fx(v.current)));
-            }
-            if let Some(want) = base {
-                ok &= close(v.base, *want);
-                exp.push(format!("base {}", fx(*want)));
-                act.push(format!("base {}", fx(v.base)));
-            }
-            if !ok {
-                fail(p, exp.join(", "), act.join(", "));
-            } else if p.failures == 0 {
-                p.expected = exp.join(", ");
-                p.actual = act.join(", ");
-            }
-        }
-        CheckKind::Tag { on, tag, present, count, exact } => {
-            let n = if *exact {
-                w.tag_count_exact(ents[*on], *tag)
-            } else {
-                w.tag_count(ents[*on], *tag)
-            };
-            let ok =
-                present.is_none_or(|want| (n > 0) == want) && count.is_none_or(|want| n == want);
-            let describe =
-                |n: u32| if n == 0 { "absent".to_string() } else { format!("present, count {n}") };
-            let expected = match (present, count) {
-                (_, Some(want)) => describe(*want),
-                (Some(true), None) => "present".to_string(),
-                _ => "absent".to_string(),
-            };
-            if !ok {
-                fail(p, expected, describe(n));
-            } else if p.failures == 0 {
-                p.expected = expected;
-                p.actual = describe(n);
-            }
-        }
-        CheckKind::Effect { on, effect, present, stacks, remaining, instances, inhibited } => {
-            let frame = w.frame();
-            let list: Vec<_> = w.effects(ents[*on]).iter().filter(|e| e.def == *effect).collect();
-            let first = list.first();
-            let mut exp = Vec::new();
-            let mut act = Vec::new();
-            let mut ok = true;
-            let state = |b: bool| if b { "present" } else { "absent" };
-            if let Some(want) = present {
-                ok &= first.is_some() == *want;
-                exp.push(state(*want).to_string());
-                act.push(state(first.is_some()).to_string());
-            }
-            if let Some(want) = stacks {
-                let got = first.map(|e| e.stacks);
-                ok &= got == Some(*want);
-                exp.push(format!("stacks {want}"));
-                act.push(got.map_or("no instance".into(), |g| format!("stacks {g}")));
-            }
-            if let Some(want) = remaining {
-                let timer = |e: &&crate::ActiveEffect| w.effect_timer(e.handle(ents[*on])).copied();
-                let got = first.and_then(timer).map(|t| t.remaining(frame));
-                ok &= got == Some(Some(*want));
-                exp.push(format!("remaining {want}"));
-                act.push(match got {
-                    None => "no instance".into(),
-                    Some(None) => "remaining infinite".into(),
-                    Some(Some(g)) => format!("remaining {g}"),
-                });
-            }
-            if let Some(want) = instances {
-                ok &= list.len() as u32 == *want;
-                exp.push(format!("instances {want}"));
-                act.push(format!("instances {}", list.len()));
-            }
-            if let Some(want) = inhibited {
-                let got = first.map(|e| e.is_inhibited());
-                ok &= got == Some(*want);
-                exp.push(if *want { "inhibited".into() } else { "not inhibited".to_string() });
-                act.push(match got {
-                    None => "no instance".into(),
-                    Some(true) => "inhibited".into(),
-                    Some(false) => "not inhibited".into(),
-                });
-            }
-            if !ok {
-                fail(p, exp.join(", "), act.join(", "));
-            } else if p.failures == 0 {
-                p.expected = exp.join(", ");
-                p.actual = act.join(", ");
-            }
-        }
-        CheckKind::Ability { on, ability, granted, active, activation, cooldown } => {
-            let h = w.find_ability(ents[*on], *ability);
-            let mut exp = Vec::new();
-            let mut act = Vec::new();
-            let mut ok = true;
-            if let Some(want) = granted {
-                ok &= h.is_some() == *want;
-                exp.push(if *want { "granted" } else { "not granted" }.to_string());
-                act.push(if h.is_some() { "granted" } else { "not granted" }.to_string());
-            }
-            if let Some(want) = active {
-                let got = h.is_some_and(|h| w.is_ability_active(h));
-                ok &= got == *want;
-                exp.push(if *want { "active" } else { "inactive" }.to_string());
-                act.push(if got { "active" } else { "inactive" }.to_string());
-            }
-            if let Some(want) = activation {
-                let last = w
-                    .activation_log()
-                    .filter(|r| r.frame == f && r.handle.owner == ents[*on] && r.def == *ability)
-                    .last()
-                    .map(|r| r.result);
-                let good = match (want, last) {
-                    (RawActivation::NotAttempted, None) => true,
-                    (RawActivation::Succeeded, Some(Ok(_))) => true,
-                    (RawActivation::Failed(r), Some(Err(e))) => failure_matches(*r, e),
-                    _ => false,
-                };
-                ok &= good;
-                exp.push(format!("activation {want:?}"));
-                act.push(match last {
-                    None => "activation NotAttempted".into(),
-                    Some(Ok(_)) => "activation Succeeded".into(),
-                    Some(Err(e)) => format!("activation Failed({e:?})"),
-                });
-            }
-            if let Some(want) = cooldown {
-                let got = h.and_then(|h| w.ability_cooldown_remaining(h));
-                let good = match (want, got) {
-                    (RawCooldown::Ready, None) => true,
-                    (RawCooldown::Remaining(r, t), Some((gr, gt))) => *r == gr && *t == gt,
-                    _ => false,
-                };
-                ok &= good;
-                exp.push(format!("cooldown {want:?}"));
-                act.push(match got {
-                    None => "cooldown Ready".into(),
-                    Some((r, t)) => format!("cooldown Remaining({r}, {t})"),
-                });
-            }
-            if !ok {
-                fail(p, exp.join(", "), act.join(", "));
-            } else if p.failures == 0 {
-                p.expected = exp.join(", ");
-                p.actual = act.join(", ");
-            }
-        }
-        CheckKind::Cue { tag, kind, on, count } => {
-            let n = calls
-                .iter()
-                .filter(|(_, call)| {
-                    let k = call.key();
-                    let kind_ok = matches!(
-                        (kind, call),
-                        (RawCueKind::Executed, PresenterCall::Play(_))
-                            | (RawCueKind::OnActive, PresenterCall::OnActive(_))
-                            | (RawCueKind::WhileActive, PresenterCall::WhileActive(_))
-                            | (RawCueKind::Removed, PresenterCall::Removed(..))
-                    );
-                    kind_ok && k.tag == *tag && on.is_none_or(|o| k.target == ents[o])
-                })
-                .count() as u32;
-            p.events += n;
-            if f == c.until {
-                let ok = match count {
-                    Some(want) => p.events == *want,
-                    None => p.events > 0,
-                };
-                let expected = count.map_or("at least 1 call".into(), |n| format!("{n} calls"));
-                finish_count(p, ok, expected, f);
-            }
-        }
-        CheckKind::AttrChanged { on, attr, from, to, count } => {
-            let n = w
-                .output()
-                .attr_events
-                .iter()
-                .filter(|e| {
-                    e.entity == ents[*on]
-                        && e.attr == *attr
-                        && from.is_none_or(|v| e.old == v)
-                        && to.is_none_or(|v| e.new == v)
-                })
-                .count() as u32;
-            p.events += n;
-            if f == c.until {
-                let ok = match count {
-                    Some(want) => p.events == *want,
-                    None => p.events > 0,
-                };
-                let expected = count.map_or("at least 1 change".into(), |n| format!("{n} changes"));
-                finish_count(p, ok, expected, f);
-            }
-        }
-        CheckKind::Alive { on, alive } => {
-            let got = w.is_alive(ents[*on]);
-            let text = |b: bool| if b { "alive" } else { "despawned" }.to_string();
-            if got != *alive {
-                fail(p, text(*alive), text(got));
-            } else if p.failures == 0 {
-                p.expected = text(*alive);
-                p.actual = text(got);
-            }
-        }
-        CheckKind::Checksum(want) => {
-            let got = w.checksum();
-            if got != *want {
-                fail(p, format!("{want:#018x}"), format!("{got:#018x}"));
-            } else if p.failures == 0 {
-                p.expected = format!("{want:#018x}");
-                p.actual = format!("{got:#018x}");
-            }
-        }
-    }
-    let _ = s;
-}
-
-fn finish_count(p: &mut Progress, ok: bool, expected: String, f: Frame) {
-    let actual = format!("{} {}", p.events, if p.events == 1 { "event" } else { "events" });
-    if !ok {
-        p.failures = 1;
-        p.failed_at = Some(f);
-    }
-    p.expected = expected;
-    p.actual = actual;
 }
 
 /// The first frame two checksum lists differ at.
@@ -918,14 +700,14 @@ fn compare_logs(
     ))
 }
 
-fn rollback(
+fn rollback<G: ScenarioHost>(
     s: &Scenario,
-    hooks: &Hooks<ScenarioGame>,
+    hooks: &Hooks<G>,
     o: &RunOptions,
     plain: &Plain,
 ) -> Result<ModeResult, ScenarioError> {
     let (mut w, ents) = setup(s, hooks)?;
-    let inputs = input_table(s);
+    let inputs = game_inputs::<G>(&input_table(s));
     let mut driver =
         RollbackDriver::new(&w, o.rollback_depth.clamp(1, 64), o.rollback_seed ^ s.world.seed);
     let mut director = CueDirector::new().with_log_capacity(0);
@@ -939,7 +721,7 @@ fn rollback(
                 buf.clear();
                 buf.extend_from_slice(inputs.get(frame as usize).map_or(&[][..], |v| v));
             },
-            |w| run_ops(s, &ents, w),
+            |w| run_ops(s, &ents, w, None),
             &mut session,
         );
         if let Err(d) = r {
@@ -977,9 +759,9 @@ fn rollback(
     })
 }
 
-fn replay(
+fn replay<G: ScenarioHost>(
     s: &Scenario,
-    hooks: &Hooks<ScenarioGame>,
+    hooks: &Hooks<G>,
     plain: &Plain,
 ) -> Result<ModeResult, ScenarioError> {
     let bytes = plain.replay.encode();
@@ -990,7 +772,7 @@ fn replay(
         }
         Ok(decoded) => {
             let (mut w, ents) = setup(s, hooks)?;
-            match decoded.verify_with(&mut w, |w| run_ops(s, &ents, w)) {
+            match decoded.verify_with(&mut w, |w| run_ops(s, &ents, w, None)) {
                 Err(e) => ModeOutcome::Disagrees(format!("the replay does not play: {e}")),
                 Ok(v) => match v.first_divergence {
                     Some(f) => ModeOutcome::Disagrees(format!(
@@ -1012,24 +794,37 @@ fn replay(
     })
 }
 
-fn peers(
+/// Compares the confirmed checksums a runner recorded with plain stepping's.
+fn compare_sums<G: ScenarioHost>(
+    runner: &Runner<G>,
     s: &Scenario,
-    hooks: &Hooks<ScenarioGame>,
+    plain: &Plain,
+) -> Option<String> {
+    let sums: Vec<u64> = runner
+        .recorder()
+        .map(|r| r.replay().frames.iter().map(|f| f.checksum).collect())
+        .unwrap_or_default();
+    if sums.len() < s.frames as usize {
+        Some(format!("only {} confirmed frames were recorded", sums.len()))
+    } else {
+        first_difference(&sums[..s.frames as usize], &plain.checksums)
+            .map(|f| format!("the confirmed checksum after frame {f} differs from plain stepping"))
+    }
+}
+
+fn peers<G: ScenarioHost>(
+    s: &Scenario,
+    hooks: &Hooks<G>,
     plain: &Plain,
 ) -> Result<ModeResult, ScenarioError> {
+    // At least two peers: a one-player scenario gets a second, idle peer (the world has an
+    // input slot for it in every mode).
     let players = usize::from(s.world.players);
-    if players < 2 {
-        return Ok(ModeResult {
-            mode: Mode::Peers,
-            outcome: ModeOutcome::Skipped("one player: there is no peer to talk to".into()),
-            detail: String::new(),
-        });
-    }
-    let n = s.network;
+    let n = &s.network;
     let config = MatchConfig {
         players,
         input_delay: n.input_delay as usize,
-        max_prediction: 8,
+        max_prediction: n.max_prediction as usize,
         desync_interval: 10,
         tick_ms: 16,
         conditions: NetConditions {
@@ -1053,31 +848,42 @@ fn peers(
     let built = LocalMatch::new(config, |i| worlds[i].take().expect("one world per peer"));
     let mut m = match built {
         Ok(m) => m,
-        Err(e) => return Ok(failed_peers(format!("cannot start the sessions: {e}"))),
+        Err(e) => return Ok(failed(Mode::Peers, format!("cannot start the sessions: {e}"))),
     };
+    for l in &n.links {
+        let c = NetConditions {
+            latency_ms: l.latency_ms,
+            jitter_ms: l.jitter_ms,
+            loss_percent: l.loss_percent,
+            duplicate_percent: 0,
+            reorder_percent: 0,
+        };
+        m.network().set_link_conditions(PeerAddr(l.a), PeerAddr(l.b), c);
+    }
     for p in m.peers_mut() {
         p.runner.record(0);
         p.runner.director = Some(CueDirector::new().with_log_capacity(0));
     }
     if let Err(e) = m.synchronize() {
-        return Ok(failed_peers(format!("peers did not synchronise: {e}")));
+        return Ok(failed(Mode::Peers, format!("peers did not synchronise: {e}")));
     }
-    let inputs = input_table(s);
+    let inputs = game_inputs::<G>(&input_table(s));
     let mut logs: Vec<PresenterLog> = (0..players).map(|_| PresenterLog::default()).collect();
     let result = {
         let mut refs: Vec<&mut dyn Presenter> =
             logs.iter_mut().map(|l| l as &mut dyn Presenter).collect();
+        // `frame` is the frame the input applies to (GGRS delays it by the input delay).
         m.run_with(
             s.frames,
             |player, frame, _| {
-                inputs.get(frame as usize).map_or_else(ScenarioInput::default, |v| v[player])
+                inputs.get(frame as usize).map_or_else(G::Input::default, |v| v[player])
             },
             &mut refs,
-            |w| run_ops(s, &ents, w),
+            |w| run_ops(s, &ents, w, None),
         )
     };
     if let Err(e) = result {
-        return Ok(failed_peers(format!("the match failed: {e}")));
+        return Ok(failed(Mode::Peers, format!("the match failed: {e}")));
     }
     let mut problem = None;
     let mut rollbacks = 0;
@@ -1091,34 +897,76 @@ fn peers(
         }
         if st.desyncs > 0 {
             problem = Some(format!("peer {i} detected a desync"));
-            continue;
-        }
-        let sums: Vec<u64> = p
-            .runner
-            .recorder()
-            .map(|r| r.replay().frames.iter().map(|f| f.checksum).collect())
-            .unwrap_or_default();
-        if sums.len() < s.frames as usize {
-            problem = Some(format!("peer {i} recorded only {} confirmed frames", sums.len()));
-        } else if let Some(f) = first_difference(&sums[..s.frames as usize], &plain.checksums) {
-            problem = Some(format!(
-                "peer {i}'s confirmed checksum after frame {f} differs from plain stepping"
-            ));
+        } else if let Some(why) = compare_sums(&p.runner, s, plain) {
+            problem = Some(format!("peer {i}: {why}"));
         } else if let Some(why) = compare_logs(&plain.log, &logs[i], s.frames, true) {
             problem = Some(format!("peer {i}: {why}"));
         }
     }
     let net = m.network().stats();
+    let idle = if s.players < 2 { " (peer 1 idle)" } else { "" };
+    let links =
+        if n.links.is_empty() { String::new() } else { format!(", {} own links", n.links.len()) };
     Ok(ModeResult {
         mode: Mode::Peers,
         outcome: problem.map_or(ModeOutcome::Agrees, ModeOutcome::Disagrees),
         detail: format!(
-            "{players} peers, {} ms ± {} ms, {}% loss, {} rollbacks, deepest {deepest}, {} packets dropped",
-            n.latency_ms, n.jitter_ms, n.loss_percent, rollbacks, net.dropped
+            "{players} peers{idle}, {} ms ± {} ms, {}% loss{links}, delay {}, prediction {}, \
+             {rollbacks} rollbacks, deepest {deepest}, {} packets dropped",
+            n.latency_ms, n.jitter_ms, n.loss_percent, n.input_delay, n.max_prediction, net.dropped
         ),
     })
 }
 
-fn failed_peers(why: String) -> ModeResult {
-    ModeResult { mode: Mode::Peers, outcome: ModeOutcome::Disagrees(why), detail: String::new() }
+/// GGRS's own sync test: every frame it rolls back `check_distance` frames, re-simulates them
+/// and compares the checksums.
+fn sync_test<G: ScenarioHost>(
+    s: &Scenario,
+    hooks: &Hooks<G>,
+    plain: &Plain,
+) -> Result<ModeResult, ScenarioError> {
+    let players = usize::from(s.world.players);
+    let distance = s.check_distance as usize;
+    let prediction = (s.network.max_prediction as usize).max(distance + 1);
+    let (w, ents) = setup(s, hooks)?;
+    let mut runner = Runner::new(w, prediction, 10);
+    runner.record(0);
+    runner.director = Some(CueDirector::new().with_log_capacity(0));
+    let built = ggrs::SessionBuilder::<GgrsConfig<G, PeerAddr>>::new()
+        .with_num_players(players)
+        .map(|b| b.with_max_prediction_window(prediction).with_check_distance(distance))
+        .and_then(|b| b.start_synctest_session());
+    let mut session = match built {
+        Ok(x) => x,
+        Err(e) => return Ok(failed(Mode::SyncTest, format!("cannot start the sync test: {e}"))),
+    };
+    let inputs = game_inputs::<G>(&input_table(s));
+    let idle = vec![G::Input::default(); players];
+    let mut log = PresenterLog::default();
+    let mut problem = None;
+    // Past the last frame until it is confirmed (`check_distance` frames behind).
+    for _ in 0..s.frames as usize + distance + 1 {
+        let f = runner.world().next_frame() as usize;
+        let frame_inputs = inputs.get(f).unwrap_or(&idle);
+        let r = runner.advance_synctest(&mut session, frame_inputs, Some(&mut log), |w| {
+            run_ops(s, &ents, w, None)
+        });
+        if let Err(e) = r {
+            problem = Some(format!("{e}"));
+            break;
+        }
+    }
+    let problem = problem
+        .or_else(|| compare_sums(&runner, s, plain))
+        .or_else(|| compare_logs(&plain.log, &log, s.frames, true));
+    let st = runner.stats();
+    Ok(ModeResult {
+        mode: Mode::SyncTest,
+        outcome: problem.map_or(ModeOutcome::Agrees, ModeOutcome::Disagrees),
+        detail: format!("check distance {distance}, {} rollbacks", st.rollbacks),
+    })
+}
+
+fn failed(mode: Mode, why: String) -> ModeResult {
+    ModeResult { mode, outcome: ModeOutcome::Disagrees(why), detail: String::new() }
 }

@@ -89,6 +89,8 @@ struct Hub {
     seq: u64,
     seed: u64,
     conditions: NetConditions,
+    /// Conditions of single links (lower address first), overriding `conditions`.
+    links: BTreeMap<(PeerAddr, PeerAddr), NetConditions>,
     impaired: bool,
     partitioned: BTreeSet<PeerAddr>,
     queues: BTreeMap<PeerAddr, Vec<InFlight>>,
@@ -134,6 +136,7 @@ impl EmulatedNetwork {
                 seq: 0,
                 seed,
                 conditions,
+                links: BTreeMap::new(),
                 impaired: false,
                 partitioned: BTreeSet::new(),
                 queues: BTreeMap::new(),
@@ -185,6 +188,12 @@ impl EmulatedNetwork {
         self.lock().conditions = c;
     }
 
+    /// Gives the link between two peers (both directions) its own conditions, overriding the
+    /// network's ([`EmulatedNetwork::set_conditions`]) for packets between them.
+    pub fn set_link_conditions(&self, a: PeerAddr, b: PeerAddr, c: NetConditions) {
+        self.lock().links.insert((a.min(b), a.max(b)), c);
+    }
+
     /// Cuts (or restores) every packet to and from a peer.
     pub fn partition(&self, addr: PeerAddr, cut: bool) {
         let mut h = self.lock();
@@ -215,7 +224,7 @@ impl EmulatedNetwork {
             h.stats.raw += 1;
         }
         let now = h.now_ms;
-        let c = h.conditions;
+        let c = h.links.get(&(from.min(to), from.max(to))).copied().unwrap_or(h.conditions);
         // Each packet's fate is drawn from a stream keyed by its link, its virtual send time and
         // its content, never from one shared sequence: GGRS also sends packets on its own wall
         // clock (quality reports, keep-alives, input resends every 200 ms of real time), and

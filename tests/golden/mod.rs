@@ -74,7 +74,8 @@ pub fn compute() -> Vec<(String, String, u64)> {
     for (name, text) in SCENARIOS {
         let s = Scenario::from_str(text, &format!("{name}.ron"), None)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let replay = record(&s, &Hooks::new()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let replay = record(&s, &Hooks::<rollback_abilities::scenario::ScenarioGame>::new())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         out.push((format!("scenario/{name}/content_hash"), "-".into(), replay.header.content_hash));
         let n = replay.frames.len();
         let mut marks = vec![n / 4, n / 2, 3 * n / 4, n];

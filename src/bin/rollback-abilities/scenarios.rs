@@ -3,7 +3,10 @@
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
 use rollback_abilities::content::{Content, ContentBuilder, ContentError, ContentErrorKind};
-use rollback_abilities::scenario::{self, FrameTrace, Mode, RunOptions, Scenario, ScenarioReport};
+use rollback_abilities::duel::{self, Duel};
+use rollback_abilities::scenario::{
+    self, FrameTrace, Mode, RunOptions, Scenario, ScenarioGame, ScenarioHost, ScenarioReport,
+};
 use rollback_abilities::world::Hooks;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -14,8 +17,9 @@ fn parse_mode(s: &str) -> Result<Mode, Failure> {
         "rollback" => Ok(Mode::Rollback),
         "replay" => Ok(Mode::Replay),
         "peers" => Ok(Mode::Peers),
+        "synctest" => Ok(Mode::SyncTest),
         _ => Err(Failure::Usage(format!(
-            "unknown mode \"{s}\": the modes are plain, rollback, replay and peers"
+            "unknown mode \"{s}\": the modes are plain, rollback, replay, peers and synctest"
         ))),
     }
 }
@@ -33,8 +37,28 @@ fn trace_path(trace: &Path, scenario_file: &Path, several: bool) -> PathBuf {
     trace.with_file_name(format!("{stem}.{name}.jsonl"))
 }
 
+/// Whether a scenario runs as the duel: its content names functions, and the shipped tool
+/// registers the duel's (`src/duel/hooks.rs`); content naming none runs on the plain
+/// [`ScenarioGame`].
+fn is_duel(scenario: &Scenario) -> bool {
+    !scenario.content.functions().is_empty()
+}
+
 fn write_trace(
     scenario: &Scenario,
+    options: &RunOptions,
+    path: &Path,
+) -> Result<ScenarioReport, Failure> {
+    if is_duel(scenario) {
+        write_trace_with(scenario, &duel::hooks(), options, path)
+    } else {
+        write_trace_with(scenario, &Hooks::<ScenarioGame>::new(), options, path)
+    }
+}
+
+fn write_trace_with<G: ScenarioHost>(
+    scenario: &Scenario,
+    hooks: &Hooks<G>,
     options: &RunOptions,
     path: &Path,
 ) -> Result<ScenarioReport, Failure> {
@@ -54,7 +78,7 @@ fn write_trace(
             error = Some(e);
         }
     };
-    let report = scenario::run_with_hooks(scenario, &Hooks::new(), options, Some(&mut sink))
+    let report = scenario::run_with_hooks(scenario, hooks, options, Some(&mut sink))
         .map_err(|e| Failure::Usage(e.to_string()));
     let written = match (report, error) {
         (Ok(r), None) => out.flush().map(|()| r).map_err(|e| {
@@ -110,6 +134,10 @@ pub fn run(
         };
         let report = match trace {
             Some(t) => write_trace(&scenario, &options, &trace_path(t, file, files.len() > 1)),
+            None if is_duel(&scenario) => {
+                scenario::run_with_hooks::<Duel>(&scenario, &duel::hooks(), &options, None)
+                    .map_err(|e| Failure::Usage(e.to_string()))
+            }
             None => scenario::run(&scenario, &options).map_err(|e| Failure::Usage(e.to_string())),
         };
         let report = match report {
@@ -126,14 +154,17 @@ pub fn run(
             let path = dir.join(format!("{name}.replay"));
             // The directory is created only once there is a replay to put in it (nothing is
             // written for bad input).
-            let written = scenario::record(&scenario, &Hooks::new())
-                .map_err(|e| e.to_string())
-                .and_then(|r| {
-                    std::fs::create_dir_all(dir).map_err(|e| {
-                        format!("cannot create the replay directory {}: {e}", dir.display())
-                    })?;
-                    r.write(&path).map_err(|e| e.to_string())
-                });
+            let recorded = if is_duel(&scenario) {
+                scenario::record(&scenario, &duel::hooks())
+            } else {
+                scenario::record(&scenario, &Hooks::<ScenarioGame>::new())
+            };
+            let written = recorded.map_err(|e| e.to_string()).and_then(|r| {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    format!("cannot create the replay directory {}: {e}", dir.display())
+                })?;
+                r.write(&path).map_err(|e| e.to_string())
+            });
             if let Err(e) = written {
                 bar.suspend(|| eprintln!("cannot write {}: {e}", path.display()));
             }

@@ -1,0 +1,890 @@
+//! Expectations: every check's resolution (names → ids, its one-line statement) and its
+//! evaluation, side by side, so a new check is added in one place.
+
+use super::format::{
+    RawAbilityEvent, RawActivation, RawApplied, RawApplyFailure, RawCheck, RawCooldown, RawCueKind,
+    RawEffectEvent, RawExpect, RawFailure, RawTagEvent,
+};
+use super::resolve::{Cx, EntitySetup, key};
+use super::{ScenarioError, ScenarioErrorKind as K};
+use crate::ability::{AbilityEvent, ActivationFailure};
+use crate::content::error::Clip;
+use crate::content::locate::{PathSeg, locate};
+use crate::cue::PresenterCall;
+use crate::id::{AbilityDefId, AttrId, EffectDefId, Entity, TagId};
+use crate::num::{Frame, Fx};
+use crate::world::{Applied, ApplyError, EffectEvent, Game, RemovalReason, World};
+
+/// An expectation.
+#[derive(Clone, Debug)]
+pub(crate) struct Check {
+    pub index: usize,
+    pub frame: Frame,
+    pub until: Frame,
+    pub line: u32,
+    pub what: String,
+    pub kind: CheckKind,
+}
+
+/// A count: exactly `exact`, or within `at_least..=at_most`; nothing given means at least one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Count {
+    pub exact: Option<u32>,
+    pub at_least: Option<u32>,
+    pub at_most: Option<u32>,
+}
+
+impl Count {
+    fn holds(&self, n: u32) -> bool {
+        match (self.exact, self.at_least, self.at_most) {
+            (Some(e), _, _) => n == e,
+            (None, None, None) => n > 0,
+            (None, lo, hi) => lo.is_none_or(|lo| n >= lo) && hi.is_none_or(|hi| n <= hi),
+        }
+    }
+
+    fn describe(&self, noun: &str) -> String {
+        let s = |n: u32| if n == 1 { "" } else { "s" };
+        match (self.exact, self.at_least, self.at_most) {
+            (Some(e), _, _) => format!("{e} {noun}{}", s(e)),
+            (None, None, None) => format!("at least 1 {noun}"),
+            (None, Some(lo), None) => format!("at least {lo} {noun}{}", s(lo)),
+            (None, None, Some(hi)) => format!("at most {hi} {noun}{}", s(hi)),
+            (None, Some(lo), Some(hi)) => format!("{lo} to {hi} {noun}s"),
+        }
+    }
+
+    fn statement(&self) -> String {
+        match (self.exact, self.at_least, self.at_most) {
+            (Some(e), _, _) => format!(" × {e}"),
+            (None, None, None) => " at least once".into(),
+            (None, Some(lo), None) => format!(" × ≥ {lo}"),
+            (None, None, Some(hi)) => format!(" × ≤ {hi}"),
+            (None, Some(lo), Some(hi)) => format!(" × {lo}..={hi}"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum CheckKind {
+    Attribute {
+        on: usize,
+        attr: AttrId,
+        current: Option<Fx>,
+        base: Option<Fx>,
+        tolerance: Fx,
+    },
+    Tag {
+        on: usize,
+        tag: TagId,
+        present: Option<bool>,
+        count: Option<Count>,
+        exact: bool,
+    },
+    Effect {
+        on: usize,
+        effect: EffectDefId,
+        present: Option<bool>,
+        stacks: Option<u16>,
+        remaining: Option<u32>,
+        instances: Option<u32>,
+        inhibited: Option<bool>,
+    },
+    Ability {
+        on: usize,
+        ability: AbilityDefId,
+        granted: Option<bool>,
+        active: Option<bool>,
+        activation: Option<RawActivation>,
+        cooldown: Option<RawCooldown>,
+    },
+    Cue {
+        tag: TagId,
+        kind: RawCueKind,
+        on: Option<usize>,
+        magnitude: Option<Fx>,
+        instigator: Option<usize>,
+        count: Count,
+    },
+    AttrChanged {
+        on: usize,
+        attr: AttrId,
+        from: Option<Fx>,
+        to: Option<Fx>,
+        count: Count,
+    },
+    Alive {
+        on: usize,
+        alive: bool,
+    },
+    Checksum(u64),
+    Applied {
+        label: usize,
+        result: RawApplied,
+    },
+    EffectEvent {
+        on: usize,
+        effect: Option<EffectDefId>,
+        event: RawEffectEvent,
+        from: Option<u32>,
+        to: Option<u32>,
+        count: Count,
+    },
+    AbilityEvent {
+        on: usize,
+        ability: Option<AbilityDefId>,
+        event: RawAbilityEvent,
+        count: Count,
+    },
+    TagEvent {
+        on: usize,
+        tag: TagId,
+        event: RawTagEvent,
+        count: Count,
+    },
+}
+
+fn fx_text(v: Fx) -> String {
+    v.to_string()
+}
+
+fn count_of(
+    count: Option<u32>,
+    at_least: Option<u32>,
+    at_most: Option<u32>,
+) -> Result<Count, String> {
+    if count.is_some() && (at_least.is_some() || at_most.is_some()) {
+        return Err("give `count` or `at_least`/`at_most`, not both".into());
+    }
+    if let (Some(lo), Some(hi)) = (at_least, at_most)
+        && lo > hi
+    {
+        return Err(format!("at_least ({lo}) is above at_most ({hi})"));
+    }
+    Ok(Count { exact: count, at_least, at_most })
+}
+
+/// Resolves expectation `i`.
+pub(crate) fn resolve(
+    cx: &Cx<'_>,
+    i: usize,
+    e: &RawExpect,
+    entities: &[EntitySetup],
+    labels: &[String],
+) -> Result<Check, ScenarioError> {
+    let base = [key("expect"), PathSeg::Index(i), key("that")];
+    let at = |k: &str| [&base[..], &[key(k)]].concat();
+    let until = e.until.unwrap_or(e.frame);
+    if until < e.frame {
+        return Err(cx.err(
+            K::InvalidValue,
+            &[key("expect"), PathSeg::Index(i), key("until")],
+            format!("until ({until}) is before frame ({})", e.frame),
+        ));
+    }
+    let c = cx.content;
+    let ent = |k: &str, n: &str| cx.entity(&at(k), n);
+    let counted =
+        |count, lo, hi| count_of(count, lo, hi).map_err(|m| cx.err(K::InvalidValue, &base, m));
+    let has_attr = |on: usize, a: AttrId, name: &str| -> Result<(), ScenarioError> {
+        let sets = &entities[on].sets;
+        if sets
+            .iter()
+            .any(|s| c.attr_set_defs().get(s.index()).is_some_and(|d| d.attributes.contains(&a)))
+        {
+            Ok(())
+        } else {
+            Err(cx.err(
+                K::InvalidValue,
+                &at("attribute"),
+                format!(
+                    "\"{}\" has no attribute \"{}\" (its attribute sets do not declare it)",
+                    Clip(&entities[on].name),
+                    Clip(name)
+                ),
+            ))
+        }
+    };
+    let (kind, what) = match &e.that {
+        RawCheck::Attribute { on, attribute, current, base: b, tolerance } => {
+            let o = ent("on", on)?;
+            let a = cx.attr(&at("attribute"), attribute)?;
+            has_attr(o, a, attribute)?;
+            if current.is_none() && b.is_none() {
+                return Err(cx.err(
+                    K::InvalidValue,
+                    &base,
+                    "an Attribute check needs `current`, `base` or both",
+                ));
+            }
+            let mut what = format!("{on}.{attribute}");
+            if let Some(v) = current {
+                what.push_str(&format!(" current = {}", fx_text(v.0)));
+            }
+            if let Some(v) = b {
+                what.push_str(&format!(" base = {}", fx_text(v.0)));
+            }
+            let tolerance = tolerance.map_or(Fx::ZERO, |t| t.0.abs());
+            if tolerance != Fx::ZERO {
+                what.push_str(&format!(" (± {})", fx_text(tolerance)));
+            }
+            let kind = CheckKind::Attribute {
+                on: o,
+                attr: a,
+                current: current.map(|v| v.0),
+                base: b.map(|v| v.0),
+                tolerance,
+            };
+            (kind, what)
+        }
+        RawCheck::Tag { on, tag, present, count, at_least, at_most, exact } => {
+            let o = ent("on", on)?;
+            let t = cx.tag(&at("tag"), tag)?;
+            let ranged = count.is_some() || at_least.is_some() || at_most.is_some();
+            if present.is_none() && !ranged {
+                return Err(cx.err(
+                    K::InvalidValue,
+                    &base,
+                    "a Tag check needs `present`, `count` (or `at_least`/`at_most`) or both",
+                ));
+            }
+            let count = if ranged { Some(counted(*count, *at_least, *at_most)?) } else { None };
+            let mut what = format!("{on} tag {tag}");
+            if let Some(p) = present {
+                what.push_str(if *p { " present" } else { " absent" });
+            }
+            if let Some(n) = count {
+                what.push_str(&format!(" count {}", n.describe("").trim_end()));
+            }
+            if *exact {
+                what.push_str(" (exact)");
+            }
+            (CheckKind::Tag { on: o, tag: t, present: *present, count, exact: *exact }, what)
+        }
+        RawCheck::Effect { on, effect, present, stacks, remaining, instances, inhibited } => {
+            let o = ent("on", on)?;
+            let fx = cx.effect(&at("effect"), effect)?;
+            let mut what = format!("{on} effect {effect}");
+            if let Some(p) = present {
+                what.push_str(if *p { " present" } else { " absent" });
+            }
+            if let Some(n) = stacks {
+                what.push_str(&format!(" stacks = {n}"));
+            }
+            if let Some(n) = remaining {
+                what.push_str(&format!(" remaining = {n}"));
+            }
+            if let Some(n) = instances {
+                what.push_str(&format!(" instances = {n}"));
+            }
+            if let Some(b) = inhibited {
+                what.push_str(if *b { " inhibited" } else { " not inhibited" });
+            }
+            let kind = CheckKind::Effect {
+                on: o,
+                effect: fx,
+                present: *present,
+                stacks: *stacks,
+                remaining: *remaining,
+                instances: *instances,
+                inhibited: *inhibited,
+            };
+            (kind, what)
+        }
+        RawCheck::Ability { on, ability, granted, active, activation, cooldown } => {
+            let o = ent("on", on)?;
+            let a = cx.ability(&at("ability"), ability)?;
+            let mut what = format!("{on} ability {ability}");
+            if let Some(g) = granted {
+                what.push_str(if *g { " granted" } else { " not granted" });
+            }
+            if let Some(b) = active {
+                what.push_str(if *b { " active" } else { " inactive" });
+            }
+            if let Some(r) = activation {
+                what.push_str(&format!(" activation = {r:?}"));
+            }
+            if let Some(r) = cooldown {
+                what.push_str(&format!(" cooldown = {r:?}"));
+            }
+            let kind = CheckKind::Ability {
+                on: o,
+                ability: a,
+                granted: *granted,
+                active: *active,
+                activation: *activation,
+                cooldown: *cooldown,
+            };
+            (kind, what)
+        }
+        RawCheck::Cue { tag, kind, on, magnitude, instigator, count, at_least, at_most } => {
+            let t = cx.tag(&at("tag"), tag)?;
+            let o = on.as_ref().map(|n| ent("on", n)).transpose()?;
+            let inst = instigator.as_ref().map(|n| ent("instigator", n)).transpose()?;
+            let count = counted(*count, *at_least, *at_most)?;
+            let mut what = format!("cue {tag} {kind:?}");
+            if let Some(n) = on {
+                what.push_str(&format!(" on {n}"));
+            }
+            if let Some(m) = magnitude {
+                what.push_str(&format!(" magnitude {}", fx_text(m.0)));
+            }
+            if let Some(n) = instigator {
+                what.push_str(&format!(" by {n}"));
+            }
+            what.push_str(&count.statement());
+            let kind = CheckKind::Cue {
+                tag: t,
+                kind: *kind,
+                on: o,
+                magnitude: magnitude.map(|m| m.0),
+                instigator: inst,
+                count,
+            };
+            (kind, what)
+        }
+        RawCheck::AttributeChanged { on, attribute, from, to, count, at_least, at_most } => {
+            let o = ent("on", on)?;
+            let a = cx.attr(&at("attribute"), attribute)?;
+            has_attr(o, a, attribute)?;
+            let count = counted(*count, *at_least, *at_most)?;
+            let mut what = format!("{on}.{attribute} changed");
+            if let Some(v) = from {
+                what.push_str(&format!(" from {}", fx_text(v.0)));
+            }
+            if let Some(v) = to {
+                what.push_str(&format!(" to {}", fx_text(v.0)));
+            }
+            what.push_str(&count.statement());
+            let kind = CheckKind::AttrChanged {
+                on: o,
+                attr: a,
+                from: from.map(|v| v.0),
+                to: to.map(|v| v.0),
+                count,
+            };
+            (kind, what)
+        }
+        RawCheck::Alive { on, alive } => {
+            let o = ent("on", on)?;
+            (CheckKind::Alive { on: o, alive: *alive }, format!("{on} alive = {alive}"))
+        }
+        RawCheck::Checksum(v) => (CheckKind::Checksum(*v), format!("checksum = {v:#018x}")),
+        RawCheck::Applied { label, result } => {
+            let Some(l) = labels.iter().position(|x| x == label) else {
+                let mut msg = format!("no operation is labelled \"{}\"", Clip(label));
+                if let Some(s) =
+                    crate::content::error::suggest(label, labels.iter().map(String::as_str))
+                {
+                    msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));
+                } else {
+                    msg.push_str(" (give the ApplyEffect or ApplyInline operation `label: \"…\"`)");
+                }
+                return Err(cx.err(K::UnknownName, &at("label"), msg));
+            };
+            (CheckKind::Applied { label: l, result: *result }, format!("{label} → {result:?}"))
+        }
+        RawCheck::EffectEvent { on, effect, event, from, to, count, at_least, at_most } => {
+            let o = ent("on", on)?;
+            let fx = effect.as_ref().map(|n| cx.effect(&at("effect"), n)).transpose()?;
+            if (from.is_some() || to.is_some())
+                && !matches!(event, RawEffectEvent::StackChanged | RawEffectEvent::DurationChanged)
+            {
+                return Err(cx.err(
+                    K::InvalidValue,
+                    &at("from"),
+                    "`from` and `to` apply to the events StackChanged and DurationChanged only",
+                ));
+            }
+            let count = counted(*count, *at_least, *at_most)?;
+            let mut what = format!("{on} effect event {event:?}");
+            if let Some(n) = effect {
+                what.push_str(&format!(" of {n}"));
+            }
+            if let Some(v) = from {
+                what.push_str(&format!(" from {v}"));
+            }
+            if let Some(v) = to {
+                what.push_str(&format!(" to {v}"));
+            }
+            what.push_str(&count.statement());
+            let kind = CheckKind::EffectEvent {
+                on: o,
+                effect: fx,
+                event: *event,
+                from: *from,
+                to: *to,
+                count,
+            };
+            (kind, what)
+        }
+        RawCheck::AbilityEvent { on, ability, event, count, at_least, at_most } => {
+            let o = ent("on", on)?;
+            let a = ability.as_ref().map(|n| cx.ability(&at("ability"), n)).transpose()?;
+            let count = counted(*count, *at_least, *at_most)?;
+            let mut what = format!("{on} ability event {event:?}");
+            if let Some(n) = ability {
+                what.push_str(&format!(" of {n}"));
+            }
+            what.push_str(&count.statement());
+            (CheckKind::AbilityEvent { on: o, ability: a, event: *event, count }, what)
+        }
+        RawCheck::TagEvent { on, tag, event, count, at_least, at_most } => {
+            let o = ent("on", on)?;
+            let t = cx.tag(&at("tag"), tag)?;
+            let count = counted(*count, *at_least, *at_most)?;
+            let what = format!("{on} tag event {event:?} of {tag}{}", count.statement());
+            (CheckKind::TagEvent { on: o, tag: t, event: *event, count }, what)
+        }
+    };
+    let (pos, _) = locate(cx.source, &[key("expect"), PathSeg::Index(i)]);
+    Ok(Check { index: i, frame: e.frame, until, line: pos.line, what, kind })
+}
+
+/// Per-expectation progress over its frames.
+#[derive(Default)]
+pub(crate) struct Progress {
+    pub failures: u32,
+    pub failed_at: Option<Frame>,
+    pub expected: String,
+    pub actual: String,
+    events: u32,
+    ran: u32,
+}
+
+impl Progress {
+    fn fail(&mut self, f: Frame, expected: String, actual: String) {
+        if self.failures == 0 {
+            self.failed_at = Some(f);
+            self.expected = expected;
+            self.actual = actual;
+        }
+        self.failures += 1;
+    }
+
+    /// Records a state check's outcome at frame `f`.
+    fn state(&mut self, f: Frame, ok: bool, expected: Vec<String>, actual: Vec<String>) {
+        if !ok {
+            self.fail(f, expected.join(", "), actual.join(", "));
+        } else if self.failures == 0 {
+            self.expected = expected.join(", ");
+            self.actual = actual.join(", ");
+        }
+    }
+
+    fn finish_count(&mut self, count: &Count, noun: &str, f: Frame) {
+        let actual =
+            format!("{} {}", self.events, if self.events == 1 { "event" } else { "events" });
+        if !count.holds(self.events) {
+            self.failures = 1;
+            self.failed_at = Some(f);
+        }
+        self.expected = count.describe(noun);
+        self.actual = actual;
+    }
+}
+
+/// What a frame of plain stepping shows the checks.
+pub(crate) struct FrameView<'a, G: Game> {
+    pub world: &'a World<G>,
+    pub ents: &'a [Entity],
+    /// Presenter calls made after the frame.
+    pub calls: &'a [(Frame, PresenterCall)],
+    /// Results of labelled applications in the frame: (label, result).
+    pub applied: &'a [(usize, Result<Applied, ApplyError>)],
+    pub frame: Frame,
+}
+
+fn failure_matches(want: RawFailure, got: ActivationFailure) -> bool {
+    use ActivationFailure as A;
+    use RawFailure as R;
+    matches!(
+        (want, got),
+        (R::BlockedByTags, A::BlockedByTags)
+            | (R::BlockedByAbility, A::BlockedByAbility)
+            | (R::MissingTags, A::MissingTags)
+            | (R::OnCooldown, A::OnCooldown)
+            | (R::CantAffordCost, A::CantAffordCost)
+            | (R::Dead, A::Dead)
+            | (R::AlreadyActive, A::AlreadyActive)
+            | (R::SourceOrTargetTags, A::SourceOrTargetTags)
+            | (R::TaskCapacity, A::TaskCapacity)
+            | (R::InvalidHandle, A::InvalidHandle)
+            | (R::CommitFailed, A::CommitFailed { .. })
+    ) || matches!((want, got), (R::Custom(a), A::Custom(b)) if a == b)
+}
+
+fn applied_matches(want: RawApplied, got: Result<Applied, ApplyError>) -> bool {
+    use RawApplyFailure as F;
+    match (want, got) {
+        (RawApplied::Executed, Ok(Applied::Executed))
+        | (RawApplied::Added, Ok(Applied::Added(_)))
+        | (RawApplied::Stacked, Ok(Applied::Stacked(_)))
+        | (RawApplied::Redirected, Ok(Applied::Redirected(_))) => true,
+        (RawApplied::Failed(f), Err(e)) => matches!(
+            (f, e),
+            (F::InvalidTarget, ApplyError::InvalidTarget)
+                | (F::Requirements, ApplyError::Requirements)
+                | (F::Immune, ApplyError::Immune { .. })
+                | (F::CustomRequirement, ApplyError::CustomRequirement)
+                | (F::MissingSetByCaller, ApplyError::MissingSetByCaller { .. })
+                | (F::StackOverflowDenied, ApplyError::StackOverflowDenied)
+                | (F::Capacity, ApplyError::Capacity)
+                | (F::CascadeCap, ApplyError::CascadeCap)
+        ),
+        _ => false,
+    }
+}
+
+fn applied_text(r: Result<Applied, ApplyError>) -> String {
+    match r {
+        Ok(Applied::Executed) => "Executed".into(),
+        Ok(Applied::Added(_)) => "Added".into(),
+        Ok(Applied::Stacked(_)) => "Stacked".into(),
+        Ok(Applied::Redirected(_)) => "Redirected".into(),
+        Ok(Applied::Queued) => "Queued".into(),
+        Err(e) => format!("Failed({e})"),
+    }
+}
+
+/// How many of a frame's effect events on `target` match.
+fn effect_events<G: Game>(
+    w: &World<G>,
+    target: Entity,
+    effect: Option<EffectDefId>,
+    event: RawEffectEvent,
+    from: Option<u32>,
+    to: Option<u32>,
+) -> u32 {
+    // Remaining frames as the `Effect` check counts them (after the frame).
+    let frame = w.frame();
+    let def_of = |h: crate::id::EffectHandle| w.effect(h).map(|e| e.def);
+    let def_ok = |d: Option<EffectDefId>| effect.is_none_or(|want| d == Some(want));
+    let left = |at: Frame| at.saturating_sub(frame);
+    let ends = |a: Option<u32>, b: Option<u32>| {
+        from.is_none_or(|v| a == Some(v)) && to.is_none_or(|v| b == Some(v))
+    };
+    w.output()
+        .effect_events
+        .iter()
+        .filter(|e| match (**e, event) {
+            (EffectEvent::Added { handle, def }, RawEffectEvent::Added) => {
+                handle.target == target && def_ok(Some(def))
+            }
+            (EffectEvent::Removed { handle, def, reason }, ev) => {
+                let reason_ok = match ev {
+                    RawEffectEvent::Removed => true,
+                    RawEffectEvent::Expired => reason == RemovalReason::Expired,
+                    RawEffectEvent::RemovedByCall => reason == RemovalReason::Removed,
+                    RawEffectEvent::RemovedByTags => reason == RemovalReason::RemovedByTags,
+                    RawEffectEvent::TargetDespawned => reason == RemovalReason::TargetDespawned,
+                    _ => false,
+                };
+                reason_ok && handle.target == target && def_ok(Some(def))
+            }
+            (EffectEvent::Executed { target: t, def, .. }, RawEffectEvent::Executed) => {
+                t == target && def_ok(def)
+            }
+            (EffectEvent::StackChanged { handle, old, new }, RawEffectEvent::StackChanged) => {
+                handle.target == target
+                    && def_ok(def_of(handle))
+                    && ends(Some(u32::from(old)), Some(u32::from(new)))
+            }
+            (
+                EffectEvent::DurationChanged { handle, old_expires_at, new_expires_at },
+                RawEffectEvent::DurationChanged,
+            ) => {
+                handle.target == target
+                    && def_ok(def_of(handle))
+                    && ends(Some(left(old_expires_at)), Some(left(new_expires_at)))
+            }
+            (EffectEvent::InhibitionChanged { handle, inhibited }, ev) => {
+                let dir = match ev {
+                    RawEffectEvent::Inhibited => inhibited,
+                    RawEffectEvent::Uninhibited => !inhibited,
+                    _ => false,
+                };
+                dir && handle.target == target && def_ok(def_of(handle))
+            }
+            (
+                EffectEvent::ImmunityBlocked { target: t, def, .. },
+                RawEffectEvent::ImmunityBlocked,
+            ) => t == target && def_ok(def),
+            (EffectEvent::ApplyFailed { target: t, def, .. }, RawEffectEvent::ApplyFailed) => {
+                t == target && def_ok(def)
+            }
+            _ => false,
+        })
+        .count() as u32
+}
+
+/// Checks one expectation at frame `v.frame` (state checks) or accumulates its events.
+pub(crate) fn evaluate<G: Game>(c: &Check, p: &mut Progress, v: &FrameView<'_, G>) {
+    let (w, ents, f) = (v.world, v.ents, v.frame);
+    let fx = fx_text;
+    // Event checks: `n` events in this frame, judged at the last frame of the window.
+    let events = |p: &mut Progress, n: u32, count: &Count, noun: &str| {
+        p.events += n;
+        if f == c.until {
+            p.finish_count(count, noun, f);
+        }
+    };
+    match &c.kind {
+        CheckKind::Attribute { on, attr, current, base, tolerance } => {
+            let Some(val) = w.attr_value(ents[*on], *attr) else {
+                p.fail(f, c.what.clone(), "the entity has no such attribute (despawned?)".into());
+                return;
+            };
+            let close = |a: Fx, b: Fx| a.saturating_sub(b).saturating_abs() <= *tolerance;
+            let (mut exp, mut act, mut ok) = (Vec::new(), Vec::new(), true);
+            if let Some(want) = current {
+                ok &= close(val.current, *want);
+                exp.push(format!("current {}", fx(*want)));
+                act.push(format!("current {}", fx(val.current)));
+            }
+            if let Some(want) = base {
+                ok &= close(val.base, *want);
+                exp.push(format!("base {}", fx(*want)));
+                act.push(format!("base {}", fx(val.base)));
+            }
+            p.state(f, ok, exp, act);
+        }
+        CheckKind::Tag { on, tag, present, count, exact } => {
+            let n = if *exact {
+                w.tag_count_exact(ents[*on], *tag)
+            } else {
+                w.tag_count(ents[*on], *tag)
+            };
+            let ok = present.is_none_or(|want| (n > 0) == want)
+                && count.is_none_or(|want| want.holds(n));
+            let describe =
+                |n: u32| if n == 0 { "absent".to_string() } else { format!("present, count {n}") };
+            let expected = match (present, count) {
+                (_, Some(Count { exact: Some(want), .. })) => describe(*want),
+                (_, Some(cnt)) => format!("count {}", cnt.describe("").trim_end()),
+                (Some(true), None) => "present".to_string(),
+                _ => "absent".to_string(),
+            };
+            p.state(f, ok, vec![expected], vec![describe(n)]);
+        }
+        CheckKind::Effect { on, effect, present, stacks, remaining, instances, inhibited } => {
+            let frame = w.frame();
+            let list: Vec<_> = w.effects(ents[*on]).iter().filter(|e| e.def == *effect).collect();
+            let first = list.first();
+            let (mut exp, mut act, mut ok) = (Vec::new(), Vec::new(), true);
+            let state = |b: bool| if b { "present" } else { "absent" };
+            if let Some(want) = present {
+                ok &= first.is_some() == *want;
+                exp.push(state(*want).to_string());
+                act.push(state(first.is_some()).to_string());
+            }
+            if let Some(want) = stacks {
+                let got = first.map(|e| e.stacks);
+                ok &= got == Some(*want);
+                exp.push(format!("stacks {want}"));
+                act.push(got.map_or("no instance".into(), |g| format!("stacks {g}")));
+            }
+            if let Some(want) = remaining {
+                let timer = |e: &&crate::ActiveEffect| w.effect_timer(e.handle(ents[*on])).copied();
+                let got = first.and_then(timer).map(|t| t.remaining(frame));
+                ok &= got == Some(Some(*want));
+                exp.push(format!("remaining {want}"));
+                act.push(match got {
+                    None => "no instance".into(),
+                    Some(None) => "remaining infinite".into(),
+                    Some(Some(g)) => format!("remaining {g}"),
+                });
+            }
+            if let Some(want) = instances {
+                ok &= list.len() as u32 == *want;
+                exp.push(format!("instances {want}"));
+                act.push(format!("instances {}", list.len()));
+            }
+            if let Some(want) = inhibited {
+                let got = first.map(|e| e.is_inhibited());
+                ok &= got == Some(*want);
+                exp.push(if *want { "inhibited".into() } else { "not inhibited".to_string() });
+                act.push(match got {
+                    None => "no instance".into(),
+                    Some(true) => "inhibited".into(),
+                    Some(false) => "not inhibited".into(),
+                });
+            }
+            p.state(f, ok, exp, act);
+        }
+        CheckKind::Ability { on, ability, granted, active, activation, cooldown } => {
+            let h = w.find_ability(ents[*on], *ability);
+            let (mut exp, mut act, mut ok) = (Vec::new(), Vec::new(), true);
+            if let Some(want) = granted {
+                ok &= h.is_some() == *want;
+                exp.push(if *want { "granted" } else { "not granted" }.to_string());
+                act.push(if h.is_some() { "granted" } else { "not granted" }.to_string());
+            }
+            if let Some(want) = active {
+                let got = h.is_some_and(|h| w.is_ability_active(h));
+                ok &= got == *want;
+                exp.push(if *want { "active" } else { "inactive" }.to_string());
+                act.push(if got { "active" } else { "inactive" }.to_string());
+            }
+            if let Some(want) = activation {
+                let last = w
+                    .activation_log()
+                    .filter(|r| r.frame == f && r.handle.owner == ents[*on] && r.def == *ability)
+                    .last()
+                    .map(|r| r.result);
+                ok &= match (want, last) {
+                    (RawActivation::NotAttempted, None) => true,
+                    (RawActivation::Succeeded, Some(Ok(_))) => true,
+                    (RawActivation::Failed(r), Some(Err(e))) => failure_matches(*r, e),
+                    _ => false,
+                };
+                exp.push(format!("activation {want:?}"));
+                act.push(match last {
+                    None => "activation NotAttempted".into(),
+                    Some(Ok(_)) => "activation Succeeded".into(),
+                    Some(Err(e)) => format!("activation Failed({e:?})"),
+                });
+            }
+            if let Some(want) = cooldown {
+                let got = h.and_then(|h| w.ability_cooldown_remaining(h));
+                ok &= match (want, got) {
+                    (RawCooldown::Ready, None) => true,
+                    (RawCooldown::Remaining(r, t), Some((gr, gt))) => *r == gr && *t == gt,
+                    _ => false,
+                };
+                exp.push(format!("cooldown {want:?}"));
+                act.push(match got {
+                    None => "cooldown Ready".into(),
+                    Some((r, t)) => format!("cooldown Remaining({r}, {t})"),
+                });
+            }
+            p.state(f, ok, exp, act);
+        }
+        CheckKind::Cue { tag, kind, on, magnitude, instigator, count } => {
+            let n = v
+                .calls
+                .iter()
+                .filter(|(_, call)| {
+                    let k = call.key();
+                    let kind_ok = matches!(
+                        (kind, call),
+                        (RawCueKind::Executed, PresenterCall::Play(_))
+                            | (RawCueKind::OnActive, PresenterCall::OnActive(_))
+                            | (RawCueKind::WhileActive, PresenterCall::WhileActive(_))
+                            | (RawCueKind::Removed, PresenterCall::Removed(..))
+                    );
+                    let params_ok = (magnitude.is_none() && instigator.is_none())
+                        || w.output().cues.iter().find(|r| r.key == k).is_some_and(|r| {
+                            magnitude.is_none_or(|m| r.params.magnitude == m)
+                                && instigator.is_none_or(|i| r.params.instigator == ents[i])
+                        });
+                    kind_ok && k.tag == *tag && on.is_none_or(|o| k.target == ents[o]) && params_ok
+                })
+                .count() as u32;
+            events(p, n, count, "call");
+        }
+        CheckKind::AttrChanged { on, attr, from, to, count } => {
+            let n = w
+                .output()
+                .attr_events
+                .iter()
+                .filter(|e| {
+                    e.entity == ents[*on]
+                        && e.attr == *attr
+                        && from.is_none_or(|v| e.old == v)
+                        && to.is_none_or(|v| e.new == v)
+                })
+                .count() as u32;
+            events(p, n, count, "change");
+        }
+        CheckKind::Alive { on, alive } => {
+            let got = w.is_alive(ents[*on]);
+            let text = |b: bool| if b { "alive" } else { "despawned" }.to_string();
+            p.state(f, got == *alive, vec![text(*alive)], vec![text(got)]);
+        }
+        CheckKind::Checksum(want) => {
+            let got = w.checksum();
+            p.state(f, got == *want, vec![format!("{want:#018x}")], vec![format!("{got:#018x}")]);
+        }
+        CheckKind::Applied { label, result } => {
+            for &(_, r) in v.applied.iter().filter(|(l, _)| l == label) {
+                p.ran += 1;
+                if !applied_matches(*result, r) {
+                    p.fail(f, format!("{result:?}"), applied_text(r));
+                } else if p.failures == 0 {
+                    p.expected = format!("{result:?}");
+                    p.actual = applied_text(r);
+                }
+            }
+            if f == c.until && p.ran == 0 {
+                p.fail(
+                    f,
+                    format!("{result:?}"),
+                    "the operation did not run in these frames".into(),
+                );
+            }
+        }
+        CheckKind::EffectEvent { on, effect, event, from, to, count } => {
+            let n = effect_events(w, ents[*on], *effect, *event, *from, *to);
+            events(p, n, count, "event");
+        }
+        CheckKind::AbilityEvent { on, ability, event, count } => {
+            let owner = ents[*on];
+            let def_ok = |d: AbilityDefId| ability.is_none_or(|a| a == d);
+            let n = w
+                .output()
+                .ability_events
+                .iter()
+                .filter(|e| match (**e, event) {
+                    (AbilityEvent::Granted { handle, def }, RawAbilityEvent::Granted)
+                    | (AbilityEvent::Removed { handle, def }, RawAbilityEvent::Removed)
+                    | (AbilityEvent::Activated { handle, def, .. }, RawAbilityEvent::Activated)
+                    | (
+                        AbilityEvent::ActivationFailed { handle, def, .. },
+                        RawAbilityEvent::ActivationFailed,
+                    ) => handle.owner == owner && def_ok(def),
+                    (
+                        AbilityEvent::ActivationFailed { handle, def, reason },
+                        RawAbilityEvent::CommitFailed,
+                    ) => {
+                        handle.owner == owner
+                            && def_ok(def)
+                            && matches!(reason, ActivationFailure::CommitFailed { .. })
+                    }
+                    (AbilityEvent::Committed { handle, .. }, RawAbilityEvent::Committed) => {
+                        handle.owner == owner && w.ability(handle).is_none_or(|s| def_ok(s.def))
+                    }
+                    (AbilityEvent::Ended { handle, def, was_cancelled }, ev) => {
+                        let which = match ev {
+                            RawAbilityEvent::Ended => true,
+                            RawAbilityEvent::EndedNormally => !was_cancelled,
+                            RawAbilityEvent::Cancelled => was_cancelled,
+                            _ => false,
+                        };
+                        which && handle.owner == owner && def_ok(def)
+                    }
+                    _ => false,
+                })
+                .count() as u32;
+            events(p, n, count, "event");
+        }
+        CheckKind::TagEvent { on, tag, event, count } => {
+            let n = w
+                .output()
+                .tag_events
+                .iter()
+                .filter(|e| {
+                    e.entity == ents[*on]
+                        && e.tag == *tag
+                        && match event {
+                            RawTagEvent::NewOrRemoved => e.is_new_or_removed(),
+                            RawTagEvent::Added => e.old == 0 && e.new > 0,
+                            RawTagEvent::Removed => e.old > 0 && e.new == 0,
+                            RawTagEvent::AnyCountChange => e.old != e.new,
+                        }
+                })
+                .count() as u32;
+            events(p, n, count, "event");
+        }
+    }
+}

@@ -28,7 +28,7 @@
 
 use crate::arena::{Arena, ArenaGame, ArenaSpec};
 use crate::content::Content;
-use crate::cue::{CueDirector, CueKey, PresenterCall, PresenterLog, RemoveReason};
+use crate::cue::{CueDirector, PresenterLog};
 use crate::duel::{self, Duel};
 use crate::id::{AbilityDefId, AttrSetId, EffectDefId};
 use crate::num::Frame;
@@ -550,9 +550,9 @@ fn determinism_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
 /// bytes. After every batch a [`CueDirector`] reconciles into a [`PresenterLog`]. The log keeps
 /// the presenter contract ([`PresenterLog::check_invariants`]: no double play, every cancel
 /// matches a play, persistent cues balanced), and once everything is confirmed its reconciled
-/// view and the final checksum equal the straight run's — except for persistent instances born
-/// and gone inside one rollback batch, which are never shown by design (no blip: `docs/cues.md`,
-/// section 5).
+/// view and the final checksum equal the straight run's — persistent instances born and gone
+/// inside one rollback batch included, which are presented late once confirmed (late, never
+/// lost: `docs/cues.md`, section 5).
 pub fn presenter(data: &[u8]) {
     let mut b = Bytes::new(data);
     let game = b.u8();
@@ -608,8 +608,6 @@ fn presenter_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
     let mut log = PresenterLog::default();
     let mut used: Vec<Vec<G::Input>> = Vec::with_capacity(frames);
     let mut known = 0usize;
-    // Every rollback batch: the first and last re-simulated frames (table indices).
-    let mut batches: Vec<(usize, usize)> = Vec::new();
     let simulate = |w: &mut World<G>,
                     ring: &mut SnapshotRing<G>,
                     used: &mut Vec<Vec<G::Input>>,
@@ -641,7 +639,6 @@ fn presenter_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
         if let Some(from) = from {
             assert!(ring.load(&mut w, fr(from)), "the ring lost frame {from}");
             director.rewound_to(fr(from));
-            batches.push((from, f));
             for g in from..=f {
                 simulate(&mut w, &mut ring, &mut used, &mut director, g, known);
             }
@@ -654,7 +651,6 @@ fn presenter_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
     if let Some(from) = (known..frames).find(|g| used[*g] != table[*g]) {
         assert!(ring.load(&mut w, fr(from)), "the ring lost frame {from}");
         director.rewound_to(fr(from));
-        batches.push((from, last));
         for g in from..frames {
             simulate(&mut w, &mut ring, &mut used, &mut director, g, frames);
         }
@@ -665,30 +661,7 @@ fn presenter_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
         panic!("presenter contract broken under rollback: {e}");
     }
     assert_eq!(w.checksum(), plain.checksum(), "final checksum differs from the straight run");
-    let (got, mut want) = (log.reconciled(), plain_log.reconciled());
-    // By design (`docs/cues.md`, section 5), an instance born and killed inside one rollback
-    // window is never shown (no blip). The straight run reconciles after every frame and shows
-    // such an instance; under rollback it is legitimately absent when one batch re-simulated
-    // every frame it lived (from its first frame through the frame it was gone). Those are
-    // dropped from the expectation; any other difference is a finding.
-    let blips: Vec<CueKey> = want
-        .iter()
-        .filter_map(|c| match c {
-            PresenterCall::Removed(k, RemoveReason::Ended) => Some(*k),
-            _ => None,
-        })
-        .filter(|k| !got.iter().any(|c| c.key() == *k))
-        .filter(|k| {
-            let born = (k.frame - base) as usize;
-            // The frame at which the straight run saw it gone.
-            let gone = plain_log.calls.iter().find_map(|(at, c)| match c {
-                PresenterCall::Removed(r, _) if r == k => Some((*at - base) as usize),
-                _ => None,
-            });
-            gone.is_some_and(|gone| batches.iter().any(|&(from, to)| from <= born && gone <= to))
-        })
-        .collect();
-    want.retain(|c| !blips.contains(&c.key()));
+    let (got, want) = (log.reconciled(), plain_log.reconciled());
     if got != want {
         let key = want
             .iter()

@@ -40,7 +40,11 @@ pub struct Cue {
 /// that was played and that the corrected timeline no longer contains; `on_active` at most
 /// once per persistent instance and only when it started recently; `while_active` once when
 /// the presenter starts showing an instance; `removed` once for every instance shown; and
-/// `confirmed` once for every cue whose frame became confirmed while it was shown.
+/// `confirmed` once for every cue whose frame became confirmed while it was shown, and for
+/// every persistent instance that was shown and ended before its start frame was confirmed
+/// (once that frame is). A confirmed persistent instance that began and ended while
+/// presentation never saw it — inside one re-simulated batch, or between two reconciles — is
+/// presented late, never lost: [`Presenter::happened`] once its end frame is confirmed.
 pub trait Presenter {
     /// A burst (`Executed`) starts.
     fn play(&mut self, cue: &Cue) {
@@ -71,6 +75,23 @@ pub trait Presenter {
     fn retimed(&mut self, from: &Cue, to: &Cue) {
         let _ = (from, to);
     }
+    /// A persistent instance that really happened — its start and end frames are confirmed —
+    /// but was never shown, because it began and ended between two reconciles (typically inside
+    /// one rollback batch: a remote player's one-frame ability whose input arrived late). It is
+    /// presented late rather than lost. `cue.key.frame` is its start frame; `predicted` is
+    /// `false`.
+    ///
+    /// The default presents it like any other instance, all at once: `on_active`,
+    /// `while_active`, `confirmed`, then `removed(Ended)` — so after taking out
+    /// predicted-then-cancelled pairs, every mode's presenter calls agree (`docs/cues.md`,
+    /// section 5). Override it to treat such instances as a burst instead (play the start
+    /// flourish, skip the loop).
+    fn happened(&mut self, cue: &Cue) {
+        self.on_active(cue);
+        self.while_active(cue);
+        self.confirmed(cue);
+        self.removed(cue, RemoveReason::Ended);
+    }
 }
 
 /// Counters of what the director did (F-GC-16).
@@ -94,6 +115,10 @@ pub struct CueCounters {
     pub removed: u64,
     /// `removed` calls with [`RemoveReason::Mispredicted`].
     pub mispredicted: u64,
+    /// Persistent instances presented late ([`Presenter::happened`]): confirmed, but begun and
+    /// ended between two reconciles. Each also counts as one `on_active`, `while_active`,
+    /// `confirmed` and `removed`.
+    pub late: u64,
     /// Frames where one target received more identical cues than the spam limit.
     pub spam_warnings: u64,
 }
@@ -119,6 +144,8 @@ pub enum CueLogKind {
     Retimed(Frame),
     /// More than the spam limit of identical cues on one target in one frame.
     Spam(u32),
+    /// [`Presenter::happened`]: a confirmed persistent instance presented late.
+    Late,
 }
 
 /// One entry of the director's log.
@@ -192,6 +219,16 @@ pub struct CueDirector {
     culled: BTreeSet<Entity>,
     /// Entities back in view since the last diff (their instances get `while_active` only).
     reentered: BTreeSet<Entity>,
+    /// `Added`/`Removed` records of frames not yet confirmed, as last simulated: once a frame
+    /// is confirmed they say which persistent instances really began and ended in it.
+    edges: BTreeMap<Frame, Vec<CueRecord>>,
+    /// Persistent instances (identity, start frame) shown in this timeline and not taken back
+    /// as mispredicted, whose end is not confirmed yet.
+    seen: BTreeSet<(Identity, Frame)>,
+    /// Instances shown and ended before their start frame was confirmed (confirmed when it is).
+    ended_unconfirmed: BTreeMap<(Identity, Frame), Cue>,
+    /// Instances whose start is confirmed and whose end is not: start frame and parameters.
+    open: BTreeMap<Identity, (Frame, CueParams)>,
 }
 
 impl Default for CueDirector {
@@ -221,6 +258,10 @@ impl CueDirector {
             last_confirmed: None,
             culled: BTreeSet::new(),
             reentered: BTreeSet::new(),
+            edges: BTreeMap::new(),
+            seen: BTreeSet::new(),
+            ended_unconfirmed: BTreeMap::new(),
+            open: BTreeMap::new(),
         }
     }
 
@@ -301,18 +342,28 @@ impl CueDirector {
     pub fn rewound_to(&mut self, frame: Frame) {
         self.rewind_from = Some(self.rewind_from.map_or(frame, |r| r.min(frame)));
         self.batch.retain(|f, _| *f < frame);
+        self.edges.retain(|f, _| *f < frame);
     }
 
     /// Takes the cue records of one advanced frame.
     pub fn ingest(&mut self, out: &FrameOutput) {
         let mut records = Vec::with_capacity(out.cues.len());
+        let mut edges = Vec::new();
         for r in &out.cues {
             if r.key.kind == CueKind::Removed {
                 self.batch_removed.insert((r.key.target, r.key.tag, r.key.origin));
             }
+            if r.key.kind != CueKind::Executed {
+                edges.push(*r);
+            }
             records.push(*r);
         }
         self.batch.insert(out.frame, records);
+        if edges.is_empty() {
+            self.edges.remove(&out.frame);
+        } else {
+            self.edges.insert(out.frame, edges);
+        }
     }
 
     /// Reconciles after a batch: plays new bursts, skips duplicates, cancels mispredicted
@@ -420,6 +471,7 @@ impl CueDirector {
         // Confirmation.
         if let Some(c) = confirmed {
             self.confirm_through(c, now, presenter);
+            self.settle_edges(world, c, now, presenter);
         }
         self.last_confirmed = confirmed.or(self.last_confirmed);
     }
@@ -471,17 +523,20 @@ impl CueDirector {
         let now = world.frame();
         let mut active = core::mem::take(&mut self.active);
         world.active_cues(&mut active);
-        // Vanished instances first (so a handler can reuse what they held).
-        let live: BTreeSet<Identity> = active.iter().map(|a| (a.target, a.tag, a.origin)).collect();
+        // Vanished instances first (so a handler can reuse what they held). An identity live
+        // with another start frame is another instance (an effect switched off and on again).
+        let live: BTreeMap<Identity, Frame> =
+            active.iter().map(|a| ((a.target, a.tag, a.origin), a.since)).collect();
         let gone: Vec<Identity> = self
             .shown
-            .keys()
-            .filter(|id| !live.contains(id) || self.culled.contains(&id.0))
-            .copied()
+            .iter()
+            .filter(|(id, s)| live.get(id) != Some(&s.cue.key.frame) || self.culled.contains(&id.0))
+            .map(|(id, _)| *id)
             .collect();
         for id in gone {
             if let Some(s) = self.shown.remove(&id) {
-                let reason = if live.contains(&id) {
+                let instance = (id, s.cue.key.frame);
+                let reason = if live.get(&id) == Some(&s.cue.key.frame) {
                     RemoveReason::Culled
                 } else if self.batch_removed.contains(&id) || !rolled_back {
                     RemoveReason::Ended
@@ -490,8 +545,15 @@ impl CueDirector {
                 };
                 presenter.removed(&s.cue, reason);
                 self.counters.removed += 1;
-                if reason == RemoveReason::Mispredicted {
-                    self.counters.mispredicted += 1;
+                match reason {
+                    RemoveReason::Mispredicted => {
+                        self.counters.mispredicted += 1;
+                        self.seen.remove(&instance);
+                    }
+                    RemoveReason::Ended if !s.confirmed => {
+                        self.ended_unconfirmed.insert(instance, s.cue);
+                    }
+                    _ => {}
                 }
                 self.record(now, &s.cue, CueLogKind::Removed(reason));
             }
@@ -525,6 +587,7 @@ impl CueDirector {
             self.counters.while_active += 1;
             self.record(now, &cue, CueLogKind::WhileActive);
             self.shown.insert(id, Shown { cue, confirmed: false });
+            self.seen.insert((id, a.since));
         }
         self.reentered.clear();
         self.active = active;
@@ -572,6 +635,70 @@ impl CueDirector {
         }
     }
 
+    /// Walks the final `Added`/`Removed` records of newly confirmed frames (through `c`):
+    /// confirms shown instances that ended before their start was confirmed, and presents late
+    /// ([`Presenter::happened`]) confirmed instances that began and ended unseen.
+    fn settle_edges<G: Game, P: Presenter + ?Sized>(
+        &mut self,
+        world: &World<G>,
+        c: Frame,
+        now: Frame,
+        presenter: &mut P,
+    ) {
+        let frames: Vec<Frame> = self.edges.range(..=c).map(|(f, _)| *f).collect();
+        for f in frames {
+            let Some(records) = self.edges.remove(&f) else { continue };
+            for r in records {
+                let id = (r.key.target, r.key.tag, r.key.origin);
+                match r.key.kind {
+                    CueKind::Added => {
+                        if let Some(cue) = self.ended_unconfirmed.remove(&(id, f)) {
+                            presenter.confirmed(&cue);
+                            self.counters.confirmed += 1;
+                            self.record(now, &cue, CueLogKind::Confirmed);
+                        }
+                        self.open.insert(id, (f, r.params));
+                    }
+                    CueKind::Removed => {
+                        let Some((since, params)) = self.open.remove(&id) else { continue };
+                        let was_seen = self.seen.remove(&(id, since));
+                        let showing = self.shown.get(&id).is_some_and(|s| s.cue.key.frame == since);
+                        if was_seen || showing || self.culled.contains(&id.0) {
+                            continue;
+                        }
+                        let key = CueKey {
+                            frame: since,
+                            target: id.0,
+                            tag: id.1,
+                            kind: CueKind::Added,
+                            origin: id.2,
+                            ordinal: 0,
+                        };
+                        let cue =
+                            Cue { key, params, policy: world.cue_policy(id.1), predicted: false };
+                        presenter.happened(&cue);
+                        self.counters.late += 1;
+                        self.counters.on_active += 1;
+                        self.counters.while_active += 1;
+                        self.counters.confirmed += 1;
+                        self.counters.removed += 1;
+                        self.record(now, &cue, CueLogKind::Late);
+                    }
+                    CueKind::Executed => {}
+                }
+            }
+        }
+        // Anything older left here was shown on a prediction, ended in it, and then never
+        // happened (a later correction erased its start): there is nothing left to confirm.
+        let (open, shown) = (&self.open, &self.shown);
+        self.seen.retain(|(id, s)| {
+            *s > c
+                || open.get(id).is_some_and(|o| o.0 == *s)
+                || shown.get(id).is_some_and(|x| x.cue.key.frame == *s)
+        });
+        self.ended_unconfirmed.retain(|(_, s), _| *s > c);
+    }
+
     /// Rebuilds presentation from a world's snapshot (after a snapshot load, a replay seek or
     /// a spectator join): shown instances that are gone get `removed(Unloaded)`, unconfirmed
     /// bursts are forgotten, and every live persistent instance gets `while_active` only.
@@ -585,6 +712,7 @@ impl CueDirector {
         self.batch.clear();
         self.batch_removed.clear();
         self.rewind_from = None;
+        self.forget_edges();
         let now = world.frame();
         let shown = core::mem::take(&mut self.shown);
         let mut active = core::mem::take(&mut self.active);
@@ -616,6 +744,16 @@ impl CueDirector {
         self.batch.clear();
         self.batch_removed.clear();
         self.rewind_from = None;
+        self.forget_edges();
+    }
+
+    /// Forgets the instance history (a snapshot load outside the session, a session change):
+    /// instances of the old timeline are neither confirmed nor presented late.
+    fn forget_edges(&mut self) {
+        self.edges.clear();
+        self.seen.clear();
+        self.ended_unconfirmed.clear();
+        self.open.clear();
     }
 }
 

@@ -16,7 +16,9 @@
 //! A [`CueDirector`] is fed once per rollback batch (see its documentation for the protocol)
 //! and calls a [`Presenter`] the game implements: `play` each burst once, `cancel` bursts the
 //! corrected timeline no longer contains, `on_active`/`while_active`/`removed` for persistent
-//! instances diffed against the snapshot, and `confirmed` once a cue's frame is confirmed.
+//! instances diffed against the snapshot, and `confirmed` once a cue's frame is confirmed. A
+//! confirmed persistent instance that began and ended between two reconciles (inside one
+//! rollback batch) is presented late, never lost ([`Presenter::happened`]).
 //! Headless runs (fuzzing, sync tests, replay verification) simply have no director; emission
 //! is unchanged, so checksums are unaffected.
 

@@ -1,12 +1,13 @@
 //! GGRS glue: the session `Config`, and a [`Runner`] that fulfils GGRS requests against a
-//! [`World`] with allocation-free saves, feeds a cue director once per batch, records
-//! confirmed inputs for replays and turns desyncs into reports.
+//! [`World`] with allocation-free saves, feeds a cue director and a UI event feed once per
+//! batch, records confirmed inputs for replays and turns desyncs into reports.
 
 use super::guard::{Departure, Fault, Guard};
 use crate::cue::{CueDirector, Presenter};
 use crate::debug::{DesyncReport, WorldDump};
 use crate::num::Frame;
 use crate::replay::Recorder;
+use crate::ui::EventDirector;
 use crate::world::{Checksums, Game, Snapshot, SnapshotRing, Subsystem, World};
 use core::fmt;
 use core::hash::Hash;
@@ -262,6 +263,10 @@ pub struct Runner<G: Game> {
     keeper: DesyncKeeper<G>,
     /// The cue director fed once per batch.
     pub director: Option<CueDirector>,
+    /// The UI event feed fed once per batch: attribute, effect, ability and execution events
+    /// shown once, retracted if mispredicted, confirmed with the session (take its notices with
+    /// [`EventDirector::deliver`] or [`EventDirector::drain`] after a tick).
+    pub ui_events: Option<EventDirector>,
     stats: RunnerStats,
     events: Vec<SessionEvent>,
     reports: Vec<DesyncReport>,
@@ -350,6 +355,7 @@ impl<G: Game> Runner<G> {
             recorder: None,
             keeper,
             director: None,
+            ui_events: None,
             stats: RunnerStats::default(),
             events: Vec::new(),
             reports: Vec::new(),
@@ -631,6 +637,9 @@ impl<G: Game> Runner<G> {
                     if let Some(d) = self.director.as_mut() {
                         d.rewound_to(f);
                     }
+                    if let Some(u) = self.ui_events.as_mut() {
+                        u.rewound_to(f);
+                    }
                     self.stats.rollbacks += 1;
                     self.stats.rollback_depth_sum += u64::from(depth);
                     self.stats.max_rollback = self.stats.max_rollback.max(depth);
@@ -642,6 +651,9 @@ impl<G: Game> Runner<G> {
                     self.world.step_with_status_and(&inputs, &mut *script);
                     if let Some(d) = self.director.as_mut() {
                         d.ingest(self.world.output());
+                    }
+                    if let Some(u) = self.ui_events.as_mut() {
+                        u.ingest(&self.world);
                     }
                     self.inputs.insert(f, inputs);
                     if self.recorder.is_some() {
@@ -665,6 +677,9 @@ impl<G: Game> Runner<G> {
     fn finish(&mut self, confirmed: Option<Frame>, presenter: Option<&mut dyn Presenter>) {
         if let (Some(d), Some(p)) = (self.director.as_mut(), presenter) {
             d.reconcile(&self.world, confirmed, p);
+        }
+        if let Some(u) = self.ui_events.as_mut() {
+            u.reconcile(confirmed);
         }
         let Some(c) = confirmed else { return };
         let start = self.recorded_through.map_or(0, |r| r + 1);

@@ -11,6 +11,9 @@
 //! - [`effect`]: specs, the application pipeline, periodic execution, stacking, queries.
 //! - [`world`]: the snapshot [`World`], its frame schedule, hooks, events and checksums.
 //! - [`random`]: deterministic random streams.
+//! - [`cue`] and [`ui`]: exactly-once presentation under rollback — gameplay cues, and the UI
+//!   event feed (attribute, effect, ability and execution events shown once, retracted if
+//!   mispredicted, confirmed).
 //!
 //! # Determinism contract
 //!
@@ -47,12 +50,14 @@ pub mod replay;
 pub mod scenario;
 pub mod session;
 pub mod tag;
+pub mod ui;
 pub mod world;
 
 pub use ability::{
-    AbilityCtx, AbilityEvent, AbilitySpec, Activation, ActivationFailure, EventData, InputEdge,
-    TargetData, TaskEvent, TaskResult, TaskSpec,
+    AbilityCtx, AbilityEvent, AbilitySpec, Activation, ActivationFailure, CommitPart, EventData,
+    InputEdge, TargetData, TaskEvent, TaskResult, TaskSpec,
 };
+pub use ability::{CustomTaskKind, TaskCtx};
 pub use content::{Content, ContentBuilder, ContentError, ContentErrorKind};
 pub use effect::{
     ActiveEffect, EffectContext, EffectOrigin, EffectQuery, EffectSpec, EffectTimers,

@@ -32,6 +32,13 @@ pub type Frame = u32;
 /// The frame value used for "never" (an infinite effect never expires).
 pub const NEVER: Frame = u32::MAX;
 
+/// The longest finite duration content may give (effect durations, `cooldown_duration`,
+/// `end_after`): 2³¹ − 1 frames, about 414 days at 60 Hz, and the largest whole number a
+/// SetByCaller duration can hold. A timer ends at its start frame plus its duration, a frame
+/// number below [`NEVER`]; this bound keeps every timer started in the first 2³¹ frames exact
+/// to the frame. Longer durations are refused at load time: use `Infinite` instead.
+pub const MAX_FINITE_FRAMES: Frame = i32::MAX as Frame;
+
 /// A tick rate in frames per second (default 60). Part of the session handshake.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct TickRate(pub u16);

@@ -195,6 +195,19 @@ enum Rec {
         unit: Fx,
         chance: bool,
     },
+    /// `on_granted` of the `Lifecycle` behaviour.
+    Granted {
+        frame: u32,
+        h: AbilityHandle,
+        level: u16,
+    },
+    /// `on_removed` of the `Lifecycle` behaviour: the state blob and whether it was active.
+    Removed {
+        frame: u32,
+        h: AbilityHandle,
+        state: u32,
+        active: bool,
+    },
 }
 
 type Query = (Entity, Entity, [Fx; 2], TargetQuery);
@@ -386,6 +399,24 @@ fn s_end(ctx: &mut AbilityCtx<'_, Arena>, cancelled: bool) {
     push(Rec::Ended { frame: ctx.frame(), h: ctx.handle(), cancelled });
 }
 
+/// `Lifecycle`'s `on_granted`: logs, heals the owner by 5 (`Heal`) and writes 7 into the state.
+fn l_granted(ctx: &mut AbilityCtx<'_, Arena>) {
+    push(Rec::Granted { frame: ctx.frame(), h: ctx.handle(), level: ctx.level() });
+    let heal = ctx.make_spec(ctx.world().content().effect("Heal").unwrap());
+    let owner = ctx.owner();
+    ctx.apply(heal, owner);
+    ctx.set_state(&7u32);
+}
+
+/// `Lifecycle`'s `on_removed`: logs the state and damages the owner by 20 (`Damage`).
+fn l_removed(ctx: &mut AbilityCtx<'_, Arena>) {
+    let (h, frame) = (ctx.handle(), ctx.frame());
+    push(Rec::Removed { frame, h, state: ctx.state(), active: ctx.world().is_ability_active(h) });
+    let damage = ctx.make_spec(ctx.world().content().effect("Damage").unwrap());
+    let owner = ctx.owner();
+    ctx.apply(damage, owner);
+}
+
 /// The custom activation check: refuses with code 42 while the owner has `Gate.Closed`.
 fn gate(w: &World<Arena>, h: AbilityHandle, _: Option<&EventData>) -> Result<(), u16> {
     match w.content().tags().get("Gate.Closed") {
@@ -403,6 +434,17 @@ fn hooks() -> Hooks<Arena> {
                 on_task: Some(s_task),
                 on_input: Some(s_input),
                 on_end: Some(s_end),
+                ..Behaviour::default()
+            },
+        )
+        .behaviour(
+            "Lifecycle",
+            Behaviour {
+                on_activate: Some(s_activate),
+                on_end: Some(s_end),
+                on_granted: Some(l_granted),
+                on_removed: Some(l_removed),
+                ..Behaviour::default()
             },
         )
         .can_activate("Gate", gate)
@@ -3764,5 +3806,1143 @@ fn f_ga_rollback_through_running_abilities_tasks_and_timelines_reproduces_checks
     for f in 0..45u32 {
         battle_frame(&mut w2, f, es2);
         assert_eq!(w2.checksums(), checks[f as usize], "fresh run, frame {f}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 17 (GAS fidelity): commits that cannot fail silently, SetByCaller cooldown durations,
+// finite cooldown timers, default inputs of set and effect grants, grant and removal hooks
+// ---------------------------------------------------------------------------------------------
+
+/// The 1-based line and column (in chars) of the first occurrence of `needle` in `text`.
+fn pos_in(text: &str, needle: &str) -> (u32, u32) {
+    let byte = text.find(needle).unwrap_or_else(|| panic!("{needle:?} not in the text"));
+    let before = &text[..byte];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line as u32, col as u32)
+}
+
+/// Freezes `BASE` plus `text` (as `test.ron`) and checks the located error it gives.
+#[track_caller]
+fn refused(text: &str, kind: ContentErrorKind, at: &str, path: &str, message: &str) {
+    let e = ContentBuilder::new()
+        .file("base.ron", BASE)
+        .file("test.ron", text)
+        .build()
+        .expect_err(text);
+    assert_eq!(e.kind, kind, "kind of: {e}");
+    assert_eq!(e.file, "test.ron", "file of: {e}");
+    assert_eq!((e.line, e.col), pos_in(text, at), "line:col of: {e}");
+    assert_eq!(e.path, path, "path of: {e}");
+    assert!(e.message.contains(message), "message of: {e}\n  should contain: {message}");
+}
+
+const SBC_COOLDOWN: &str = r#"(
+    tags: ["Data.Cooldown", "Cooldown.Bolt", "Cooldown.Nova"],
+    effects: {
+        // One shared cooldown whose duration is the caller's: GAS's SetByCaller cooldown recipe.
+        // Its modifier shows the SetByCaller value the commit set.
+        "SbcCooldown": (duration: SetByCaller("Data.Cooldown"),
+                        modifiers: [(attribute: "Focus", op: Add,
+                                     magnitude: SetByCaller("Data.Cooldown"))]),
+    },
+    abilities: {
+        "Bolt": (tags: ["Ability.Skill.Fire"], cooldown: "SbcCooldown", cooldown_duration: Frames(40),
+                 cooldown_tags: ["Cooldown.Bolt"], end_after: Frames(1)),
+        "Nova": (tags: ["Ability.Skill.Ice"], cooldown: "SbcCooldown",
+                 cooldown_set_by_caller: { "Data.Cooldown": 25 },
+                 cooldown_tags: ["Cooldown.Nova"], end_after: Frames(1)),
+    },
+)"#;
+
+/// F-GA-08: a shared cooldown effect with a `SetByCaller("Data.Cooldown")` duration is applied
+/// on commit, its duration and key taken from `cooldown_duration` or `cooldown_set_by_caller`
+/// (it used to fail with `MissingSetByCaller`, silently, and the ability re-activated at once).
+#[test]
+fn f_ga_08_a_set_by_caller_cooldown_duration_is_applied_on_commit() {
+    let mut w = arena(SBC_COOLDOWN);
+    let focus = attr(&w, "Focus");
+    let hero = actor(&mut w);
+    let bolt = grant(&mut w, hero, "Bolt");
+    let nova = grant(&mut w, hero, "Nova");
+    let mut results = Vec::new();
+    let mut apply_failures = 0;
+    for f in 0..=45u32 {
+        let out = frame(&mut w, |w| {
+            if [0, 1, 39, 40].contains(&f) {
+                results.push(("bolt", f, w.try_activate(bolt)));
+            }
+            if [0, 24, 25].contains(&f) {
+                results.push(("nova", f, w.try_activate(nova)));
+            }
+        });
+        apply_failures += out
+            .effect_events
+            .iter()
+            .filter(|e| matches!(e, rollback_abilities::EffectEvent::ApplyFailed { .. }))
+            .count();
+        match f {
+            0 => {
+                assert_eq!(w.ability_cooldown_remaining(bolt), Some((40, 40)));
+                assert_eq!(w.ability_cooldown_remaining(nova), Some((25, 25)));
+                // `cooldown_duration` also set the key: 40 + 25 while both run.
+                assert_eq!(w.attr(hero, focus), Some(int(65)));
+            }
+            10 => assert_eq!(w.ability_cooldown_remaining(bolt), Some((30, 40))),
+            30 => assert_eq!(w.attr(hero, focus), Some(int(65)), "Nova's second cooldown"),
+            _ => {}
+        }
+    }
+    use ActivationFailure::OnCooldown;
+    assert_eq!(
+        results,
+        vec![
+            ("bolt", 0, ok(1)),
+            ("nova", 0, ok(1)),
+            ("bolt", 1, Err(OnCooldown)),
+            ("nova", 24, Err(OnCooldown)),
+            ("nova", 25, ok(2)),
+            ("bolt", 39, Err(OnCooldown)),
+            ("bolt", 40, ok(2)),
+        ]
+    );
+    assert_eq!(apply_failures, 0, "no application failed");
+}
+
+/// F-GA-08, F-GA-06: content whose commit could never apply its cost or cooldown is refused
+/// with a located error: a SetByCaller duration nobody gives, a key given twice, a duration
+/// below one frame, a cost or cooldown SetByCaller value the ability does not give.
+#[test]
+fn f_ga_08_costs_and_cooldowns_missing_set_by_caller_values_are_refused() {
+    let tags = r#"tags: ["Data.Cooldown", "Data.Power"],"#;
+    let cd = r#""SbcCooldown": (duration: SetByCaller("Data.Cooldown"), granted_tags: ["Cooldown.Ice"]),
+        "PowerCooldown": (duration: Frames(30), granted_tags: ["Cooldown.Ice"],
+                          modifiers: [(attribute: "Focus", op: Add, magnitude: SetByCaller("Data.Power"))]),"#;
+    let text = |ability: &str| {
+        format!(
+            "(\n    {tags}\n    effects: {{\n        {cd}\n    }},\n    abilities: {{\n        \"X\": ({ability}),\n    }},\n)"
+        )
+    };
+    let t = text(r#"cooldown: "SbcCooldown""#);
+    refused(
+        &t,
+        ContentErrorKind::InvalidCombination,
+        "cooldown:",
+        "abilities.X.cooldown",
+        r#"the cooldown effect "SbcCooldown" takes its duration from SetByCaller("Data.Cooldown"): give the ability `cooldown_duration: Frames(n)`"#,
+    );
+    let t = text(
+        r#"cooldown: "SbcCooldown", cooldown_duration: Frames(5), cooldown_set_by_caller: { "Data.Cooldown": 5 }"#,
+    );
+    refused(
+        &t,
+        ContentErrorKind::InvalidCombination,
+        r#""Data.Cooldown": 5"#,
+        "abilities.X.cooldown_set_by_caller.Data.Cooldown",
+        "the cooldown's duration is given twice",
+    );
+    let t = text(r#"cooldown: "SbcCooldown", cooldown_set_by_caller: { "Data.Cooldown": 0.5 }"#);
+    refused(
+        &t,
+        ContentErrorKind::InvalidValue,
+        r#""Data.Cooldown": 0.5"#,
+        "abilities.X.cooldown_set_by_caller.Data.Cooldown",
+        "must be at least 1",
+    );
+    let t = text(r#"cooldown: "PowerCooldown""#);
+    refused(
+        &t,
+        ContentErrorKind::InvalidCombination,
+        "cooldown:",
+        "abilities.X.cooldown",
+        r#"needs the SetByCaller value "Data.Power": give it in `cooldown_set_by_caller"#,
+    );
+    let t = text(r#"cost: "SbcCost""#);
+    refused(
+        &t,
+        ContentErrorKind::InvalidCombination,
+        "cost:",
+        "abilities.X.cost",
+        r#"the cost effect "SbcCost" needs the SetByCaller value "Data.Cost": give it in `cost_set_by_caller"#,
+    );
+    let t = text(r#"cooldown_set_by_caller: { "Data.Power": 1 }"#);
+    refused(
+        &t,
+        ContentErrorKind::InvalidCombination,
+        r#""X": ("#,
+        "abilities.X.cooldown",
+        "need a `cooldown` effect",
+    );
+    // Given, they load.
+    for ok_text in [
+        text(r#"cooldown: "SbcCooldown", cooldown_duration: Frames(5)"#),
+        text(r#"cooldown: "SbcCooldown", cooldown_set_by_caller: { "Data.Cooldown": 5 }"#),
+        text(r#"cooldown: "PowerCooldown", cooldown_set_by_caller: { "Data.Power": 2 }"#),
+        text(r#"cost: "SbcCost", cost_set_by_caller: { "Data.Cost": -1 }"#),
+    ] {
+        ContentBuilder::new()
+            .file("base.ron", BASE)
+            .file("test.ron", ok_text.as_str())
+            .build()
+            .unwrap_or_else(|e| panic!("{ok_text}: {e}"));
+    }
+}
+
+const COMMIT_FAILURES: &str = r#"(
+    effects: {
+        // A shared cooldown that holds one stack and denies more.
+        "OneCooldown": (duration: Frames(30),
+                        stacking: (kind: ByTarget, limit: 1, deny_overflow: true)),
+        "Sanctuary": (duration: Infinite, immunity_tags: ["Ability.Skill.Fire"]),
+    },
+    abilities: {
+        "Ice": (tags: ["Ability.Skill.Ice"], cost: "ManaCost", cooldown: "OneCooldown",
+                cooldown_tags: ["Cooldown.Ice"], end_after: Frames(1)),
+        "Spark": (tags: ["Ability.Skill.Spark"], cost: "ManaCost", cooldown: "OneCooldown",
+                  cooldown_tags: ["Cooldown.Spark"], end_after: Frames(1), behaviour: "Script"),
+        "Fire": (tags: ["Ability.Skill.Fire"], cost: "ManaCost", cooldown: "FireCooldown",
+                 end_after: Frames(1), behaviour: "Script"),
+        "Late": (tags: ["Ability.Skill.Gauntlet"], commit_on_activate: false, cost: "ManaCost",
+                 cooldown: "OneCooldown", cooldown_tags: ["Cooldown.Gauntlet"], behaviour: "Script"),
+    },
+)"#;
+
+/// F-GA-06: a commit whose cost or cooldown effect cannot be applied (a full stack that denies
+/// overflow, an immunity, a full effect column) fails the activation with
+/// `CommitFailed { part, error }` — in the result, the frame's ability events and the activation
+/// log — pays nothing and starts nothing. A later commit from the behaviour fails the same way
+/// and cancels the ability. (All of these used to succeed with the application silently lost.)
+#[test]
+fn f_ga_06_a_commit_that_cannot_apply_fails_the_activation_with_a_typed_reason() {
+    use rollback_abilities::CommitPart;
+    let mut w = arena(COMMIT_FAILURES);
+    let mana = attr(&w, "Mana");
+    let hero = actor(&mut w);
+    let [ice, spark, fire, late] = ["Ice", "Spark", "Fire", "Late"].map(|n| grant(&mut w, hero, n));
+    frame(&mut w, |w| assert_eq!(w.try_activate(ice), ok(1)));
+    assert_eq!(w.attr(hero, mana), Some(int(40)));
+    // Spark's cooldown would be a second stack of OneCooldown: denied.
+    let overflow = ActivationFailure::CommitFailed {
+        part: CommitPart::Cooldown,
+        error: ApplyError::StackOverflowDenied,
+    };
+    let out = frame(&mut w, |w| assert_eq!(w.try_activate(spark), Err(overflow)));
+    assert_eq!(failed(&out), vec![(spark, overflow)]);
+    assert!(!activated(&out).iter().any(|a| a.0 == spark), "it never started");
+    assert!(!ended(&out).iter().any(|e| e.0 == spark));
+    assert_eq!(w.last_activation(spark).map(|r| (r.frame, r.result)), Some((1, Err(overflow))));
+    assert_eq!(w.attr(hero, mana), Some(int(40)), "no cost paid");
+    assert!(!w.is_ability_active(spark) && !w.has_tag(hero, tag(&w, "Cooldown.Spark")));
+    assert!(activations_of(spark).is_empty() && ends_of(spark).is_empty(), "no behaviour ran");
+    assert!(overflow.to_string().contains("committing the cooldown failed"), "{overflow}");
+    // Immune to the cost (the spec carries Fire's ability tags).
+    let sanctuary = handle_of(apply(&mut w, "Sanctuary", hero, hero));
+    let immune = ActivationFailure::CommitFailed {
+        part: CommitPart::Cost,
+        error: ApplyError::Immune { blocker: sanctuary },
+    };
+    let out = frame(&mut w, |w| assert_eq!(w.try_activate(fire), Err(immune)));
+    assert_eq!(failed(&out), vec![(fire, immune)]);
+    assert_eq!(w.attr(hero, mana), Some(int(40)));
+    assert!(!w.has_tag(hero, tag(&w, "Cooldown.Fire")), "no cooldown without the cost");
+    w.remove_effect(sanctuary);
+    frame(&mut w, |w| assert_eq!(w.try_activate(fire), ok(1)));
+    assert_eq!(w.attr(hero, mana), Some(int(30)));
+    // A commit from the behaviour: the activation succeeded, the commit fails, the ability is
+    // cancelled, and the failure is reported like a failed activation.
+    plan(ab(&w, "Late"), &[Act::Commit]);
+    let out = frame(&mut w, |w| assert_eq!(w.try_activate(late), ok(1)));
+    assert!(log().contains(&Rec::Commit { frame: 4, h: late, ok: false }));
+    assert_eq!(activated(&out), vec![(late, 1, None)]);
+    assert_eq!(ended(&out).last(), Some(&(late, true)), "cancelled");
+    assert_eq!(failed(&out), vec![(late, overflow)]);
+    assert_eq!(w.last_activation(late).map(|r| r.result), Some(Err(overflow)));
+    assert_eq!(w.attr(hero, mana), Some(int(30)), "nothing of a failed commit is paid");
+    assert!(!w.has_tag(hero, tag(&w, "Cooldown.Gauntlet")));
+
+    // A full effect column: the cooldown has no room.
+    let mut w =
+        build(COMMIT_FAILURES, WorldConfig { effects_per_entity: 1, ..WorldConfig::default() });
+    let hero = actor(&mut w);
+    let ice = grant(&mut w, hero, "Ice");
+    apply(&mut w, "Buff", hero, hero);
+    let full =
+        ActivationFailure::CommitFailed { part: CommitPart::Cooldown, error: ApplyError::Capacity };
+    let out = frame(&mut w, |w| assert_eq!(w.try_activate(ice), Err(full)));
+    assert_eq!(failed(&out), vec![(ice, full)]);
+    assert_eq!(w.attr(hero, attr(&w, "Mana")), Some(int(50)));
+}
+
+/// F-GA-09 with F-GE-04's rule: a duration too long to end at an exact frame is refused with a
+/// located error pointing to `Infinite` (`cooldown_duration: Frames(u32::MAX)` used to load,
+/// never end, and report `Ready`); the longest accepted cooldown is reported exactly, and an
+/// infinite cooldown reports `(NEVER, NEVER)` instead of nothing.
+#[test]
+fn f_ga_09_cooldown_timers_are_finite_and_exact_to_the_frame() {
+    let shared = r#"cooldown: "SharedCooldown", cooldown_tags: ["Cooldown.Ice"], "#;
+    for (text, at, path) in [
+        (
+            format!(r#"(abilities: {{ "X": ({shared}cooldown_duration: Frames(4294967295)) }})"#),
+            "cooldown_duration",
+            "abilities.X.cooldown_duration",
+        ),
+        (
+            format!(r#"(abilities: {{ "X": ({shared}cooldown_duration: Frames(4294967294)) }})"#),
+            "cooldown_duration",
+            "abilities.X.cooldown_duration",
+        ),
+        (
+            format!(r#"(abilities: {{ "X": ({shared}cooldown_duration: Frames(2147483648)) }})"#),
+            "cooldown_duration",
+            "abilities.X.cooldown_duration",
+        ),
+        (
+            format!(r#"(abilities: {{ "X": ({shared}cooldown_duration: Seconds(40000000)) }})"#),
+            "40000000",
+            "abilities.X.cooldown_duration[0]",
+        ),
+    ] {
+        refused(
+            &text,
+            ContentErrorKind::InvalidValue,
+            at,
+            path,
+            "give the cooldown effect `duration: Infinite`",
+        );
+        refused(&text, ContentErrorKind::InvalidValue, at, path, "at most 2147483647 frames");
+    }
+    refused(
+        r#"(effects: { "Long": (duration: Frames(3000000000)) })"#,
+        ContentErrorKind::InvalidValue,
+        "duration",
+        "effects.Long.duration",
+        "use Infinite",
+    );
+    refused(
+        r#"(abilities: { "X": (end_after: Frames(2147483648)) })"#,
+        ContentErrorKind::InvalidValue,
+        "end_after",
+        "abilities.X.end_after",
+        "leave out `end_after`",
+    );
+
+    const MAX: u32 = rollback_abilities::num::MAX_FINITE_FRAMES;
+    let mut w = arena(
+        r#"(
+        effects: { "Endless": (duration: Infinite, granted_tags: ["Cooldown.Spark"]) },
+        abilities: {
+            "Longest": (cooldown: "SharedCooldown", cooldown_duration: Frames(2147483647),
+                        cooldown_tags: ["Cooldown.Ice"], end_after: Frames(1)),
+            "Forever": (cooldown: "Endless", end_after: Frames(1)),
+        },
+    )"#,
+    );
+    let hero = actor(&mut w);
+    let longest = grant(&mut w, hero, "Longest");
+    let forever = grant(&mut w, hero, "Forever");
+    run_through(&mut w, 4);
+    let out = frame(&mut w, |w| {
+        assert_eq!(w.try_activate(longest), ok(1));
+        assert_eq!(w.try_activate(forever), ok(1));
+    });
+    let cd = out
+        .ability_events
+        .iter()
+        .find_map(|e| match e {
+            AbilityEvent::Committed { handle, cooldown } if *handle == longest => *cooldown,
+            _ => None,
+        })
+        .expect("Longest's cooldown");
+    assert_eq!(w.effect_timer(cd).map(|t| t.expires_at), Some(5 + MAX));
+    assert_eq!(w.ability_cooldown_remaining(longest), Some((MAX, MAX)));
+    assert_eq!(w.ability_cooldown_remaining(forever), Some((u32::MAX, u32::MAX)));
+    run_through(&mut w, 1004);
+    assert_eq!(w.ability_cooldown_remaining(longest), Some((MAX - 999, MAX)));
+    assert_eq!(w.effect_remaining(cd), Some((MAX - 999, MAX)));
+    assert_eq!(w.can_activate(longest, None), Err(ActivationFailure::OnCooldown));
+    assert_eq!(w.ability_cooldown_remaining(forever), Some((u32::MAX, u32::MAX)), "never Ready");
+    assert_eq!(w.can_activate(forever, None), Err(ActivationFailure::OnCooldown));
+}
+
+/// F-GA-16, F-GE-21 (guide §3.8): a grant of an ability set or of an effect that names no
+/// `input` binds the ability's own `input` (it used to bind none: the button did nothing).
+#[test]
+fn f_ga_16_set_and_effect_grants_bind_the_abilitys_own_input() {
+    let mut w = arena(
+        r#"(
+        effects: {
+            "GrantGuard": (duration: Frames(10), granted_abilities: [(ability: "Guard")]),
+            "GrantGuardOn4": (duration: Frames(10), granted_abilities: [(ability: "Guard", input: 4)]),
+        },
+        abilities: { "Guard": (tags: ["Ability.Guard"], input: 3, behaviour: "Script") },
+        ability_sets: { "Kit": [(ability: "Guard"), (ability: "Guard", input: 5)] },
+    )"#,
+    );
+    let hero = actor(&mut w);
+    w.bind_player(0, hero);
+    let kit = w.content().ability_set("Kit").unwrap();
+    let hs = w.grant_ability_set(hero, kit);
+    let inputs = |w: &World<Arena>| -> Vec<Option<u8>> {
+        w.abilities(hero).map(|(_, s)| s.input_id()).collect()
+    };
+    assert_eq!(inputs(&w), vec![Some(3), Some(5)]);
+    // Input 3 activates the first grant of the set.
+    let out = frame_in(&mut w, &[pad(1 << 3)], |_| {});
+    assert_eq!(activated(&out), vec![(hs[0], 1, None)]);
+    frame_in(&mut w, &[pad(0)], |w| {
+        for h in &hs {
+            w.remove_ability(*h);
+        }
+    });
+    frame(&mut w, |w| {
+        apply(w, "GrantGuard", hero, hero);
+        apply(w, "GrantGuardOn4", hero, hero);
+    });
+    assert_eq!(inputs(&w), vec![Some(3), Some(4)]);
+    let granted: Vec<AbilityHandle> = w.abilities(hero).map(|(h, _)| h).collect();
+    let out = frame_in(&mut w, &[pad(1 << 3)], |_| {});
+    assert_eq!(activated(&out), vec![(granted[0], 1, None)]);
+}
+
+const LIFECYCLE: &str = r#"(
+    effects: {
+        "Gift": (duration: Frames(10), granted_abilities: [(ability: "Blessed")]),
+        "Loan": (duration: Frames(6),
+                 granted_abilities: [(ability: "Blessed", removal: RemoveOnEnd)]),
+        "Keep": (duration: Frames(4),
+                 granted_abilities: [(ability: "Blessed", removal: DoNothing)]),
+    },
+    abilities: {
+        "Blessed": (tags: ["Ability.Passive"], instancing: PerActor, state_size: 4,
+                    behaviour: "Lifecycle"),
+    },
+    ability_sets: { "Kit": [(ability: "Blessed", level: 2)] },
+)"#;
+
+/// The ability `hero` got from an active or expired effect named `effect` (or directly: "").
+fn blessed(w: &World<Arena>, hero: Entity, level: u16, from: &str) -> Option<AbilityHandle> {
+    w.abilities(hero)
+        .filter(|(_, s)| s.level == level)
+        .find(|(h, _)| match w.granting_effect(*h).and_then(|e| w.effect(e)) {
+            Some(ef) => w.content().effect_defs()[ef.def.index()].name == from,
+            None => from.is_empty(),
+        })
+        .map(|(h, _)| h)
+}
+
+/// One frame of the lifecycle script: grants by code (0), by an ability set (1) and by effects
+/// (2, 4, 6), a removal by code (3) and at an effect's end (Gift at 12; Loan's `RemoveOnEnd`
+/// ability, activated at 5, when it ends at 14), a kept grant (Keep's `DoNothing`), and a removal
+/// of the set's grant (15).
+fn lifecycle_frame(w: &mut World<Arena>, f: u32, hero: Entity) -> FrameOutput {
+    frame(w, |w| match f {
+        0 => {
+            w.grant_ability(hero, ab(w, "Blessed"), 1).unwrap();
+        }
+        1 => {
+            let kit = w.content().ability_set("Kit").unwrap();
+            assert_eq!(w.grant_ability_set(hero, kit).len(), 1);
+        }
+        2 => drop(apply(w, "Gift", hero, hero)),
+        3 => w.remove_ability(blessed(w, hero, 1, "").unwrap()),
+        4 => drop(apply(w, "Loan", hero, hero)),
+        5 => assert_eq!(w.try_activate(blessed(w, hero, 1, "Loan").unwrap()), ok(1)),
+        6 => drop(apply(w, "Keep", hero, hero)),
+        14 => {
+            let loan = w.abilities(hero).find(|(_, s)| s.is_active()).unwrap().0;
+            w.end_ability(loan);
+        }
+        15 => w.remove_ability(blessed(w, hero, 2, "").unwrap()),
+        _ => {}
+    })
+}
+
+/// The `Lifecycle` hook calls logged so far.
+fn hook_log() -> Vec<Rec> {
+    log().into_iter().filter(|r| matches!(r, Rec::Granted { .. } | Rec::Removed { .. })).collect()
+}
+
+/// Beyond GAS (its 4.25+ `OnGiveAbility` / `OnRemoveAbility`): a behaviour's `on_granted` and
+/// `on_removed` run exactly once per grant and per removal — by code, by an ability set, by an
+/// effect, by the granting effect's end (right away or when the ability ends) — with a context
+/// that applies effects and reads and writes the state blob; a grant kept by `DoNothing` is
+/// not removed.
+#[test]
+fn f_ga_02_on_granted_and_on_removed_run_once_per_grant_and_removal() {
+    let mut w = arena(LIFECYCLE);
+    let health = attr(&w, "Health");
+    let hero = actor(&mut w);
+    let mut outs = Vec::new();
+    for f in 0..=16u32 {
+        outs.push(lifecycle_frame(&mut w, f, hero));
+    }
+    let granted_event = |f: usize| -> Vec<AbilityHandle> {
+        outs[f]
+            .ability_events
+            .iter()
+            .filter_map(|e| match e {
+                AbilityEvent::Granted { handle, .. } => Some(*handle),
+                _ => None,
+            })
+            .collect()
+    };
+    let [a, b, c, d, e] = [0, 1, 2, 4, 6].map(|f| {
+        let g = granted_event(f);
+        assert_eq!(g.len(), 1, "frame {f}");
+        g[0]
+    });
+    let removed = |frame, h| Rec::Removed { frame, h, state: 7, active: false };
+    assert_eq!(
+        hook_log(),
+        vec![
+            Rec::Granted { frame: 0, h: a, level: 1 },
+            Rec::Granted { frame: 1, h: b, level: 2 },
+            Rec::Granted { frame: 2, h: c, level: 1 },
+            removed(3, a),
+            Rec::Granted { frame: 4, h: d, level: 1 },
+            Rec::Granted { frame: 6, h: e, level: 1 },
+            removed(12, c),
+            removed(14, d),
+            removed(15, b),
+        ]
+    );
+    // Loan's ability was active when Loan ended (frame 10): removed after it ended (14).
+    assert!(ends_of(d) == vec![(14, false)] && w.ability(d).is_none());
+    assert!(w.ability(e).is_some() && w.granting_effect(e).is_none(), "kept by DoNothing");
+    // Five grants healed 5 each, four removals dealt 20 each (queued applications, P6/P2).
+    assert_eq!(w.attr(hero, health), Some(int(100 + 5 * 5 - 20 * 4)));
+    assert_eq!(w.ability_state::<u32>(e), Some(7), "on_granted wrote the state blob");
+}
+
+/// The grant and removal hooks run inside the step: re-simulating from a snapshot runs them
+/// again, identically, and every checksum matches the first run and a fresh world's.
+#[test]
+fn f_ga_02_grant_hooks_rerun_identically_after_a_snapshot_load() {
+    let mut w = arena(LIFECYCLE);
+    let hero = actor(&mut w);
+    lifecycle_frame(&mut w, 0, hero);
+    lifecycle_frame(&mut w, 1, hero);
+    let snap = w.snapshot();
+    LOG.with(|l| l.borrow_mut().clear());
+    let mut first = Vec::new();
+    for f in 2..=16u32 {
+        let out = lifecycle_frame(&mut w, f, hero);
+        first.push((w.checksums(), out.ability_events.clone()));
+    }
+    let hooks_first = hook_log();
+    assert_eq!(hooks_first.len(), 7, "{hooks_first:?}");
+    w.load(&snap).unwrap();
+    LOG.with(|l| l.borrow_mut().clear());
+    for f in 2..=16u32 {
+        let out = lifecycle_frame(&mut w, f, hero);
+        assert_eq!((w.checksums(), out.ability_events.clone()), first[f as usize - 2], "frame {f}");
+    }
+    assert_eq!(hook_log(), hooks_first, "each hook once per grant and removal, again");
+    // A fresh world gets the same checksums.
+    let mut fresh = arena(LIFECYCLE);
+    let hero = actor(&mut fresh);
+    for f in 0..=16u32 {
+        lifecycle_frame(&mut fresh, f, hero);
+        if f >= 2 {
+            assert_eq!(fresh.checksums(), first[f as usize - 2].0, "fresh run, frame {f}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Beyond GAS (issue 17): input buffer (F-GA-22), hitstop and time scale (F-GA-23), timeline
+// rate changes, custom task kinds (F-AT-06)
+// ---------------------------------------------------------------------------------------------
+
+mod beyond_gas {
+    use rollback_abilities::prelude::*;
+    use rollback_abilities::session::RollbackDriver;
+    use rollback_abilities::{
+        AbilityCtx, AbilityEvent, AbilityHandle, AbilityInput, Behaviour, ContentBuilder,
+        ContentErrorKind, TaskCtx, TaskEvent, TaskResult, TaskSpec,
+    };
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    /// Bit `i` of the input is ability input `i`.
+    pub struct Pads;
+    impl Game for Pads {
+        type Input = u8;
+        type Component = ();
+        type Global = ();
+        fn ability_input(input: &u8) -> AbilityInput {
+            AbilityInput { held: u32::from(*input), ..AbilityInput::default() }
+        }
+    }
+
+    const CONTENT: &str = r#"(
+        tags: ["State.Attacking", "State.Poisoned", "Ability.Jab", "Ability.Follow",
+               "Cancel.Window.Jab", "Event.Hit", "Cooldown.Heavy", "Cooldown.Move"],
+        attribute_sets: { "Vitals": (attributes: {
+            "Health": (default: 100), "Mana": (default: 0) }) },
+        effects: {
+            "HeavyCooldown": (duration: Frames(10), granted_tags: ["Cooldown.Heavy"]),
+            "MoveCooldown": (duration: Frames(10), granted_tags: ["Cooldown.Move"]),
+            "Poison": (duration: Frames(30), period: Frames(10), granted_tags: ["State.Poisoned"],
+                       modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: -1))]),
+            "Cost": (modifiers: [(attribute: "Mana", op: Add, magnitude: Scalable(coef: -10))]),
+            "Strike": (modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: -5))],
+                       hitstop: 3, instigator_hitstop: 2),
+            "Slam": (inherits: "Strike"),
+        },
+        timelines: {
+            "Light": (startup: 2, active: 2, recovery: 4),
+            "Jab": (startup: 3, active: 2, recovery: 6,
+                    windows: [(from: 4, to: 9, tag: "Cancel.Window.Jab")]),
+            "Move": (startup: 4, active: 2, recovery: 4, notifies: [(frame: 4, event: "Event.Hit")],
+                     windows: [(from: 3, to: 5, tag: "State.Attacking")]),
+        },
+        abilities: {
+            "Light": (input: 0, timeline: "Light", activation_owned_tags: ["State.Attacking"],
+                      input_buffer: 6),
+            "Heavy": (input: 1, activation_blocked_tags: ["State.Attacking"], end_after: Frames(3),
+                      input_buffer: 6),
+            "HeavyNoBuffer": (input: 2, activation_blocked_tags: ["State.Attacking"],
+                              end_after: Frames(3)),
+            "Jab": (input: 3, tags: ["Ability.Jab"], timeline: "Jab"),
+            "Follow": (input: 4, tags: ["Ability.Follow"],
+                       activation_required_tags: ["Cancel.Window.Jab"],
+                       cancel_abilities_with_tags: ["Ability.Jab"], end_after: Frames(5),
+                       input_buffer: 6),
+            "Smash": (input: 5, cooldown: "HeavyCooldown", end_after: Frames(2), input_buffer: 6),
+            "Spell": (input: 6, cost: "Cost", end_after: Frames(2), input_buffer: 6),
+            "Move": (timeline: "Move", cooldown: "MoveCooldown"),
+            "Charger": (behaviour: "Charger"),
+        },
+    )"#;
+
+    thread_local! {
+        /// (frame, event) of every task report the `Charger` behaviour received.
+        static REPORTS: RefCell<Vec<(u32, TaskEvent)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// A custom task kind: counts its ticks in word 0 and adds 0.5 to its number per tick;
+    /// reports every second tick and finishes at tick `words[1]`.
+    fn charge_tick(ctx: &mut TaskCtx<'_, Pads>) {
+        let mut w = ctx.words();
+        w[0] += 1;
+        ctx.set_words(w);
+        let v = ctx.value() + Fx::from_num(0.5);
+        ctx.set_value(v);
+        assert_eq!(ctx.elapsed(), w[0], "elapsed counts the owner's running frames");
+        if w[0] == w[1] {
+            ctx.finish(1, v);
+        } else if w[0].is_multiple_of(2) {
+            ctx.report(0, v);
+        }
+    }
+
+    fn charger_activate(ctx: &mut AbilityCtx<'_, Pads>) {
+        let kind = ctx.world().task_kind("Charge").expect("registered");
+        let spec = TaskSpec::Custom { kind, words: [0, 4, 0, 0], value: Fx::ZERO };
+        ctx.spawn_task(7, spec).unwrap();
+    }
+
+    fn charger_task(ctx: &mut AbilityCtx<'_, Pads>, r: &TaskResult) {
+        let frame = ctx.frame();
+        REPORTS.with(|l| l.borrow_mut().push((frame, r.event)));
+        if matches!(r.event, TaskEvent::Custom { code: 1, .. }) {
+            ctx.end();
+        }
+    }
+
+    fn hooks() -> Hooks<Pads> {
+        Hooks::new().task_kind("Charge", charge_tick).behaviour(
+            "Charger",
+            Behaviour {
+                on_activate: Some(charger_activate),
+                on_task: Some(charger_task),
+                ..Behaviour::default()
+            },
+        )
+    }
+
+    struct Rig {
+        w: World<Pads>,
+        hero: Entity,
+        foe: Entity,
+    }
+
+    impl Rig {
+        fn h(&self, name: &str) -> AbilityHandle {
+            let def = self.w.content().ability(name).unwrap();
+            self.w.abilities(self.hero).find(|(_, s)| s.def == def).unwrap().0
+        }
+    }
+
+    fn rig() -> Rig {
+        REPORTS.with(|l| l.borrow_mut().clear());
+        let content = Arc::new(Content::from_ron_str(CONTENT).unwrap());
+        let config = WorldConfig { abilities_per_entity: 16, ..WorldConfig::default() };
+        let mut w = World::<Pads>::new(content.clone(), &hooks(), config).unwrap();
+        let vitals = [content.attr_set("Vitals").unwrap()];
+        let hero = w.spawn_actor(&vitals).unwrap();
+        let foe = w.spawn_actor(&vitals).unwrap();
+        w.bind_player(0, hero);
+        for name in [
+            "Light",
+            "Heavy",
+            "HeavyNoBuffer",
+            "Jab",
+            "Follow",
+            "Smash",
+            "Spell",
+            "Move",
+            "Charger",
+        ] {
+            w.grant_ability(hero, content.ability(name).unwrap(), 1).unwrap();
+        }
+        Rig { w, hero, foe }
+    }
+
+    /// Activation frames of an ability over `frames` frames, with player 0's input per frame
+    /// and a P6 script.
+    fn run(
+        rig: &mut Rig,
+        frames: u32,
+        input: impl Fn(u32) -> u8,
+        mut script: impl FnMut(&mut World<Pads>, u32),
+    ) -> Vec<(u32, AbilityHandle)> {
+        let mut out = Vec::new();
+        for f in 0..frames {
+            rig.w.step_with(&[input(f), 0], |w| script(w, f));
+            for e in &rig.w.output().ability_events {
+                if let AbilityEvent::Activated { handle, .. } = e {
+                    out.push((f, *handle));
+                }
+            }
+        }
+        out
+    }
+
+    fn frames_of(acts: &[(u32, AbilityHandle)], h: AbilityHandle) -> Vec<u32> {
+        acts.iter().filter(|(_, x)| *x == h).map(|(f, _)| *f).collect()
+    }
+
+    const LIGHT: u8 = 1;
+    const HEAVY: u8 = 2;
+    const HEAVY_NB: u8 = 4;
+
+    /// A press that cannot activate the ability is remembered for `input_buffer` frames and
+    /// activates it on the first frame it can (here when the light attack's recovery ends, in
+    /// P5 of frame 8, so in P4 of frame 9); exactly once; without a buffer the press is lost.
+    #[test]
+    fn f_ga_22_a_press_during_recovery_is_buffered_and_used_once() {
+        let mut r = rig();
+        let (light, heavy, heavy_nb) = (r.h("Light"), r.h("Heavy"), r.h("HeavyNoBuffer"));
+        let mut buffered = Vec::new();
+        let acts = run(
+            &mut r,
+            20,
+            |f| match f {
+                0 => LIGHT,
+                5 => HEAVY | HEAVY_NB,
+                _ => 0,
+            },
+            |w, _| buffered.push(w.buffered_press(0, 1)),
+        );
+        assert_eq!(frames_of(&acts, light), [0]);
+        assert_eq!(frames_of(&acts, heavy), [9], "buffered at 5, used at 9");
+        assert_eq!(frames_of(&acts, heavy_nb), Vec::<u32>::new(), "no buffer: the press is lost");
+        // Pending from its press frame until it was used (seen in P6 of frames 5..=8).
+        let pending: Vec<usize> =
+            buffered.iter().enumerate().filter(|(_, b)| b.is_some()).map(|(f, _)| f).collect();
+        assert_eq!(pending, [5, 6, 7, 8]);
+        assert_eq!(buffered[5], Some(5));
+        // The press frame's failure is reported as usual; the silent retries are not.
+        assert_eq!(r.w.last_activation(heavy).map(|a| a.result.is_ok()), Some(true));
+    }
+
+    /// The window is `input_buffer` frames after the press frame: a press 7 frames before the
+    /// ability can activate is dropped; one 6 frames before is used.
+    #[test]
+    fn f_ga_22_presses_expire_after_the_window() {
+        for (press, expected) in [(2u32, vec![]), (3, vec![9u32])] {
+            let mut r = rig();
+            let heavy = r.h("Heavy");
+            let acts = run(
+                &mut r,
+                20,
+                |f| {
+                    if f == 0 {
+                        LIGHT
+                    } else if f == press {
+                        HEAVY
+                    } else {
+                        0
+                    }
+                },
+                |_, _| {},
+            );
+            assert_eq!(frames_of(&acts, heavy), expected, "pressed in frame {press}");
+            assert_eq!(r.w.buffered_press(0, 1), None);
+        }
+    }
+
+    /// Mashing: a press of the running light attack is buffered and starts it again when it
+    /// ends; two presses inside one move still give one more activation.
+    #[test]
+    fn f_ga_22_a_press_of_the_running_ability_restarts_it_when_it_ends() {
+        let mut r = rig();
+        let light = r.h("Light");
+        let acts = run(&mut r, 30, |f| if [0, 4, 6].contains(&f) { LIGHT } else { 0 }, |_, _| {});
+        // 0: activates; 4: buffered; 6: replaces it; 9: starts again (age 3); then ends at 17.
+        assert_eq!(frames_of(&acts, light), [0, 9]);
+    }
+
+    /// A buffered press waits for a cancel window to open (visible to inputs from the frame
+    /// after it opens), for a cooldown to end and for a cost to become affordable.
+    #[test]
+    fn f_ga_22_buffered_presses_wait_for_windows_cooldowns_and_costs() {
+        let mut r = rig();
+        let (jab, follow, smash, spell) = (r.h("Jab"), r.h("Follow"), r.h("Smash"), r.h("Spell"));
+        let hero = r.hero;
+        let mana = r.w.content().attr("Mana").unwrap();
+        let acts = run(
+            &mut r,
+            30,
+            |f| match f {
+                0 => 1 << 5,  // Smash: activates, cooldown frames 0..=9
+                3 => 1 << 6,  // Spell: no mana yet
+                6 => 1 << 5,  // Smash again: on cooldown, buffered
+                10 => 1 << 3, // Jab: window tag from P5 of 14
+                11 => 1 << 4, // Follow: needs the window, buffered
+                _ => 0,
+            },
+            |w, f| {
+                if f == 5 {
+                    w.set_base(hero, mana, Fx::from_num(10));
+                }
+            },
+        );
+        assert_eq!(frames_of(&acts, smash), [0, 10], "cooldown over in P2 of 10");
+        assert_eq!(frames_of(&acts, spell), [6], "affordable from P6 of 5");
+        assert_eq!(frames_of(&acts, jab), [10]);
+        assert_eq!(frames_of(&acts, follow), [15], "window visible to inputs from 15");
+        assert!(!r.w.is_ability_active(jab), "the follow-up cancelled the jab");
+        assert_eq!(r.w.last_activation(smash).map(|a| a.result.is_ok()), Some(true));
+    }
+
+    /// Hitstop holds the entity's timeline (notify and end), its periodic effect and its
+    /// cooldown for the held frames; another entity's clocks run on.
+    #[test]
+    fn f_ga_23_hitstop_holds_timelines_effects_and_cooldowns() {
+        let mut r = rig();
+        let (hero, foe) = (r.hero, r.foe);
+        let mv = r.h("Move");
+        let c = r.w.content().clone();
+        let poison = c.effect("Poison").unwrap();
+        let health = c.attr("Health").unwrap();
+        let cd = TagSet::of(&[c.tag("Cooldown.Move").unwrap()]);
+        let (mut hits, mut ticks_hero, mut ticks_foe, mut held) = (vec![], vec![], vec![], vec![]);
+        let mut cooldown = vec![];
+        let mut ended = None;
+        for f in 0..40u32 {
+            r.w.step_with(&[0, 0], |w| {
+                if f == 0 {
+                    w.try_activate(mv).unwrap();
+                    for e in [hero, foe] {
+                        let s = w.make_spec(poison, 1, e);
+                        w.apply_effect(s, e).unwrap();
+                    }
+                }
+                if f == 1 {
+                    w.hitstop(hero, 5);
+                    assert_eq!(w.hitstop_remaining(hero), 5);
+                }
+            });
+            let out = r.w.output();
+            hits.extend(out.gameplay_events.iter().map(|e| e.frame));
+            for x in &out.executions {
+                if x.attr == health {
+                    if x.target == hero { ticks_hero.push(f) } else { ticks_foe.push(f) }
+                }
+            }
+            if r.w.is_time_held(hero) {
+                held.push(f);
+            }
+            assert!(!r.w.is_time_held(foe));
+            cooldown.push(r.w.cooldown_remaining(hero, &cd).map(|c| c.0));
+            if ended.is_none() && !r.w.is_ability_active(mv) {
+                ended = Some(f);
+            }
+        }
+        assert_eq!(held, [2, 3, 4, 5, 6]);
+        assert_eq!(hits, [9], "timeline frame 4: world frame 4 + 5");
+        assert_eq!(ended, Some(15), "10 timeline frames + 5 held");
+        assert_eq!(ticks_hero, [15, 25, 35]);
+        assert_eq!(ticks_foe, [10, 20, 30]);
+        assert_eq!(cooldown[0], Some(10));
+        assert_eq!(&cooldown[1..7], &[Some(9); 6][..], "the cooldown stands still while held");
+        assert_eq!(cooldown[7], Some(8));
+        assert_eq!(cooldown[15], None);
+        assert_eq!(r.w.hitstop_remaining(hero), 0);
+        assert!(r.w.effects(hero).is_empty() && r.w.effects(foe).is_empty());
+    }
+
+    /// An effect's `hitstop` and `instigator_hitstop` freeze the target and the attacker when
+    /// an application lands (inherited like any field); a blocked one freezes nobody.
+    #[test]
+    fn f_ga_23_effects_give_hitstop_when_they_land() {
+        let mut r = rig();
+        let (hero, foe) = (r.hero, r.foe);
+        let c = r.w.content().clone();
+        let (mut hero_held, mut foe_held) = (vec![], vec![]);
+        for f in 0..12u32 {
+            r.w.step_with(&[0, 0], |w| {
+                let name = match f {
+                    0 => "Strike",
+                    6 => "Slam",
+                    _ => return,
+                };
+                let s = w.make_spec(c.effect(name).unwrap(), 1, hero);
+                w.apply_effect(s, foe).unwrap();
+            });
+            if r.w.is_time_held(hero) {
+                hero_held.push(f);
+            }
+            if r.w.is_time_held(foe) {
+                foe_held.push(f);
+            }
+        }
+        assert_eq!(foe_held, [1, 2, 3, 7, 8, 9]);
+        assert_eq!(hero_held, [1, 2, 7, 8]);
+        assert_eq!(c.effect_def(c.effect("Slam").unwrap()).hitstop, 3);
+        let err = ContentBuilder::new()
+            .file("t.ron", r#"(effects: { "X": (hitstop: 121) })"#)
+            .build()
+            .expect_err("too long");
+        assert_eq!(err.kind, ContentErrorKind::InvalidValue);
+        assert!(err.to_string().contains("t.ron:1:") && err.to_string().contains("hitstop"));
+    }
+
+    /// A time scale of 0.5 holds every other frame (the first one included): timeline frame k
+    /// is reached at world frame 2k − 1 and a 30-frame effect lasts 60 frames; back at 1 the
+    /// clock runs with the world again.
+    #[test]
+    fn f_ga_23_time_scale_slows_an_entity() {
+        let mut r = rig();
+        let (hero, mv) = (r.hero, r.h("Move"));
+        let c = r.w.content().clone();
+        let poison = c.effect("Poison").unwrap();
+        let poisoned = c.tag("State.Poisoned").unwrap();
+        r.w.set_time_scale(hero, Fx::from_num(0.5));
+        assert_eq!(r.w.time_scale(hero), Fx::from_num(0.5));
+        let (mut hits, mut ended, mut gone) = (vec![], None, None);
+        for f in 0..70u32 {
+            r.w.step_with(&[0, 0], |w| {
+                if f == 0 {
+                    w.try_activate(mv).unwrap();
+                    let s = w.make_spec(poison, 1, hero);
+                    w.apply_effect(s, hero).unwrap();
+                }
+            });
+            assert_eq!(r.w.is_time_held(hero), f % 2 == 0, "frame {f}");
+            hits.extend(r.w.output().gameplay_events.iter().map(|e| e.frame));
+            if ended.is_none() && !r.w.is_ability_active(mv) {
+                ended = Some(f);
+            }
+            if gone.is_none() && !r.w.has_tag(hero, poisoned) {
+                gone = Some(f);
+            }
+        }
+        assert_eq!(hits, [7]);
+        assert_eq!(ended, Some(19));
+        assert_eq!(gone, Some(59));
+        assert_eq!(r.w.attr(hero, c.attr("Health").unwrap()), Some(Fx::from_num(97)));
+        r.w.set_time_scale(hero, Fx::ONE);
+        r.w.step(&[0, 0]);
+        r.w.step(&[0, 0]);
+        assert!(!r.w.is_time_held(hero));
+        assert_eq!(r.w.time_scale(hero), Fx::ONE);
+    }
+
+    /// A timeline's rate can change while it plays: every notify and window still fires
+    /// once, at the frame the new rate reaches it.
+    #[test]
+    fn timeline_rate_changes_mid_play() {
+        for (rate, hit_at, end_at) in [(2.0, 3u32, 6u32), (0.5, 6, 18), (1.0, 4, 10)] {
+            let mut r = rig();
+            let (hero, mv) = (r.hero, r.h("Move"));
+            let window = r.w.content().tag("State.Attacking").unwrap();
+            let (mut hits, mut window_events, mut ended) = (vec![], 0, None);
+            for f in 0..30u32 {
+                r.w.step_with(&[0, 0], |w| {
+                    if f == 0 {
+                        w.try_activate(mv).unwrap();
+                    }
+                    if f == 2 {
+                        let task = w.timeline_task(mv).unwrap();
+                        assert_eq!(w.timeline_rate(task), Some(Fx::ONE));
+                        assert!(w.set_timeline_rate(task, Fx::from_num(rate)));
+                    }
+                });
+                let out = r.w.output();
+                hits.extend(out.gameplay_events.iter().map(|e| e.frame));
+                window_events += out.tag_events.iter().filter(|t| t.tag == window).count();
+                if ended.is_none() && !r.w.is_ability_active(mv) {
+                    ended = Some(f);
+                }
+            }
+            assert_eq!(hits, [hit_at], "rate {rate}");
+            assert_eq!(window_events, 2, "rate {rate}: opened and closed once");
+            assert_eq!(ended, Some(end_at), "rate {rate}");
+            assert!(!r.w.has_tag(hero, window));
+        }
+    }
+
+    /// A custom task kind ticks once per frame of its owner's clock, keeps its state in the
+    /// task pool and reports through `on_task`; hitstop holds it like a built-in task.
+    #[test]
+    fn f_at_06_custom_task_kinds_tick_in_owner_time_and_report() {
+        for (stop, expected) in [(false, [2u32, 4]), (true, [5, 7])] {
+            let mut r = rig();
+            let (hero, charger) = (r.hero, r.h("Charger"));
+            assert_eq!(r.w.task_kind("Nope"), None);
+            assert!(r.w.hooks_signature().contains("task_kind Charge"));
+            for f in 0..12u32 {
+                r.w.step_with(&[0, 0], |w| {
+                    if f == 0 {
+                        w.try_activate(charger).unwrap();
+                    }
+                    if f == 1 && stop {
+                        w.hitstop(hero, 3);
+                    }
+                });
+            }
+            let reports = REPORTS.with(|l| l.borrow().clone());
+            let want = [
+                (expected[0], TaskEvent::Custom { code: 0, value: Fx::from_num(1) }),
+                (expected[1], TaskEvent::Custom { code: 1, value: Fx::from_num(2) }),
+            ];
+            assert_eq!(reports, want, "hitstop: {stop}");
+            assert!(!r.w.is_ability_active(charger));
+            assert_eq!(r.w.tasks_of(charger).count(), 0);
+        }
+    }
+
+    #[test]
+    fn f_ga_22_input_buffer_content_is_checked() {
+        for (text, kind) in [
+            (r#"(abilities: { "X": (input_buffer: 121) })"#, ContentErrorKind::InvalidValue),
+            (
+                r#"(abilities: { "X": (input_buffer: 4, activate_on_input: false) })"#,
+                ContentErrorKind::InvalidCombination,
+            ),
+        ] {
+            let err = ContentBuilder::new().file("t.ron", text).build().expect_err(text);
+            assert_eq!(err.kind, kind, "{err}");
+            let shown = err.to_string();
+            assert!(shown.contains("t.ron:1:") && shown.contains("input_buffer"), "{shown}");
+        }
+        // Content without buffers keeps its hash (the field is left out of the rendering).
+        let a = Content::from_ron_str(r#"(abilities: { "X": (input: 0) })"#).unwrap();
+        let b =
+            Content::from_ron_str(r#"(abilities: { "X": (input: 0, input_buffer: 0) })"#).unwrap();
+        assert_eq!(a.hash(), b.hash());
+        assert!(!a.canonical_text().contains("input_buffer"));
+    }
+
+    /// Scripted play exercising buffers, hitstop, time scales, rate changes and custom tasks.
+    fn busy_input(f: u32) -> u8 {
+        if !f.is_multiple_of(3) {
+            return 0;
+        }
+        let x = f.wrapping_mul(2_654_435_761) >> 27;
+        [LIGHT, HEAVY, 0, 1 << 3, 1 << 4, 1 << 5, 1 << 6, HEAVY][(x % 8) as usize]
+    }
+
+    fn busy_script(w: &mut World<Pads>, hero: Entity, foe: Entity) {
+        let f = w.frame();
+        let c = w.content().clone();
+        let owned = |w: &World<Pads>, n: &str| {
+            let def = c.ability(n).unwrap();
+            w.abilities(hero).find(|(_, s)| s.def == def).unwrap().0
+        };
+        match f % 40 {
+            1 => {
+                let _ = w.try_activate(owned(w, "Move"));
+                let _ = w.try_activate(owned(w, "Charger"));
+            }
+            3 => {
+                if let Some(t) = w.timeline_task(owned(w, "Move")) {
+                    w.set_timeline_rate(t, Fx::from_num(1.5));
+                }
+            }
+            5 => w.hitstop(hero, 4),
+            7 => {
+                w.hitstop(foe, 6);
+                let s = w.make_spec(c.effect("Poison").unwrap(), 1, hero);
+                let _ = w.apply_effect(s, foe);
+            }
+            11 => w.set_time_scale(hero, Fx::from_num(0.25)),
+            23 => w.set_time_scale(hero, Fx::ONE),
+            29 => w.set_time_scale(foe, Fx::ZERO),
+            33 => w.set_time_scale(foe, Fx::from_num(0.75)),
+            _ => {}
+        }
+        if f == 150 {
+            w.despawn(foe); // a despawned entity's clock record goes with it
+        }
+    }
+
+    /// Every feature above, rolled back at random depths (up to 1, 2, 5 and 8 frames): the same
+    /// checksums as the straight run, at every frame.
+    #[test]
+    fn beyond_gas_features_are_rollback_invariant() {
+        let frames = 240u32;
+        let mut r = rig();
+        let (hero, foe) = (r.hero, r.foe);
+        let mut straight = Vec::new();
+        let (mut held, mut buffered) = (0, 0);
+        for f in 0..frames {
+            r.w.step_with(&[busy_input(f), 0], |w| busy_script(w, hero, foe));
+            straight.push(r.w.checksums());
+            held += u32::from(r.w.is_time_held(hero));
+            buffered += (0..8).filter(|i| r.w.buffered_press(0, *i).is_some()).count();
+        }
+        assert!(held > 20 && buffered > 0, "held {held}, buffered {buffered}");
+        assert!(REPORTS.with(|l| !l.borrow().is_empty()), "custom tasks reported");
+        for (seed, depth) in [(1u64, 1u32), (2, 2), (3, 5), (4, 8), (5, 8)] {
+            let mut r = rig();
+            let mut driver = RollbackDriver::new(&r.w, depth, seed);
+            for _ in 0..frames {
+                driver
+                    .advance(
+                        &mut r.w,
+                        |f, i| i.extend([busy_input(f), 0]),
+                        |w| busy_script(w, hero, foe),
+                    )
+                    .unwrap_or_else(|d| panic!("seed {seed}: {d}"));
+                assert_eq!(r.w.checksums(), straight[r.w.frame() as usize], "seed {seed}");
+            }
+            assert_eq!(driver.stats().max_depth, depth, "seed {seed}");
+        }
+    }
+
+    /// The clocks and buffers are state: they change the checksum while in use.
+    #[test]
+    fn clocks_and_buffers_are_in_the_checksum() {
+        let mut r = rig();
+        r.w.step(&[0, 0]);
+        let before = r.w.checksums();
+        r.w.hitstop(r.hero, 3);
+        assert_ne!(r.w.checksums(), before);
+        // Same inputs from frame 2 on; only the buffered press of frame 1 differs.
+        let (mut r, mut r2) = (rig(), rig());
+        for input in [LIGHT, HEAVY, 0, 0] {
+            r.w.step(&[input, 0]);
+        }
+        for input in [LIGHT, 0, 0, 0] {
+            r2.w.step(&[input, 0]);
+        }
+        assert_eq!(r.w.buffered_press(0, 1), Some(1));
+        assert_ne!(r.w.checksums(), r2.w.checksums());
     }
 }

@@ -27,3 +27,4 @@ mod scenarios_abilities;
 mod scenarios_core;
 mod sessions;
 mod soak;
+mod ui_events;

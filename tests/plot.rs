@@ -174,13 +174,13 @@ fn plot_filters_choose_attributes_entities_and_cues() {
 
     let out = dir.join("health.svg");
     let (stdout, svg) =
-        plot(&replay, &out, &["--attribute", "Health", "--entity", "1", "--cue", "Stun"]);
+        plot(&replay, &out, &["--attribute", "Health", "--entity", "1", "--cue", "Lifesteal"]);
     assert_eq!(reported_series(&stdout), 1, "{stdout}");
     assert!(svg.contains("fighter 1 Health"), "{stdout}");
-    for absent in ["fighter 0", "Mana", "Stamina", "MoveSpeed", ">\nKO\n<", ">\nShield\n<"] {
+    for absent in ["fighter 0", "Mana", "Stamina", "MoveSpeed", ">\nKO\n<", ">\nStun\n<"] {
         assert!(!svg.contains(absent), "{absent} is on a filtered chart");
     }
-    assert!(svg.contains(">\nStun\n<"), "no Stun row");
+    assert!(svg.contains(">\nLifesteal\n<"), "no Lifesteal row");
     assert_no_overlap(&svg);
 
     // A prefix takes in the tags under it (GameplayCue.Hit.Light, .Heavy, …) and nothing else;

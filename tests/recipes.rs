@@ -391,6 +391,7 @@ fn hooks() -> Hooks<Arena> {
         on_task: Some(held_task),
         on_input: Some(end_on_release),
         on_end: Some(remove_held),
+        ..Behaviour::default()
     };
     Hooks::new()
         .behaviour("Sprint", held(sprint_activate))

@@ -3,10 +3,10 @@
 use super::ctx::AbilityCtx;
 use super::task::TaskSpec;
 use super::{
-    AbilityEvent, AbilitySpec, Activation, ActivationFailure, ActivationRecord, EventData,
-    NO_INPUT, spec_flags,
+    AbilityEvent, AbilitySpec, Activation, ActivationFailure, ActivationRecord, CommitPart,
+    EventData, NO_INPUT, spec_flags,
 };
-use crate::content::def::{AbilityDef, GrantDef, MagnitudeDef, TriggerDef};
+use crate::content::def::{AbilityDef, DurationDef, GrantDef, MagnitudeDef, TriggerDef};
 use crate::content::raw::{GrantRemoval, Instancing};
 use crate::effect::EffectSpec;
 use crate::id::{AbilityDefId, AbilityHandle, EffectDefId, EffectHandle, Entity};
@@ -200,13 +200,17 @@ impl<G: Game> World<G> {
         self.grant_inner(owner, def, level, input, source_object, 0)
     }
 
-    /// Grants every ability of an ability set (F-GA-16).
+    /// Grants every ability of an ability set (F-GA-16). A grant without an `input` binds the
+    /// ability's own `input`, as [`World::grant_ability`] does.
     pub fn grant_ability_set(&mut self, owner: Entity, set: usize) -> Vec<AbilityHandle> {
         let content = self.content.clone();
         let Some(s) = content.ability_set_defs().get(set) else { return Vec::new() };
         s.grants
             .iter()
-            .filter_map(|g| self.grant_inner(owner, g.ability, g.level, g.input, Entity::NONE, 0))
+            .filter_map(|g| {
+                let input = g.input.or(content.ability_def(g.ability).input);
+                self.grant_inner(owner, g.ability, g.level, input, Entity::NONE, 0)
+            })
             .collect()
     }
 
@@ -246,7 +250,8 @@ impl<G: Game> World<G> {
         self.state.ability_state[i * w..(i + 1) * w].iter_mut().for_each(|x| *x = 0);
         let h = AbilityHandle { owner, slot: k as u16, generation };
         self.out.ability_events.push(AbilityEvent::Granted { handle: h, def });
-        if self.content.ability_def(def).passive {
+        self.grant_hook(h, true);
+        if self.ability(h).is_some() && self.content.ability_def(def).passive {
             // Passive abilities activate in the grant frame (F-GA-11).
             self.submit(Work::Activate {
                 handle: h,
@@ -267,11 +272,13 @@ impl<G: Game> World<G> {
         if self.state.specs[i].is_active() {
             self.end_now(h, true);
         }
-        let Some(i) = self.spec_slot(h).or(Some(i)) else { return };
-        let def = self.state.specs[i].def;
-        if !self.state.specs[i].is_granted() {
+        // Ending may have removed it already (remove-on-end).
+        if self.spec_slot(h).is_none() {
             return;
         }
+        self.grant_hook(h, false);
+        let Some(i) = self.spec_slot(h) else { return };
+        let def = self.state.specs[i].def;
         let generation = self.state.specs[i].generation;
         self.state.specs[i] = AbilitySpec { generation, ..AbilitySpec::default() };
         let w = self.state.layout.state_words;
@@ -313,11 +320,36 @@ impl<G: Game> World<G> {
         }
     }
 
-    /// Effect-granted abilities: grant on activation of the effect's parts.
+    /// Runs the behaviour's `on_granted` (`granted`) or `on_removed` hook of a granted ability,
+    /// inside the running change (or as one top-level change when called from outside one).
+    fn grant_hook(&mut self, h: AbilityHandle, granted: bool) {
+        let Some(s) = self.ability(h).copied() else { return };
+        let hook =
+            self.content.ability_def(s.def).behaviour.and_then(|f| match self.bound.get(f) {
+                Some(BoundFn::Behaviour(b)) => {
+                    if granted {
+                        b.on_granted
+                    } else {
+                        b.on_removed
+                    }
+                }
+                _ => None,
+            });
+        let Some(hook) = hook else { return };
+        self.run_item(|w| {
+            let mut ctx =
+                AbilityCtx { world: w, handle: h, serial: s.activation_serial, event: None };
+            hook(&mut ctx);
+        });
+    }
+
+    /// Effect-granted abilities: grant on activation of the effect's parts (a grant without an
+    /// `input` binds the ability's own).
     pub(crate) fn grant_from_effect(&mut self, ti: u32, grants: &[GrantDef], seq: u32) {
         let owner = self.entity_of(ti);
         for g in grants {
-            self.grant_inner(owner, g.ability, g.level, g.input, Entity::NONE, seq);
+            let input = g.input.or(self.content.ability_def(g.ability).input);
+            self.grant_inner(owner, g.ability, g.level, input, Entity::NONE, seq);
         }
     }
 
@@ -595,14 +627,16 @@ impl<G: Game> World<G> {
         };
         let def_id = self.state.specs[i].def;
         let r = self.activate_checked(h, i, event);
+        // A success is logged by `activate_checked` before the behaviour runs, so a commit the
+        // behaviour makes and fails is logged after it.
         if let Err(reason) = r {
             self.out.ability_events.push(AbilityEvent::ActivationFailed {
                 handle: h,
                 def: def_id,
                 reason,
             });
+            self.log_activation(h, def_id, r);
         }
-        self.log_activation(h, def_id, r);
         r
     }
 
@@ -642,6 +676,10 @@ impl<G: Game> World<G> {
         }
         // The handle may have been invalidated by a cancelled ability's removal policy.
         let Some(i) = self.spec_slot(h) else { return Err(ActivationFailure::InvalidHandle) };
+        // A commit that would fail fails the activation before anything of it happens.
+        if def.commit_on_activate {
+            self.commit_specs(h, def, true, true)?;
+        }
         self.change_tags(ti, &def.activation_owned_tags, 1);
         let frame = self.frame();
         let spec = &mut self.state.specs[i];
@@ -672,8 +710,10 @@ impl<G: Game> World<G> {
             trigger: event.map(|e| e.tag),
         });
         self.ability_cue_edges(h, crate::cue::CueKind::Added);
-        if def.commit_on_activate && !self.commit_now(h, true, true) {
-            return Err(ActivationFailure::CantAffordCost);
+        if def.commit_on_activate {
+            // Fails only if activating changed what the check above saw; the ability is then
+            // cancelled and the activation fails with the commit's reason.
+            self.commit_now(h, true, true)?;
         }
         if let Some(t) = def.timeline {
             let rate = Fx::ONE;
@@ -691,6 +731,7 @@ impl<G: Game> World<G> {
             self.end_now(h, true);
             return Err(ActivationFailure::TaskCapacity);
         }
+        self.log_activation(h, def_id, Ok(serial));
         if let Some(b) = def.behaviour.and_then(|f| match self.bound.get(f) {
             Some(BoundFn::Behaviour(b)) => Some(*b),
             _ => None,
@@ -787,59 +828,150 @@ impl<G: Game> World<G> {
     // ----------------------------------------------------------------------------------------
 
     /// Commits cost and/or cooldown of an active ability, re-checking both (F-GA-06). On
-    /// failure the ability is cancelled and `false` is returned.
+    /// failure the ability is cancelled, `false` is returned, and the failure is reported like
+    /// a failed activation: an [`AbilityEvent::ActivationFailed`] and an entry of
+    /// [`World::activation_log`] with the reason (`OnCooldown`, `CantAffordCost` or
+    /// `CommitFailed`).
     pub fn commit_ability(&mut self, h: AbilityHandle, cost: bool, cooldown: bool) -> bool {
         if self.scratch.busy {
-            return self.commit_now(h, cost, cooldown);
+            return self.commit_reported(h, cost, cooldown);
         }
-        self.run_item(|w| w.commit_now(h, cost, cooldown)).unwrap_or(false)
+        self.run_item(|w| w.commit_reported(h, cost, cooldown)).unwrap_or(false)
     }
 
-    pub(crate) fn commit_now(&mut self, h: AbilityHandle, cost: bool, cooldown: bool) -> bool {
-        let Some(i) = self.spec_slot(h) else { return false };
+    /// A commit after activation, its failure reported.
+    fn commit_reported(&mut self, h: AbilityHandle, cost: bool, cooldown: bool) -> bool {
+        let Some(def) = self.ability(h).map(|s| s.def) else { return false };
+        match self.commit_now(h, cost, cooldown) {
+            Ok(()) => true,
+            Err(reason) => {
+                self.out.ability_events.push(AbilityEvent::ActivationFailed {
+                    handle: h,
+                    def,
+                    reason,
+                });
+                self.log_activation(h, def, Err(reason));
+                false
+            }
+        }
+    }
+
+    /// The re-checks of a commit and the specs it would apply, changing nothing: the cooldown
+    /// tags, the cost's affordability, then whether each spec's application would succeed.
+    #[allow(clippy::type_complexity)]
+    fn commit_specs(
+        &self,
+        h: AbilityHandle,
+        def: &AbilityDef,
+        cost: bool,
+        cooldown: bool,
+    ) -> Result<(Option<EffectSpec>, Option<EffectSpec>), ActivationFailure> {
+        let owner_view = self.tag_view_index(h.owner.index);
+        if cooldown && def.cooldown.is_some() && def.all_cooldown_tags.intersects_words(owner_view)
+        {
+            return Err(ActivationFailure::OnCooldown);
+        }
+        if cost && !self.can_afford(h, def) {
+            return Err(ActivationFailure::CantAffordCost);
+        }
+        let cost_spec = def.cost.filter(|_| cost).map(|c| self.cost_spec(h, c, def));
+        let cd_spec = def.cooldown.filter(|_| cooldown).map(|c| self.cooldown_spec(h, c, def));
+        if let Some(s) = &cost_spec {
+            self.check_apply(s, h.owner).map_err(|error| ActivationFailure::CommitFailed {
+                part: CommitPart::Cost,
+                error,
+            })?;
+        }
+        if let Some(s) = &cd_spec {
+            self.check_apply(s, h.owner).map_err(|error| ActivationFailure::CommitFailed {
+                part: CommitPart::Cooldown,
+                error,
+            })?;
+        }
+        Ok((cost_spec, cd_spec))
+    }
+
+    /// Commits: re-checks, then applies the cost and the cooldown. Nothing is applied unless
+    /// both applications are expected to succeed; on any failure the ability is cancelled and
+    /// the reason returned. (An application can still fail after the check only if the cost's
+    /// own consequences change what the cooldown needs; the cost then stays paid.)
+    pub(crate) fn commit_now(
+        &mut self,
+        h: AbilityHandle,
+        cost: bool,
+        cooldown: bool,
+    ) -> Result<(), ActivationFailure> {
+        let Some(i) = self.spec_slot(h) else { return Err(ActivationFailure::InvalidHandle) };
         let content = self.content.clone();
         let def = content.ability_def(self.state.specs[i].def);
-        let owner_view = self.tag_view_index(h.owner.index);
-        let ok = (!cooldown || !def.all_cooldown_tags.intersects_words(owner_view))
-            && (!cost || self.can_afford(h, def));
-        if !ok {
+        let (cost_spec, cd_spec) = match self.commit_specs(h, def, cost, cooldown) {
+            Ok(specs) => specs,
+            Err(reason) => {
+                self.end_now(h, true);
+                return Err(reason);
+            }
+        };
+        if let Some(spec) = cost_spec
+            && let Err(error) = self.apply_now(&spec, h.owner)
+        {
             self.end_now(h, true);
-            return false;
-        }
-        if cost && let Some(c) = def.cost {
-            let spec = self.cost_spec(h, c, def);
-            let _ = self.apply_now(&spec, h.owner);
+            return Err(ActivationFailure::CommitFailed { part: CommitPart::Cost, error });
         }
         let mut cd_handle = None;
-        if cooldown && let Some(c) = def.cooldown {
-            let mut spec = self.make_ability_spec(h, c);
-            if let Some(d) = def.cooldown_duration {
-                spec = spec.with_duration(d);
-            }
-            for (k, t) in def.cooldown_tags.iter().take(2).enumerate() {
-                spec.dynamic_granted_tags[k] = t.0;
-            }
-            if let Ok(Applied::Added(eh) | Applied::Stacked(eh)) = self.apply_now(&spec, h.owner) {
-                cd_handle = Some(eh);
+        if let Some(spec) = cd_spec {
+            match self.apply_now(&spec, h.owner) {
+                Ok(Applied::Added(eh) | Applied::Stacked(eh)) => cd_handle = Some(eh),
+                Ok(_) => {}
+                Err(error) => {
+                    self.end_now(h, true);
+                    return Err(ActivationFailure::CommitFailed {
+                        part: CommitPart::Cooldown,
+                        error,
+                    });
+                }
             }
         }
         if let Some(i) = self.spec_slot(h) {
             self.state.specs[i].flags |= spec_flags::COMMITTED;
         }
         self.out.ability_events.push(AbilityEvent::Committed { handle: h, cooldown: cd_handle });
-        true
+        Ok(())
+    }
+
+    /// The cooldown spec of an ability: its `cooldown_set_by_caller` values, its
+    /// `cooldown_duration` (which, for a `SetByCaller(key)` duration, is also `key`'s value in
+    /// frames) and its `cooldown_tags` as dynamic granted tags.
+    fn cooldown_spec(&self, h: AbilityHandle, cd: EffectDefId, def: &AbilityDef) -> EffectSpec {
+        let mut spec = self.make_ability_spec(h, cd);
+        for (t, v) in &def.cooldown_set_by_caller {
+            spec.set_by_caller_value(*t, *v);
+        }
+        if let Some(d) = def.cooldown_duration {
+            spec = spec.with_duration(d);
+            if let DurationDef::SetByCaller(t) = self.content.effect_def(cd).duration {
+                spec.set_by_caller_value(t, crate::num::int(i64::from(d)));
+            }
+        }
+        for (k, t) in def.cooldown_tags.iter().take(2).enumerate() {
+            spec.dynamic_granted_tags[k] = t.0;
+        }
+        spec
     }
 
     /// `(remaining, total)` frames of the longest-remaining active effect on `owner` owning any
     /// of `tags` (granted, asset or dynamic tags, hierarchically): the cooldown query of
-    /// F-GA-09. `None` when nothing matches.
+    /// F-GA-09. An infinite effect never ends: it reports `(NEVER, NEVER)` (`u32::MAX`) and
+    /// outlasts every finite one. `None` when nothing matches.
     pub fn cooldown_remaining(&self, owner: Entity, tags: &TagSet) -> Option<(u32, u32)> {
         let frame = self.frame();
         self.effects(owner)
             .iter()
             .zip(self.effect_timers(owner))
             .filter(|(ef, _)| self.effect_owns_any(ef, tags))
-            .filter_map(|(ef, t)| t.remaining(frame).map(|r| (r, ef.duration)))
+            .map(|(ef, t)| match t.remaining(frame) {
+                Some(r) => (r, ef.duration),
+                None => (NEVER, NEVER),
+            })
             .max_by_key(|(r, _)| *r)
     }
 

@@ -74,6 +74,13 @@ impl<G: Game> AbilityCtx<'_, G> {
         self.world.frame()
     }
 
+    /// In `on_activate`: whether this activation came from a buffered press (an input pressed
+    /// in an earlier frame and remembered by the ability's `input_buffer`, F-GA-22) rather
+    /// than from this frame's press, a trigger or a call.
+    pub fn from_input_buffer(&self) -> bool {
+        self.world.scratch.from_buffer
+    }
+
     /// Reads the state blob as `T` (missing bytes read as zero).
     pub fn state<T: Pod>(&self) -> T {
         let bytes = self.world.ability_state_bytes(self.handle);

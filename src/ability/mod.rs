@@ -17,11 +17,13 @@
 
 mod activate;
 mod ctx;
+mod custom;
 mod input;
 mod run;
 pub(crate) mod task;
 
 pub use ctx::AbilityCtx;
+pub use custom::{CustomTaskFn, CustomTaskKind, TaskCtx};
 pub use task::{Cmp, Confirmation, TargetQuery, TaskEvent, TaskRec, TaskResult, TaskSpec};
 
 use crate::id::{AbilityDefId, AbilityHandle, EffectHandle, Entity, TagId, TaskHandle};
@@ -57,6 +59,35 @@ pub enum ActivationFailure {
     TaskCapacity,
     /// The handle is stale, or the owner is gone.
     InvalidHandle,
+    /// Committing failed when the cost or cooldown effect was applied (for example the owner
+    /// is immune to it, its stack is full and denies overflow, or the owner has no free effect
+    /// slot): the ability is cancelled instead of running for free or without its cooldown
+    /// (F-GA-06). A commit made after activation (`ctx.commit()`) reports its failure the same
+    /// way.
+    CommitFailed {
+        /// The part whose application failed.
+        part: CommitPart,
+        /// Why the application failed.
+        error: crate::world::ApplyError,
+    },
+}
+
+/// The part of a commit that failed ([`ActivationFailure::CommitFailed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum CommitPart {
+    /// The cost effect.
+    Cost,
+    /// The cooldown effect.
+    Cooldown,
+}
+
+impl fmt::Display for CommitPart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CommitPart::Cost => "cost",
+            CommitPart::Cooldown => "cooldown",
+        })
+    }
 }
 
 impl fmt::Display for ActivationFailure {
@@ -79,6 +110,9 @@ impl fmt::Display for ActivationFailure {
             }
             ActivationFailure::TaskCapacity => "the task pool is full",
             ActivationFailure::InvalidHandle => "the ability handle is stale",
+            ActivationFailure::CommitFailed { part, error } => {
+                return write!(f, "committing the {part} failed: {error}");
+            }
         };
         f.write_str(s)
     }

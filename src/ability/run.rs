@@ -275,6 +275,12 @@ impl<G: Game> World<G> {
             if !t.is_live() || t.flags & DONE != 0 {
                 continue;
             }
+            // A held clock (hitstop, time scale) stops its owner's tasks (F-GA-23); one
+            // comparison when no entity ever had either.
+            if self.state.ext.timed != 0 && self.is_time_held(t.owner) {
+                continue;
+            }
+            let t = &self.state.tasks[slot];
             if TaskIndex::tick_does_something(t, frame) {
                 self.run_item(|w| w.tick_task(slot, frame));
                 // The tick may have advanced the counter, or freed the slot and let a spawn
@@ -336,6 +342,7 @@ impl<G: Game> World<G> {
                     self.task_emit(slot, TaskEvent::Finished, true);
                 }
             }
+            kind::CUSTOM if elapsed != 0 => self.tick_custom(slot),
             _ => {}
         }
     }

@@ -217,6 +217,18 @@ pub enum TaskSpec {
         /// The direction (scaled by the curve's distance deltas).
         dir: [Fx; 2],
     },
+    /// A task kind of the game's own (F-AT-06): its tick function, registered with
+    /// [`Hooks::task_kind`](crate::Hooks::task_kind), runs in phase P5 of every frame its
+    /// owner's clock runs after the spawn frame, with the task's state (four words and a
+    /// number, kept in the snapshot) in a [`TaskCtx`](super::TaskCtx).
+    Custom {
+        /// The kind ([`World::task_kind`](crate::World::task_kind) looks it up by name).
+        kind: super::CustomTaskKind,
+        /// The initial state words.
+        words: [u32; 4],
+        /// The initial state number.
+        value: Fx,
+    },
 }
 
 /// What a task reports.
@@ -266,6 +278,13 @@ pub enum TaskEvent {
     TargetData(TargetData),
     /// Targeting was cancelled.
     TargetCancelled,
+    /// A custom task's report (F-AT-06): a code and a number of the task's choosing.
+    Custom {
+        /// What happened (the task kind's own numbering).
+        code: u32,
+        /// A number that goes with it.
+        value: Fx,
+    },
 }
 
 /// A task's report, delivered to the ability's `on_task`.
@@ -297,6 +316,8 @@ pub(crate) mod kind {
     pub const PLAY_TIMELINE: u16 = 14;
     pub const WAIT_TARGET_DATA: u16 = 15;
     pub const ROOT_MOTION: u16 = 16;
+    /// A game-registered kind (the registered kind's index is in `attr`).
+    pub const CUSTOM: u16 = 17;
 }
 
 /// Task flags as stored.
@@ -472,6 +493,12 @@ impl TaskRec {
                 r.b = frames;
                 r.dir = dir;
             }
+            TaskSpec::Custom { kind: k, words, value } => {
+                r.kind = kind::CUSTOM;
+                r.attr = k.0;
+                [r.a, r.b, r.c, r.counter] = words;
+                r.value = value;
+            }
         }
         r
     }
@@ -533,7 +560,7 @@ impl TaskIndex {
         match t.kind {
             kind::WAIT_FRAMES => elapsed >= t.a,
             kind::REPEAT => elapsed >= t.b.saturating_mul(t.counter.saturating_add(1)),
-            kind::PLAY_TIMELINE | kind::ROOT_MOTION => elapsed != 0,
+            kind::PLAY_TIMELINE | kind::ROOT_MOTION | kind::CUSTOM => elapsed != 0,
             _ => false,
         }
     }
@@ -548,7 +575,7 @@ impl TaskIndex {
         match t.kind {
             kind::WAIT_FRAMES => after(t.a),
             kind::REPEAT => after(t.b.saturating_mul(t.counter.saturating_add(1))),
-            kind::PLAY_TIMELINE | kind::ROOT_MOTION => after(1),
+            kind::PLAY_TIMELINE | kind::ROOT_MOTION | kind::CUSTOM => after(1),
             _ => u32::MAX,
         }
     }
@@ -562,7 +589,14 @@ impl TaskIndex {
 
     /// Whether phase P5 ticks tasks of this kind.
     pub fn is_ticked(k: u16) -> bool {
-        matches!(k, kind::WAIT_FRAMES | kind::REPEAT | kind::PLAY_TIMELINE | kind::ROOT_MOTION)
+        matches!(
+            k,
+            kind::WAIT_FRAMES
+                | kind::REPEAT
+                | kind::PLAY_TIMELINE
+                | kind::ROOT_MOTION
+                | kind::CUSTOM
+        )
     }
 
     fn set_ticked(&mut self, slot: usize, on: bool) {

@@ -239,6 +239,11 @@ pub enum MagnitudeDef {
         post: Fx,
         /// Captured once instead of live.
         snapshot: bool,
+        /// The tag filter (GAS's `SourceTagFilter`/`TargetTagFilter`, F-GE-10): 0 for none,
+        /// else `k` for the effect's [`EffectDef::tag_filters`]`[k − 1]`. Left out of the
+        /// content hash's rendering when 0.
+        #[serde(skip_serializing_if = "is_zero_u8")]
+        filter: u8,
     },
     /// `coef × (calc + pre) + post` of a registered calculation.
     Custom {
@@ -254,6 +259,64 @@ pub enum MagnitudeDef {
     /// A SetByCaller value.
     SetByCaller(TagId),
 }
+
+/// Whole frames from a duration or period magnitude (F-GA-08): rounded to the nearest frame,
+/// halves up (`2.5` → 3, `−0.5` → 0), so a value built from an inexact decimal (`0.9 × 100` is
+/// 89.99999999…) gives the frame it was meant to. Saturating; the caller clamps the range.
+pub fn round_frames(v: Fx) -> i64 {
+    num::add(v, Fx::from_bits(1 << 31)).to_num::<i64>()
+}
+
+fn is_zero_u8(v: &u8) -> bool {
+    *v == 0
+}
+
+/// The tag filters of an attribute-based magnitude (GAS's `AttributeBasedFloat`
+/// `SourceTagFilter` and `TargetTagFilter`, F-GE-10): only the captured attribute's modifiers
+/// that pass them are aggregated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AttrTagFilterDef {
+    /// Requirements on the source tags of each modifier's effect (as captured when its spec
+    /// was made).
+    pub source: TagRequirements,
+    /// Requirements on the tags of the entity the modifiers are on, when the value is read.
+    pub target: TagRequirements,
+}
+
+/// What a scoped modifier of an execution changes (F-GE-14).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ScopedTarget {
+    /// The execution's captures of this attribute on this side.
+    Attribute {
+        /// The captured attribute.
+        attr: AttrId,
+        /// Source or target.
+        side: CaptureSide,
+    },
+    /// A transient aggregator: a named value that starts at 0 in every execution.
+    Transient(TagId),
+}
+
+/// A scoped modifier (GAS's execution calculation modifier, F-GE-14): it changes what one
+/// execution reads, for that execution only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ScopedModifierDef {
+    /// The index of the execution in [`EffectDef::executions`].
+    pub execution: u8,
+    /// What it changes.
+    pub target: ScopedTarget,
+    /// The operation.
+    pub op: ModOp,
+    /// The magnitude (evaluated when the execution runs).
+    pub magnitude: MagnitudeDef,
+    /// Requirements on the spec's source tags.
+    pub source_tags: TagRequirements,
+    /// Requirements on the target's tags.
+    pub target_tags: TagRequirements,
+}
+
+/// The most scoped modifiers one execution may have.
+pub const MAX_SCOPED_MODIFIERS: usize = 8;
 
 impl MagnitudeDef {
     /// Whether the magnitude follows captured attributes live: a non-snapshot attribute
@@ -294,6 +357,11 @@ pub enum DurationDef {
     Frames(Frame),
     /// Frames from a SetByCaller value (at least 1 after rounding down).
     SetByCaller(TagId),
+    /// Frames from a magnitude evaluated at application (`Scalable`, `Attribute`, `Custom`),
+    /// rounded to the nearest frame (halves up) and clamped to
+    /// `1..=`[`MAX_FINITE_FRAMES`](crate::num::MAX_FINITE_FRAMES) (a clamp is reported as
+    /// `Diagnostic::TimeClamped`).
+    Magnitude(MagnitudeDef),
 }
 
 impl DurationDef {
@@ -350,8 +418,14 @@ pub struct EffectDef {
     pub name: String,
     /// Duration policy.
     pub duration: DurationDef,
-    /// Frames between executions (0: not periodic).
+    /// Frames between executions (0: not periodic, or computed at each application from
+    /// `period_magnitude`).
     pub period: Frame,
+    /// A period computed at application from a magnitude (rounded to the nearest frame, at
+    /// least 1): the effect is periodic and `period` is 0. Left out of the content hash's
+    /// rendering when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_magnitude: Option<MagnitudeDef>,
     /// Whether a periodic effect executes when applied.
     pub execute_on_application: bool,
     /// Modifiers.
@@ -390,9 +464,25 @@ pub struct EffectDef {
     pub has_live_source_captures: bool,
     /// Abilities granted to the target while active (F-GE-21).
     pub granted_abilities: Vec<GrantDef>,
+    /// Frames of hitstop each application gives the target (F-GA-23). Left out of the content
+    /// hash's rendering when 0.
+    #[serde(skip_serializing_if = "is_zero_u16")]
+    pub hitstop: u16,
+    /// Frames of hitstop each application gives the spec's instigator. Left out of the content
+    /// hash's rendering when 0.
+    #[serde(skip_serializing_if = "is_zero_u16")]
+    pub instigator_hitstop: u16,
     /// Whether active instances keep their full spec (context, SetByCaller values, captured
     /// source tags) because executions or calculations re-read it after application.
     pub keeps_spec: bool,
+    /// The tag filters of attribute-based magnitudes (indexed by `MagnitudeDef::Attribute`'s
+    /// `filter − 1`). Left out of the content hash's rendering when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tag_filters: Vec<AttrTagFilterDef>,
+    /// The executions' scoped modifiers, by execution in order. Left out of the content hash's
+    /// rendering when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scoped_modifiers: Vec<ScopedModifierDef>,
 }
 
 impl EffectDef {
@@ -403,7 +493,26 @@ impl EffectDef {
 
     /// Whether the effect executes periodically.
     pub fn is_periodic(&self) -> bool {
-        self.period > 0
+        self.period > 0 || self.period_magnitude.is_some()
+    }
+
+    /// The magnitudes evaluated at application besides the modifiers', in the order their
+    /// source snapshot captures are kept after the executions' (F-GE-02): the duration's, the
+    /// period's, then the scoped modifiers'.
+    pub fn extra_magnitudes(&self) -> impl Iterator<Item = &MagnitudeDef> + '_ {
+        let duration = match &self.duration {
+            DurationDef::Magnitude(m) => Some(m),
+            _ => None,
+        };
+        duration
+            .into_iter()
+            .chain(self.period_magnitude.as_ref())
+            .chain(self.scoped_modifiers.iter().map(|s| &s.magnitude))
+    }
+
+    /// The tag filter of an attribute-based magnitude (`None` for no filter).
+    pub fn tag_filter(&self, filter: u8) -> Option<&AttrTagFilterDef> {
+        usize::from(filter).checked_sub(1).and_then(|i| self.tag_filters.get(i))
     }
 }
 
@@ -458,8 +567,14 @@ pub struct AbilityDef {
     pub cost_set_by_caller: Vec<(TagId, Fx)>,
     /// The cooldown effect (duration).
     pub cooldown: Option<crate::id::EffectDefId>,
-    /// A duration override for the cooldown effect.
+    /// A duration override for the cooldown effect; when the effect's duration is
+    /// `SetByCaller(key)`, the commit also sets `key` to this many frames.
     pub cooldown_duration: Option<Frame>,
+    /// SetByCaller values for the cooldown spec (a SetByCaller duration's key is frames).
+    /// Left out of the content hash's rendering when empty, so content that does not use it
+    /// keeps its hash.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cooldown_set_by_caller: Vec<(TagId, Fx)>,
     /// Extra cooldown tags granted by the cooldown effect for this ability.
     pub cooldown_tags: Vec<TagId>,
     /// The cooldown tags: the cooldown effect's granted tags ∪ `cooldown_tags` (computed at
@@ -475,6 +590,10 @@ pub struct AbilityDef {
     pub activate_on_input: bool,
     /// Releasing the bound input ends the ability.
     pub end_on_release: bool,
+    /// Frames a press that could not activate the ability stays buffered (0: none). Left out
+    /// of the content hash's rendering when 0, so content without buffers keeps its hash.
+    #[serde(skip_serializing_if = "is_zero_u16")]
+    pub input_buffer: u16,
     /// The default input id.
     pub input: Option<u8>,
     /// The state blob size in bytes.
@@ -552,4 +671,10 @@ pub struct CueDef {
     pub tag: TagId,
     /// Its presentation policy.
     pub policy: super::raw::CuePolicy,
+}
+
+/// For `skip_serializing_if`: a zero that the content hash's rendering leaves out.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero_u16(v: &u16) -> bool {
+    *v == 0
 }

@@ -667,7 +667,27 @@ pub(crate) fn freeze(
     let mut effects = Vec::with_capacity(effect_src.len());
     for (name, (loc, _)) in &effect_src {
         let resolved = resolve_inheritance(&names, &effect_src, name)?;
-        effects.push(freeze_effect(&names, &attrs, loc, name, &resolved)?);
+        effects.push(freeze_effect(&names, &attrs, &curves, loc, name, &resolved)?);
+    }
+    // An effect whose modifiers a source tag filter may leave out keeps its spec: the filter
+    // reads the source tags captured when that spec was made (F-GE-10).
+    let mut source_filtered = vec![false; attrs.len()];
+    for e in &effects {
+        for m in e.modifiers.iter().map(|m| &m.magnitude).chain(e.extra_magnitudes()) {
+            if let MagnitudeDef::Attribute { attr, filter, .. } = *m
+                && e.tag_filter(filter).is_some_and(|f| !f.source.is_empty())
+            {
+                source_filtered[attr.index()] = true;
+            }
+        }
+    }
+    for e in &mut effects {
+        if !e.is_instant()
+            && !e.is_periodic()
+            && e.modifiers.iter().any(|m| source_filtered[m.attr.index()])
+        {
+            e.keeps_spec = true;
+        }
     }
     let attr_locs: Vec<Loc> = attr_src.values().map(|(l, _, _)| l.clone()).collect();
     check_live_capture_cycles(&names, &effect_src, &effects, &attrs, &attr_locs)?;
@@ -789,6 +809,21 @@ fn collect_functions(
             }
             for (i, x) in e.executions.iter().flatten().enumerate() {
                 add(&x.calc, FnKind::Execution, el.at("executions").at(i).at("calc"))?;
+                for (j, m) in x.modifiers.iter().enumerate() {
+                    if let RawMagnitude::Custom { calc, .. } = &m.magnitude {
+                        let ml = el.at("executions").at(i).at("modifiers").at(j).at("magnitude");
+                        add(calc, FnKind::Calc, ml)?;
+                    }
+                }
+            }
+            let times = [
+                ("duration", e.duration.as_ref().and_then(RawDuration::as_magnitude)),
+                ("period", e.period.as_ref().and_then(RawPeriod::as_magnitude)),
+            ];
+            for (field, m) in times {
+                if let Some(RawMagnitude::Custom { calc, .. }) = &m {
+                    add(calc, FnKind::Calc, el.at(field).at("calc"))?;
+                }
             }
             for (i, r) in e.custom_requirements.iter().flatten().enumerate() {
                 add(r, FnKind::Requirement, el.at("custom_requirements").at(i))?;
@@ -867,6 +902,8 @@ fn merge_parent(child: &mut RawEffect, parent: &RawEffect) {
     take(&mut child.cues, &parent.cues);
     take(&mut child.custom_requirements, &parent.custom_requirements);
     take(&mut child.granted_abilities, &parent.granted_abilities);
+    take(&mut child.hitstop, &parent.hitstop);
+    take(&mut child.instigator_hitstop, &parent.instigator_hitstop);
     union(&mut child.asset_tags, &parent.asset_tags);
     union(&mut child.granted_tags, &parent.granted_tags);
     union(&mut child.blocked_ability_tags, &parent.blocked_ability_tags);
@@ -874,15 +911,26 @@ fn merge_parent(child: &mut RawEffect, parent: &RawEffect) {
     union(&mut child.immunity_tags, &parent.immunity_tags);
 }
 
+/// The message refusing a finite duration longer than [`crate::num::MAX_FINITE_FRAMES`].
+pub(super) fn too_long(frames: u32, hint: &str) -> String {
+    format!(
+        "{frames} frames is too long for a timer that ends (at most {} frames, about 414 days \
+         at 60 Hz); {hint}",
+        crate::num::MAX_FINITE_FRAMES
+    )
+}
+
 fn freeze_effect(
     names: &Names<'_>,
     attrs: &[AttrDef],
+    curves: &[CurveDef],
     loc: &Loc,
     name: &str,
     r: &RawEffect,
 ) -> Result<EffectDef, ContentError> {
     let cx = &names.cx;
     let mut sbc: Vec<TagId> = Vec::new();
+    let mut tag_filters: Vec<AttrTagFilterDef> = Vec::new();
     let duration = match &r.duration {
         None | Some(RawDuration::Instant) => DurationDef::Instant,
         Some(RawDuration::Infinite) => DurationDef::Infinite,
@@ -894,25 +942,45 @@ fn freeze_effect(
             ));
         }
         Some(RawDuration::Frames(f)) => {
-            if *f == u32::MAX {
+            if *f > crate::num::MAX_FINITE_FRAMES {
                 return Err(cx.err(
                     &loc.at("duration"),
                     K::InvalidValue,
-                    "use Infinite instead of the largest frame count",
+                    too_long(*f, "use Infinite for an effect that lasts until it is removed"),
                 ));
             }
             DurationDef::Frames(*f)
         }
         Some(RawDuration::Seconds(d)) => {
-            DurationDef::Frames(names.frames(&loc.at("duration").at(0), d)?)
+            let dl = loc.at("duration").at(0);
+            let f = names.frames(&dl, d)?;
+            if f > crate::num::MAX_FINITE_FRAMES {
+                return Err(cx.err(
+                    &dl,
+                    K::InvalidValue,
+                    too_long(f, "use Infinite for an effect that lasts until it is removed"),
+                ));
+            }
+            DurationDef::Frames(f)
         }
         Some(RawDuration::SetByCaller(t)) => {
             let tag = names.tag(&loc.at("duration").at(0), t)?;
             sbc.push(tag);
             DurationDef::SetByCaller(tag)
         }
+        Some(d) => {
+            // Scalable, Attribute or Custom: frames evaluated at application (F-GA-08).
+            let ml = loc.at("duration");
+            let Some(m) = d.as_magnitude() else {
+                return Err(cx.err(&ml, K::InvalidValue, "unsupported duration form"));
+            };
+            let m = freeze_magnitude(names, attrs, &ml, &m, &mut sbc, &mut tag_filters)?;
+            check_time_magnitude(names, curves, &ml, &m, "duration")?;
+            DurationDef::Magnitude(m)
+        }
     };
     let instant = duration.is_instant();
+    let mut period_magnitude = None;
     let period = match &r.period {
         None => 0,
         Some(_) if instant => {
@@ -931,16 +999,28 @@ fn freeze_effect(
         }
         Some(RawPeriod::Frames(f)) => *f,
         Some(RawPeriod::Seconds(d)) => names.frames(&loc.at("period").at(0), d)?,
+        Some(p) => {
+            // SetByCaller, Scalable, Attribute or Custom: frames evaluated at application.
+            let pl = loc.at("period");
+            let Some(m) = p.as_magnitude() else {
+                return Err(cx.err(&pl, K::InvalidValue, "unsupported period form"));
+            };
+            let m = freeze_magnitude(names, attrs, &pl, &m, &mut sbc, &mut tag_filters)?;
+            check_time_magnitude(names, curves, &pl, &m, "period")?;
+            period_magnitude = Some(m);
+            0
+        }
     };
+    let periodic = period > 0 || period_magnitude.is_some();
     let execute_on_application = r.execute_on_application.unwrap_or(false);
-    if execute_on_application && period == 0 {
+    if execute_on_application && !periodic {
         return Err(cx.err(
             &loc.at("execute_on_application"),
             K::InvalidCombination,
             "execute_on_application needs a period",
         ));
     }
-    let executes = instant || period > 0;
+    let executes = instant || periodic;
 
     // Modifiers.
     let raw_mods = r.modifiers.as_deref().unwrap_or(&[]);
@@ -952,7 +1032,6 @@ fn freeze_effect(
         ));
     }
     let mut modifiers = Vec::with_capacity(raw_mods.len());
-    let mut snapshot_source = 0usize;
     for (i, m) in raw_mods.iter().enumerate() {
         let ml = loc.at("modifiers").at(i);
         let attr = names.attr(&ml.at("attribute"), &m.attribute)?;
@@ -966,54 +1045,14 @@ fn freeze_effect(
                 ),
             ));
         }
-        let magnitude = match &m.magnitude {
-            RawMagnitude::Scalable { coef, curve } => MagnitudeDef::Scalable {
-                coef: coef.0,
-                curve: match curve {
-                    Some(c) => Some(names.curve(&ml.at("magnitude").at("curve"), c)?),
-                    None => None,
-                },
-            },
-            RawMagnitude::Attribute(a) => {
-                let al = ml.at("magnitude").at(0);
-                let cap = names.attr(&al.at("attribute"), &a.attribute)?;
-                if attrs[cap.index()].transient {
-                    return Err(cx.err(
-                        &al.at("attribute"),
-                        K::InvalidCombination,
-                        format!(
-                            "\"{}\" is a transient (meta) attribute and cannot be captured",
-                            Clip(&a.attribute)
-                        ),
-                    ));
-                }
-                if a.side == CaptureSide::Source && a.snapshot {
-                    snapshot_source += 1;
-                }
-                MagnitudeDef::Attribute {
-                    attr: cap,
-                    side: a.side,
-                    which: a.which,
-                    coef: a.coef.0,
-                    pre: a.pre.0,
-                    post: a.post.0,
-                    snapshot: a.snapshot,
-                }
-            }
-            RawMagnitude::Custom { calc, coef, pre, post } => MagnitudeDef::Custom {
-                calc: names.func(calc),
-                coef: coef.0,
-                pre: pre.0,
-                post: post.0,
-            },
-            RawMagnitude::SetByCaller(t) => {
-                let tag = names.tag(&ml.at("magnitude").at(0), t)?;
-                if !sbc.contains(&tag) {
-                    sbc.push(tag);
-                }
-                MagnitudeDef::SetByCaller(tag)
-            }
-        };
+        let magnitude = freeze_magnitude(
+            names,
+            attrs,
+            &ml.at("magnitude"),
+            &m.magnitude,
+            &mut sbc,
+            &mut tag_filters,
+        )?;
         if m.op == ModOp::Divide
             && let MagnitudeDef::Scalable { coef, curve: None } = magnitude
             && coef == crate::num::ZERO
@@ -1029,7 +1068,6 @@ fn freeze_effect(
             reevaluate_each_period: m.reevaluate_each_period,
         });
     }
-    let _ = snapshot_source;
     if sbc.len() > MAX_SET_BY_CALLER {
         return Err(cx.err(
             loc,
@@ -1059,6 +1097,22 @@ fn freeze_effect(
         ));
     }
     let executions: Vec<FnId> = raw_exec.iter().map(|x| names.func(&x.calc)).collect();
+    let scoped_modifiers =
+        freeze_scoped_modifiers(names, attrs, loc, raw_exec, &mut sbc, &mut tag_filters)?;
+    if sbc.len() > MAX_SET_BY_CALLER {
+        return Err(cx.err(
+            &loc.at("executions"),
+            K::Capacity,
+            format!(
+                "the effect reads {} SetByCaller keys; at most {MAX_SET_BY_CALLER} are allowed",
+                sbc.len()
+            ),
+        ));
+    }
+    sbc.sort_unstable();
+    if tag_filters.len() > usize::from(u8::MAX) {
+        return Err(cx.err(loc, K::Capacity, "too many tag filters in one effect"));
+    }
 
     // Tags.
     let asset_tags = names.container(&loc.at("asset_tags"), &r.asset_tags)?;
@@ -1135,7 +1189,7 @@ fn freeze_effect(
         let cl = loc.at("cues").at(i);
         let tag = names.tag(&cl.at("tag"), &c.tag)?;
         check_cue_tag(names, &cl.at("tag"), tag, &c.tag)?;
-        match (c.events, instant, period > 0) {
+        match (c.events, instant, periodic) {
             (CueEvents::Persistent, true, _) => {
                 return Err(cx.err(
                     &cl.at("events"),
@@ -1179,6 +1233,7 @@ fn freeze_effect(
         name: name.to_string(),
         duration,
         period,
+        period_magnitude,
         execute_on_application,
         modifiers,
         executions,
@@ -1198,13 +1253,256 @@ fn freeze_effect(
         has_live_captures,
         has_live_source_captures,
         keeps_spec,
+        tag_filters,
+        scoped_modifiers,
         granted_abilities: ability::granted(
             names,
             &loc.at("granted_abilities"),
             r.granted_abilities.as_deref().unwrap_or(&[]),
             instant,
         )?,
+        hitstop: hitstop_frames(cx, &loc.at("hitstop"), r.hitstop)?,
+        instigator_hitstop: hitstop_frames(
+            cx,
+            &loc.at("instigator_hitstop"),
+            r.instigator_hitstop,
+        )?,
     })
+}
+
+/// The longest hitstop an effect gives, in frames (two seconds at 60 Hz).
+const MAX_HITSTOP: u16 = 120;
+
+/// An effect's `hitstop` / `instigator_hitstop` (F-GA-23): at most [`MAX_HITSTOP`] frames.
+fn hitstop_frames(cx: &Cx, at: &Loc, frames: Option<u16>) -> Result<u16, ContentError> {
+    match frames {
+        Some(f) if f > MAX_HITSTOP => Err(cx.err(
+            at,
+            K::InvalidValue,
+            format!("a hitstop holds an entity for at most {MAX_HITSTOP} frames, not {f}"),
+        )),
+        f => Ok(f.unwrap_or(0)),
+    }
+}
+
+/// Resolves a magnitude written at `ml` (modifiers, durations, periods and scoped modifiers
+/// share it): its curve, its captured attribute (never a transient one) and tag filters, its
+/// calculation and its SetByCaller key (added to `sbc`).
+fn freeze_magnitude(
+    names: &Names<'_>,
+    attrs: &[AttrDef],
+    ml: &Loc,
+    m: &RawMagnitude,
+    sbc: &mut Vec<TagId>,
+    filters: &mut Vec<AttrTagFilterDef>,
+) -> Result<MagnitudeDef, ContentError> {
+    Ok(match m {
+        RawMagnitude::Scalable { coef, curve } => MagnitudeDef::Scalable {
+            coef: coef.0,
+            curve: match curve {
+                Some(c) => Some(names.curve(&ml.at("curve"), c)?),
+                None => None,
+            },
+        },
+        RawMagnitude::Attribute(a) => {
+            let al = ml.at(0);
+            let cap = names.attr(&al.at("attribute"), &a.attribute)?;
+            if attrs[cap.index()].transient {
+                return Err(names.cx.err(
+                    &al.at("attribute"),
+                    K::InvalidCombination,
+                    format!(
+                        "\"{}\" is a transient (meta) attribute and cannot be captured",
+                        Clip(&a.attribute)
+                    ),
+                ));
+            }
+            let requirements = |field: &str, r: &Option<RawRequirements>| match r {
+                Some(r) => names.requirements(&al.at(field), r),
+                None => Ok(TagRequirements::NONE),
+            };
+            let source = requirements("source_tag_filter", &a.source_tag_filter)?;
+            let target = requirements("target_tag_filter", &a.target_tag_filter)?;
+            let filter = if source.is_empty() && target.is_empty() {
+                0
+            } else {
+                filters.push(AttrTagFilterDef { source, target });
+                u8::try_from(filters.len()).unwrap_or(u8::MAX)
+            };
+            MagnitudeDef::Attribute {
+                attr: cap,
+                side: a.side,
+                which: a.which,
+                coef: a.coef.0,
+                pre: a.pre.0,
+                post: a.post.0,
+                snapshot: a.snapshot,
+                filter,
+            }
+        }
+        RawMagnitude::Custom { calc, coef, pre, post } => {
+            MagnitudeDef::Custom { calc: names.func(calc), coef: coef.0, pre: pre.0, post: post.0 }
+        }
+        RawMagnitude::SetByCaller(t) => {
+            let tag = names.tag(&ml.at(0), t)?;
+            if !sbc.contains(&tag) {
+                sbc.push(tag);
+            }
+            MagnitudeDef::SetByCaller(tag)
+        }
+    })
+}
+
+/// Refuses a duration or period magnitude that no level can make a valid number of frames: a
+/// constant, or a curve all of whose points round (to the nearest frame) below 1 frame or
+/// beyond [`crate::num::MAX_FINITE_FRAMES`]. Other magnitudes are checked when applied (a
+/// value out of range is clamped and reported).
+fn check_time_magnitude(
+    names: &Names<'_>,
+    curves: &[CurveDef],
+    ml: &Loc,
+    m: &MagnitudeDef,
+    what: &str,
+) -> Result<(), ContentError> {
+    let MagnitudeDef::Scalable { coef, curve } = *m else { return Ok(()) };
+    let max = i64::from(crate::num::MAX_FINITE_FRAMES);
+    let frames = |v: Fx| round_frames(crate::num::mul(coef, v));
+    let (at, all_low, all_high, shown) = match curve.and_then(|c| curves.get(c.index())) {
+        None => {
+            let f = frames(Fx::ONE);
+            (ml.at("coef"), f < 1, f > max, format!("{} frames", f))
+        }
+        Some(c) => {
+            let fs: Vec<i64> = c.points.iter().map(|(_, v)| frames(*v)).collect();
+            (
+                ml.at("curve"),
+                fs.iter().all(|f| *f < 1),
+                fs.iter().all(|f| *f > max),
+                format!("coef × \"{}\" gives {:?} frames at its points", Clip(&c.name), fs),
+            )
+        }
+    };
+    if all_low {
+        return Err(names.cx.err(
+            &at,
+            K::InvalidValue,
+            format!(
+                "a {what} must be at least 1 frame, and this one never is: {shown} (a magnitude \
+                 is rounded to the nearest frame)"
+            ),
+        ));
+    }
+    if all_high {
+        return Err(names.cx.err(
+            &at,
+            K::InvalidValue,
+            format!(
+                "a {what} can be at most {} frames (about 414 days at 60 Hz), and this one never \
+                 is: {shown}",
+                crate::num::MAX_FINITE_FRAMES
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The scoped modifiers of an effect's executions (F-GE-14), by execution in order.
+fn freeze_scoped_modifiers(
+    names: &Names<'_>,
+    attrs: &[AttrDef],
+    loc: &Loc,
+    raw_exec: &[RawExecution],
+    sbc: &mut Vec<TagId>,
+    filters: &mut Vec<AttrTagFilterDef>,
+) -> Result<Vec<ScopedModifierDef>, ContentError> {
+    let cx = &names.cx;
+    let mut out = Vec::new();
+    for (xi, x) in raw_exec.iter().enumerate() {
+        let xl = loc.at("executions").at(xi);
+        if x.modifiers.len() > MAX_SCOPED_MODIFIERS {
+            return Err(cx.err(
+                &xl.at("modifiers").at(MAX_SCOPED_MODIFIERS),
+                K::Capacity,
+                format!("an execution may have at most {MAX_SCOPED_MODIFIERS} scoped modifiers"),
+            ));
+        }
+        for (si, m) in x.modifiers.iter().enumerate() {
+            let sl = xl.at("modifiers").at(si);
+            let target = match (&m.attribute, &m.transient) {
+                (Some(a), None) => {
+                    let attr = names.attr(&sl.at("attribute"), a)?;
+                    if attrs[attr.index()].transient {
+                        return Err(cx.err(
+                            &sl.at("attribute"),
+                            K::InvalidCombination,
+                            format!(
+                                "\"{}\" is a transient (meta) attribute and cannot be captured, \
+                                 so no scoped modifier can change it",
+                                Clip(a)
+                            ),
+                        ));
+                    }
+                    let Some(side) = m.side else {
+                        return Err(cx.err(
+                            &sl.at("attribute"),
+                            K::InvalidValue,
+                            "a scoped modifier of a captured attribute names the capture's side: \
+                             add `side: Source` or `side: Target`",
+                        ));
+                    };
+                    ScopedTarget::Attribute { attr, side }
+                }
+                (None, Some(t)) => {
+                    if m.side.is_some() {
+                        return Err(cx.err(
+                            &sl.at("side"),
+                            K::InvalidCombination,
+                            "`side` names a captured attribute's side; a transient aggregator has \
+                             none",
+                        ));
+                    }
+                    ScopedTarget::Transient(names.tag(&sl.at("transient"), t)?)
+                }
+                (Some(_), Some(_)) => {
+                    return Err(cx.err(
+                        &sl.at("transient"),
+                        K::InvalidCombination,
+                        "a scoped modifier changes either a captured `attribute` or a \
+                         `transient` aggregator, not both",
+                    ));
+                }
+                (None, None) => {
+                    return Err(cx.err(
+                        &sl,
+                        K::InvalidValue,
+                        "a scoped modifier needs `attribute: \"…\", side: Source|Target` (a \
+                         captured attribute) or `transient: \"Tag\"` (a transient aggregator)",
+                    ));
+                }
+            };
+            let magnitude =
+                freeze_magnitude(names, attrs, &sl.at("magnitude"), &m.magnitude, sbc, filters)?;
+            if m.op == ModOp::Divide
+                && let MagnitudeDef::Scalable { coef, curve: None } = magnitude
+                && coef == crate::num::ZERO
+            {
+                return Err(cx.err(
+                    &sl.at("magnitude"),
+                    K::InvalidValue,
+                    "dividing by a constant 0",
+                ));
+            }
+            out.push(ScopedModifierDef {
+                execution: xi as u8,
+                target,
+                op: m.op,
+                magnitude,
+                source_tags: names.requirements(&sl.at("source_tags"), &m.source_tags)?,
+                target_tags: names.requirements(&sl.at("target_tags"), &m.target_tags)?,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Static cycles among derived attributes (F-ATTR-08): a non-periodic duration/infinite effect

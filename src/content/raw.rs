@@ -311,6 +311,53 @@ pub enum RawDuration {
     Seconds(Decimal),
     /// Frames given by a SetByCaller value on the spec (in frames).
     SetByCaller(String),
+    /// `coef × curve(level)` frames, evaluated at application and rounded to the nearest frame
+    /// (level-scaled cooldowns, hitstun by move level).
+    Scalable {
+        /// The coefficient (frames).
+        coef: Num,
+        /// The curve row, read at the spec level.
+        #[serde(default)]
+        curve: Option<String>,
+    },
+    /// Frames from a captured attribute (`coef × (value + pre) + post`), evaluated at
+    /// application and rounded to the nearest frame (a source's cooldown reduction).
+    Attribute(RawAttrMagnitude),
+    /// Frames from a registered calculation (`coef × (calc + pre) + post`), evaluated at
+    /// application and rounded to the nearest frame.
+    Custom {
+        /// The registered calculation's name.
+        calc: String,
+        /// The coefficient.
+        #[serde(default = "num_one")]
+        coef: Num,
+        /// Added before the coefficient.
+        #[serde(default)]
+        pre: Num,
+        /// Added after the coefficient.
+        #[serde(default)]
+        post: Num,
+    },
+}
+
+impl RawDuration {
+    /// The duration as a magnitude, for the forms evaluated at application (`Scalable`,
+    /// `Attribute`, `Custom`); `None` for the fixed forms and the SetByCaller form.
+    pub fn as_magnitude(&self) -> Option<RawMagnitude> {
+        match self {
+            RawDuration::Scalable { coef, curve } => {
+                Some(RawMagnitude::Scalable { coef: *coef, curve: curve.clone() })
+            }
+            RawDuration::Attribute(a) => Some(RawMagnitude::Attribute(a.clone())),
+            RawDuration::Custom { calc, coef, pre, post } => Some(RawMagnitude::Custom {
+                calc: calc.clone(),
+                coef: *coef,
+                pre: *pre,
+                post: *post,
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// A period between executions.
@@ -321,6 +368,53 @@ pub enum RawPeriod {
     Frames(u32),
     /// Decimal seconds, converted exactly to frames.
     Seconds(Decimal),
+    /// Frames from a SetByCaller value on the spec, evaluated at application.
+    SetByCaller(String),
+    /// `coef × curve(level)` frames, evaluated at application.
+    Scalable {
+        /// The coefficient (frames).
+        coef: Num,
+        /// The curve row, read at the spec level.
+        #[serde(default)]
+        curve: Option<String>,
+    },
+    /// Frames from a captured attribute, evaluated at application.
+    Attribute(RawAttrMagnitude),
+    /// Frames from a registered calculation, evaluated at application.
+    Custom {
+        /// The registered calculation's name.
+        calc: String,
+        /// The coefficient.
+        #[serde(default = "num_one")]
+        coef: Num,
+        /// Added before the coefficient.
+        #[serde(default)]
+        pre: Num,
+        /// Added after the coefficient.
+        #[serde(default)]
+        post: Num,
+    },
+}
+
+impl RawPeriod {
+    /// The period as a magnitude, for the forms evaluated at application; `None` for
+    /// `Frames` and `Seconds`.
+    pub fn as_magnitude(&self) -> Option<RawMagnitude> {
+        match self {
+            RawPeriod::SetByCaller(t) => Some(RawMagnitude::SetByCaller(t.clone())),
+            RawPeriod::Scalable { coef, curve } => {
+                Some(RawMagnitude::Scalable { coef: *coef, curve: curve.clone() })
+            }
+            RawPeriod::Attribute(a) => Some(RawMagnitude::Attribute(a.clone())),
+            RawPeriod::Custom { calc, coef, pre, post } => Some(RawMagnitude::Custom {
+                calc: calc.clone(),
+                coef: *coef,
+                pre: *pre,
+                post: *post,
+            }),
+            RawPeriod::Frames(_) | RawPeriod::Seconds(_) => None,
+        }
+    }
 }
 
 /// A modifier operation.
@@ -381,6 +475,14 @@ pub struct RawAttrMagnitude {
     /// instead of live.
     #[serde(default)]
     pub snapshot: bool,
+    /// GAS's `SourceTagFilter`: aggregate only the captured attribute's modifiers whose effect
+    /// was made by a source whose tags pass these requirements (F-GE-10).
+    #[serde(default)]
+    pub source_tag_filter: Option<RawRequirements>,
+    /// GAS's `TargetTagFilter`: aggregate the captured attribute's modifiers only while the
+    /// entity they modify has tags passing these requirements (F-GE-10).
+    #[serde(default)]
+    pub target_tag_filter: Option<RawRequirements>,
 }
 
 fn num_one() -> Num {
@@ -476,6 +578,36 @@ pub struct RawModifier {
 pub struct RawExecution {
     /// The registered execution's name.
     pub calc: String,
+    /// Scoped modifiers (GAS's calculation modifiers, F-GE-14): changes to a captured
+    /// attribute or a transient aggregator that only this execution's calculation sees.
+    #[serde(default)]
+    pub modifiers: Vec<RawScopedModifier>,
+}
+
+/// A scoped modifier of an execution as written: exactly one of `attribute` (with `side`) or
+/// `transient`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "scoped_modifier")]
+pub struct RawScopedModifier {
+    /// A captured attribute of the execution (it must declare a capture of it on `side`).
+    #[serde(default)]
+    pub attribute: Option<String>,
+    /// Which capture of the attribute: `Source` or `Target`.
+    #[serde(default)]
+    pub side: Option<CaptureSide>,
+    /// A transient aggregator (a tag naming a temporary value the execution reads).
+    #[serde(default)]
+    pub transient: Option<String>,
+    /// The operation.
+    pub op: ModOp,
+    /// The magnitude.
+    pub magnitude: RawMagnitude,
+    /// Requirements on the spec's source tags, checked when the execution runs.
+    #[serde(default)]
+    pub source_tags: RawRequirements,
+    /// Requirements on the target's tags, checked when the execution runs.
+    #[serde(default)]
+    pub target_tags: RawRequirements,
 }
 
 /// How applications of the same effect stack.
@@ -612,6 +744,10 @@ pub struct RawEffect {
     pub custom_requirements: Option<Vec<String>>,
     /// Abilities granted to the target while active.
     pub granted_abilities: Option<Vec<RawGrantedAbility>>,
+    /// Frames of hitstop each application gives the target (F-GA-23).
+    pub hitstop: Option<u16>,
+    /// Frames of hitstop each application gives the spec's instigator (the attacker).
+    pub instigator_hitstop: Option<u16>,
 }
 
 /// How an ability keeps its state blob between activations (F-GA-19).
@@ -678,8 +814,11 @@ pub struct RawAbility {
     pub cost_set_by_caller: NamedMap<Num>,
     /// A duration effect applied on commit; its granted tags are the cooldown tags.
     pub cooldown: Option<String>,
-    /// Overrides the cooldown effect's duration (shared cooldown effects).
+    /// Overrides the cooldown effect's duration (shared cooldown effects); also the value of
+    /// the key of a `SetByCaller` cooldown duration.
     pub cooldown_duration: Option<RawFrames>,
+    /// SetByCaller values for the cooldown spec.
+    pub cooldown_set_by_caller: NamedMap<Num>,
     /// Extra cooldown tags granted by the cooldown effect for this ability (at most 2).
     pub cooldown_tags: Vec<String>,
     /// State-blob policy.
@@ -694,6 +833,9 @@ pub struct RawAbility {
     pub input: Option<u8>,
     /// Releasing the bound input ends the ability (hold-to-sprint, channels).
     pub end_on_release: bool,
+    /// Frames a press of the bound input that could not activate the ability is remembered
+    /// and retried (an input buffer; 0: none).
+    pub input_buffer: u16,
     /// The state blob size in bytes.
     pub state_size: u16,
     /// Registered behaviour functions.
@@ -729,6 +871,7 @@ impl Default for RawAbility {
             cost_set_by_caller: NamedMap::default(),
             cooldown: None,
             cooldown_duration: None,
+            cooldown_set_by_caller: NamedMap::default(),
             cooldown_tags: Vec::new(),
             instancing: Instancing::PerExecution,
             triggers: Vec::new(),
@@ -736,6 +879,7 @@ impl Default for RawAbility {
             activate_on_input: true,
             input: None,
             end_on_release: false,
+            input_buffer: 0,
             state_size: 0,
             behaviour: None,
             can_activate: None,

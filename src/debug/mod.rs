@@ -264,6 +264,9 @@ fn decode_fields(column: &str, rec: &[u8]) -> Vec<(String, String)> {
         "tasks" => read::<crate::ability::TaskRec>(rec),
         "standalone_cues" => read::<crate::cue::StandaloneCue>(rec),
         "player_owner" => read::<crate::id::Entity>(rec),
+        "ext_header" => read::<crate::world::state::ExtHeader>(rec),
+        "entity_time" => read::<crate::world::state::EntityTime>(rec),
+        "input_buffers" => read::<crate::world::state::InputBufferRec>(rec),
         "effect_magnitudes" if rec.len() == 8 => {
             let bits = i64::from_le_bytes(rec.try_into().unwrap_or([0; 8]));
             vec![("value".into(), crate::num::to_decimal(crate::num::Fx::from_bits(bits)))]
@@ -296,7 +299,9 @@ fn item_name(col: &ColumnInfo, record: u32, content: Option<&Content>) -> String
         ("tasks", _) => format!("task {within}"),
         ("effect_specs", _) => format!("stored spec {within}"),
         ("standalone_cues", _) => format!("cue slot {within}"),
-        ("inputs" | "prev_inputs" | "player_owner", _) => format!("player {within}"),
+        ("inputs" | "prev_inputs" | "player_owner" | "input_buffers", _) => {
+            format!("player {within}")
+        }
         (name, _) => format!("{name}[{within}]"),
     }
 }

@@ -62,8 +62,10 @@ pub fn bot_input(world: &World<Duel>, player: usize, frame: Frame, seed: u64) ->
     let mut axis = 0i8;
     let tap = |b: u8| if press { b } else { 0 };
 
-    // Inside the jab's cancel window: finish the combo most of the time.
-    if world.has_tag(me, i.t_window) && plan < 70 {
+    // Once the jab connects or its cancel window is open: finish the combo most of the time.
+    // Pressed while the jab is still active, the heavy attack cannot start yet; its input
+    // buffer keeps the press until the window opens (after the hit's hitstop).
+    if (world.has_tag(me, i.t_window) || world.has_tag(me, i.t_light_active)) && plan < 70 {
         return Input { buttons: Input::HEAVY, axis: 0 };
     }
     // An enemy fireball about to land: shield if possible.

@@ -43,6 +43,7 @@ pub fn hooks() -> Hooks<Duel> {
                 on_task: Some(sprint_task),
                 on_input: Some(sprint_input),
                 on_end: Some(sprint_end),
+                ..Behaviour::default()
             },
         )
         .can_activate("HeavyCancel", heavy_cancel)
@@ -61,7 +62,8 @@ pub fn hooks() -> Hooks<Duel> {
 
 // ---------------------------------------------------------------------------------------------
 // Melee: the hitbox itself is the melee system's (phase P6); the behaviour only starts a fresh
-// "already hit" mask and counts light → heavy cancels.
+// "already hit" mask and counts light → heavy cancels and attacks that came out of the input
+// buffer.
 // ---------------------------------------------------------------------------------------------
 
 fn melee_activate(ctx: &mut Ctx<'_>) {
@@ -69,6 +71,8 @@ fn melee_activate(ctx: &mut Ctx<'_>) {
     let owner = ctx.owner();
     let me = ctx.handle();
     let is_heavy = ctx.world().ability(me).is_some_and(|s| s.def == i.abilities[1]);
+    // Pressed earlier and kept by the heavy attack's input buffer (F-GA-22).
+    let buffered = ctx.from_input_buffer();
     // The heavy attack cancelled a light attack of the same owner in this frame: a combo.
     let cancelled_light = is_heavy
         && ctx.world().output().ability_events.iter().any(|e| {
@@ -81,6 +85,9 @@ fn melee_activate(ctx: &mut Ctx<'_>) {
     }
     if cancelled_light {
         w.global_mut().stats.heavy_cancels += 1;
+    }
+    if buffered {
+        w.global_mut().stats.buffered_attacks += 1;
     }
 }
 

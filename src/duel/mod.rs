@@ -83,6 +83,12 @@ pub const LIGHT_DAMAGE: i64 = 6;
 pub const HEAVY_DAMAGE: i64 = 14;
 /// The fireball's base damage.
 pub const FIREBALL_DAMAGE: i64 = 12;
+/// Frames of hitstop a connecting light attack gives both fighters (F-GA-23).
+pub const LIGHT_HITSTOP: u32 = 4;
+/// Frames of hitstop a connecting heavy attack gives both fighters.
+pub const HEAVY_HITSTOP: u32 = 8;
+/// Frames of hitstop a fireball gives the fighter it hits.
+pub const FIREBALL_HITSTOP: u32 = 4;
 /// Frames between a knock-out (or a time-out) and the next round.
 pub const KO_PAUSE: Frame = 90;
 /// The longest a round lasts before the healthiest fighter wins it on time (30 s).
@@ -196,9 +202,14 @@ pub struct Stats {
     pub fireball_hits: u32,
     /// Knock-outs.
     pub kos: u32,
+    /// Attacks activated by a press kept in the input buffer (a heavy attack pressed before
+    /// the light attack's cancel window opened, or during its recovery).
+    pub buffered_attacks: u32,
+    /// Frames a fighter's clock was held by hitstop (summed over fighters).
+    pub hitstop_frames: u32,
 }
 
-/// The duel's global block: rounds, scores and statistics (120 bytes, `Pod`).
+/// The duel's global block: rounds, scores and statistics (128 bytes, `Pod`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct Round {

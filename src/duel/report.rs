@@ -42,9 +42,6 @@ pub struct CueCounter {
     /// Every cue confirmed (frames before `until`), in the order the director confirmed them:
     /// the log the report compares across peers and with the replay.
     pub confirmed_log: Vec<CueKey>,
-    /// Persistent instances shown (`on_active`) and not removed as mispredicted, frames before
-    /// `until`.
-    pub shown_log: std::collections::BTreeSet<CueKey>,
 }
 
 impl Default for CueCounter {
@@ -68,7 +65,6 @@ impl CueCounter {
             confirmed_bursts: BTreeMap::new(),
             confirmed_persistent: BTreeMap::new(),
             confirmed_log: Vec::new(),
-            shown_log: std::collections::BTreeSet::new(),
         }
     }
 }
@@ -82,22 +78,18 @@ impl Presenter for CueCounter {
         self.bursts_cancelled += 1;
     }
 
-    fn on_active(&mut self, cue: &Cue) {
+    fn on_active(&mut self, _cue: &Cue) {
         self.persistent_started += 1;
-        if cue.key.frame < self.until {
-            self.shown_log.insert(cue.key);
-        }
     }
 
     fn while_active(&mut self, _cue: &Cue) {
         self.persistent_shown += 1;
     }
 
-    fn removed(&mut self, cue: &Cue, reason: RemoveReason) {
+    fn removed(&mut self, _cue: &Cue, reason: RemoveReason) {
         self.persistent_removed += 1;
         if reason == RemoveReason::Mispredicted {
             self.persistent_mispredicted += 1;
-            self.shown_log.remove(&cue.key);
         }
     }
 
@@ -203,9 +195,6 @@ pub struct PeerSummary {
     /// [`BOT_REACTION_FRAMES`](super::BOT_REACTION_FRAMES) (see
     /// [`BotView::late`](super::BotView::late)); 0 means its inputs depended on the options alone.
     pub bot_late: u64,
-    /// The persistent instances this peer showed and did not take back as mispredicted
-    /// (sorted; frames of the match).
-    pub shown_persistent: Vec<CueKey>,
 }
 
 impl PeerSummary {
@@ -229,7 +218,6 @@ impl PeerSummary {
             departures: Vec::new(),
             confirmed_cues,
             bot_late: 0,
-            shown_persistent: counter.shown_log.iter().copied().collect(),
         }
     }
 
@@ -280,57 +268,44 @@ pub struct CueLogCheck {
     /// The first burst (in key order) where its log and the replay's differ: one of them has
     /// it and the other does not. `None`: the two burst logs are identical.
     pub burst_difference: Option<CueKey>,
-    /// Persistent instances whose start it confirmed (shown while their first frame was
-    /// confirmed).
+    /// Persistent instances it confirmed (an instance that began and ended inside one rollback
+    /// is presented late, once its end is confirmed: it is confirmed too).
     pub persistent: usize,
-    /// Instances of the replay it showed that ended before their first frame was confirmed
-    /// (short instances on a peer running ahead): shown once, never confirmed.
-    pub persistent_ended_unconfirmed: usize,
-    /// Instances of the replay this peer never showed: they began and ended within one
-    /// rollback's re-simulation, so they were never on screen.
-    pub persistent_unseen: usize,
-    /// Instances it confirmed that the replay does not have (must be 0).
-    pub persistent_extra: usize,
+    /// The first persistent instance where its log and the replay's differ. `None`: identical.
+    pub persistent_difference: Option<CueKey>,
+}
+
+/// The first key where two sorted logs differ (a key one of them has and the other lacks).
+fn first_difference(mine: &[CueKey], theirs: &[CueKey]) -> Option<CueKey> {
+    mine.iter().zip(theirs).find(|(a, b)| a != b).map(|(a, b)| *a.min(b)).or_else(|| {
+        match mine.len().cmp(&theirs.len()) {
+            core::cmp::Ordering::Less => theirs.get(mine.len()).copied(),
+            core::cmp::Ordering::Greater => mine.get(theirs.len()).copied(),
+            core::cmp::Ordering::Equal => None,
+        }
+    })
 }
 
 impl CueLogCheck {
     /// Compares one peer's sorted confirmed log with the replay's.
     fn of(peer: &PeerSummary, replay: &[CueKey]) -> CueLogCheck {
-        let bursts = |log: &[CueKey]| -> Vec<CueKey> {
-            log.iter().filter(|k| k.kind == CueKind::Executed).copied().collect()
+        let split = |log: &[CueKey]| -> (Vec<CueKey>, Vec<CueKey>) {
+            log.iter().copied().partition(|k| k.kind == CueKind::Executed)
         };
-        let (mine, theirs) = (bursts(&peer.confirmed_cues), bursts(replay));
-        let burst_difference =
-            mine.iter().zip(&theirs).find(|(a, b)| a != b).map(|(a, b)| *a.min(b)).or_else(|| {
-                match mine.len().cmp(&theirs.len()) {
-                    core::cmp::Ordering::Less => theirs.get(mine.len()).copied(),
-                    core::cmp::Ordering::Greater => mine.get(theirs.len()).copied(),
-                    core::cmp::Ordering::Equal => None,
-                }
-            });
-        let persistent = |log: &[CueKey]| -> std::collections::BTreeSet<CueKey> {
-            log.iter().filter(|k| k.kind != CueKind::Executed).copied().collect()
-        };
-        let (mine_p, theirs_p) = (persistent(&peer.confirmed_cues), persistent(replay));
-        let shown: std::collections::BTreeSet<CueKey> =
-            peer.shown_persistent.iter().copied().collect();
-        let missing: Vec<&CueKey> = theirs_p.difference(&mine_p).collect();
-        let ended_unconfirmed = missing.iter().filter(|k| shown.contains(k)).count();
+        let (mine, mine_p) = split(&peer.confirmed_cues);
+        let (theirs, theirs_p) = split(replay);
         CueLogCheck {
             player: peer.player,
             bursts: mine.len(),
-            burst_difference,
+            burst_difference: first_difference(&mine, &theirs),
             persistent: mine_p.len(),
-            persistent_ended_unconfirmed: ended_unconfirmed,
-            persistent_unseen: missing.len() - ended_unconfirmed,
-            persistent_extra: mine_p.difference(&theirs_p).count(),
+            persistent_difference: first_difference(&mine_p, &theirs_p),
         }
     }
 
-    /// Whether the burst logs are identical and every persistent instance it confirmed
-    /// happened.
+    /// Whether both logs are identical to the replay's.
     pub fn is_ok(&self) -> bool {
-        self.burst_difference.is_none() && self.persistent_extra == 0
+        self.burst_difference.is_none() && self.persistent_difference.is_none()
     }
 }
 
@@ -882,6 +857,8 @@ impl fmt::Display for MatchReport {
             ("stuns", format!("{} stuns, {} abilities cancelled", s.stuns, s.stun_cancels)),
             ("shields", format!("{} hits blocked", s.shield_blocks)),
             ("fireballs", format!("{} launched, {} hit", s.fireballs_launched, s.fireball_hits)),
+            ("buffer", format!("{} attacks came out of the input buffer", s.buffered_attacks)),
+            ("hitstop", format!("{} fighter-frames frozen by hitstop", s.hitstop_frames)),
         ];
         for (k, v) in events {
             writeln!(f, "  {k:<10} {v}")?;
@@ -987,21 +964,10 @@ impl MatchReport {
             ),
             ("persistent instances confirmed", per(&|l| l.persistent.to_string())),
             (
-                "  shown, ended before their first frame was confirmed",
-                per(&|l| l.persistent_ended_unconfirmed.to_string()),
-            ),
-            (
-                "  never shown: began and ended inside one rollback",
-                per(&|l| l.persistent_unseen.to_string()),
-            ),
-            (
-                "  confirmed but not in the replay",
-                per(&|l| {
-                    if l.persistent_extra == 0 {
-                        "none: ok".to_string()
-                    } else {
-                        format!("{}: FAILED", l.persistent_extra)
-                    }
+                "  the same instances as the replay, each once",
+                per(&|l| match l.persistent_difference {
+                    None => "ok".to_string(),
+                    Some(k) => format!("FAILED at frame {}", k.frame),
                 }),
             ),
         ];

@@ -6,8 +6,9 @@
 
 use super::ids::ids;
 use super::{
-    ARENA_HALF, Body, Duel, FIGHTER_HALF, FIREBALL_DAMAGE, FIREBALL_RADIUS, HEAVY_DAMAGE,
-    HEAVY_REACH, KO_PAUSE, Kind, LIGHT_DAMAGE, LIGHT_REACH, MAX_FIGHTERS, ROUND_FRAMES,
+    ARENA_HALF, Body, Duel, FIGHTER_HALF, FIREBALL_DAMAGE, FIREBALL_HITSTOP, FIREBALL_RADIUS,
+    HEAVY_DAMAGE, HEAVY_HITSTOP, HEAVY_REACH, KO_PAUSE, Kind, LIGHT_DAMAGE, LIGHT_HITSTOP,
+    LIGHT_REACH, MAX_FIGHTERS, ROUND_FRAMES,
 };
 use crate::ability::AbilityEvent;
 use crate::cue::{CueOrigin, CueParams};
@@ -216,14 +217,21 @@ pub(crate) fn start_regen(w: &mut World<Duel>, e: Entity) {
     }
 }
 
-/// Moves fighters by their stick at their current MoveSpeed (0 while stunned, knocked out or
-/// attacking) and turns them towards the nearest opponent (not during an attack).
+/// Moves fighters by their stick at their current MoveSpeed (0 while stunned, knocked out,
+/// attacking or frozen by hitstop) and turns them towards the nearest opponent (not during an
+/// attack).
 fn movement(w: &mut World<Duel>) {
     let i = ids();
     for p in 0..w.players().min(MAX_FIGHTERS) {
         let Some(e) = fighter(w, p) else { continue };
         let attacking = w.has_tag(e, i.t_attacking);
-        let rooted = attacking || w.has_tag(e, i.t_stun) || !standing(w, e);
+        // Hitstop holds the fighter's clock (its timeline and effect timers stand still): the
+        // game freezes its body too.
+        let frozen = w.is_time_held(e);
+        if frozen {
+            w.global_mut().stats.hitstop_frames += 1;
+        }
+        let rooted = attacking || frozen || w.has_tag(e, i.t_stun) || !standing(w, e);
         let speed = if rooted { Fx::ZERO } else { w.attr(e, i.move_speed).unwrap_or(Fx::ZERO) };
         let axis = i64::from(w.input(p).axis.clamp(-127, 127));
         let vx = num::mul(speed, num::ratio(axis, 127));
@@ -351,6 +359,16 @@ fn apply_hit(w: &mut World<Duel>, hit: Hit) {
             return;
         }
         Err(_) => return,
+    }
+    // Hit freeze (F-GA-23): a melee hit holds both fighters' clocks, a fireball its target's.
+    let freeze = match hit.kind {
+        HitKind::Light => LIGHT_HITSTOP,
+        HitKind::Heavy => HEAVY_HITSTOP,
+        HitKind::Fireball => FIREBALL_HITSTOP,
+    };
+    w.hitstop(hit.target, freeze);
+    if hit.kind != HitKind::Fireball {
+        w.hitstop(hit.source, freeze);
     }
     let crits = w
         .output()

@@ -7,9 +7,9 @@ use super::{
 use crate::content::def::{DurationDef, EffectDef, MagnitudeDef};
 use crate::content::raw::{CaptureSide, StackKind, StackPeriod, StackRefresh};
 use crate::id::{EffectHandle, Entity};
-use crate::num::{self, Frame, Fx, NEVER};
+use crate::num::{Frame, Fx, NEVER};
 use crate::world::cascade::Work;
-use crate::world::hooks::{BoundFn, CalcInput, Verdict};
+use crate::world::hooks::{BoundFn, Verdict};
 use crate::world::output::{Applied, ApplyError, AttrCause, EffectEvent, RemovalReason};
 use crate::world::{Game, World};
 use bytemuck::Zeroable;
@@ -220,6 +220,10 @@ impl<G: Game> World<G> {
         target: Entity,
     ) -> Result<Applied, ApplyError> {
         let r = self.apply_inner(spec, target);
+        if r.is_ok() {
+            // The definition's `hitstop` / `instigator_hitstop` (F-GA-23, src/world/time.rs).
+            self.effect_hitstop(spec, target);
+        }
         if let Err(error) = r {
             let def = (!spec.is_inline()).then_some(spec.def);
             self.out.effect_events.push(match error {
@@ -230,6 +234,62 @@ impl<G: Game> World<G> {
             });
         }
         r
+    }
+
+    /// Whether applying `spec` to `target` now would succeed, without changing anything: the
+    /// pipeline's checks (target, requirements, immunity, custom requirements, SetByCaller
+    /// values) plus a full stack that denies overflow and a full effect column. An ability's
+    /// commit runs it for its cost and cooldown before applying either, so a commit never pays
+    /// the cost and then fails to start the cooldown (F-GA-06).
+    pub(crate) fn check_apply(&self, spec: &EffectSpec, target: Entity) -> Result<(), ApplyError> {
+        if !self.has_ability_system(target) {
+            return Err(ApplyError::InvalidTarget);
+        }
+        if spec.is_inline() {
+            return Ok(());
+        }
+        let Some(def) = self.content.effect_defs().get(spec.def.index()) else {
+            return Err(ApplyError::UnknownDefinition);
+        };
+        let ti = target.index;
+        if !def.application_requirements.passes_words(self.tag_view_index(ti)) {
+            return Err(ApplyError::Requirements);
+        }
+        if let Some(blocker) = self.immunity_blocker(ti, def, spec) {
+            return Err(ApplyError::Immune { blocker });
+        }
+        for f in &def.custom_requirements {
+            if let Some(BoundFn::Req(req)) = self.bound.get(*f) {
+                match req(self, spec, target) {
+                    Verdict::Allow => {}
+                    Verdict::Deny => return Err(ApplyError::CustomRequirement),
+                    // Redirected to another effect: nothing of this one can fail.
+                    Verdict::ExtendInstead { .. } => return Ok(()),
+                }
+            }
+        }
+        for k in &def.set_by_caller_keys {
+            if spec.set_by_caller(*k).is_none() {
+                return Err(ApplyError::MissingSetByCaller { tag: *k });
+            }
+        }
+        if def.is_instant() {
+            return Ok(());
+        }
+        if let Some(st) = def.stacking
+            && let Some(k) = self.find_stack(ti, spec, st.kind)
+        {
+            let stacks = self.effects(target)[k].stacks;
+            return if stacks >= st.limit && st.deny_overflow {
+                Err(ApplyError::StackOverflowDenied)
+            } else {
+                Ok(())
+            };
+        }
+        if self.state.entities[ti as usize].n_effects as usize >= self.state.layout.effects {
+            return Err(ApplyError::Capacity);
+        }
+        Ok(())
     }
 
     fn apply_inner(&mut self, spec: &EffectSpec, target: Entity) -> Result<Applied, ApplyError> {
@@ -299,6 +359,7 @@ impl<G: Game> World<G> {
                 let f: i64 = v.to_num::<i64>();
                 f.clamp(1, i64::from(NEVER - 1)) as u32
             }
+            (_, DurationDef::Magnitude(m)) => self.time_frames(def, &m, 0, spec, target),
             (_, DurationDef::Instant) => 1,
         };
         // 7. Stacking.
@@ -339,11 +400,12 @@ impl<G: Game> World<G> {
 
     /// The first source-capture slot used by modifier `i` (modifiers in order, then
     /// executions).
-    fn source_slot(&self, def: &EffectDef, i: usize) -> usize {
+    pub(crate) fn source_slot(&self, def: &EffectDef, i: usize) -> usize {
         def.modifiers[..i].iter().map(|m| self.source_slots_of(&m.magnitude)).sum()
     }
 
-    fn source_slots_of(&self, m: &MagnitudeDef) -> usize {
+    /// How many source snapshot captures a magnitude keeps in a spec.
+    pub(crate) fn source_slots_of(&self, m: &MagnitudeDef) -> usize {
         match m {
             MagnitudeDef::Attribute { side: CaptureSide::Source, snapshot: true, .. } => 1,
             MagnitudeDef::Custom { calc, .. } => match self.bound.get(*calc) {
@@ -370,61 +432,8 @@ impl<G: Game> World<G> {
         target: Entity,
         stacks: u16,
     ) -> Fx {
-        let m = &def.modifiers[i];
-        match m.magnitude {
-            MagnitudeDef::Scalable { coef, curve } => {
-                match curve.and_then(|c| self.content.curve_defs().get(c.index())) {
-                    Some(c) => num::mul(coef, c.eval(spec.level)),
-                    None => coef,
-                }
-            }
-            MagnitudeDef::Attribute { attr, side, which, coef, pre, post, snapshot } => {
-                let v = match (side, snapshot) {
-                    (CaptureSide::Source, true) => spec
-                        .source_captures
-                        .get(self.source_slot(def, i))
-                        .copied()
-                        .unwrap_or(Fx::ZERO),
-                    (CaptureSide::Source, false) => {
-                        self.read_capture(spec.context.instigator, attr, which)
-                    }
-                    (CaptureSide::Target, _) => self.read_capture(target, attr, which),
-                };
-                num::add(num::mul(coef, num::add(v, pre)), post)
-            }
-            MagnitudeDef::Custom { calc, coef, pre, post } => {
-                let Some(BoundFn::Calc { f, captures }) = self.bound.get(calc) else {
-                    return Fx::ZERO;
-                };
-                let mut slot = self.source_slot(def, i);
-                let mut vals = [Fx::ZERO; 16];
-                for (ci, c) in captures.iter().enumerate().take(vals.len()) {
-                    vals[ci] = match (c.side, c.snapshot) {
-                        (CaptureSide::Source, true) => {
-                            let v = spec.source_captures.get(slot).copied().unwrap_or(Fx::ZERO);
-                            slot += 1;
-                            v
-                        }
-                        (CaptureSide::Source, false) => {
-                            self.read_capture(spec.context.instigator, c.attr, c.which)
-                        }
-                        (CaptureSide::Target, _) => self.read_capture(target, c.attr, c.which),
-                    };
-                }
-                let target_tags = self.tags(target);
-                let input = CalcInput {
-                    content: &self.content,
-                    captures: &vals[..captures.len().min(vals.len())],
-                    level: spec.level,
-                    stacks,
-                    spec,
-                    source_tags: &spec.source_tags,
-                    target_tags: &target_tags,
-                };
-                num::add(num::mul(coef, num::add(f(&input), pre)), post)
-            }
-            MagnitudeDef::SetByCaller(t) => spec.set_by_caller(t).unwrap_or(Fx::ZERO),
-        }
+        let slot = super::magnitude::MagSlot::Modifier(i);
+        self.eval_magnitude(def, def.modifiers[i].magnitude, slot, spec, target, stacks)
     }
 
     fn find_stack(&self, ti: u32, spec: &EffectSpec, kind: StackKind) -> Option<usize> {
@@ -484,7 +493,8 @@ impl<G: Game> World<G> {
             }
         }
         if st.period == StackPeriod::ResetOnApplication && def.is_periodic() {
-            self.state.effect_timers[slot].next_period_at = frame.saturating_add(def.period);
+            let period = self.period_of(slot, def);
+            self.state.effect_timers[slot].next_period_at = frame.saturating_add(period);
         }
         self.update_wake(ti);
         Ok(Applied::Stacked(handle))
@@ -539,14 +549,22 @@ impl<G: Game> World<G> {
             } else {
                 frame.saturating_add(duration).min(NEVER - 1)
             },
-            next_period_at: if def.is_periodic() {
-                frame.saturating_add(def.period)
-            } else {
-                NEVER
-            },
+            next_period_at: NEVER,
         };
         for m in 0..l.mods {
             self.state.effect_mags[slot * l.mods + m] = mags.get(m).copied().unwrap_or(Fx::ZERO);
+        }
+        if let Some(m) = &def.period_magnitude {
+            // Evaluated once, at application, and kept in the magnitude slot after the
+            // modifiers' (F-GA-08).
+            let period = self.time_frames(def, m, 1, spec, target);
+            if let Some(p) = self.state.effect_mags.get_mut(slot * l.mods + def.modifiers.len()) {
+                *p = Fx::from_num(period);
+            }
+        }
+        if def.is_periodic() {
+            self.state.effect_timers[slot].next_period_at =
+                frame.saturating_add(self.period_of(slot, def));
         }
         // Effects whose executions or calculations re-read their spec keep it.
         if def.keeps_spec {
@@ -703,9 +721,15 @@ impl<G: Game> World<G> {
             }
             return;
         }
-        if !ef.is_inhibited() {
+        let (k, ef) = if ef.is_inhibited() {
+            (k, ef)
+        } else {
             self.deactivate_parts(ti, def, &ef);
-        }
+            // Deactivating can run behaviour code (a granted ability's `on_end` and
+            // `on_removed`) that applies effects at once: find this one again.
+            let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else { return };
+            (k, self.state.effects[ti as usize * l.effects + k])
+        };
         if ef.origin != SELF_ORIGIN {
             self.release_origin(ef.origin);
         }

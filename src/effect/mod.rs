@@ -15,6 +15,7 @@
 //! P2, so an execution due on the expiry frame still happens).
 
 mod apply;
+mod magnitude;
 mod periodic;
 mod query;
 
@@ -222,6 +223,24 @@ impl EffectSpec {
     #[must_use]
     pub fn with_causer(mut self, e: Entity) -> EffectSpec {
         self.context.causer = e;
+        self
+    }
+
+    /// Builder: records a hit result in the context: the entity hit, where, the surface
+    /// normal and a body-part index (post-execute hooks read it back with
+    /// [`PostExecuteContext::hit`](crate::world::PostExecuteContext::hit)).
+    #[must_use]
+    pub fn with_hit(
+        mut self,
+        entity: Entity,
+        point: [Fx; 3],
+        normal: [Fx; 3],
+        part: u32,
+    ) -> EffectSpec {
+        self.context.hit_entity = entity;
+        self.context.hit_point = point;
+        self.context.hit_normal = normal;
+        self.context.hit_part = part;
         self
     }
 

@@ -6,7 +6,7 @@ use crate::content::def::{EffectDef, MagnitudeDef};
 use crate::content::raw::{CaptureSide, ModOp, StackExpiration};
 use crate::id::{AttrId, EffectDefId, EffectHandle, Entity, FnId};
 use crate::num::{Frame, Fx};
-use crate::world::hooks::{BoundFn, ExecCtx};
+use crate::world::hooks::{BoundFn, ExecCtx, PostExecuteContext, PostExecuteCtxFn, PostExecuteFn};
 use crate::world::output::{AttrCause, Diagnostic, EffectEvent, ExecutedMod, RemovalReason};
 use crate::world::state::entity_flags;
 use crate::world::{Game, World};
@@ -51,7 +51,8 @@ impl<G: Game> World<G> {
         if at > frame {
             return;
         }
-        let period = self.content.effect_defs().get(ef.def.index()).map(|d| d.period).unwrap_or(0);
+        let period =
+            self.content.effect_defs().get(ef.def.index()).map_or(0, |d| self.period_of(slot, d));
         let mut next = at.saturating_add(period.max(1));
         if next <= frame {
             next = frame.saturating_add(period.max(1));
@@ -207,8 +208,8 @@ impl<G: Game> World<G> {
                 self.execute_mod(ti, m.attr, m.op, mag, spec, def_id, handle);
             }
             let mut manual = false;
-            for x in &def.executions {
-                manual |= self.run_execution(ti, def, *x, spec, stacks, handle);
+            for (xi, x) in def.executions.iter().enumerate() {
+                manual |= self.run_execution(ti, def, xi, *x, spec, stacks, handle);
             }
             if !manual && self.is_alive(target) {
                 // Executed cues of the definition (F-GC-03), unless an execution handled them
@@ -290,8 +291,12 @@ impl<G: Game> World<G> {
         };
         self.out.executions.push(em);
         let post = self.content.attr_set_defs().get(adef.set.index()).and_then(|s| s.post_execute);
-        if let Some(BoundFn::Post(f)) = post.and_then(|p| self.bound.get(p)) {
-            let f = *f;
+        let hook = match post.and_then(|p| self.bound.get(p)) {
+            Some(BoundFn::Post(f)) => Some(PostHook::Plain(*f)),
+            Some(BoundFn::PostCtx(f)) => Some(PostHook::Context(*f)),
+            _ => None,
+        };
+        if let Some(hook) = hook {
             let em = ExecutedMod {
                 frame: self.frame(),
                 target,
@@ -306,7 +311,14 @@ impl<G: Game> World<G> {
                 causer: spec.context.causer,
                 level: spec.level,
             };
-            f(self, &em);
+            match hook {
+                PostHook::Plain(f) => f(self, &em),
+                PostHook::Context(f) => {
+                    // The context is built only for hooks registered to receive it (F-ATTR-05).
+                    let ctx = PostExecuteContext { spec: *spec, target_tags: self.tags(target) };
+                    f(self, &em, &ctx);
+                }
+            }
         }
         if transient && self.is_alive(target) {
             // A meta attribute lives for one execution only.
@@ -314,10 +326,12 @@ impl<G: Game> World<G> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn run_execution(
         &mut self,
         ti: u32,
         def: &EffectDef,
+        xi: usize,
         fid: FnId,
         spec: &EffectSpec,
         stacks: u16,
@@ -352,13 +366,28 @@ impl<G: Game> World<G> {
                 (CaptureSide::Target, _) => self.read_capture(target, c.attr, c.which),
             };
         }
+        let target_tags = self.tags(target);
+        // Scoped modifiers and transient aggregators (F-GE-14): only content that has them
+        // pays for them.
+        let scoped = (!def.scoped_modifiers.is_empty())
+            .then(|| self.scoped_values(def, xi, &spec2, target, &target_tags, stacks));
+        if let Some(scoped) = &scoped {
+            for (ci, c) in captures.iter().enumerate().take(vals.len()) {
+                let who =
+                    if c.side == CaptureSide::Source { spec2.context.instigator } else { target };
+                vals[ci] = self.scoped_capture(scoped, c, who, vals[ci]);
+            }
+        }
+        let transients = match &scoped {
+            Some(s) => &s.transients[..s.n_transients],
+            None => &[][..],
+        };
         let mut outputs = core::mem::take(&mut self.scratch.exec_outputs);
         let mut extra = core::mem::take(&mut self.scratch.exec_extra);
         let mut cues = core::mem::take(&mut self.scratch.exec_cues);
         cues.clear();
         outputs.clear();
         extra.clear();
-        let target_tags = self.tags(target);
         // Every execution draws from its own stream, keyed by a counter in the snapshot.
         let serial = self.state.header.exec_serial;
         self.state.header.exec_serial = serial.wrapping_add(1);
@@ -384,6 +413,7 @@ impl<G: Game> World<G> {
             rng,
             cues_handled_manually: false,
             cues: &mut cues,
+            transients,
         };
         f(&mut ctx);
         let manual = ctx.cues_handled_manually;
@@ -416,4 +446,10 @@ impl<G: Game> World<G> {
         self.scratch.exec_cues = cues;
         manual
     }
+}
+
+/// The post-execute hook of an attribute set, as registered.
+enum PostHook<G: Game> {
+    Plain(PostExecuteFn<G>),
+    Context(PostExecuteCtxFn<G>),
 }

@@ -1,7 +1,7 @@
 //! Replays: confirmed inputs plus the initial state, per-frame checksums and keyframe
 //! snapshots, in a versioned binary file with an integrity check (F-NET-08, `docs/replays.md`).
 //!
-//! # File format (version 4, little-endian)
+//! # File format (version 5, little-endian)
 //!
 //! ```text
 //! magic "RBAREPLY" | u32 version | u32 header length | header (RON text, see ReplayHeader)
@@ -18,7 +18,8 @@
 //! world-wide pool (records only for effects not applied by their target to itself), with the
 //! pool's length in the header and each `ActiveEffect` pointing at its record; version 4 gave
 //! the stored-spec pool a high-water mark in the header (its last word, zero before), past
-//! which the pool's records must be zero.
+//! which the pool's records must be zero; version 5 added the extension header and the
+//! `entity_time` (hitstop, time scale) and `input_buffers` columns.
 //!
 //! A replay is bound to its content (hash), hooks (signature hash), world configuration,
 //! input size and crate version; loading it anywhere else is a typed error, as are truncated,
@@ -35,7 +36,7 @@ use std::path::Path;
 /// The magic bytes.
 pub const MAGIC: &[u8; 8] = b"RBAREPLY";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Why a replay cannot be read, written or used.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -103,6 +103,9 @@ pub(crate) struct Scratch {
     pub handles: Vec<crate::id::AbilityHandle>,
     /// A player's input-bound abilities in P4, reused likewise.
     pub input_specs: Vec<(crate::id::AbilityHandle, u16)>,
+    /// Set only while P4 activates an ability from a buffered press (F-GA-22), so its
+    /// `on_activate` can tell; false between frames.
+    pub from_buffer: bool,
 }
 
 impl Scratch {
@@ -132,11 +135,13 @@ impl Scratch {
             tasks: crate::ability::task::TaskIndex::new(layout.entities, layout.tasks),
             handles: Vec::with_capacity(layout.abilities),
             input_specs: Vec::with_capacity(layout.abilities),
+            from_buffer: false,
         }
     }
 
     /// Forgets everything in flight (after a snapshot load).
     pub fn reset(&mut self) {
+        self.from_buffer = false;
         self.work.clear();
         self.work_specs.clear();
         self.busy = false;
@@ -676,6 +681,7 @@ impl<G: Game> World<G> {
                         pre,
                         post,
                         snapshot: false,
+                        filter,
                     } => {
                         if !select(&origin, side, attr) {
                             continue;
@@ -689,7 +695,7 @@ impl<G: Game> World<G> {
                             // A despawned source freezes its last value.
                             continue;
                         }
-                        let v = self.read_capture(who, attr, which);
+                        let v = self.read_capture_filtered(who, attr, which, d.tag_filter(filter));
                         num::add(num::mul(coef, num::add(v, pre)), post)
                     }
                     MagnitudeDef::Custom { calc, .. } => {

@@ -142,6 +142,8 @@ pub struct ExecCtx<'a> {
     pub(crate) rng: Stream,
     pub(crate) cues_handled_manually: bool,
     pub(crate) cues: &'a mut Vec<(Entity, TagId, crate::cue::CueParams)>,
+    /// The transient aggregators of this run (F-GE-14).
+    pub(crate) transients: &'a [(TagId, Fx)],
 }
 
 impl core::fmt::Debug for ExecCtx<'_> {
@@ -159,9 +161,18 @@ impl ExecCtx<'_> {
         self.content
     }
 
-    /// A captured value by declaration index (0 if the index was not declared).
+    /// A captured value by declaration index (0 if the index was not declared), with the
+    /// execution's scoped modifiers of that attribute applied (F-GE-14).
     pub fn capture(&self, index: usize) -> Fx {
         self.captures.get(index).copied().unwrap_or(Fx::ZERO)
+    }
+
+    /// A transient aggregator (GAS's `AttemptCalculateTransientAggregatorMagnitude`, F-GE-14):
+    /// 0 plus the qualifying scoped modifiers of this execution that name `tag`, aggregated
+    /// like an attribute of the content's default multiplication policy. `None` when no scoped
+    /// modifier of the execution names it.
+    pub fn transient(&self, tag: TagId) -> Option<Fx> {
+        self.transients.iter().find(|(t, _)| *t == tag).map(|(_, v)| *v)
     }
 
     /// The spec (read-only).
@@ -272,6 +283,92 @@ pub type RequirementFn<G> = fn(&World<G>, &EffectSpec, Entity) -> Verdict;
 /// world (its changes are queued and applied after the current cascade step).
 pub type PostExecuteFn<G> = fn(&mut World<G>, &ExecutedMod);
 
+/// A post-execute hook that also receives the execution's [`PostExecuteContext`]
+/// (registered with [`Hooks::post_execute_with_context`]).
+pub type PostExecuteCtxFn<G> = fn(&mut World<G>, &ExecutedMod, &PostExecuteContext);
+
+/// What a post-execute hook registered with [`Hooks::post_execute_with_context`] knows besides
+/// the [`ExecutedMod`] (F-ATTR-05; GAS's `FGameplayEffectModCallbackData` gives the whole
+/// spec): the spec that executed — its context (instigator, causer, source object, hit result,
+/// the ability that made it), its SetByCaller values, its level and the source's aggregated
+/// tags captured when it was made — and the target's aggregated tags when it executed.
+///
+/// For a periodic execution the spec is the one the active effect keeps (definitions with
+/// executions, custom calculations or source-filtered captures keep their full spec); an
+/// effect that keeps none executes with a spec rebuilt from its origin: the same instigator,
+/// causer, source object and ability, no SetByCaller values, no hit result, and the
+/// instigator's tags now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PostExecuteContext {
+    /// The spec that executed (after an execution's prepare stage, for execution outputs).
+    pub spec: EffectSpec,
+    /// The target's aggregated (ancestor-expanded) tags when the spec executed.
+    pub target_tags: TagSet,
+}
+
+impl PostExecuteContext {
+    /// The spec's context (instigator, causer, source object, hit, ability).
+    pub fn context(&self) -> &crate::effect::EffectContext {
+        &self.spec.context
+    }
+
+    /// The ability that made the spec (`None` for specs not made by an ability).
+    pub fn ability(&self) -> Option<crate::id::AbilityHandle> {
+        let a = self.spec.context.ability;
+        (!a.is_none()).then_some(a)
+    }
+
+    /// The object the effect came from (an item), if any.
+    pub fn source_object(&self) -> Option<Entity> {
+        self.spec.context.source_object.some()
+    }
+
+    /// A SetByCaller value of the spec.
+    pub fn set_by_caller(&self, tag: TagId) -> Option<Fx> {
+        self.spec.set_by_caller(tag)
+    }
+
+    /// Every SetByCaller value of the spec, in the order they were set.
+    pub fn set_by_caller_values(&self) -> impl Iterator<Item = (TagId, Fx)> + '_ {
+        let n = usize::from(self.spec.n_set_by_caller).min(self.spec.set_by_caller.len());
+        self.spec.set_by_caller[..n].iter().map(|e| (TagId(e.tag), e.value))
+    }
+
+    /// The source's aggregated tags captured when the spec was made (plus the making
+    /// ability's tags).
+    pub fn source_tags(&self) -> &TagSet {
+        &self.spec.source_tags
+    }
+
+    /// The target's aggregated tags when the spec executed.
+    pub fn target_tags(&self) -> &TagSet {
+        &self.target_tags
+    }
+
+    /// The hit result the spec carries ([`EffectSpec::with_hit`]), as target data of kind hit:
+    /// `None` when its context names no hit entity.
+    pub fn hit(&self) -> Option<crate::ability::TargetData> {
+        let c = &self.spec.context;
+        c.hit_entity
+            .some()
+            .map(|e| crate::ability::TargetData::hit(e, c.hit_point, c.hit_normal, c.hit_part))
+    }
+}
+
+/// A registered post-execute hook.
+pub(crate) enum PostReg<G: Game> {
+    Plain(PostExecuteFn<G>),
+    Context(PostExecuteCtxFn<G>),
+}
+
+impl<G: Game> Clone for PostReg<G> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<G: Game> Copy for PostReg<G> {}
+
 /// A pure pre-change hook: may adjust an attribute's new current value.
 pub type PreChangeFn = fn(Entity, AttrId, &mut Fx);
 
@@ -307,6 +404,14 @@ pub struct Behaviour<G: Game> {
     pub on_input: Option<fn(&mut crate::ability::AbilityCtx<'_, G>, crate::ability::InputEdge)>,
     /// Runs when the ability ends (`true` when cancelled).
     pub on_end: Option<fn(&mut crate::ability::AbilityCtx<'_, G>, bool)>,
+    /// Runs once when the ability is granted — by code, by an ability set or by an effect that
+    /// grants it — right after its spec exists and before a passive ability activates (GAS's
+    /// `OnGiveAbility`). The ability is not active: `ctx.serial()` is the last activation's.
+    pub on_granted: Option<fn(&mut crate::ability::AbilityCtx<'_, G>)>,
+    /// Runs once when the ability is removed — by code, by a despawn, or by the removal policy
+    /// of the effect that granted it — after it ended (if it was active) and while its spec
+    /// and state blob still exist (GAS's `OnRemoveAbility`).
+    pub on_removed: Option<fn(&mut crate::ability::AbilityCtx<'_, G>)>,
 }
 
 impl<G: Game> Clone for Behaviour<G> {
@@ -319,18 +424,33 @@ impl<G: Game> Copy for Behaviour<G> {}
 
 impl<G: Game> Default for Behaviour<G> {
     fn default() -> Self {
-        Behaviour { on_activate: None, on_task: None, on_input: None, on_end: None }
+        Behaviour {
+            on_activate: None,
+            on_task: None,
+            on_input: None,
+            on_end: None,
+            on_granted: None,
+            on_removed: None,
+        }
     }
 }
 
 impl<G: Game> core::fmt::Debug for Behaviour<G> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Behaviour")
-            .field("on_activate", &self.on_activate.is_some())
+        let mut d = f.debug_struct("Behaviour");
+        d.field("on_activate", &self.on_activate.is_some())
             .field("on_task", &self.on_task.is_some())
             .field("on_input", &self.on_input.is_some())
-            .field("on_end", &self.on_end.is_some())
-            .finish()
+            .field("on_end", &self.on_end.is_some());
+        // Listed only when set, so the hooks signature (and hash) of behaviours without them
+        // is what it was before they existed.
+        if self.on_granted.is_some() {
+            d.field("on_granted", &true);
+        }
+        if self.on_removed.is_some() {
+            d.field("on_removed", &true);
+        }
+        d.finish()
     }
 }
 
@@ -352,12 +472,14 @@ pub struct Hooks<G: Game> {
     calcs: Vec<(String, CalcReg)>,
     execs: Vec<(String, ExecReg)>,
     reqs: Vec<(String, RequirementFn<G>)>,
-    posts: Vec<(String, PostExecuteFn<G>)>,
+    posts: Vec<(String, PostReg<G>)>,
     pres: Vec<(String, PreChangeFn)>,
     filters: Vec<(String, ModFilterFn)>,
     behaviours: Vec<(String, Behaviour<G>)>,
     checks: Vec<(String, CanActivateFn<G>)>,
     state_sizes: Vec<(String, usize)>,
+    /// Custom task kinds (F-AT-06).
+    tasks: Vec<(String, crate::ability::CustomTaskFn<G>)>,
 }
 
 impl<G: Game> Clone for Hooks<G> {
@@ -372,6 +494,7 @@ impl<G: Game> Clone for Hooks<G> {
             behaviours: self.behaviours.clone(),
             checks: self.checks.clone(),
             state_sizes: self.state_sizes.clone(),
+            tasks: self.tasks.clone(),
         }
     }
 }
@@ -388,6 +511,7 @@ impl<G: Game> Default for Hooks<G> {
             behaviours: Vec::new(),
             checks: Vec::new(),
             state_sizes: Vec::new(),
+            tasks: Vec::new(),
         }
     }
 }
@@ -403,6 +527,7 @@ impl<G: Game> core::fmt::Debug for Hooks<G> {
             .field("filters", &self.filters.iter().map(|c| &c.0).collect::<Vec<_>>())
             .field("behaviours", &self.behaviours.iter().map(|c| &c.0).collect::<Vec<_>>())
             .field("activation_checks", &self.checks.iter().map(|c| &c.0).collect::<Vec<_>>())
+            .field("task_kinds", &self.tasks.iter().map(|c| &c.0).collect::<Vec<_>>())
             .finish()
     }
 }
@@ -453,7 +578,17 @@ impl<G: Game> Hooks<G> {
     /// Registers a post-execute hook.
     #[must_use]
     pub fn post_execute(mut self, name: &str, f: PostExecuteFn<G>) -> Self {
-        self.posts.push((name.into(), f));
+        self.posts.push((name.into(), PostReg::Plain(f)));
+        self
+    }
+
+    /// Registers a post-execute hook that also receives the execution's context
+    /// ([`PostExecuteContext`]: the ability, SetByCaller values, aggregated source and target
+    /// tags and hit result of the spec that executed), for hit reactions, knockback and
+    /// block/chip decisions (F-ATTR-05). Content names it like any post-execute hook.
+    #[must_use]
+    pub fn post_execute_with_context(mut self, name: &str, f: PostExecuteCtxFn<G>) -> Self {
+        self.posts.push((name.into(), PostReg::Context(f)));
         self
     }
 
@@ -495,6 +630,18 @@ impl<G: Game> Hooks<G> {
         self
     }
 
+    /// Registers a custom task kind (F-AT-06): `tick` runs in phase P5 of every frame the
+    /// owner's clock runs after the spawn (see [`TaskCtx`](crate::ability::TaskCtx)).
+    /// Behaviours spawn it with [`TaskSpec::Custom`](crate::TaskSpec::Custom) and the kind
+    /// [`World::task_kind`](crate::World::task_kind) finds by this name. Kinds are numbered by
+    /// sorting their names (the same on every peer); registering a name twice keeps the last.
+    #[must_use]
+    pub fn task_kind(mut self, name: &str, tick: crate::ability::CustomTaskFn<G>) -> Self {
+        self.tasks.retain(|(n, _)| n != name);
+        self.tasks.push((name.into(), tick));
+        self
+    }
+
     /// A stable description of every registered name and capture (part of the session
     /// handshake: peers with different hooks would diverge).
     pub fn signature(&self) -> String {
@@ -510,13 +657,23 @@ impl<G: Game> Hooks<G> {
             format!("execution {n} [{}] prepare={}", caps(&r.captures), r.prepare.is_some())
         }));
         lines.extend(self.reqs.iter().map(|(n, _)| format!("requirement {n}")));
-        lines.extend(self.posts.iter().map(|(n, _)| format!("post_execute {n}")));
+        lines.extend(self.posts.iter().map(|(n, r)| match r {
+            PostReg::Plain(_) => format!("post_execute {n}"),
+            PostReg::Context(_) => format!("post_execute {n} context"),
+        }));
         lines.extend(self.pres.iter().map(|(n, _)| format!("pre_change {n}")));
         lines.extend(self.filters.iter().map(|(n, _)| format!("filter {n}")));
         lines.extend(self.behaviours.iter().map(|(n, b)| format!("behaviour {n} {b:?}")));
         lines.extend(self.checks.iter().map(|(n, _)| format!("can_activate {n}")));
+        lines.extend(self.tasks.iter().map(|(n, _)| format!("task_kind {n}")));
         lines.sort();
         lines.join("\n")
+    }
+
+    /// Whether a function of this name and kind is registered (what binding content to this
+    /// table needs for every entry of [`Content::functions`]).
+    pub fn provides(&self, name: &str, kind: FnKind) -> bool {
+        self.kind_of(name).contains(&kind)
     }
 
     fn kind_of(&self, name: &str) -> Vec<FnKind> {
@@ -604,7 +761,10 @@ impl<G: Game> Hooks<G> {
                     BoundFn::Req(self.reqs.iter().find(|c| c.0 == f.name).ok_or_else(missing)?.1)
                 }
                 FnKind::PostExecute => {
-                    BoundFn::Post(self.posts.iter().find(|c| c.0 == f.name).ok_or_else(missing)?.1)
+                    match self.posts.iter().find(|c| c.0 == f.name).ok_or_else(missing)?.1 {
+                        PostReg::Plain(f) => BoundFn::Post(f),
+                        PostReg::Context(f) => BoundFn::PostCtx(f),
+                    }
                 }
                 FnKind::PreChange => {
                     BoundFn::Pre(self.pres.iter().find(|c| c.0 == f.name).ok_or_else(missing)?.1)
@@ -638,8 +798,8 @@ impl<G: Game> Hooks<G> {
         // must fit in a spec.
         for def in content.effect_defs() {
             let mut n = 0;
-            for m in &def.modifiers {
-                n += match m.magnitude {
+            for m in def.modifiers.iter().map(|m| &m.magnitude).chain(def.extra_magnitudes()) {
+                n += match *m {
                     crate::content::def::MagnitudeDef::Attribute {
                         side: CaptureSide::Source,
                         snapshot: true,
@@ -661,6 +821,27 @@ impl<G: Game> Hooks<G> {
                     n += captures.iter().filter(|c| c.snapshot).count();
                 }
             }
+            // A scoped modifier of an attribute changes the execution's captures of it, so
+            // the execution must capture it on that side, as other than its base value
+            // (F-GE-14).
+            for m in &def.scoped_modifiers {
+                let crate::content::def::ScopedTarget::Attribute { attr, side } = m.target else {
+                    continue;
+                };
+                let Some(x) = def.executions.get(usize::from(m.execution)) else { continue };
+                let Some(BoundFn::Exec { captures, .. }) = fns.get(x.index()) else { continue };
+                if !captures
+                    .iter()
+                    .any(|c| c.attr == attr && c.side == side && c.which != CaptureWhich::Base)
+                {
+                    return Err(WorldError::ScopedModifierNotCaptured {
+                        effect: def.name.clone(),
+                        execution: content.function(*x).map(|f| f.name.clone()).unwrap_or_default(),
+                        attribute: content.attr_def(attr).name.clone(),
+                        side,
+                    });
+                }
+            }
             if n > crate::effect::MAX_SOURCE_CAPTURES {
                 return Err(WorldError::TooManySnapshotCaptures {
                     effect: def.name.clone(),
@@ -668,7 +849,9 @@ impl<G: Game> Hooks<G> {
                 });
             }
         }
-        Ok(Bound { fns, signature: self.signature() })
+        let mut tasks = self.tasks.clone();
+        tasks.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(Bound { fns, signature: self.signature(), tasks })
     }
 }
 
@@ -678,6 +861,7 @@ pub(crate) enum BoundFn<G: Game> {
     Exec { f: ExecFn, prepare: Option<PrepareFn>, captures: Vec<BoundCapture> },
     Req(RequirementFn<G>),
     Post(PostExecuteFn<G>),
+    PostCtx(PostExecuteCtxFn<G>),
     Pre(PreChangeFn),
     Filter(ModFilterFn),
     Behaviour(Behaviour<G>),
@@ -688,10 +872,22 @@ pub(crate) enum BoundFn<G: Game> {
 pub(crate) struct Bound<G: Game> {
     pub fns: Vec<BoundFn<G>>,
     pub signature: String,
+    /// Custom task kinds, sorted by name (a kind is its index here).
+    pub tasks: Vec<(String, crate::ability::CustomTaskFn<G>)>,
 }
 
 impl<G: Game> Bound<G> {
     pub fn get(&self, id: FnId) -> Option<&BoundFn<G>> {
         self.fns.get(id.index())
+    }
+
+    /// A custom task kind's index by name.
+    pub fn task_kind(&self, name: &str) -> Option<u16> {
+        self.tasks.iter().position(|(n, _)| n == name).and_then(|i| u16::try_from(i).ok())
+    }
+
+    /// A custom task kind's tick function.
+    pub fn task_fn(&self, kind: u16) -> Option<crate::ability::CustomTaskFn<G>> {
+        self.tasks.get(usize::from(kind)).map(|(_, f)| *f)
     }
 }

@@ -34,11 +34,13 @@ pub(crate) mod output;
 pub(crate) mod state;
 mod step;
 mod tags;
+mod time;
 mod validate;
 
 pub use hooks::{
     Behaviour, CalcFn, CalcInput, CanActivateFn, Capture, ExecCtx, ExecFn, ExecOutput, Hooks,
-    ModContribution, ModFilterFn, PostExecuteFn, PreChangeFn, PrepareFn, RequirementFn, Verdict,
+    ModContribution, ModFilterFn, PostExecuteContext, PostExecuteCtxFn, PostExecuteFn, PreChangeFn,
+    PrepareFn, RequirementFn, Verdict,
 };
 pub use output::{
     Applied, ApplyError, AttrCause, AttrEvent, Diagnostic, EffectEvent, ExecutedMod, FrameOutput,
@@ -240,6 +242,18 @@ pub enum WorldError {
         /// The size of the behaviour's state type.
         needed: usize,
     },
+    /// An execution's scoped modifier names an attribute the execution does not capture on
+    /// that side (or captures only as a base value, which scoped modifiers never change).
+    ScopedModifierNotCaptured {
+        /// The effect.
+        effect: String,
+        /// The execution.
+        execution: String,
+        /// The attribute.
+        attribute: String,
+        /// The side the scoped modifier names.
+        side: crate::content::raw::CaptureSide,
+    },
 }
 
 impl fmt::Display for WorldError {
@@ -268,6 +282,14 @@ impl fmt::Display for WorldError {
             WorldError::StateTooSmall { ability, declared, needed } => write!(
                 f,
                 "ability \"{ability}\" declares state_size {declared} but its behaviour's state type needs {needed} bytes"
+            ),
+            WorldError::ScopedModifierNotCaptured { effect, execution, attribute, side } => write!(
+                f,
+                "effect \"{effect}\": a scoped modifier of execution \"{execution}\" changes \
+                 {side:?} attribute \"{attribute}\", but the execution does not capture it on \
+                 that side (a base-value capture does not count): declare \
+                 `Capture::{}(\"{attribute}\")` when registering it",
+                if *side == crate::content::raw::CaptureSide::Source { "source" } else { "target" }
             ),
         }
     }
@@ -396,7 +418,8 @@ impl<G: Game> World<G> {
             .effect_defs()
             .iter()
             .filter(|d| !d.is_instant())
-            .map(|d| d.modifiers.len())
+            // A period computed at application is kept after the modifiers' magnitudes.
+            .map(|d| d.modifiers.len() + usize::from(d.period_magnitude.is_some()))
             .max()
             .unwrap_or(0);
         let stored_specs = if content.effect_defs().iter().any(|d| d.keeps_spec) {
@@ -824,9 +847,11 @@ impl<G: Game> World<G> {
                     side: CaptureSide::Source,
                     which,
                     snapshot: true,
+                    filter,
                     ..
                 } => {
-                    put(&mut spec, self.read_capture(source, attr, which));
+                    let v = self.read_capture_filtered(source, attr, which, d.tag_filter(filter));
+                    put(&mut spec, v);
                 }
                 MagnitudeDef::Custom { calc, .. } => {
                     if let Some(hooks::BoundFn::Calc { captures, .. }) = self.bound.get(calc) {
@@ -843,6 +868,31 @@ impl<G: Game> World<G> {
                 for c in captures.iter().filter(|c| c.snapshot) {
                     put(&mut spec, self.read_capture(source, c.attr, c.which));
                 }
+            }
+        }
+        // Then the duration's, the period's and the scoped modifiers' magnitudes (F-GA-08,
+        // F-GE-14).
+        for m in d.extra_magnitudes() {
+            match *m {
+                MagnitudeDef::Attribute {
+                    attr,
+                    side: CaptureSide::Source,
+                    which,
+                    snapshot: true,
+                    filter,
+                    ..
+                } => {
+                    let v = self.read_capture_filtered(source, attr, which, d.tag_filter(filter));
+                    put(&mut spec, v);
+                }
+                MagnitudeDef::Custom { calc, .. } => {
+                    if let Some(hooks::BoundFn::Calc { captures, .. }) = self.bound.get(calc) {
+                        for c in captures.iter().filter(|c| c.snapshot) {
+                            put(&mut spec, self.read_capture(source, c.attr, c.which));
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         spec.n_source_captures = n.min(spec.source_captures.len()) as u8;

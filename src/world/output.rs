@@ -76,7 +76,7 @@ pub enum RemovalReason {
 }
 
 /// Why an application failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub enum ApplyError {
     /// The target is not alive or has no ability system.
     InvalidTarget,
@@ -315,6 +315,19 @@ pub enum Diagnostic {
     UndeclaredCapture {
         /// The attribute.
         attr: AttrId,
+    },
+    /// A duration or period computed from a magnitude (F-GA-08) rounded to less than 1 frame
+    /// or more than [`MAX_FINITE_FRAMES`](crate::num::MAX_FINITE_FRAMES); it was clamped into
+    /// that range.
+    TimeClamped {
+        /// The target of the application.
+        target: Entity,
+        /// The effect definition.
+        def: EffectDefId,
+        /// `true` for the period, `false` for the duration.
+        period: bool,
+        /// The magnitude's value (frames) before rounding and clamping.
+        value: Fx,
     },
 }
 

@@ -97,6 +97,73 @@ pub(crate) struct EntityWake {
     pub expiry: Frame,
 }
 
+/// Counters of the features that most worlds never use (per-entity time, input buffers).
+///
+/// Hashed only while it is not all zero, and the columns it counts only up to their
+/// high-water marks, so a world that never uses these features has exactly the checksums it
+/// had before they existed (the golden checksums of content without them do not move).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub(crate) struct ExtHeader {
+    /// Entity slots below which `entity_time` records may be in use (0: none ever was).
+    pub time_high_water: u32,
+    /// `entity_time` records in use (entities with hitstop or a time scale).
+    pub timed: u32,
+    /// Player slots below which `input_buffers` records may be in use (0: none ever was).
+    pub buffer_high_water: u32,
+    /// Players with at least one buffered press.
+    pub buffered: u32,
+}
+
+impl ExtHeader {
+    /// Whether the checksum covers it (anything ever used).
+    pub fn in_use(&self) -> bool {
+        *self != ExtHeader::default()
+    }
+}
+
+/// An entity's clock (hitstop and time scale): the record of `entity_time` at the entity's
+/// index, in use while `entity` is that live entity. All zero: no record.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct EntityTime {
+    /// The entity the record belongs to (`NONE`: free).
+    pub entity: Entity,
+    /// The time scale in `[0, 1]` (meaningful when `scaled` is 1).
+    pub scale: Fx,
+    /// Fractional frames accumulated by the scale (below 1 between frames).
+    pub acc: Fx,
+    /// Frames of hitstop still to hold.
+    pub hitstop: u32,
+    /// The last frame the entity's clock was held, plus one (0: never).
+    pub held_at: Frame,
+    /// 1 while a scale other than 1 is set.
+    pub scaled: u32,
+    /// Reserved (zero).
+    pub reserved: u32,
+}
+
+/// A player's buffered presses (F-GA-22): per ability input id, the frame it was pressed
+/// without activating anything, while `pending` has its bit.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct InputBufferRec {
+    /// The owner the presses were made for (a rebinding drops them).
+    pub owner: Entity,
+    /// One bit per ability input id with a buffered press.
+    pub pending: u32,
+    /// Reserved (zero).
+    pub reserved: u32,
+    /// The frame of each buffered press.
+    pub pressed_at: [Frame; 32],
+}
+
+impl Default for InputBufferRec {
+    fn default() -> Self {
+        InputBufferRec::zeroed()
+    }
+}
+
 /// An attribute's base and current value.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
@@ -251,6 +318,12 @@ pub(crate) struct State<G: Game> {
     pub tasks: Vec<TaskRec>,
     pub player_owner: Vec<Entity>,
     pub standalone_cues: Vec<StandaloneCue>,
+    /// Counters of the rarely used columns below (hashed only when not zero).
+    pub ext: ExtHeader,
+    /// Per entity: its clock (hitstop, time scale); used up to `ext.time_high_water`.
+    pub entity_time: Vec<EntityTime>,
+    /// Per player: buffered presses; used up to `ext.buffer_high_water`.
+    pub input_buffers: Vec<InputBufferRec>,
 }
 
 impl<G: Game> Clone for State<G> {
@@ -277,6 +350,9 @@ impl<G: Game> Clone for State<G> {
             tasks: self.tasks.clone(),
             player_owner: self.player_owner.clone(),
             standalone_cues: self.standalone_cues.clone(),
+            ext: self.ext,
+            entity_time: self.entity_time.clone(),
+            input_buffers: self.input_buffers.clone(),
         }
     }
 }
@@ -362,6 +438,9 @@ impl<G: Game> State<G> {
             tasks: vec![TaskRec::default(); layout.tasks],
             player_owner: vec![Entity::NONE; layout.players],
             standalone_cues: vec![StandaloneCue::default(); layout.cues],
+            ext: ExtHeader::default(),
+            entity_time: vec![EntityTime::default(); n],
+            input_buffers: vec![InputBufferRec::default(); layout.players],
         }
     }
 
@@ -400,17 +479,19 @@ impl<G: Game> State<G> {
     }
 
     /// How many records of each pooled column are in use (`[entity slots, task slots, origin
-    /// records, stored-spec slots]`): the slots up to the high-water marks and the used front
-    /// of the origin pool.
+    /// records, stored-spec slots, entity clocks, input buffers]`): the slots up to the
+    /// high-water marks and the used front of the origin pool.
     /// Records past them are as [`State::new`] made them (validation checks it), so copies
     /// and checksums can stop there.
-    fn used(&self) -> [usize; 4] {
+    fn used(&self) -> [usize; 6] {
         let h = &self.header;
         [
             (h.high_water as usize).min(self.layout.entities),
             (h.task_high_water as usize).min(self.tasks.len()),
             (h.origins_len as usize).min(self.origins.len()),
             (h.specs_high_water as usize).min(self.effect_specs.len()),
+            (self.ext.time_high_water as usize).min(self.entity_time.len()),
+            (self.ext.buffer_high_water as usize).min(self.input_buffers.len()),
         ]
     }
 
@@ -430,7 +511,7 @@ impl<G: Game> State<G> {
         use bytemuck::{bytes_of, bytes_of_mut, cast_slice, cast_slice_mut};
         let l = self.layout;
         let (mine, theirs) = (self.used(), o.used());
-        let reach = [0, 1, 2, 3].map(|i| mine[i].max(theirs[i]));
+        let reach = [0, 1, 2, 3, 4, 5].map(|i| mine[i].max(theirs[i]));
         // A whole column, all of it checksummed.
         macro_rules! col {
             ($s:expr, $field:ident) => {{
@@ -450,6 +531,14 @@ impl<G: Game> State<G> {
         f(Subsystem::Entities, bytes_of_mut(&mut self.header), hb, hb.len());
         pre!(Subsystem::Entities, entities, 0, 1);
         pre!(Subsystem::Entities, wake, 0, 1);
+        let eb: &[u8] = bytes_of(&o.ext);
+        f(
+            Subsystem::Entities,
+            bytes_of_mut(&mut self.ext),
+            eb,
+            if o.ext.in_use() { eb.len() } else { 0 },
+        );
+        pre!(Subsystem::Entities, entity_time, 4, 1);
         pre!(Subsystem::Tags, tag_counts, 0, l.tags);
         pre!(Subsystem::Tags, tag_bits, 0, l.tag_words);
         pre!(Subsystem::Attributes, attrs, 0, l.attrs);
@@ -467,6 +556,7 @@ impl<G: Game> State<G> {
         col!(Subsystem::Game, global);
         col!(Subsystem::Inputs, inputs);
         col!(Subsystem::Inputs, prev_inputs);
+        pre!(Subsystem::Inputs, input_buffers, 5, 1);
     }
 
     /// Calls `f` for every column in checksum order, with its subsystem, name, bytes and how
@@ -496,6 +586,9 @@ impl<G: Game> State<G> {
         f(Subsystem::Entities, "header", hb, hb.len());
         pre!(Subsystem::Entities, "entities", entities, 0, 1);
         pre!(Subsystem::Entities, "entity_wake", wake, 0, 1);
+        let eb: &[u8] = bytes_of(&self.ext);
+        f(Subsystem::Entities, "ext_header", eb, if self.ext.in_use() { eb.len() } else { 0 });
+        pre!(Subsystem::Entities, "entity_time", entity_time, 4, 1);
         pre!(Subsystem::Tags, "tag_counts", tag_counts, 0, l.tags);
         pre!(Subsystem::Tags, "tag_bits", tag_bits, 0, l.tag_words);
         pre!(Subsystem::Attributes, "attributes", attrs, 0, l.attrs);
@@ -513,6 +606,7 @@ impl<G: Game> State<G> {
         col!(Subsystem::Game, "global", global);
         col!(Subsystem::Inputs, "inputs", inputs);
         col!(Subsystem::Inputs, "prev_inputs", prev_inputs);
+        pre!(Subsystem::Inputs, "input_buffers", input_buffers, 5, 1);
     }
 
     /// Calls `f` for every column in checksum order, with its subsystem, name and bytes.
@@ -543,6 +637,8 @@ impl<G: Game> State<G> {
             world("header", Subsystem::Entities, size_of::<Header>(), 1),
             per("entities", Subsystem::Entities, size_of::<EntityRec>(), 1),
             per("entity_wake", Subsystem::Entities, size_of::<EntityWake>(), 1),
+            world("ext_header", Subsystem::Entities, size_of::<ExtHeader>(), 1),
+            per("entity_time", Subsystem::Entities, size_of::<EntityTime>(), 1),
             per("tag_counts", Subsystem::Tags, 2, l.tags),
             per("tag_bits", Subsystem::Tags, 8, l.tag_words),
             per("attributes", Subsystem::Attributes, size_of::<AttrValue>(), l.attrs),
@@ -565,6 +661,7 @@ impl<G: Game> State<G> {
             world("global", Subsystem::Game, size_of::<G::Global>(), 1),
             world("inputs", Subsystem::Inputs, size_of::<G::Input>(), l.players),
             world("prev_inputs", Subsystem::Inputs, size_of::<G::Input>(), l.players),
+            world("input_buffers", Subsystem::Inputs, size_of::<InputBufferRec>(), l.players),
         ]
     }
 
@@ -583,6 +680,8 @@ impl<G: Game> State<G> {
         take(bytes_of_mut(&mut self.header));
         take(cast_slice_mut(&mut self.entities));
         take(cast_slice_mut(&mut self.wake));
+        take(bytes_of_mut(&mut self.ext));
+        take(cast_slice_mut(&mut self.entity_time));
         take(cast_slice_mut(&mut self.tag_counts));
         take(cast_slice_mut(&mut self.tag_bits));
         take(cast_slice_mut(&mut self.attrs));
@@ -600,6 +699,7 @@ impl<G: Game> State<G> {
         take(cast_slice_mut(&mut self.global));
         take(cast_slice_mut(&mut self.inputs));
         take(cast_slice_mut(&mut self.prev_inputs));
+        take(cast_slice_mut(&mut self.input_buffers));
         true
     }
 
@@ -735,7 +835,13 @@ mod tests {
         let per_entity: usize =
             table.iter().map(|c| (c.record_size * c.per_entity) as usize).sum::<usize>();
         let (entities, tasks, origins) = (3 - 2, 3 - 1, 6 - 2);
-        let unused = entities * per_entity
+        // Entity clocks and input buffers were never used: none of their bytes, nor the
+        // extension header's, are hashed.
+        let clock = core::mem::size_of::<EntityTime>();
+        let unused = entities * (per_entity - clock)
+            + 3 * clock
+            + core::mem::size_of::<ExtHeader>()
+            + 2 * core::mem::size_of::<InputBufferRec>()
             + tasks * core::mem::size_of::<TaskRec>()
             + core::mem::size_of::<EffectSpec>()
             + origins * core::mem::size_of::<PooledOrigin>();

@@ -86,6 +86,9 @@ impl<G: Game> World<G> {
             self.input_status[p] = status_code(s);
         }
 
+        // Per-entity clocks (hitstop, time scale): which are held this frame.
+        self.run_clocks(frame);
+
         // P1 Periodic executions, P2 expiry.
         self.run_periodic(frame);
         self.drain();

@@ -207,7 +207,7 @@ impl<G: Game> State<G> {
             let w = |f: &str| format!("tasks[{i}].{f}");
             check(ent(t.owner) && ent(t.other), || w("entity"))?;
             check((t.ability_slot as usize) < l.abilities.max(1), || w("ability_slot"))?;
-            check(t.kind <= task_kind::ROOT_MOTION, || w("kind"))?;
+            check(t.kind <= task_kind::CUSTOM, || w("kind"))?;
             check(tag(t.tag) && tag(t.tag2), || w("tag"))?;
             match t.kind {
                 task_kind::WAIT_ATTRIBUTE | task_kind::WAIT_DAMAGE => {
@@ -222,6 +222,23 @@ impl<G: Game> State<G> {
                 }
                 _ => {}
             }
+        }
+        // Entity clocks and input buffers (their marks and the entities they name).
+        let x = &self.ext;
+        check(x.time_high_water as usize <= n, || {
+            format!("ext_header.time_high_water {} > {n}", x.time_high_water)
+        })?;
+        check(x.buffer_high_water as usize <= l.players, || {
+            format!("ext_header.buffer_high_water {} > {}", x.buffer_high_water, l.players)
+        })?;
+        for (i, t) in self.entity_time.iter().enumerate().take(x.time_high_water as usize) {
+            check(ent(t.entity), || format!("entity_time[{i}].entity"))?;
+            check(t.scale >= crate::num::Fx::ZERO && t.scale <= crate::num::Fx::ONE, || {
+                format!("entity_time[{i}].scale: outside [0, 1]")
+            })?;
+        }
+        for (i, b) in self.input_buffers.iter().enumerate().take(x.buffer_high_water as usize) {
+            check(ent(b.owner), || format!("input_buffers[{i}].owner"))?;
         }
         // Standalone cues.
         for (i, c) in self.standalone_cues.iter().enumerate() {

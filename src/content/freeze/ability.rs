@@ -10,12 +10,96 @@ use crate::num::Frame;
 use crate::tag::TagSet;
 use std::collections::BTreeMap;
 
-pub(super) fn frames(names: &Names<'_>, loc: &Loc, f: &RawFrames) -> Result<Frame, ContentError> {
-    match f {
-        RawFrames::Frames(0) => Err(names.cx.err(loc, K::InvalidValue, "must be at least 1 frame")),
-        RawFrames::Frames(n) => Ok(*n),
-        RawFrames::Seconds(d) => names.frames(&loc.at(0), d),
+/// The longest input buffer, in frames (two seconds at 60 Hz: a buffer is a few frames).
+pub(crate) const MAX_INPUT_BUFFER: u16 = 120;
+
+/// A duration of at least 1 frame and at most [`crate::num::MAX_FINITE_FRAMES`] (`hint` says
+/// what to do instead of a longer one).
+pub(super) fn frames(
+    names: &Names<'_>,
+    loc: &Loc,
+    f: &RawFrames,
+    hint: &str,
+) -> Result<Frame, ContentError> {
+    let (at, n) = match f {
+        RawFrames::Frames(0) => {
+            return Err(names.cx.err(loc, K::InvalidValue, "must be at least 1 frame"));
+        }
+        RawFrames::Frames(n) => (loc.clone(), *n),
+        RawFrames::Seconds(d) => (loc.at(0), names.frames(&loc.at(0), d)?),
+    };
+    if n > crate::num::MAX_FINITE_FRAMES {
+        return Err(names.cx.err(&at, K::InvalidValue, super::too_long(n, hint)));
     }
+    Ok(n)
+}
+
+/// SetByCaller values written as `{ "Data.X": value }` under `field`.
+fn set_by_caller_values(
+    names: &Names<'_>,
+    loc: &Loc,
+    field: &str,
+    map: &NamedMap<Num>,
+) -> Result<Vec<(TagId, crate::num::Fx)>, ContentError> {
+    let mut out = Vec::with_capacity(map.0.len());
+    for (k, v) in &map.0 {
+        out.push((names.tag(&loc.at(field).at(k.as_str()), k)?, v.0));
+    }
+    if out.len() > MAX_SET_BY_CALLER {
+        return Err(names.cx.err(
+            &loc.at(field),
+            K::Capacity,
+            format!("at most {MAX_SET_BY_CALLER} values"),
+        ));
+    }
+    Ok(out)
+}
+
+/// Refuses an ability whose cost or cooldown effect needs a SetByCaller value the ability does
+/// not give: its commit could never apply it (F-GA-06, F-GA-08). `covered` is a key the ability
+/// gives another way (`cooldown_duration` for a SetByCaller cooldown duration).
+#[allow(clippy::too_many_arguments)]
+fn check_set_by_caller(
+    names: &Names<'_>,
+    loc: &Loc,
+    field: &str,
+    values_field: &str,
+    effect_name: &str,
+    effect: &EffectDef,
+    values: &[(TagId, crate::num::Fx)],
+    covered: Option<TagId>,
+) -> Result<(), ContentError> {
+    for k in &effect.set_by_caller_keys {
+        if Some(*k) == covered || values.iter().any(|(t, _)| t == k) {
+            continue;
+        }
+        let key = names.tags.name(*k).to_string();
+        let what = if effect.duration == DurationDef::SetByCaller(*k) {
+            format!(
+                "takes its duration from SetByCaller(\"{}\"): give the ability \
+                 `cooldown_duration: Frames(n)` (which also sets \"{}\") or \
+                 `{values_field}: {{ \"{}\": n }}`",
+                Clip(&key),
+                Clip(&key),
+                Clip(&key)
+            )
+        } else {
+            format!(
+                "needs the SetByCaller value \"{}\": give it in `{values_field}: {{ \"{}\": … }}`",
+                Clip(&key),
+                Clip(&key)
+            )
+        };
+        return Err(names.cx.err(
+            &loc.at(field),
+            K::InvalidCombination,
+            format!(
+                "the {field} effect \"{}\" {what}; without it the commit could never apply it",
+                Clip(effect_name)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn effect_ref(names: &Names<'_>, loc: &Loc, name: &str) -> Result<EffectDefId, ContentError> {
@@ -181,16 +265,19 @@ pub(super) fn freeze(
             }
             None => None,
         };
-        let mut cost_set_by_caller = Vec::new();
-        for (k, v) in &a.cost_set_by_caller.0 {
-            cost_set_by_caller.push((names.tag(&loc.at("cost_set_by_caller").at(k), k)?, v.0));
-        }
-        if cost_set_by_caller.len() > MAX_SET_BY_CALLER {
-            return Err(cx.err(
-                &loc.at("cost_set_by_caller"),
-                K::Capacity,
-                format!("at most {MAX_SET_BY_CALLER} values"),
-            ));
+        let cost_set_by_caller =
+            set_by_caller_values(names, loc, "cost_set_by_caller", &a.cost_set_by_caller)?;
+        if let (Some(id), Some(c)) = (cost, &a.cost) {
+            check_set_by_caller(
+                names,
+                loc,
+                "cost",
+                "cost_set_by_caller",
+                c,
+                &effects[id.index()],
+                &cost_set_by_caller,
+                None,
+            )?;
         }
         let cooldown = match &a.cooldown {
             Some(c) => {
@@ -207,15 +294,73 @@ pub(super) fn freeze(
             None => None,
         };
         let cooldown_duration = match &a.cooldown_duration {
-            Some(f) => Some(frames(names, &loc.at("cooldown_duration"), f)?),
+            Some(f) => Some(frames(
+                names,
+                &loc.at("cooldown_duration"),
+                f,
+                "for a cooldown that lasts until it is removed, give the cooldown effect \
+                 `duration: Infinite` and leave out `cooldown_duration`",
+            )?),
             None => None,
         };
-        if cooldown.is_none() && (cooldown_duration.is_some() || !a.cooldown_tags.is_empty()) {
+        let cooldown_set_by_caller =
+            set_by_caller_values(names, loc, "cooldown_set_by_caller", &a.cooldown_set_by_caller)?;
+        if cooldown.is_none()
+            && (cooldown_duration.is_some()
+                || !a.cooldown_tags.is_empty()
+                || !cooldown_set_by_caller.is_empty())
+        {
             return Err(cx.err(
                 &loc.at("cooldown"),
                 K::InvalidCombination,
-                "`cooldown_duration` and `cooldown_tags` need a `cooldown` effect",
+                "`cooldown_duration`, `cooldown_tags` and `cooldown_set_by_caller` need a `cooldown` effect",
             ));
+        }
+        if let (Some(id), Some(c)) = (cooldown, &a.cooldown) {
+            let e = &effects[id.index()];
+            // A SetByCaller duration comes from `cooldown_duration` (which also sets the key) or
+            // from the key's value in `cooldown_set_by_caller` (whole frames, at least 1), not both.
+            let duration_key = match e.duration {
+                DurationDef::SetByCaller(t) => Some(t),
+                _ => None,
+            };
+            if let Some(t) = duration_key
+                && let Some((_, v)) = cooldown_set_by_caller.iter().find(|(k, _)| *k == t)
+            {
+                let key = names.tags.name(t).to_string();
+                let at = loc.at("cooldown_set_by_caller").at(key.as_str());
+                if cooldown_duration.is_some() {
+                    return Err(cx.err(
+                        &at,
+                        K::InvalidCombination,
+                        format!(
+                            "the cooldown's duration is given twice: `cooldown_duration` already \
+                             sets \"{}\"; remove one",
+                            Clip(&key)
+                        ),
+                    ));
+                }
+                if v.to_num::<i64>() < 1 {
+                    return Err(cx.err(
+                        &at,
+                        K::InvalidValue,
+                        format!(
+                            "\"{}\" is the cooldown's duration in frames and must be at least 1",
+                            Clip(&key)
+                        ),
+                    ));
+                }
+            }
+            check_set_by_caller(
+                names,
+                loc,
+                "cooldown",
+                "cooldown_set_by_caller",
+                c,
+                e,
+                &cooldown_set_by_caller,
+                duration_key.filter(|_| cooldown_duration.is_some()),
+            )?;
         }
         if a.cooldown_tags.len() > 2 {
             return Err(cx.err(
@@ -277,7 +422,12 @@ pub(super) fn freeze(
             None => None,
         };
         let end_after = match &a.end_after {
-            Some(f) => Some(frames(names, &loc.at("end_after"), f)?),
+            Some(f) => Some(frames(
+                names,
+                &loc.at("end_after"),
+                f,
+                "leave out `end_after` for an ability that runs until it is ended",
+            )?),
             None => None,
         };
         let mut cues = Vec::with_capacity(a.cues.len());
@@ -289,6 +439,23 @@ pub(super) fn freeze(
         }
         if a.passive && (end_after.is_some() || timeline.is_some()) {
             return Err(cx.err(loc, K::InvalidCombination, "a passive ability never ends on its own; remove `end_after`/`timeline` or `passive`"));
+        }
+        if a.input_buffer > MAX_INPUT_BUFFER {
+            return Err(cx.err(
+                &loc.at("input_buffer"),
+                K::InvalidValue,
+                format!(
+                    "an input buffer holds a press for at most {MAX_INPUT_BUFFER} frames, not {}",
+                    a.input_buffer
+                ),
+            ));
+        }
+        if a.input_buffer > 0 && !a.activate_on_input {
+            return Err(cx.err(
+                &loc.at("input_buffer"),
+                K::InvalidCombination,
+                "a buffered press activates the ability: `input_buffer` needs `activate_on_input: true`",
+            ));
         }
         abilities.push(AbilityDef {
             name: name.clone(),
@@ -312,6 +479,7 @@ pub(super) fn freeze(
             cost_set_by_caller,
             cooldown,
             cooldown_duration,
+            cooldown_set_by_caller,
             cooldown_tags,
             all_cooldown_tags,
             instancing: a.instancing,
@@ -319,6 +487,7 @@ pub(super) fn freeze(
             passive: a.passive,
             activate_on_input: a.activate_on_input,
             end_on_release: a.end_on_release,
+            input_buffer: a.input_buffer,
             input: check_input(names, &loc.at("input"), a.input)?,
             state_size: a.state_size,
             behaviour: a.behaviour.as_deref().map(|f| names.func(f)),

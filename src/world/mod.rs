@@ -840,8 +840,12 @@ impl<G: Game> World<G> {
             }
             n += 1;
         };
-        for m in &d.modifiers {
-            match m.magnitude {
+        // A magnitude's source captures taken now: an attribute snapshot capture, or the
+        // snapshot captures its custom calculation declares.
+        let captures_of = |m: &MagnitudeDef,
+                           spec: &mut EffectSpec,
+                           put: &mut dyn FnMut(&mut EffectSpec, Fx)| {
+            match *m {
                 MagnitudeDef::Attribute {
                     attr,
                     side: CaptureSide::Source,
@@ -851,17 +855,20 @@ impl<G: Game> World<G> {
                     ..
                 } => {
                     let v = self.read_capture_filtered(source, attr, which, d.tag_filter(filter));
-                    put(&mut spec, v);
+                    put(spec, v);
                 }
                 MagnitudeDef::Custom { calc, .. } => {
                     if let Some(hooks::BoundFn::Calc { captures, .. }) = self.bound.get(calc) {
                         for c in captures.iter().filter(|c| c.snapshot) {
-                            put(&mut spec, self.read_capture(source, c.attr, c.which));
+                            put(spec, self.read_capture(source, c.attr, c.which));
                         }
                     }
                 }
                 _ => {}
             }
+        };
+        for m in &d.modifiers {
+            captures_of(&m.magnitude, &mut spec, &mut put);
         }
         for x in &d.executions {
             if let Some(hooks::BoundFn::Exec { captures, .. }) = self.bound.get(*x) {
@@ -873,27 +880,7 @@ impl<G: Game> World<G> {
         // Then the duration's, the period's and the scoped modifiers' magnitudes (F-GA-08,
         // F-GE-14).
         for m in d.extra_magnitudes() {
-            match *m {
-                MagnitudeDef::Attribute {
-                    attr,
-                    side: CaptureSide::Source,
-                    which,
-                    snapshot: true,
-                    filter,
-                    ..
-                } => {
-                    let v = self.read_capture_filtered(source, attr, which, d.tag_filter(filter));
-                    put(&mut spec, v);
-                }
-                MagnitudeDef::Custom { calc, .. } => {
-                    if let Some(hooks::BoundFn::Calc { captures, .. }) = self.bound.get(calc) {
-                        for c in captures.iter().filter(|c| c.snapshot) {
-                            put(&mut spec, self.read_capture(source, c.attr, c.which));
-                        }
-                    }
-                }
-                _ => {}
-            }
+            captures_of(m, &mut spec, &mut put);
         }
         spec.n_source_captures = n.min(spec.source_captures.len()) as u8;
         spec

@@ -37,6 +37,7 @@ compile_error!(
 pub mod ability;
 pub mod arena;
 pub mod attribute;
+mod bytes;
 pub mod content;
 pub mod cue;
 pub mod debug;
@@ -44,7 +45,9 @@ pub mod duel;
 pub mod effect;
 pub mod fuzz;
 pub mod id;
+mod located;
 pub mod num;
+mod observe;
 pub mod random;
 pub mod replay;
 pub mod scenario;
@@ -59,6 +62,7 @@ pub use ability::{
 };
 pub use ability::{CustomTaskKind, TaskCtx};
 pub use content::{Content, ContentBuilder, ContentError, ContentErrorKind};
+pub use located::LocatedError;
 pub use effect::{
     ActiveEffect, EffectContext, EffectOrigin, EffectQuery, EffectSpec, EffectTimers,
 };

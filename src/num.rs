@@ -13,7 +13,7 @@
 //! never uses the operators: it uses the helpers here ([`mul`], [`div`], …) which saturate, and
 //! division by zero yields a caller-chosen fallback. These are total functions: no input panics.
 
-use crate::content::error::Clip;
+use crate::located::Clip;
 use core::fmt;
 
 /// The simulation's number type: `fixed::types::I32F32`.

@@ -1,7 +1,8 @@
 //! Content errors: what is wrong, in which file, at which line and column, under which
 //! definition path.
 
-use core::fmt;
+use crate::located::LocatedError;
+pub(crate) use crate::located::{Clip, ECHO_CHARS, suggest};
 use std::path::Path;
 
 /// What kind of problem a [`ContentError`] reports.
@@ -40,23 +41,11 @@ pub enum ContentErrorKind {
     FunctionKind,
 }
 
-/// A content problem with its location. `Display` renders
-/// `file:line:col: path: message`; every part is also a field.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ContentError {
-    /// What kind of problem.
-    pub kind: ContentErrorKind,
-    /// The file (or `<inline>`, or the directory for I/O errors).
-    pub file: String,
-    /// The 1-based line, or 0 when unknown.
-    pub line: u32,
-    /// The 1-based column, or 0 when unknown.
-    pub col: u32,
-    /// The definition path, e.g. `effects.Poison.modifiers[1].attribute` (may be empty).
-    pub path: String,
-    /// What is wrong and, where possible, how to fix it.
-    pub message: String,
-}
+/// A content problem with its location: a [`LocatedError`] whose kind is a
+/// [`ContentErrorKind`]. `Display` renders `file:line:col: path: message`; every part is also a
+/// field. The path is the definition path, e.g. `effects.Poison.modifiers[1].attribute`; the
+/// file is `<inline>` for text given without a name, or the directory for I/O errors.
+pub type ContentError = LocatedError<ContentErrorKind>;
 
 impl ContentError {
     pub(crate) fn new(kind: ContentErrorKind, file: String, message: impl Into<String>) -> Self {
@@ -82,66 +71,6 @@ impl ContentError {
         }
         ContentError::new(ContentErrorKind::UnknownName, String::new(), message)
     }
-}
-
-impl fmt::Display for ContentError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if !self.file.is_empty() {
-            write!(f, "{}", self.file)?;
-            if self.line > 0 {
-                write!(f, ":{}:{}", self.line, self.col)?;
-            }
-            write!(f, ": ")?;
-        }
-        if !self.path.is_empty() {
-            write!(f, "{}: ", self.path)?;
-        }
-        write!(f, "{}", self.message)
-    }
-}
-
-impl std::error::Error for ContentError {}
-
-/// The most characters of a user-supplied string (a name, a key, a field, a value) that an
-/// error message echoes: see [`Clip`].
-pub(crate) const ECHO_CHARS: usize = 80;
-
-/// A user-supplied string as error messages echo it: whole when it has at most
-/// [`ECHO_CHARS`] characters, else its first [`ECHO_CHARS`] characters, `…` and its length
-/// (`AAAA…AAA… (1048576 bytes)`), so a 200 MB tag name in a file makes a short message rather
-/// than a 200 MB one. Every content, scenario and replay error that echoes a name goes through
-/// it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Clip<'a>(pub(crate) &'a str);
-
-impl fmt::Display for Clip<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.char_indices().nth(ECHO_CHARS) {
-            None => f.write_str(self.0),
-            Some((end, _)) => write!(f, "{}… ({} bytes)", &self.0[..end], self.0.len()),
-        }
-    }
-}
-
-/// Names longer than this (in bytes) get no "did you mean" suggestion: no typo is that long,
-/// and the edit distance of two long strings is costly.
-const SUGGEST_MAX_BYTES: usize = 256;
-
-/// The closest known name by edit distance, if it is close enough to be a plausible typo.
-pub(crate) fn suggest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    if name.len() > SUGGEST_MAX_BYTES {
-        return None;
-    }
-    let n = name.chars().count();
-    let limit = (n / 3).max(1);
-    known
-        // The distance is at least the difference in length (a char is 1 to 4 bytes): names
-        // too long or too short to be within `limit` are skipped without computing it.
-        .filter(|k| k.len() <= 4 * (n + limit) && k.chars().count().abs_diff(n) <= limit)
-        .map(|k| (edit_distance(name, k), k))
-        .filter(|(d, _)| *d <= limit)
-        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
-        .map(|(_, k)| k)
 }
 
 /// ron's message for a parse error, with every user-supplied string in it clipped ([`Clip`])
@@ -221,34 +150,10 @@ pub(crate) fn clip_message(s: &str) -> String {
     }
 }
 
-/// Case-insensitive edit distance counting a swap of two adjacent letters as one edit
-/// (optimal string alignment), so `heor` is one edit from `hero`.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().flat_map(char::to_lowercase).collect();
-    let b: Vec<char> = b.chars().flat_map(char::to_lowercase).collect();
-    // Three rows: two back (for transpositions), previous, current.
-    let mut prev2: Vec<usize> = vec![0; b.len() + 1];
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for i in 0..a.len() {
-        cur[0] = i + 1;
-        for j in 0..b.len() {
-            let sub = prev[j] + usize::from(a[i] != b[j]);
-            let mut d = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-            if i > 0 && j > 0 && a[i] == b[j - 1] && a[i - 1] == b[j] {
-                d = d.min(prev2[j - 1] + 1);
-            }
-            cur[j + 1] = d;
-        }
-        core::mem::swap(&mut prev2, &mut prev);
-        core::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::located::edit_distance;
 
     #[test]
     fn suggestions() {

@@ -766,7 +766,7 @@ pub struct CueSession<'a, P: Presenter> {
     pub presenter: &'a mut P,
 }
 
-impl<G: Game, P: Presenter> crate::session::BatchObserver<G> for CueSession<'_, P> {
+impl<G: Game, P: Presenter> crate::observe::BatchObserver<G> for CueSession<'_, P> {
     fn loaded(&mut self, frame: Frame) {
         self.director.rewound_to(frame);
     }

@@ -116,7 +116,7 @@ impl WorldDump {
 
     /// Decodes [`WorldDump::encode`]'s bytes.
     pub fn decode(b: &[u8]) -> Result<WorldDump, DumpError> {
-        let mut r = crate::replay::Reader::new(b);
+        let mut r = crate::bytes::Reader::new(b);
         let magic = r.bytes(8).map_err(|_| DumpError::Truncated { what: "magic bytes" })?;
         if magic != DUMP_MAGIC {
             return Err(DumpError::BadMagic);

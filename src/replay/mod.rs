@@ -25,6 +25,7 @@
 //! input size and crate version; loading it anywhere else is a typed error, as are truncated,
 //! corrupted and foreign files.
 
+use crate::bytes::Reader;
 use crate::content::error::ron_message;
 use crate::debug::{FieldDiff, WorldDump, diff_dumps};
 use crate::num::Frame;
@@ -129,42 +130,6 @@ impl fmt::Display for ReplayError {
 }
 
 impl std::error::Error for ReplayError {}
-
-/// A little-endian byte reader that reports truncation instead of panicking.
-#[derive(Debug)]
-pub(crate) struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    pub(crate) fn new(b: &'a [u8]) -> Reader<'a> {
-        Reader { b, at: 0 }
-    }
-
-    pub(crate) fn offset(&self) -> usize {
-        self.at
-    }
-
-    pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8], usize> {
-        let end = self.at.checked_add(n).filter(|e| *e <= self.b.len()).ok_or(self.at)?;
-        let s = &self.b[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-
-    pub(crate) fn u32(&mut self) -> Result<u32, usize> {
-        let b = self.bytes(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    pub(crate) fn u64(&mut self) -> Result<u64, usize> {
-        let b = self.bytes(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
-    }
-}
 
 /// What a replay is bound to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -57,7 +57,6 @@ pub use run::{
 use crate::content::Content;
 use crate::num::Frame;
 use crate::world::{AbilityInput, Game, WorldConfig};
-use core::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -164,37 +163,10 @@ pub enum ScenarioErrorKind {
     World,
 }
 
-/// A scenario problem with its location. `Display` renders `file:line:col: path: message`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScenarioError {
-    /// What kind of problem.
-    pub kind: ScenarioErrorKind,
-    /// The file.
-    pub file: String,
-    /// The 1-based line, or 0 when unknown.
-    pub line: u32,
-    /// The 1-based column, or 0 when unknown.
-    pub col: u32,
-    /// The path inside the file, e.g. `script[3].do.effect` (may be empty).
-    pub path: String,
-    /// What is wrong and how to fix it.
-    pub message: String,
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if self.line > 0 {
-            write!(f, ":{}:{}", self.line, self.col)?;
-        }
-        if !self.path.is_empty() {
-            write!(f, ": {}", self.path)?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-impl std::error::Error for ScenarioError {}
+/// A scenario problem with its location: a [`LocatedError`](crate::LocatedError) whose kind is a
+/// [`ScenarioErrorKind`]. `Display` renders `file:line:col: path: message`; the path is the
+/// path inside the file, e.g. `script[3].do.effect`.
+pub type ScenarioError = crate::located::LocatedError<ScenarioErrorKind>;
 
 /// A parsed and validated scenario: every name resolved, ready to run any number of times.
 #[derive(Clone, Debug)]

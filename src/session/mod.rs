@@ -25,7 +25,8 @@ mod net;
 mod prediction;
 mod runner;
 
-pub use driver::{BatchObserver, Divergence, NoObserver, RollbackDriver, RollbackStats};
+pub use crate::observe::{BatchObserver, NoObserver};
+pub use driver::{Divergence, RollbackDriver, RollbackStats};
 pub use guard::{
     Departure, Fault, Guard, GuardConfig, GuardStats, GuardedSocket, PeerFault, forge,
     message_from_bytes, message_to_bytes,

@@ -3,8 +3,8 @@
 //! back to the first wrong frame and re-simulates — the same requests a GGRS P2P session
 //! issues, in-process and deterministic.
 
-use super::driver::BatchObserver;
 use crate::num::Frame;
+use crate::observe::BatchObserver;
 use crate::world::{Game, SnapshotRing, World};
 use core::fmt;
 

@@ -1,7 +1,7 @@
 //! The frozen tag registry.
 
 use super::set::{MAX_TAGS, TagContainer, TagSet};
-use crate::content::error::Clip;
+use crate::located::Clip;
 use crate::id::TagId;
 use ahash::AHashMap;
 use core::fmt;

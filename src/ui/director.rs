@@ -546,7 +546,7 @@ pub struct EventSession<'a, L: UiListener> {
     pub listener: &'a mut L,
 }
 
-impl<G: Game, L: UiListener> crate::session::BatchObserver<G> for EventSession<'_, L> {
+impl<G: Game, L: UiListener> crate::observe::BatchObserver<G> for EventSession<'_, L> {
     fn loaded(&mut self, frame: Frame) {
         self.director.rewound_to(frame);
     }
@@ -562,7 +562,7 @@ impl<G: Game, L: UiListener> crate::session::BatchObserver<G> for EventSession<'
     }
 }
 
-impl<G: Game> crate::session::BatchObserver<G> for EventDirector {
+impl<G: Game> crate::observe::BatchObserver<G> for EventDirector {
     fn loaded(&mut self, frame: Frame) {
         self.rewound_to(frame);
     }

@@ -7,12 +7,141 @@
 //! inside the quote of a bad number string, at the token after a missing comma, at the closing
 //! bracket of a struct that misses a field, or at the end of a truncated file.
 
+// To add a case, append a `Case` to the table of its topic (`syntax`, `names`,
+// `attributes_and_curves`, `effect_rules`, `settings`): a unique `name`, the text of the one file
+// (frozen as `effects.ron`; `with_vitals` adds the common attributes and tags), the expected
+// `error` (kind, where it points, definition path) and fragments of its `message`. Each table is
+// one test that lists every failing case by name. A case that needs several files, a builder call
+// or a computed message gets its own function after the tables and asserts with `check`.
+
 use crate::common::TempDir;
+use At::{LineCol, Nth, Once};
 use rollback_abilities::{Content, ContentBuilder, ContentError, ContentErrorKind as K};
+
+/// The file name a table case is frozen under.
+const FILE: &str = "effects.ron";
+
+/// One malformed content file and everything its error must say.
+struct Case {
+    /// Names the case in a failure report.
+    name: &'static str,
+    /// The text of the one file, frozen as [`FILE`].
+    text: &'static str,
+    /// The expected kind, where the error points and its definition path (empty: none).
+    error: (K, At<'static>, &'static str),
+    /// Fragments the message must contain. A message that suggests a name ("did you mean") must
+    /// list the suggestion among them, so a case without one asserts there is none.
+    message: &'static [&'static str],
+}
+
+/// Where an error points in its file.
+enum At<'a> {
+    /// The start of the single occurrence of a needle.
+    Once(&'a str),
+    /// The start of the `n`th (0-based) occurrence of a needle.
+    Nth(&'a str, usize),
+    /// A 1-based line and column: where ron stops in a truncated or overlong text.
+    LineCol(u32, u32),
+}
+
+impl At<'_> {
+    /// The 1-based line and column (in chars) this names in `text`.
+    fn resolve(&self, text: &str) -> Result<(u32, u32), String> {
+        let (needle, nth) = match *self {
+            Once(needle) => match text.matches(needle).count() {
+                1 => (needle, 0),
+                n => return Err(format!("{needle:?} occurs {n} times in the text, not once")),
+            },
+            Nth(needle, nth) => (needle, nth),
+            LineCol(line, col) => return Ok((line, col)),
+        };
+        let Some((byte, _)) = text.match_indices(needle).nth(nth) else {
+            return Err(format!("{needle:?} occurs fewer than {} times in the text", nth + 1));
+        };
+        let before = &text[..byte];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+        Ok((line as u32, col as u32))
+    }
+}
+
+/// Freezes each case's file and reports every case whose error differs, by name, in one panic.
+fn run(table: &[Case]) {
+    let mut failed = Vec::new();
+    for case in table {
+        let (kind, at, path) = &case.error;
+        let built = ContentBuilder::new().file(FILE, case.text).build();
+        let problems = match (built, at.resolve(case.text)) {
+            (Ok(_), _) => vec!["the content froze without an error".to_string()],
+            (Err(_), Err(problem)) => vec![problem],
+            (Err(e), Ok(at)) => verify(&e, *kind, FILE, at, path, case.message),
+        };
+        if !problems.is_empty() {
+            failed.push(format!("{}:\n    {}", case.name, problems.join("\n    ")));
+        }
+    }
+    let count = failed.len();
+    assert!(failed.is_empty(), "{count} of {} cases failed:\n{}", table.len(), failed.join("\n"));
+}
+
+/// Every way `e` differs from the expected kind, file, position, path and message fragments
+/// (see [`Case::message`]), and from the Display that renders all of them.
+fn verify(
+    e: &ContentError,
+    kind: K,
+    file: &str,
+    at: (u32, u32),
+    path: &str,
+    message: &[&str],
+) -> Vec<String> {
+    // Display renders all of it (an empty path is left out).
+    let shown_path = if path.is_empty() { String::new() } else { format!("{path}: ") };
+    let display = format!("{file}:{}:{}: {shown_path}{}", at.0, at.1, e.message);
+    let fields = [
+        ("kind", format!("{:?}", e.kind), format!("{kind:?}")),
+        ("file", e.file.clone(), file.to_string()),
+        ("line:col", format!("{}:{}", e.line, e.col), format!("{}:{}", at.0, at.1)),
+        ("path", e.path.clone(), path.to_string()),
+        ("display", e.to_string(), display),
+    ];
+    let mut problems: Vec<String> = fields
+        .into_iter()
+        .filter(|(_, got, expected)| got != expected)
+        .map(|(what, got, expected)| format!("{what} is {got:?}, expected {expected:?}"))
+        .collect();
+    for fragment in message.iter().filter(|fragment| !e.message.contains(*fragment)) {
+        problems.push(format!("the message lacks {fragment:?}"));
+    }
+    let suggests = |text: &str| text.contains("did you mean");
+    if suggests(&e.message) && !message.iter().any(|fragment| suggests(fragment)) {
+        problems.push("the message makes a suggestion the case does not expect".to_string());
+    }
+    if !problems.is_empty() {
+        problems.push(format!("the error: {e}"));
+    }
+    problems
+}
+
+/// Asserts every part of an error (for the cases outside the tables).
+#[track_caller]
+fn check(e: &ContentError, kind: K, file: &str, at: (u32, u32), path: &str, message: &str) {
+    let problems = verify(e, kind, file, at, path, &[message]);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The position of the `nth` occurrence of `needle` in `text`.
+fn pos_nth(text: &str, needle: &str, nth: usize) -> (u32, u32) {
+    Nth(needle, nth).resolve(text).unwrap_or_else(|problem| panic!("{problem}"))
+}
+
+/// The position of the single occurrence of `needle` in `text`.
+fn pos(text: &str, needle: &str) -> (u32, u32) {
+    Once(needle).resolve(text).unwrap_or_else(|problem| panic!("{problem}"))
+}
 
 /// Freezes one file named `effects.ron` and returns its error.
 fn fail(text: &str) -> ContentError {
-    fail_files(&[("effects.ron", text)])
+    fail_files(&[(FILE, text)])
 }
 
 /// Freezes several files and returns the error.
@@ -27,34 +156,10 @@ fn fail_files(files: &[(&str, &str)]) -> ContentError {
     }
 }
 
-/// The 1-based line and column (in chars) of the `nth` occurrence of `needle` in `text`.
-fn pos_nth(text: &str, needle: &str, nth: usize) -> (u32, u32) {
-    let Some((byte, _)) = text.match_indices(needle).nth(nth) else {
-        panic!("{needle:?} occurs fewer than {} times", nth + 1)
-    };
-    let before = &text[..byte];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
-    (line as u32, col as u32)
-}
-
-/// The position of the single occurrence of `needle` in `text`.
-fn pos(text: &str, needle: &str) -> (u32, u32) {
-    assert_eq!(text.matches(needle).count(), 1, "{needle:?} must occur exactly once");
-    pos_nth(text, needle, 0)
-}
-
-/// Asserts every part of an error.
-#[track_caller]
-fn check(e: &ContentError, kind: K, file: &str, at: (u32, u32), path: &str, message: &str) {
-    assert_eq!(e.kind, kind, "kind of: {e}");
-    assert_eq!(e.file, file, "file of: {e}");
-    assert_eq!((e.line, e.col), at, "line:col of: {e}");
-    assert_eq!(e.path, path, "path of: {e}");
-    assert!(e.message.contains(message), "message of: {e}\n  should contain: {message}");
-    // Display renders all of it (an empty path is left out).
-    let path = if path.is_empty() { String::new() } else { format!("{path}: ") };
-    assert_eq!(e.to_string(), format!("{file}:{}:{}: {path}{}", at.0, at.1, e.message));
+/// [`VITALS`] with `rest` in place of its closing line (`rest` adds sections and closes the
+/// file). Leaked, as tables hold `&'static str`: a few kilobytes per test run.
+fn with_vitals(rest: &str) -> &'static str {
+    VITALS.replace("\n)", rest).leak()
 }
 
 /// Attributes and tags most cases build on.
@@ -72,146 +177,78 @@ const VITALS: &str = r#"(
 // ---------------------------------------------------------------------------------------------
 // RON syntax
 
-/// A level table may only set its own set's attributes, each once, in increasing level order.
 #[test]
-fn attribute_level_tables_are_validated() {
-    let base = |levels: &str| {
-        format!(
-            "(\n    attribute_sets: {{\n        \"Hero\": (attributes: {{ \"Health\": (default: 1) }},\n            levels: [{levels}]),\n        \"Magic\": (attributes: {{ \"Mana\": (default: 1) }}),\n    }},\n)"
-        )
-    };
-    let text = base(r#"(level: 1, values: { "Helth": 10 })"#);
-    let e = fail(&text);
-    check(
-        &e,
-        K::UnknownAttribute,
-        "effects.ron",
-        pos(&text, "\"Helth\""),
-        "attribute_sets.Hero.levels[0].values.Helth",
-        "did you mean \"Health\"",
-    );
-    let text = base(r#"(level: 1, values: { "Mana": 10 })"#);
-    let e = fail(&text);
-    check(
-        &e,
-        K::InvalidValue,
-        "effects.ron",
-        pos(&text, "\"Mana\": 10"),
-        "attribute_sets.Hero.levels[0].values.Mana",
-        "attribute \"Mana\" belongs to set \"Magic\", not \"Hero\"",
-    );
-    let text = base(r#"(level: 5, values: { "Health": 10 }), (level: 2, values: {})"#);
-    let e = fail(&text);
-    check(
-        &e,
-        K::InvalidValue,
-        "effects.ron",
-        pos(&text, "level: 2"),
-        "attribute_sets.Hero.levels[1].level",
-        "level 2 comes after level 5: list the rows in strictly increasing level order",
-    );
-    let text = base(r#"(level: 1, values: { "Health": 10, "Health": 11 })"#);
-    let e = fail(&text);
-    check(
-        &e,
-        K::Duplicate,
-        "effects.ron",
-        // The path names the key; the locator points at its first occurrence in the row.
-        pos_nth(&text, "\"Health\"", 1),
-        "attribute_sets.Hero.levels[0].values.Health",
-        "attribute \"Health\" is given twice at level 1",
-    );
-}
-
-#[test]
-fn syntax_missing_comma_between_sections() {
-    let text = r#"(
+fn syntax() {
+    run(&[
+        Case {
+            name: "syntax_missing_comma_between_sections",
+            text: r#"(
     tags: ["State.Stunned"]
     effects: {},
-)"#;
-    let e = fail(text);
-    check(&e, K::Syntax, "effects.ron", pos(text, "effects"), "effects", "Expected comma");
-}
-
-#[test]
-fn syntax_missing_paren_after_a_definition() {
-    let text = r#"(
+)"#,
+            error: (K::Syntax, Once("effects"), "effects"),
+            message: &["Expected comma"],
+        },
+        Case {
+            // The `}` closes where `)` or `,` was expected: the open definition is named.
+            name: "syntax_missing_paren_after_a_definition",
+            text: r#"(
     effects: {
         "Burn": (
             duration: Frames(60),
             period: Frames(10)
     },
-)"#;
-    // The `}` closes where `)` or `,` was expected: the open definition is named.
-    let e = fail(text);
-    check(&e, K::Syntax, "effects.ron", pos(text, "}"), "effects.Burn", "Expected comma");
-}
-
-#[test]
-fn syntax_truncated_file() {
-    let text = r#"(
-    tags: ["State.Burning"],
-    effects: {
-        "Burn": (
-            duration: Frames(60),
-"#;
-    // ron reports where the text stops: just past the last token, before trailing whitespace.
-    let e = fail(text);
-    let (line, col) = pos(text, "),\n");
-    assert_eq!((line, col + 2), (5, 34));
-    check(&e, K::Syntax, "effects.ron", (5, 34), "effects.Burn", "Unexpected end of RON");
-    assert!(e.message.contains("before every bracket is closed"), "{e}");
-    // Without trailing whitespace ron points at the final comma, which follows `duration`.
-    let text = text.trim_end();
-    let e = fail(text);
-    check(&e, K::Syntax, "effects.ron", (5, 33), "effects.Burn.duration", "Unexpected end of RON");
-}
-
-#[test]
-fn syntax_truncated_inside_a_value() {
-    let text = "(\n    effects: {\n        \"Burn\": (\n            duration: Frames(6";
-    let e = fail(text);
-    check(
-        &e,
-        K::Syntax,
-        "effects.ron",
-        pos(text, "6"),
-        "effects.Burn.duration[0]",
-        "Expected closing `)`",
-    );
-}
-
-#[test]
-fn syntax_trailing_characters_after_the_content() {
-    let text = "(\n    tags: [\"State.Stunned\"],\n))\n";
-    let e = fail(text);
-    check(&e, K::Syntax, "effects.ron", (3, 2), "", "trailing characters");
-}
-
-#[test]
-fn unknown_top_level_section() {
-    let text = r#"(
+)"#,
+            error: (K::Syntax, Once("}"), "effects.Burn"),
+            message: &["Expected comma"],
+        },
+        Case {
+            // ron reports where the text stops: just past the last token (the comma after
+            // `Frames(60)`, line 5 column 33), before trailing whitespace.
+            name: "syntax_truncated_file",
+            text: TRUNCATED,
+            error: (K::Syntax, LineCol(5, 34), "effects.Burn"),
+            message: &["Unexpected end of RON", "before every bracket is closed"],
+        },
+        Case {
+            // Without trailing whitespace ron points at the final comma, which follows `duration`.
+            name: "syntax_truncated_file_without_trailing_whitespace",
+            text: TRUNCATED.trim_end(),
+            error: (K::Syntax, LineCol(5, 33), "effects.Burn.duration"),
+            message: &["Unexpected end of RON"],
+        },
+        Case {
+            name: "syntax_truncated_inside_a_value",
+            text: "(\n    effects: {\n        \"Burn\": (\n            duration: Frames(6",
+            error: (K::Syntax, Once("6"), "effects.Burn.duration[0]"),
+            message: &["Expected closing `)`"],
+        },
+        Case {
+            name: "syntax_trailing_characters_after_the_content",
+            text: "(\n    tags: [\"State.Stunned\"],\n))\n",
+            error: (K::Syntax, LineCol(3, 2), ""),
+            message: &["trailing characters"],
+        },
+        Case {
+            // The full list stays after the suggestion.
+            name: "unknown_top_level_section",
+            text: r#"(
     tags: ["State.Stunned"],
     effect: {
         "Stun": (duration: Frames(30), granted_tags: ["State.Stunned"]),
     },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::Syntax,
-        "effects.ron",
-        pos(text, "effect:"),
-        "effect",
-        "Unexpected field named `effect` in `content` (did you mean `effects`?), expected one of",
-    );
-    // The full list stays after the suggestion.
-    assert!(e.message.contains("`abilities`") && e.message.contains("`settings`"), "{e}");
-}
-
-#[test]
-fn unknown_field_in_an_effect() {
-    let text = r#"(
+)"#,
+            error: (K::Syntax, Once("effect:"), "effect"),
+            message: &[
+                "Unexpected field named `effect` in `content` (did you mean `effects`?), \
+                 expected one of",
+                "`abilities`",
+                "`settings`",
+            ],
+        },
+        Case {
+            name: "unknown_field_in_an_effect",
+            text: r#"(
     tags: ["State.Stunned"],
     effects: {
         "Stun": (
@@ -219,24 +256,15 @@ fn unknown_field_in_an_effect() {
             granted_tags: ["State.Stunned"],
         ),
     },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::Syntax,
-        "effects.ron",
-        pos(text, "durration"),
-        "effects.Stun.durration",
-        "Unexpected field named `durration` in `effect` (did you mean `duration`?), expected one \
-         of `inherits`, `duration`, `period`,",
-    );
-}
-
-#[test]
-fn unknown_field_in_a_modifier() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
+)"#,
+            error: (K::Syntax, Once("durration"), "effects.Stun.durration"),
+            message: &["Unexpected field named `durration` in `effect` (did you mean \
+                        `duration`?), expected one of `inherits`, `duration`, `period`,"],
+        },
+        Case {
+            name: "unknown_field_in_a_modifier",
+            text: with_vitals(
+                r#"
     effects: {
         "Poison": (
             duration: Seconds(5),
@@ -248,88 +276,54 @@ fn unknown_field_in_a_modifier() {
         ),
     },
 )"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::Syntax,
-        "effects.ron",
-        pos(&text, "magnitudee"),
-        "effects.Poison.modifiers[1].magnitudee",
-        "Unexpected field named `magnitudee` in `modifier` (did you mean `magnitude`?), expected \
-         one of `attribute`",
-    );
-}
-
-#[test]
-fn wrong_enum_variant_for_op() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
+            ),
+            error: (K::Syntax, Once("magnitudee"), "effects.Poison.modifiers[1].magnitudee"),
+            message: &["Unexpected field named `magnitudee` in `modifier` (did you mean \
+                        `magnitude`?), expected one of `attribute`"],
+        },
+        Case {
+            // Nothing is near enough to suggest.
+            name: "wrong_enum_variant_for_op",
+            text: with_vitals(
+                r#"
     effects: {
         "Heal": (modifiers: [(attribute: "Health", op: Plus, magnitude: Scalable(coef: 25))]),
     },
 )"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::Syntax,
-        "effects.ron",
-        pos(&text, "Plus"),
-        "effects.Heal.modifiers[0].op",
-        "Unexpected variant named `Plus`",
-    );
-    assert!(e.message.contains("`Add`, `Multiply`, `Divide`, or `Override`"), "{e}");
-    // Nothing is near enough to suggest.
-    assert!(!e.message.contains("did you mean"), "{e}");
-}
-
-#[test]
-fn wrong_enum_variant_for_duration() {
-    let text = r#"(
+            ),
+            error: (K::Syntax, Once("Plus"), "effects.Heal.modifiers[0].op"),
+            message: &[
+                "Unexpected variant named `Plus`",
+                "`Add`, `Multiply`, `Divide`, or `Override`",
+            ],
+        },
+        Case {
+            name: "wrong_enum_variant_for_duration",
+            text: r#"(
     effects: {
         "Slow": (duration: Frame(90)),
     },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::Syntax,
-        "effects.ron",
-        pos(text, "Frame("),
-        "effects.Slow.duration",
-        "Unexpected variant named `Frame` in enum `duration` (did you mean `Frames`?), expected \
-         one of",
-    );
-}
-
-#[test]
-fn missing_required_field_points_at_the_closing_bracket() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
+)"#,
+            error: (K::Syntax, Once("Frame("), "effects.Slow.duration"),
+            message: &["Unexpected variant named `Frame` in enum `duration` (did you mean \
+                        `Frames`?), expected one of"],
+        },
+        Case {
+            name: "missing_required_field_points_at_the_closing_bracket",
+            text: with_vitals(
+                r#"
     effects: {
         "Heal": (modifiers: [(attribute: "Health", op: Add)]),
     },
 )"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::Syntax,
-        "effects.ron",
-        pos(&text, ")]"),
-        "effects.Heal.modifiers[0]",
-        "missing field named `magnitude` in `modifier`",
-    );
-}
-
-#[test]
-fn attribute_magnitude_without_double_parentheses_gets_a_hint() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
+            ),
+            error: (K::Syntax, Once(")]"), "effects.Heal.modifiers[0]"),
+            message: &["missing field named `magnitude` in `modifier`"],
+        },
+        Case {
+            name: "attribute_magnitude_without_double_parentheses_gets_a_hint",
+            text: with_vitals(
+                r#"
     effects: {
         "Thorns": (
             duration: Infinite,
@@ -338,24 +332,22 @@ fn attribute_magnitude_without_double_parentheses_gets_a_hint() {
         ),
     },
 )"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::Syntax,
-        "effects.ron",
-        pos(&text, "attribute: \"MaxHealth\""),
-        "effects.Thorns.modifiers[0].magnitude.attribute",
-        "Expected struct `attribute_magnitude` but found `attribute`",
-    );
-    assert!(e.message.contains("Attribute((attribute:"), "{e}");
-}
-
-#[test]
-fn invalid_number_text() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
+            ),
+            error: (
+                K::Syntax,
+                Once("attribute: \"MaxHealth\""),
+                "effects.Thorns.modifiers[0].magnitude.attribute",
+            ),
+            message: &[
+                "Expected struct `attribute_magnitude` but found `attribute`",
+                "Attribute((attribute:",
+            ],
+        },
+        Case {
+            // ron reports a bad string just inside its opening quote.
+            name: "invalid_number_text",
+            text: with_vitals(
+                r#"
     effects: {
         "Weaken": (
             duration: Seconds(10),
@@ -363,43 +355,26 @@ fn invalid_number_text() {
         ),
     },
 )"#,
-    );
-    let e = fail(&text);
-    // ron reports a bad string just inside its opening quote.
-    check(
-        &e,
-        K::Syntax,
-        "effects.ron",
-        pos(&text, "1.2.3\""),
-        "effects.Weaken.modifiers[0].magnitude.coef",
-        "\"1.2.3\" is not a valid decimal number",
-    );
-}
-
-#[test]
-fn number_out_of_fixed_point_range() {
-    let text = r#"(
+            ),
+            error: (K::Syntax, Once("1.2.3\""), "effects.Weaken.modifiers[0].magnitude.coef"),
+            message: &["\"1.2.3\" is not a valid decimal number"],
+        },
+        Case {
+            name: "number_out_of_fixed_point_range",
+            text: r#"(
     attribute_sets: {
         "Vitals": (attributes: {
             "Health": (default: 100),
             "Gold": (default: 3000000000),
         }),
     },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::Syntax,
-        "effects.ron",
-        pos(text, "3000000000"),
-        "attribute_sets.Vitals.attributes.Gold.default",
-        "out of the I32F32 range",
-    );
-}
-
-#[test]
-fn integer_out_of_range_for_its_field() {
-    let text = r#"(
+)"#,
+            error: (K::Syntax, Once("3000000000"), "attribute_sets.Vitals.attributes.Gold.default"),
+            message: &["out of the I32F32 range"],
+        },
+        Case {
+            name: "integer_out_of_range_for_its_field",
+            text: r#"(
     tags: ["State.Burning"],
     effects: {
         "Burn": (
@@ -408,26 +383,31 @@ fn integer_out_of_range_for_its_field() {
             stacking: (kind: ByTarget, limit: 70000),
         ),
     },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::Syntax,
-        "effects.ron",
-        pos(text, "70000"),
-        "effects.Burn.stacking.limit",
-        "Integer is out of bounds",
-    );
+)"#,
+            error: (K::Syntax, Once("70000"), "effects.Burn.stacking.limit"),
+            message: &["Integer is out of bounds"],
+        },
+    ]);
 }
+
+/// A file cut off inside an effect, after a trailing newline.
+const TRUNCATED: &str = r#"(
+    tags: ["State.Burning"],
+    effects: {
+        "Burn": (
+            duration: Frames(60),
+"#;
 
 // ---------------------------------------------------------------------------------------------
 // Names
 
 #[test]
-fn unknown_attribute_with_suggestion() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
+fn names() {
+    run(&[
+        Case {
+            name: "unknown_attribute_with_suggestion",
+            text: with_vitals(
+                r#"
     effects: {
         "Poison": (
             duration: Seconds(5),
@@ -436,44 +416,30 @@ fn unknown_attribute_with_suggestion() {
         ),
     },
 )"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::UnknownAttribute,
-        "effects.ron",
-        pos(&text, "attribute: \"Helth\""),
-        "effects.Poison.modifiers[0].attribute",
-        "unknown attribute \"Helth\" (did you mean \"Health\"?)",
-    );
-}
-
-#[test]
-fn unknown_tag_with_suggestion() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
+            ),
+            error: (
+                K::UnknownAttribute,
+                Once("attribute: \"Helth\""),
+                "effects.Poison.modifiers[0].attribute",
+            ),
+            message: &["unknown attribute \"Helth\" (did you mean \"Health\"?)"],
+        },
+        Case {
+            name: "unknown_tag_with_suggestion",
+            text: with_vitals(
+                r#"
     effects: {
         "Stun": (duration: Frames(45), granted_tags: ["State.Stuned"]),
     },
 )"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::UnknownTag,
-        "effects.ron",
-        pos(&text, "\"State.Stuned\""),
-        "effects.Stun.granted_tags[0]",
-        "unknown tag \"State.Stuned\" (did you mean \"State.Stunned\"?)",
-    );
-}
-
-#[test]
-fn undeclared_tag_without_close_match() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
+            ),
+            error: (K::UnknownTag, Once("\"State.Stuned\""), "effects.Stun.granted_tags[0]"),
+            message: &["unknown tag \"State.Stuned\" (did you mean \"State.Stunned\"?)"],
+        },
+        Case {
+            name: "undeclared_tag_without_close_match",
+            text: with_vitals(
+                r#"
     effects: {
         "Fireball": (
             asset_tags: ["Data.Damage", "Ability.Fire.Ball"],
@@ -481,88 +447,25 @@ fn undeclared_tag_without_close_match() {
         ),
     },
 )"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::UnknownTag,
-        "effects.ron",
-        pos(&text, "\"Ability.Fire.Ball\""),
-        "effects.Fireball.asset_tags[1]",
-        "unknown tag \"Ability.Fire.Ball\" (declare it in a `tags: [...]` list)",
-    );
-    assert!(!e.message.contains("did you mean"), "{e}");
-}
-
-/// A name echoed in an error is cut to 80 characters and its length: a 1 MB tag name makes a
-/// message of a few hundred bytes (it used to hold the whole megabyte, and a 200 MB name a
-/// 200 MB message), wherever the name shows up: an undeclared tag, an invalid tag name, a definition
-/// key in the path, an unknown field, a scenario's entity, a lookup from code.
-#[test]
-fn long_names_are_cut_in_messages() {
-    let long = "A".repeat(1 << 20);
-    let cut = format!("\"{}… (1048576 bytes)\"", "A".repeat(80));
-    let short = |e: &dyn std::fmt::Display, what: &str| {
-        let text = e.to_string();
-        assert!(text.len() < 1000, "{what}: a {} byte message: {}", text.len(), &text[..1000]);
-        text
-    };
-
-    let undeclared =
-        format!("(effects: {{ \"E\": (duration: Frames(3), granted_tags: [\"{long}\"]) }})");
-    let e = fail(&undeclared);
-    assert_eq!(e.kind, K::UnknownTag);
-    let text = short(&e, "undeclared tag");
-    assert!(text.contains(&format!("unknown tag {cut} (declare it")), "{text}");
-
-    let invalid = format!("(tags: [\"{long}..B\"])");
-    let text = short(&fail(&invalid), "invalid tag name");
-    assert!(text.contains("invalid tag name \"AAAA") && text.contains("(1048579 bytes)"), "{text}");
-
-    // A definition's key is cut in the error's path too.
-    let key = format!("(effects: {{ \"{long}\": (duration: Frames(0)) }})");
-    let e = fail(&key);
-    assert!(e.path.starts_with("effects.AAAA") && e.path.ends_with("… (1048576 bytes).duration"));
-    short(&e, "definition key");
-
-    let field = format!("(effects: {{ \"E\": ({}: Frames(3)) }})", "d".repeat(1 << 20));
-    let e = fail(&field);
-    assert_eq!(e.kind, K::Syntax);
-    let text = short(&e, "unknown field");
-    assert!(text.contains("Unexpected field named `dddd") && text.contains("`duration`"), "{text}");
-
-    let content = Content::from_ron_str("(tags: [\"State.Stunned\"])").unwrap();
-    let text = short(&content.tag(&long).unwrap_err(), "lookup from code");
-    assert!(text.contains(&format!("no tag named {cut}")), "{text}");
-
-    let scenario = format!(
-        "(content: Inline(\"()\"), players: 1, entities: {{ \"hero\": () }},
-          script: [(frame: 1, do: AddTag(on: \"{long}\", tag: \"X\"))])"
-    );
-    let dir = TempDir::new("long_names");
-    dir.write("long.ron", &scenario);
-    let e = rollback_abilities::scenario::Scenario::load(dir.join("long.ron")).unwrap_err();
-    let text = short(&e, "scenario entity");
-    assert!(text.contains(&format!("no entity named {cut}")), "{text}");
-}
-
-#[test]
-fn invalid_tag_name() {
-    let text = r#"(
+            ),
+            error: (K::UnknownTag, Once("\"Ability.Fire.Ball\""), "effects.Fireball.asset_tags[1]"),
+            message: &["unknown tag \"Ability.Fire.Ball\" (declare it in a `tags: [...]` list)"],
+        },
+        Case {
+            name: "invalid_tag_name",
+            text: r#"(
     tags: [
         "State.Stunned",
         "A..B",
     ],
-)"#;
-    let e = fail(text);
-    check(&e, K::UnknownTag, "effects.ron", pos(text, "\"A..B\""), "tags[1]", "empty segment");
-}
-
-#[test]
-fn unknown_curve_with_suggestion() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
+)"#,
+            error: (K::UnknownTag, Once("\"A..B\""), "tags[1]"),
+            message: &["empty segment"],
+        },
+        Case {
+            name: "unknown_curve_with_suggestion",
+            text: with_vitals(
+                r#"
     curves: { "PoisonDamage": (points: [(1, 4), (5, 12)]) },
     effects: {
         "Poison": (
@@ -573,52 +476,429 @@ fn unknown_curve_with_suggestion() {
         ),
     },
 )"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::UnknownCurve,
-        "effects.ron",
-        pos(&text, "curve: \"PoisonDamge\""),
-        "effects.Poison.modifiers[0].magnitude.curve",
-        "unknown curve \"PoisonDamge\" (did you mean \"PoisonDamage\"?)",
-    );
+            ),
+            error: (
+                K::UnknownCurve,
+                Once("curve: \"PoisonDamge\""),
+                "effects.Poison.modifiers[0].magnitude.curve",
+            ),
+            message: &["unknown curve \"PoisonDamge\" (did you mean \"PoisonDamage\"?)"],
+        },
+    ]);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Attributes and curves
+
 #[test]
-fn curve_levels_must_increase() {
-    let text = r#"(
+fn attributes_and_curves() {
+    // A level table may only set its own set's attributes, each once, in increasing level order.
+    let hero = |levels: &str| -> &'static str {
+        format!(
+            "(\n    attribute_sets: {{\n        \"Hero\": (attributes: {{ \"Health\": (default: 1) }},\n            levels: [{levels}]),\n        \"Magic\": (attributes: {{ \"Mana\": (default: 1) }}),\n    }},\n)"
+        )
+        .leak()
+    };
+    run(&[
+        Case {
+            name: "attribute_level_table_with_an_unknown_attribute",
+            text: hero(r#"(level: 1, values: { "Helth": 10 })"#),
+            error: (
+                K::UnknownAttribute,
+                Once("\"Helth\""),
+                "attribute_sets.Hero.levels[0].values.Helth",
+            ),
+            message: &["did you mean \"Health\""],
+        },
+        Case {
+            name: "attribute_level_table_with_another_sets_attribute",
+            text: hero(r#"(level: 1, values: { "Mana": 10 })"#),
+            error: (
+                K::InvalidValue,
+                Once("\"Mana\": 10"),
+                "attribute_sets.Hero.levels[0].values.Mana",
+            ),
+            message: &["attribute \"Mana\" belongs to set \"Magic\", not \"Hero\""],
+        },
+        Case {
+            name: "attribute_level_table_out_of_order",
+            text: hero(r#"(level: 5, values: { "Health": 10 }), (level: 2, values: {})"#),
+            error: (K::InvalidValue, Once("level: 2"), "attribute_sets.Hero.levels[1].level"),
+            message: &[
+                "level 2 comes after level 5: list the rows in strictly increasing level order",
+            ],
+        },
+        Case {
+            // The path names the key; the locator points at its first occurrence in the row.
+            name: "attribute_level_table_with_a_duplicate_value",
+            text: hero(r#"(level: 1, values: { "Health": 10, "Health": 11 })"#),
+            error: (
+                K::Duplicate,
+                Nth("\"Health\"", 1),
+                "attribute_sets.Hero.levels[0].values.Health",
+            ),
+            message: &["attribute \"Health\" is given twice at level 1"],
+        },
+        Case {
+            name: "curve_levels_must_increase",
+            text: r#"(
     curves: {
         "FireDamage": (points: [(1, 10), (5, 30), (3, 20)]),
     },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::InvalidValue,
-        "effects.ron",
-        pos(text, "(3, 20)"),
-        "curves.FireDamage.points[2]",
-        "levels must increase strictly: level 3 follows level 5",
-    );
-}
-
-#[test]
-fn empty_curve() {
-    let text = r#"(
+)"#,
+            error: (K::InvalidValue, Once("(3, 20)"), "curves.FireDamage.points[2]"),
+            message: &["levels must increase strictly: level 3 follows level 5"],
+        },
+        Case {
+            name: "empty_curve",
+            text: r#"(
     curves: {
         "FireDamage": (interp: Step, points: []),
     },
-)"#;
-    let e = fail(text);
+)"#,
+            error: (K::InvalidValue, Once("points"), "curves.FireDamage.points"),
+            message: &["a curve needs at least one (level, value) point"],
+        },
+        Case {
+            name: "attribute_bounding_itself",
+            text: r#"(
+    attribute_sets: {
+        "Vitals": (attributes: {
+            "Health": (default: 100, min: Const(0), max: Attr("Health")),
+        }),
+    },
+)"#,
+            error: (K::Cycle, Once("max:"), "attribute_sets.Vitals.attributes.Health.max"),
+            message: &["attribute \"Health\" cannot bound itself"],
+        },
+        Case {
+            name: "unknown_bound_attribute_with_suggestion",
+            text: r#"(
+    attribute_sets: {
+        "Vitals": (attributes: {
+            "Health": (default: 100, max: Attr("MaxHeath")),
+            "MaxHealth": (default: 100),
+        }),
+    },
+)"#,
+            error: (
+                K::UnknownAttribute,
+                Once("max:"),
+                "attribute_sets.Vitals.attributes.Health.max",
+            ),
+            message: &["unknown attribute \"MaxHeath\" (did you mean \"MaxHealth\"?)"],
+        },
+        Case {
+            name: "min_greater_than_max",
+            text: r#"(
+    attribute_sets: {
+        "Move": (attributes: {
+            "MoveSpeed": (default: 600, min: Const(700), max: Const(650.5)),
+        }),
+    },
+)"#,
+            error: (K::InvalidValue, Once("min:"), "attribute_sets.Move.attributes.MoveSpeed.min"),
+            message: &["min 700 is greater than max 650.5"],
+        },
+        Case {
+            // `Ward` is clamped by `Shield`; the infinite effect makes `Shield` follow `Ward` live.
+            name: "derived_attribute_cycle_through_a_live_capture",
+            text: r#"(
+    attribute_sets: {
+        "Barrier": (attributes: {
+            "Shield": (default: 0),
+            "Ward": (default: 0, max: Attr("Shield")),
+        }),
+    },
+    effects: {
+        "Resonance": (
+            duration: Infinite,
+            modifiers: [
+                (attribute: "Shield", op: Add,
+                 magnitude: Attribute((attribute: "Ward", side: Target, snapshot: false))),
+            ],
+        ),
+    },
+)"#,
+            error: (K::Cycle, Once("(attribute: \"Shield\""), "effects.Resonance.modifiers[0]"),
+            message: &["derived attributes form a cycle: Shield → Ward → Shield"],
+        },
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Durations, periods, combinations, capacities and inheritance
+
+#[test]
+fn effect_rules() {
+    // Nine modifiers: one more than an effect may have.
+    let nine_mods: String = (0..9)
+        .map(|i| {
+            format!(
+                "                (attribute: \"Armor\", op: Add, magnitude: Scalable(coef: {i})),\n"
+            )
+        })
+        .collect();
+    run(&[
+        Case {
+            name: "zero_frame_duration",
+            text: r#"(
+    effects: {
+        "Blink": (duration: Frames(0)),
+    },
+)"#,
+            error: (K::InvalidValue, Once("duration"), "effects.Blink.duration"),
+            message: &["a duration must be at least 1 frame"],
+        },
+        Case {
+            name: "negative_seconds_duration",
+            text: r#"(
+    effects: {
+        "Blink": (duration: Seconds("-1")),
+    },
+)"#,
+            error: (K::InvalidValue, Once("\"-1\""), "effects.Blink.duration[0]"),
+            message: &["a duration cannot be negative"],
+        },
+        Case {
+            name: "period_on_an_instant_effect",
+            text: with_vitals(
+                r#"
+    effects: {
+        "Bleed": (
+            period: Frames(30),
+            modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: -2))],
+        ),
+    },
+)"#,
+            ),
+            error: (K::InvalidCombination, Once("period"), "effects.Bleed.period"),
+            message: &["an instant effect cannot be periodic"],
+        },
+        Case {
+            name: "execute_on_application_without_period",
+            text: r#"(
+    effects: {
+        "Regen": (duration: Seconds(10), execute_on_application: true),
+    },
+)"#,
+            error: (
+                K::InvalidCombination,
+                Once("execute_on_application"),
+                "effects.Regen.execute_on_application",
+            ),
+            message: &["execute_on_application needs a period"],
+        },
+        Case {
+            name: "executions_on_a_non_periodic_duration_effect",
+            text: r#"(
+    effects: {
+        "Curse": (
+            duration: Seconds(8),
+            executions: [(calc: "CurseDamage")],
+        ),
+    },
+)"#,
+            error: (K::InvalidCombination, Once("executions"), "effects.Curse.executions"),
+            message: &["executions run only for instant effects or periodic executions"],
+        },
+        Case {
+            name: "granted_tags_on_an_instant_effect",
+            text: with_vitals(
+                r#"
+    effects: {
+        "Bash": (
+            modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: -10))],
+            granted_tags: ["State.Stunned"],
+        ),
+    },
+)"#,
+            ),
+            error: (K::InvalidCombination, Once("granted_tags"), "effects.Bash.granted_tags"),
+            message: &["an instant effect is never active, so `granted_tags` would never take \
+                        effect (G-07)"],
+        },
+        Case {
+            name: "stacking_on_an_instant_effect",
+            text: with_vitals(
+                r#"
+    effects: {
+        "Bash": (
+            modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: -10))],
+            stacking: (kind: BySource, limit: 3),
+        ),
+    },
+)"#,
+            ),
+            error: (K::InvalidCombination, Once("stacking"), "effects.Bash.stacking"),
+            message: &["instant effects cannot stack"],
+        },
+        Case {
+            name: "stack_limit_zero",
+            text: r#"(
+    effects: {
+        "Rage": (duration: Seconds(4), stacking: (kind: ByTarget, limit: 0)),
+    },
+)"#,
+            error: (K::InvalidValue, Once("limit"), "effects.Rage.stacking.limit"),
+            message: &["the stack limit must be at least 1"],
+        },
+        Case {
+            name: "cue_tag_outside_gameplay_cue",
+            text: with_vitals(
+                r#"
+    effects: {
+        "Stun": (
+            duration: Frames(45),
+            granted_tags: ["State.Stunned"],
+            cues: [(tag: "State.Stunned")],
+        ),
+    },
+)"#,
+            ),
+            error: (K::InvalidValue, Once("tag: \"State.Stunned\""), "effects.Stun.cues[0].tag"),
+            message: &["cue tags must live under `GameplayCue.` (\"State.Stunned\" does not)"],
+        },
+        Case {
+            name: "executed_cue_on_a_non_periodic_duration_effect",
+            text: with_vitals(
+                r#"
+    effects: {
+        "Poison": (
+            duration: Seconds(5),
+            modifiers: [(attribute: "Armor", op: Add, magnitude: Scalable(coef: -3))],
+            cues: [(tag: "GameplayCue.Poison", events: Executed)],
+        ),
+    },
+)"#,
+            ),
+            error: (K::InvalidCombination, Once("events"), "effects.Poison.cues[0].events"),
+            message: &["`Executed` would never fire"],
+        },
+        Case {
+            name: "transient_attribute_modified_by_a_duration_effect",
+            text: r#"(
+    attribute_sets: {
+        "Vitals": (attributes: {
+            "Health": (default: 100),
+            "IncomingDamage": (default: 0, transient: true),
+        }),
+    },
+    effects: {
+        "Vulnerable": (
+            duration: Seconds(3),
+            modifiers: [(attribute: "IncomingDamage", op: Add, magnitude: Scalable(coef: 5))],
+        ),
+    },
+)"#,
+            error: (
+                K::InvalidCombination,
+                Once("attribute: \"IncomingDamage\""),
+                "effects.Vulnerable.modifiers[0].attribute",
+            ),
+            message: &["\"IncomingDamage\" is a transient (meta) attribute"],
+        },
+        Case {
+            name: "more_than_eight_modifiers",
+            text: with_vitals(&format!(
+                "\n    effects: {{\n        \"Fortify\": (\n            duration: Seconds(5),\n            modifiers: [\n{nine_mods}            ],\n        ),\n    }},\n)"
+            )),
+            error: (
+                K::Capacity,
+                Once("(attribute: \"Armor\", op: Add, magnitude: Scalable(coef: 8))"),
+                "effects.Fortify.modifiers[8]",
+            ),
+            message: &["an effect may have at most 8 modifiers"],
+        },
+        Case {
+            name: "more_than_four_set_by_caller_keys",
+            text: r#"(
+    tags: ["Data.A", "Data.B", "Data.C", "Data.D", "Data.E"],
+    attribute_sets: { "Vitals": (attributes: { "Health": (default: 100) }) },
+    effects: {
+        "Combo": (
+            modifiers: [
+                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.A")),
+                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.B")),
+                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.C")),
+                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.D")),
+                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.E")),
+            ],
+        ),
+    },
+)"#,
+            error: (K::Capacity, Once("\"Combo\""), "effects.Combo"),
+            message: &["the effect reads 5 SetByCaller keys; at most 4 are allowed"],
+        },
+        Case {
+            name: "inheritance_from_an_unknown_effect",
+            text: r#"(
+    effects: {
+        "Poison": (duration: Seconds(5)),
+        "StrongPoison": (inherits: "Poisen"),
+    },
+)"#,
+            error: (K::UnknownEffect, Once("inherits"), "effects.StrongPoison.inherits"),
+            message: &["inherits from unknown effect \"Poisen\" (did you mean \"Poison\"?)"],
+        },
+        Case {
+            name: "inheritance_cycle",
+            text: r#"(
+    effects: {
+        "Burn": (inherits: "Ignite", duration: Frames(60)),
+        "Ignite": (inherits: "Burn"),
+    },
+)"#,
+            error: (K::Cycle, Once("inherits: \"Ignite\""), "effects.Burn.inherits"),
+            message: &["inheritance cycle: Burn → Ignite → Burn"],
+        },
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+#[test]
+fn settings() {
+    run(&[Case {
+        name: "tick_rate_zero",
+        text: "(\n    settings: (\n        tick_rate: 0,\n    ),\n)",
+        error: (K::InvalidValue, LineCol(3, 9), "settings.tick_rate"),
+        message: &["the tick rate must be at least 1"],
+    }]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases outside the tables: several files, a computed message, a position that may be one of two,
+// a builder call or a directory instead of a file, and generated input.
+
+#[test]
+fn function_name_used_as_two_kinds() {
+    let text = VITALS.replace(
+        "\n)",
+        r#"
+    effects: {
+        "Smite": (
+            modifiers: [(attribute: "Health", op: Add, magnitude: Custom(calc: "Holy", coef: -1))],
+        ),
+        "Judgement": (executions: [(calc: "Holy")]),
+    },
+)"#,
+    );
+    let e = fail(&text);
+    let (line, col) = pos(&text, "magnitude: Custom");
     check(
         &e,
-        K::InvalidValue,
+        K::FunctionKind,
         "effects.ron",
-        pos(text, "points"),
-        "curves.FireDamage.points",
-        "a curve needs at least one (level, value) point",
+        pos(&text, "calc: \"Holy\")]"),
+        "effects.Judgement.executions[0].calc",
+        &format!(
+            "execution here but as a magnitude calculation at \
+             effects.ron:{line}:{col} (effects.Smite.modifiers[0].magnitude)"
+        ),
     );
+    assert!(e.message.starts_with("\"Holy\" is used as a"), "{e}");
 }
 
 #[test]
@@ -685,94 +965,18 @@ fn duplicate_attribute_across_two_sets() {
 }
 
 #[test]
-fn attribute_bounding_itself() {
-    let text = r#"(
-    attribute_sets: {
-        "Vitals": (attributes: {
-            "Health": (default: 100, min: Const(0), max: Attr("Health")),
-        }),
-    },
-)"#;
-    let e = fail(text);
+fn settings_given_in_two_files() {
+    let a = "(\n    settings: (tick_rate: 60),\n    tags: [\"State.Stunned\"],\n)";
+    let b = "(\n    tags: [\"State.Rooted\"],\n    settings: (default_mul_policy: GasCompat),\n)";
+    let e = fail_files(&[("a.ron", a), ("b.ron", b)]);
+    let (line, col) = pos(a, "settings");
     check(
         &e,
-        K::Cycle,
-        "effects.ron",
-        pos(text, "max:"),
-        "attribute_sets.Vitals.attributes.Health.max",
-        "attribute \"Health\" cannot bound itself",
-    );
-}
-
-#[test]
-fn unknown_bound_attribute_with_suggestion() {
-    let text = r#"(
-    attribute_sets: {
-        "Vitals": (attributes: {
-            "Health": (default: 100, max: Attr("MaxHeath")),
-            "MaxHealth": (default: 100),
-        }),
-    },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::UnknownAttribute,
-        "effects.ron",
-        pos(text, "max:"),
-        "attribute_sets.Vitals.attributes.Health.max",
-        "unknown attribute \"MaxHeath\" (did you mean \"MaxHealth\"?)",
-    );
-}
-
-#[test]
-fn min_greater_than_max() {
-    let text = r#"(
-    attribute_sets: {
-        "Move": (attributes: {
-            "MoveSpeed": (default: 600, min: Const(700), max: Const(650.5)),
-        }),
-    },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::InvalidValue,
-        "effects.ron",
-        pos(text, "min:"),
-        "attribute_sets.Move.attributes.MoveSpeed.min",
-        "min 700 is greater than max 650.5",
-    );
-}
-
-#[test]
-fn derived_attribute_cycle_through_a_live_capture() {
-    // `Ward` is clamped by `Shield`; the infinite effect makes `Shield` follow `Ward` live.
-    let text = r#"(
-    attribute_sets: {
-        "Barrier": (attributes: {
-            "Shield": (default: 0),
-            "Ward": (default: 0, max: Attr("Shield")),
-        }),
-    },
-    effects: {
-        "Resonance": (
-            duration: Infinite,
-            modifiers: [
-                (attribute: "Shield", op: Add,
-                 magnitude: Attribute((attribute: "Ward", side: Target, snapshot: false))),
-            ],
-        ),
-    },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::Cycle,
-        "effects.ron",
-        pos(text, "(attribute: \"Shield\""),
-        "effects.Resonance.modifiers[0]",
-        "derived attributes form a cycle: Shield → Ward → Shield",
+        K::Duplicate,
+        "b.ron",
+        pos(b, "settings"),
+        "settings",
+        &format!("settings are given twice; the first are at a.ron:{line}:{col} (settings)"),
     );
 }
 
@@ -851,415 +1055,68 @@ fn clamp_cycle_in_a_second_file_names_that_file() {
     assert_eq!(e.file, "b.ron", "the cycle is in b.ron: {e:?}");
 }
 
-// ---------------------------------------------------------------------------------------------
-// Durations, periods and combinations
-
-#[test]
-fn zero_frame_duration() {
-    let text = r#"(
-    effects: {
-        "Blink": (duration: Frames(0)),
-    },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::InvalidValue,
-        "effects.ron",
-        pos(text, "duration"),
-        "effects.Blink.duration",
-        "a duration must be at least 1 frame",
-    );
-}
-
-#[test]
-fn negative_seconds_duration() {
-    let text = r#"(
-    effects: {
-        "Blink": (duration: Seconds("-1")),
-    },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::InvalidValue,
-        "effects.ron",
-        pos(text, "\"-1\""),
-        "effects.Blink.duration[0]",
-        "a duration cannot be negative",
-    );
-}
-
-#[test]
-fn period_on_an_instant_effect() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
-    effects: {
-        "Bleed": (
-            period: Frames(30),
-            modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: -2))],
-        ),
-    },
-)"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::InvalidCombination,
-        "effects.ron",
-        pos(&text, "period"),
-        "effects.Bleed.period",
-        "an instant effect cannot be periodic",
-    );
-}
-
-#[test]
-fn execute_on_application_without_period() {
-    let text = r#"(
-    effects: {
-        "Regen": (duration: Seconds(10), execute_on_application: true),
-    },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::InvalidCombination,
-        "effects.ron",
-        pos(text, "execute_on_application"),
-        "effects.Regen.execute_on_application",
-        "execute_on_application needs a period",
-    );
-}
-
-#[test]
-fn executions_on_a_non_periodic_duration_effect() {
-    let text = r#"(
-    effects: {
-        "Curse": (
-            duration: Seconds(8),
-            executions: [(calc: "CurseDamage")],
-        ),
-    },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::InvalidCombination,
-        "effects.ron",
-        pos(text, "executions"),
-        "effects.Curse.executions",
-        "executions run only for instant effects or periodic executions",
-    );
-}
-
-#[test]
-fn granted_tags_on_an_instant_effect() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
-    effects: {
-        "Bash": (
-            modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: -10))],
-            granted_tags: ["State.Stunned"],
-        ),
-    },
-)"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::InvalidCombination,
-        "effects.ron",
-        pos(&text, "granted_tags"),
-        "effects.Bash.granted_tags",
-        "an instant effect is never active, so `granted_tags` would never take effect (G-07)",
-    );
-}
-
-#[test]
-fn stacking_on_an_instant_effect() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
-    effects: {
-        "Bash": (
-            modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: -10))],
-            stacking: (kind: BySource, limit: 3),
-        ),
-    },
-)"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::InvalidCombination,
-        "effects.ron",
-        pos(&text, "stacking"),
-        "effects.Bash.stacking",
-        "instant effects cannot stack",
-    );
-}
-
-#[test]
-fn stack_limit_zero() {
-    let text = r#"(
-    effects: {
-        "Rage": (duration: Seconds(4), stacking: (kind: ByTarget, limit: 0)),
-    },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::InvalidValue,
-        "effects.ron",
-        pos(text, "limit"),
-        "effects.Rage.stacking.limit",
-        "the stack limit must be at least 1",
-    );
-}
-
-#[test]
-fn cue_tag_outside_gameplay_cue() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
-    effects: {
-        "Stun": (
-            duration: Frames(45),
-            granted_tags: ["State.Stunned"],
-            cues: [(tag: "State.Stunned")],
-        ),
-    },
-)"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::InvalidValue,
-        "effects.ron",
-        pos(&text, "tag: \"State.Stunned\""),
-        "effects.Stun.cues[0].tag",
-        "cue tags must live under `GameplayCue.` (\"State.Stunned\" does not)",
-    );
-}
-
-#[test]
-fn executed_cue_on_a_non_periodic_duration_effect() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
-    effects: {
-        "Poison": (
-            duration: Seconds(5),
-            modifiers: [(attribute: "Armor", op: Add, magnitude: Scalable(coef: -3))],
-            cues: [(tag: "GameplayCue.Poison", events: Executed)],
-        ),
-    },
-)"#,
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::InvalidCombination,
-        "effects.ron",
-        pos(&text, "events"),
-        "effects.Poison.cues[0].events",
-        "`Executed` would never fire",
-    );
-}
-
-#[test]
-fn more_than_eight_modifiers() {
-    let mods: String = (0..9)
-        .map(|i| {
-            format!(
-                "                (attribute: \"Armor\", op: Add, magnitude: Scalable(coef: {i})),\n"
-            )
-        })
-        .collect();
-    let text = VITALS.replace(
-        "\n)",
-        &format!(
-            "\n    effects: {{\n        \"Fortify\": (\n            duration: Seconds(5),\n            modifiers: [\n{mods}            ],\n        ),\n    }},\n)"
-        ),
-    );
-    let e = fail(&text);
-    check(
-        &e,
-        K::Capacity,
-        "effects.ron",
-        pos(&text, "(attribute: \"Armor\", op: Add, magnitude: Scalable(coef: 8))"),
-        "effects.Fortify.modifiers[8]",
-        "an effect may have at most 8 modifiers",
-    );
-}
-
-#[test]
-fn more_than_four_set_by_caller_keys() {
-    let text = r#"(
-    tags: ["Data.A", "Data.B", "Data.C", "Data.D", "Data.E"],
-    attribute_sets: { "Vitals": (attributes: { "Health": (default: 100) }) },
-    effects: {
-        "Combo": (
-            modifiers: [
-                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.A")),
-                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.B")),
-                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.C")),
-                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.D")),
-                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.E")),
-            ],
-        ),
-    },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::Capacity,
-        "effects.ron",
-        pos(text, "\"Combo\""),
-        "effects.Combo",
-        "the effect reads 5 SetByCaller keys; at most 4 are allowed",
-    );
-}
-
-#[test]
-fn inheritance_from_an_unknown_effect() {
-    let text = r#"(
-    effects: {
-        "Poison": (duration: Seconds(5)),
-        "StrongPoison": (inherits: "Poisen"),
-    },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::UnknownEffect,
-        "effects.ron",
-        pos(text, "inherits"),
-        "effects.StrongPoison.inherits",
-        "inherits from unknown effect \"Poisen\" (did you mean \"Poison\"?)",
-    );
-}
-
-#[test]
-fn inheritance_cycle() {
-    let text = r#"(
-    effects: {
-        "Burn": (inherits: "Ignite", duration: Frames(60)),
-        "Ignite": (inherits: "Burn"),
-    },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::Cycle,
-        "effects.ron",
-        pos(text, "inherits: \"Ignite\""),
-        "effects.Burn.inherits",
-        "inheritance cycle: Burn → Ignite → Burn",
-    );
-}
-
-#[test]
-fn function_name_used_as_two_kinds() {
-    let text = VITALS.replace(
-        "\n)",
-        r#"
-    effects: {
-        "Smite": (
-            modifiers: [(attribute: "Health", op: Add, magnitude: Custom(calc: "Holy", coef: -1))],
-        ),
-        "Judgement": (executions: [(calc: "Holy")]),
-    },
-)"#,
-    );
-    let e = fail(&text);
-    let (line, col) = pos(&text, "magnitude: Custom");
-    check(
-        &e,
-        K::FunctionKind,
-        "effects.ron",
-        pos(&text, "calc: \"Holy\")]"),
-        "effects.Judgement.executions[0].calc",
-        &format!(
-            "execution here but as a magnitude calculation at \
-             effects.ron:{line}:{col} (effects.Smite.modifiers[0].magnitude)"
-        ),
-    );
-    assert!(e.message.starts_with("\"Holy\" is used as a"), "{e}");
-}
-
-#[test]
-fn transient_attribute_modified_by_a_duration_effect() {
-    let text = r#"(
-    attribute_sets: {
-        "Vitals": (attributes: {
-            "Health": (default: 100),
-            "IncomingDamage": (default: 0, transient: true),
-        }),
-    },
-    effects: {
-        "Vulnerable": (
-            duration: Seconds(3),
-            modifiers: [(attribute: "IncomingDamage", op: Add, magnitude: Scalable(coef: 5))],
-        ),
-    },
-)"#;
-    let e = fail(text);
-    check(
-        &e,
-        K::InvalidCombination,
-        "effects.ron",
-        pos(text, "attribute: \"IncomingDamage\""),
-        "effects.Vulnerable.modifiers[0].attribute",
-        "\"IncomingDamage\" is a transient (meta) attribute",
-    );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Settings
-
-#[test]
-fn settings_given_in_two_files() {
-    let a = "(\n    settings: (tick_rate: 60),\n    tags: [\"State.Stunned\"],\n)";
-    let b = "(\n    tags: [\"State.Rooted\"],\n    settings: (default_mul_policy: GasCompat),\n)";
-    let e = fail_files(&[("a.ron", a), ("b.ron", b)]);
-    let (line, col) = pos(a, "settings");
-    check(
-        &e,
-        K::Duplicate,
-        "b.ron",
-        pos(b, "settings"),
-        "settings",
-        &format!("settings are given twice; the first are at a.ron:{line}:{col} (settings)"),
-    );
-}
-
-#[test]
-fn tick_rate_zero() {
-    let text = "(\n    settings: (\n        tick_rate: 0,\n    ),\n)";
-    let e = fail(text);
-    check(
-        &e,
-        K::InvalidValue,
-        "effects.ron",
-        (3, 9),
-        "settings.tick_rate",
-        "the tick rate must be at least 1",
-    );
-}
-
 #[test]
 fn inline_content_is_named_inline() {
     let e = Content::from_ron_str("(tags: [\"A..B\"])").expect_err("invalid tag");
     check(&e, K::UnknownTag, "<inline>", (1, 9), "tags[0]", "empty segment");
 }
 
+/// A name echoed in an error is cut to 80 characters and its length: a 1 MB tag name makes a
+/// message of a few hundred bytes (it used to hold the whole megabyte, and a 200 MB name a
+/// 200 MB message), wherever the name shows up: an undeclared tag, an invalid tag name, a definition
+/// key in the path, an unknown field, a scenario's entity, a lookup from code.
+#[test]
+fn long_names_are_cut_in_messages() {
+    let long = "A".repeat(1 << 20);
+    let cut = format!("\"{}… (1048576 bytes)\"", "A".repeat(80));
+    let short = |e: &dyn std::fmt::Display, what: &str| {
+        let text = e.to_string();
+        assert!(text.len() < 1000, "{what}: a {} byte message: {}", text.len(), &text[..1000]);
+        text
+    };
+
+    let undeclared =
+        format!("(effects: {{ \"E\": (duration: Frames(3), granted_tags: [\"{long}\"]) }})");
+    let e = fail(&undeclared);
+    assert_eq!(e.kind, K::UnknownTag);
+    let text = short(&e, "undeclared tag");
+    assert!(text.contains(&format!("unknown tag {cut} (declare it")), "{text}");
+
+    let invalid = format!("(tags: [\"{long}..B\"])");
+    let text = short(&fail(&invalid), "invalid tag name");
+    assert!(text.contains("invalid tag name \"AAAA") && text.contains("(1048579 bytes)"), "{text}");
+
+    // A definition's key is cut in the error's path too.
+    let key = format!("(effects: {{ \"{long}\": (duration: Frames(0)) }})");
+    let e = fail(&key);
+    assert!(e.path.starts_with("effects.AAAA") && e.path.ends_with("… (1048576 bytes).duration"));
+    short(&e, "definition key");
+
+    let field = format!("(effects: {{ \"E\": ({}: Frames(3)) }})", "d".repeat(1 << 20));
+    let e = fail(&field);
+    assert_eq!(e.kind, K::Syntax);
+    let text = short(&e, "unknown field");
+    assert!(text.contains("Unexpected field named `dddd") && text.contains("`duration`"), "{text}");
+
+    let content = Content::from_ron_str("(tags: [\"State.Stunned\"])").unwrap();
+    let text = short(&content.tag(&long).unwrap_err(), "lookup from code");
+    assert!(text.contains(&format!("no tag named {cut}")), "{text}");
+
+    let scenario = format!(
+        "(content: Inline(\"()\"), players: 1, entities: {{ \"hero\": () }},
+          script: [(frame: 1, do: AddTag(on: \"{long}\", tag: \"X\"))])"
+    );
+    let dir = TempDir::new("long_names");
+    dir.write("long.ron", &scenario);
+    let e = rollback_abilities::scenario::Scenario::load(dir.join("long.ron")).unwrap_err();
+    let text = short(&e, "scenario entity");
+    assert!(text.contains(&format!("no entity named {cut}")), "{text}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Directories and the content hash
 
-/// A unique directory under the system temp dir, removed when dropped.
+/// A directory that does not exist is an I/O error that names it.
 #[test]
 fn load_dir_missing_directory_is_io() {
     let dir = std::env::temp_dir()
@@ -1291,7 +1148,8 @@ fn load_dir_reports_errors_with_the_file_path() {
     let e = Content::load_dir(dir.path()).expect_err("bad file");
     let file = dir.path().join("b_effects.ron").display().to_string();
     assert_eq!(pos(bad, "durration"), (3, 18));
-    check(&e, K::Syntax, &file, (3, 18), "effects.Stun.durration", "Unexpected field");
+    let message = "Unexpected field named `durration` in `effect` (did you mean `duration`?)";
+    check(&e, K::Syntax, &file, (3, 18), "effects.Stun.durration", message);
 }
 
 const TAGS_AND_ATTRS: &str = r#"(

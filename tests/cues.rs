@@ -16,9 +16,9 @@ use std::sync::Arc;
 
 /// Two players; input bit 0 holds Sprint (a `TagPresent` ability on `Input.Sprint`), bit 1
 /// fires a hit on the other player every 3 frames while held.
-pub struct Arena;
+pub struct SprintHitGame;
 
-impl Game for Arena {
+impl Game for SprintHitGame {
     type Input = u8;
     type Component = ();
     type Global = ();
@@ -64,15 +64,15 @@ pub const ARENA: &str = r#"(
     cues: { "GameplayCue.KO": (policy: Confirmed) },
 )"#;
 
-pub fn arena(text: &str) -> (World<Arena>, [Entity; 2]) {
+pub fn arena(text: &str) -> (World<SprintHitGame>, [Entity; 2]) {
     arena_players(text, 2)
 }
 
 /// [`arena`] with room for `players` inputs.
-pub fn arena_players(text: &str, players: u16) -> (World<Arena>, [Entity; 2]) {
+pub fn arena_players(text: &str, players: u16) -> (World<SprintHitGame>, [Entity; 2]) {
     let content = Arc::new(Content::from_ron_str(text).unwrap_or_else(|e| panic!("{e}")));
     let config = WorldConfig { seed: 7, players, ..WorldConfig::default() };
-    let mut w = World::<Arena>::new(content.clone(), &Hooks::new(), config).unwrap();
+    let mut w = World::<SprintHitGame>::new(content.clone(), &Hooks::new(), config).unwrap();
     let vitals = content.attr_set("Vitals").unwrap();
     let a = w.spawn_actor(&[vitals]).unwrap();
     let b = w.spawn_actor(&[vitals]).unwrap();
@@ -295,7 +295,7 @@ fn no_blips_and_headless_checksums() {
     let mut director = CueDirector::new();
     let mut log = Log::default();
     for f in 0..40u32 {
-        let script = |w: &mut World<Arena>| {
+        let script = |w: &mut World<SprintHitGame>| {
             if f == 10 {
                 let spec = w.make_spec(stun, 1, a).with_duration(2);
                 w.apply_effect(spec, b).unwrap();
@@ -415,8 +415,8 @@ fn bursty(burst: usize, latency: usize) -> (Log, CueDirector) {
     let mut log = Log::default();
     let mut used: Vec<[u8; 2]> = Vec::new();
     let mut known = 0usize;
-    let step = |w: &mut World<Arena>,
-                ring: &mut rollback_abilities::SnapshotRing<Arena>,
+    let step = |w: &mut World<SprintHitGame>,
+                ring: &mut rollback_abilities::SnapshotRing<SprintHitGame>,
                 director: &mut CueDirector,
                 used: &mut Vec<[u8; 2]>,
                 f: usize,
@@ -580,7 +580,7 @@ fn short_remote_instances_agree_over_ggrs() {
         net_seed: 7,
         ..MatchConfig::default()
     };
-    let mut m = LocalMatch::<Arena>::new(config, |_| arena(ARENA).0).unwrap();
+    let mut m = LocalMatch::<SprintHitGame>::new(config, |_| arena(ARENA).0).unwrap();
     for p in m.peers_mut() {
         p.runner.director = Some(CueDirector::new());
     }

@@ -11,7 +11,7 @@
 //! Without root, the `ip` binary (iproute2) or working `ip netns`, the test prints
 //! `SKIP matchbox netns test: <reason>` and passes.
 
-use crate::cues::{ARENA, Arena, arena};
+use crate::cues::{ARENA, SprintHitGame, arena};
 use crate::sessions::{arena_n, bot};
 use ggrs::{DesyncDetection, SessionBuilder};
 use ggrs::{Message, NonBlockingSocket};
@@ -241,7 +241,7 @@ fn run_pair(ns: &mut Netns, room: &str, altered: [bool; 2]) -> Result<[Outcome; 
     Ok([x, y])
 }
 
-/// Two processes in two namespaces play 300 frames of the Arena over WebRTC (no STUN, input
+/// Two processes in two namespaces play 300 frames of the SprintHitGame over WebRTC (no STUN, input
 /// delay 0, so there are rollbacks): both exit 0 with the same confirmed checksum and opposite
 /// player handles. Then two peers whose content differs refuse to start.
 #[test]
@@ -362,7 +362,7 @@ fn serve(addr: &str) {
     });
 }
 
-/// One peer: plays [`FRAMES`] frames of the Arena with bot inputs, then agrees with the other
+/// One peer: plays [`FRAMES`] frames of the SprintHitGame with bot inputs, then agrees with the other
 /// peer on the reliable channel that both have confirmed every frame, and prints its handle,
 /// stats and the confirmed checksum.
 fn play(room: &str) {
@@ -373,7 +373,7 @@ fn play(room: &str) {
         arena_n(2).0
     };
     let handshake = Handshake::of(&world);
-    let builder = SessionBuilder::<MatchboxConfig<Arena>>::new()
+    let builder = SessionBuilder::<MatchboxConfig<SprintHitGame>>::new()
         .with_max_prediction_window(8)
         .with_input_delay(0)
         .with_disconnect_timeout(Duration::from_secs(10))
@@ -381,7 +381,7 @@ fn play(room: &str) {
     let mut options = MatchboxOptions::new(room, 2);
     options.peers_timeout = Duration::from_secs(60);
     let start = Instant::now();
-    let mut m = MatchboxSession::<Arena>::connect(&options, &handshake, builder)
+    let mut m = MatchboxSession::<SprintHitGame>::connect(&options, &handshake, builder)
         .unwrap_or_else(|e| panic!("{e}"));
     let handle = m.local_handle();
     eprintln!("connected as player {handle} in {:.2} s", start.elapsed().as_secs_f64());
@@ -490,7 +490,7 @@ fn roster_order_and_ggrs_codec() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let mut peers = Vec::new();
     for (i, roster) in [ra, rb].into_iter().enumerate() {
-        let mut builder = SessionBuilder::<MatchboxConfig<Arena>>::new()
+        let mut builder = SessionBuilder::<MatchboxConfig<SprintHitGame>>::new()
             .with_num_players(2)
             .unwrap()
             .with_desync_detection_mode(DesyncDetection::On { interval: 10 });

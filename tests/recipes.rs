@@ -32,9 +32,9 @@ const LIGHT: u8 = 1 << 2;
 const HEAVY: u8 = 1 << 3;
 const BITE: u8 = 1 << 4;
 
-/// A two-player arena: positions, the speed the movement system allows, and each fighter's
-/// opponent (the target of its attacks).
-pub struct Arena;
+/// The recipes' two-player game: positions, the speed the movement system allows, and each
+/// fighter's opponent (the target of its attacks).
+pub struct RecipeGame;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
@@ -46,7 +46,7 @@ pub struct Body {
     pub opponent: Entity,
 }
 
-impl Game for Arena {
+impl Game for RecipeGame {
     type Input = u8;
     type Component = Body;
     type Global = ();
@@ -80,7 +80,7 @@ impl Game for Arena {
 }
 
 /// The movement hook (F-REC-01): 0 while stunned or dead, else the current MoveSpeed.
-pub fn max_speed(w: &World<Arena>, e: Entity) -> Fx {
+pub fn max_speed(w: &World<RecipeGame>, e: Entity) -> Fx {
     let i = ids();
     if w.has_tag(e, i.t_stun) || w.has_tag(e, i.t_dead) {
         return Fx::ZERO;
@@ -215,7 +215,7 @@ fn ids() -> &'static Ids {
 // Recipe functions (registered under the names content uses)
 // ============================================================================================
 
-type Ctx<'w> = AbilityCtx<'w, Arena>;
+type Ctx<'w> = AbilityCtx<'w, RecipeGame>;
 
 /// The state blob of "Sprint" (24 bytes) and "Aim" (12 bytes, slot 0 only): the handles of the
 /// infinite effects the ability applied, indexed by the task user id that reported them.
@@ -279,7 +279,7 @@ fn remove_held(ctx: &mut Ctx<'_>, _cancelled: bool) {
     }
 }
 
-fn opponent(w: &World<Arena>, e: Entity) -> Entity {
+fn opponent(w: &World<RecipeGame>, e: Entity) -> Entity {
     w.component(e).map(|b| b.opponent).unwrap_or(Entity::NONE)
 }
 
@@ -378,14 +378,14 @@ fn damage(ctx: &mut ExecCtx<'_>) {
 /// F-REC-08: Health reaching 0 sets the loose `State.Dead` tag. `set_loose_tag_count` rather
 /// than `add_loose_tag`: two lethal hits in one cascade both see the tag missing (the first
 /// change is still queued), and respawn must clear it with one call.
-fn death_check(w: &mut World<Arena>, m: &ExecutedMod) {
+fn death_check(w: &mut World<RecipeGame>, m: &ExecutedMod) {
     let i = ids();
     if m.attr == i.health && m.new_base <= Fx::ZERO {
         w.set_loose_tag_count(m.target, i.t_dead, 1);
     }
 }
 
-fn hooks() -> Hooks<Arena> {
+fn hooks() -> Hooks<RecipeGame> {
     let held = |on_activate| Behaviour {
         on_activate: Some(on_activate),
         on_task: Some(held_task),
@@ -436,7 +436,7 @@ fn hooks() -> Hooks<Arena> {
 
 /// Two fighters: A (player 0) at x = 0 and B (player 1) at x = 100, each the other's opponent,
 /// with Sprint, Aim, LightAttack, HeavyAttack and Bite granted (bound to their default inputs).
-fn arena(seed: u64) -> (World<Arena>, Entity, Entity) {
+fn recipe_world(seed: u64) -> (World<RecipeGame>, Entity, Entity) {
     let config = WorldConfig {
         max_entities: 8,
         effects_per_entity: 16,
@@ -462,19 +462,19 @@ fn arena(seed: u64) -> (World<Arena>, Entity, Entity) {
     (w, a, b)
 }
 
-fn ability(w: &World<Arena>, e: Entity, def: AbilityDefId) -> AbilityHandle {
+fn ability(w: &World<RecipeGame>, e: Entity, def: AbilityDefId) -> AbilityHandle {
     w.find_ability(e, def).expect("granted")
 }
 
-fn count_effects(w: &World<Arena>, e: Entity, def: EffectDefId) -> usize {
+fn count_effects(w: &World<RecipeGame>, e: Entity, def: EffectDefId) -> usize {
     w.effects(e).iter().filter(|ef| ef.def == def).count()
 }
 
-fn stacks(w: &World<Arena>, e: Entity, def: EffectDefId) -> u16 {
+fn stacks(w: &World<RecipeGame>, e: Entity, def: EffectDefId) -> u16 {
     w.effects(e).iter().filter(|ef| ef.def == def).map(|ef| ef.stacks).sum()
 }
 
-fn attr(w: &World<Arena>, e: Entity, a: AttrId) -> Fx {
+fn attr(w: &World<RecipeGame>, e: Entity, a: AttrId) -> Fx {
     w.attr(e, a).expect("attribute")
 }
 
@@ -482,7 +482,7 @@ fn int(v: i64) -> Fx {
     num::int(v)
 }
 
-fn strike(w: &mut World<Arena>, def: EffectDefId, from: Entity, to: Entity) {
+fn strike(w: &mut World<RecipeGame>, def: EffectDefId, from: Entity, to: Entity) {
     let spec = w.make_spec(def, 1, from);
     w.apply_effect(spec, to).expect("applies");
 }
@@ -525,7 +525,7 @@ fn health_hits(out: &FrameOutput, e: Entity) -> Vec<(Fx, Option<EffectDefId>)> {
 /// hook reports 0 speed, and Sprint works again once the tag is gone.
 #[test]
 fn stun_cancels_blocks_and_stops_movement() {
-    let (mut w, a, b) = arena(1);
+    let (mut w, a, b) = recipe_world(1);
     let i = ids();
     let armor_up = w.grant_ability(b, i.armor_up, 1).unwrap();
     let sprint = ability(&w, b, i.sprint);
@@ -612,7 +612,7 @@ fn stun_cancels_blocks_and_stops_movement() {
 /// effects (by the handles in the state blob).
 #[test]
 fn sprint_while_held_then_release() {
-    let (mut w, a, _) = arena(2);
+    let (mut w, a, _) = recipe_world(2);
     let i = ids();
     let sprint = ability(&w, a, i.sprint);
     for frame in 0..=60u32 {
@@ -652,7 +652,7 @@ fn sprint_while_held_then_release() {
 /// leaving effects behind, and a stamina potion makes it usable again.
 #[test]
 fn sprint_ends_when_stamina_runs_out() {
-    let (mut w, a, _) = arena(3);
+    let (mut w, a, _) = recipe_world(3);
     let i = ids();
     let sprint = ability(&w, a, i.sprint);
     for frame in 0..=200u32 {
@@ -705,7 +705,7 @@ fn sprint_ends_when_stamina_runs_out() {
 /// ((600 − 240) × 1.5 = 540) and only sprint drains stamina.
 #[test]
 fn aim_down_sights_slows_without_cost() {
-    let (mut w, a, _) = arena(4);
+    let (mut w, a, _) = recipe_world(4);
     let i = ids();
     let aim = ability(&w, a, i.aim);
     let sprint = ability(&w, a, i.sprint);
@@ -747,7 +747,7 @@ fn aim_down_sights_slows_without_cost() {
 /// spec applied to the source.
 #[test]
 fn lifesteal_heals_the_source() {
-    let (mut w, a, b) = arena(5);
+    let (mut w, a, b) = recipe_world(5);
     let i = ids();
     let bite = ability(&w, a, i.bite);
     w.set_base(a, i.health, int(50));
@@ -797,7 +797,7 @@ fn lifesteal_heals_the_source() {
 
 /// Per-frame damage of `hits` Strikes per frame from A to B with the given crit chance.
 fn crit_run(seed: u64, chance: &str, frames: u32, hits: usize) -> Vec<Vec<Fx>> {
-    let (mut w, a, b) = arena(seed);
+    let (mut w, a, b) = recipe_world(seed);
     let i = ids();
     w.set_base(a, i.crit_chance, num::parse_fx(chance).unwrap());
     w.set_base(b, i.max_health, int(1_000_000));
@@ -849,7 +849,7 @@ fn two_hits_in_one_frame_roll_independently() {
 /// The same with the hits queued for phase P7 (`queue_effect`, two-phase application).
 #[test]
 fn two_queued_hits_in_one_frame_roll_independently() {
-    let (mut w, a, b) = arena(7);
+    let (mut w, a, b) = recipe_world(7);
     let i = ids();
     w.set_base(a, i.crit_chance, num::ratio(1, 2));
     w.set_base(b, i.max_health, int(1_000_000));
@@ -881,7 +881,7 @@ fn two_queued_hits_in_one_frame_roll_independently() {
 /// `Dead` and running abilities are cancelled; clearing the tag on respawn restores them.
 #[test]
 fn death_blocks_activation_until_respawn() {
-    let (mut w, a, b) = arena(6);
+    let (mut w, a, b) = recipe_world(6);
     let i = ids();
     let armor_up = w.grant_ability(b, i.armor_up, 1).unwrap();
     let sprint = ability(&w, b, i.sprint);
@@ -945,7 +945,7 @@ fn death_blocks_activation_until_respawn() {
 /// reduces the damage of each hit.
 #[test]
 fn passive_armor_stacks() {
-    let (mut w, a, b) = arena(8);
+    let (mut w, a, b) = recipe_world(8);
     let i = ids();
     let armor_up = w.grant_ability(b, i.armor_up, 1).unwrap();
     assert!(w.is_ability_active(armor_up), "passive: active when granted");
@@ -1002,7 +1002,7 @@ fn passive_armor_stacks() {
 /// effect ends.
 #[test]
 fn knockback_moves_along_the_curve() {
-    let (mut w, a, b) = arena(9);
+    let (mut w, a, b) = recipe_world(9);
     let i = ids();
     let curve = |k: i64| if k <= 4 { 20 * k } else { 80 + 5 * (k - 4) };
     let sprint = ability(&w, b, i.sprint);
@@ -1080,7 +1080,7 @@ fn knockback_moves_along_the_curve() {
 /// frame 4 and ends after 17 frames.
 #[test]
 fn light_attack_timeline_and_window() {
-    let (mut w, a, b) = arena(10);
+    let (mut w, a, b) = recipe_world(10);
     let i = ids();
     let light = ability(&w, a, i.light);
     for frame in 0..=125u32 {
@@ -1108,7 +1108,7 @@ fn heavy_attack_cancels_light_only_inside_the_window() {
     let i = ids();
     for by_input in [true, false] {
         for offset in 1..=20u32 {
-            let (mut w, a, b) = arena(11);
+            let (mut w, a, b) = recipe_world(11);
             let light = ability(&w, a, i.light);
             let heavy = ability(&w, a, i.heavy);
             let press = 100 + offset;
@@ -1161,7 +1161,7 @@ fn heavy_attack_cancels_light_only_inside_the_window() {
 
 /// The outcome of the heavy attack's activation at `press` (from the log for input presses).
 fn w_result(
-    w: &World<Arena>,
+    w: &World<RecipeGame>,
     heavy: AbilityHandle,
     press: u32,
     scripted: Option<Result<rollback_abilities::Activation, ActivationFailure>>,
@@ -1178,7 +1178,7 @@ fn w_result(
 /// The heavy attack's cooldown (45 frames) applies to the next cancel too.
 #[test]
 fn heavy_attack_cooldown_blocks_the_next_cancel() {
-    let (mut w, a, _) = arena(12);
+    let (mut w, a, _) = recipe_world(12);
     let i = ids();
     let heavy = ability(&w, a, i.heavy);
     for frame in 0..=200u32 {
@@ -1218,7 +1218,7 @@ fn op_effects() -> [EffectDefId; 7] {
     [i.e_stun, i.e_knockback, i.e_strike, i.e_vampiric, i.e_vampirism, i.e_heal, i.e_potion]
 }
 
-fn run_op(w: &mut World<Arena>, fighters: [Entity; 2], op: &Op) {
+fn run_op(w: &mut World<RecipeGame>, fighters: [Entity; 2], op: &Op) {
     let i = ids();
     match *op {
         Op::Apply { effect, from, to } => {
@@ -1275,9 +1275,9 @@ fn expand(segments: &[(u8, u8)], frames: usize) -> Vec<u8> {
     v
 }
 
-/// The arena with the passive armor on both fighters.
-fn rollback_arena(seed: u64) -> (World<Arena>, [Entity; 2]) {
-    let (mut w, a, b) = arena(seed);
+/// [`recipe_world`] with the passive armor on both fighters.
+fn armored_recipe_world(seed: u64) -> (World<RecipeGame>, [Entity; 2]) {
+    let (mut w, a, b) = recipe_world(seed);
     for e in [a, b] {
         w.grant_ability(e, ids().armor_up, 1).unwrap();
     }
@@ -1291,7 +1291,7 @@ struct Script {
 
 /// Runs the script straight; returns the checksum after every frame and the outputs.
 fn run_straight(seed: u64, s: &Script) -> (Vec<u64>, Vec<FrameOutput>) {
-    let (mut w, fighters) = rollback_arena(seed);
+    let (mut w, fighters) = armored_recipe_world(seed);
     let mut sums = Vec::with_capacity(s.ops.len());
     let mut outs = Vec::with_capacity(s.ops.len());
     for f in 0..s.ops.len() {
@@ -1316,7 +1316,7 @@ fn run_with_rollbacks(
     depth: u32,
     straight: &[u64],
 ) -> Result<rollback_abilities::session::RollbackStats, String> {
-    let (mut w, fighters) = rollback_arena(seed);
+    let (mut w, fighters) = armored_recipe_world(seed);
     let mut driver = RollbackDriver::new(&w, depth, seed ^ 0x5EED);
     for (f, expected) in straight.iter().enumerate() {
         driver

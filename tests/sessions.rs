@@ -2,7 +2,7 @@
 //! reordering, jittery), spectators, sync tests, disconnects, handshakes, replays and desync
 //! diagnosis.
 
-use crate::cues::{ARENA, Arena, arena, arena_players};
+use crate::cues::{ARENA, SprintHitGame, arena, arena_players};
 use ggrs::{DesyncDetection, PlayerType, SessionBuilder, SessionState};
 use rollback_abilities::debug::{WorldDump, diff_dumps};
 use rollback_abilities::prelude::*;
@@ -13,7 +13,7 @@ use rollback_abilities::session::{
 };
 use rollback_abilities::{Subsystem, random::Stream};
 
-type Cfg = GgrsConfig<Arena, PeerAddr>;
+type Cfg = GgrsConfig<SprintHitGame, PeerAddr>;
 
 /// A deterministic bot: holds sprint and fire in stretches that depend on the player.
 pub fn bot(player: usize, frame: u32) -> u8 {
@@ -24,7 +24,7 @@ pub fn bot(player: usize, frame: u32) -> u8 {
 }
 
 pub struct Peer {
-    pub runner: Runner<Arena>,
+    pub runner: Runner<SprintHitGame>,
     pub session: ggrs::P2PSession<Cfg>,
     pub handle: usize,
 }
@@ -70,7 +70,7 @@ pub fn peers_with(
 }
 
 /// A world with `n` fighters bound to players `0..n`.
-pub fn arena_n(n: usize) -> (World<Arena>, Vec<Entity>) {
+pub fn arena_n(n: usize) -> (World<SprintHitGame>, Vec<Entity>) {
     let (w, e) = arena_players(ARENA, n as u16);
     let mut w = w;
     let mut ents = e.to_vec();
@@ -87,8 +87,8 @@ pub fn arena_n(n: usize) -> (World<Arena>, Vec<Entity>) {
     (rebind(w, &ents, n), ents)
 }
 
-fn rebind(mut w: World<Arena>, ents: &[Entity], n: usize) -> World<Arena> {
-    // Arena's systems hit player 1-p; with more players, player p hits p+1.
+fn rebind(mut w: World<SprintHitGame>, ents: &[Entity], n: usize) -> World<SprintHitGame> {
+    // SprintHitGame's systems hit player 1-p; with more players, player p hits p+1.
     for (p, e) in ents.iter().take(n).enumerate() {
         w.bind_player(p, *e);
     }
@@ -360,7 +360,7 @@ fn handshake_mismatches_refuse_to_start() {
     ));
 }
 
-fn replay_world() -> World<Arena> {
+fn replay_world() -> World<SprintHitGame> {
     arena_n(2).0
 }
 
@@ -387,7 +387,7 @@ fn replay_round_trip_from_a_lossy_match() {
     let mut b = replay_world();
     back.start(&mut b).unwrap();
     for f in 0..777 {
-        b.step(&back.inputs::<Arena>(f));
+        b.step(&back.inputs::<SprintHitGame>(f));
     }
     assert_eq!(a.state_bytes(), b.state_bytes());
     assert_eq!(back.bisect(&mut replay_world()).unwrap(), None);
@@ -522,12 +522,12 @@ fn input_delay_changes_mid_match() {
         },
         ..MatchConfig::default()
     };
-    let mut m = LocalMatch::<Arena>::new(config, |_| arena_n(2).0).unwrap();
+    let mut m = LocalMatch::<SprintHitGame>::new(config, |_| arena_n(2).0).unwrap();
     for p in m.peers_mut() {
         p.runner.record(0);
     }
     m.synchronize().unwrap();
-    let input = |player: usize, frame: u32, _: &World<Arena>| bot(player, frame);
+    let input = |player: usize, frame: u32, _: &World<SprintHitGame>| bot(player, frame);
     m.run(300, input).unwrap();
     m.peers_mut()[0].set_input_delay(6).unwrap();
     m.peers_mut()[1].set_input_delay(0).unwrap();

@@ -12,7 +12,7 @@
 //! ```
 
 use crate::alloc::live_bytes;
-use crate::cues::Arena;
+use crate::cues::SprintHitGame;
 use crate::sessions::{arena_n, bot};
 use ggrs::{DesyncDetection, PlayerType, SessionBuilder, SessionState, SpectatorSession};
 use rollback_abilities::World;
@@ -22,7 +22,7 @@ use rollback_abilities::session::{
 };
 use std::time::Duration;
 
-type Cfg = GgrsConfig<Arena, PeerAddr>;
+type Cfg = GgrsConfig<SprintHitGame, PeerAddr>;
 
 const PLAYERS: usize = 4;
 const INPUT_DELAY: u32 = 2;
@@ -38,10 +38,10 @@ fn input_for(player: usize, frame: u32, frames: u32) -> u8 {
 
 struct Spectator {
     addr: PeerAddr,
-    runner: Runner<Arena>,
+    runner: Runner<SprintHitGame>,
     session: SpectatorSession<Cfg>,
     /// A plain world stepped with the known inputs, kept at the spectator's frame.
-    reference: World<Arena>,
+    reference: World<SprintHitGame>,
     /// Ticks left cut off from the network (0: connected).
     cut_for: u32,
     drops: u32,

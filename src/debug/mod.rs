@@ -25,10 +25,18 @@ const DUMP_MAGIC: &[u8; 8] = b"RBADUMP\0";
 const DUMP_VERSION: u32 = 1;
 
 /// Why a dump cannot be read or compared.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DumpError {
-    /// Reading or writing failed.
-    Io(String),
+    /// Reading or writing a file failed.
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's kind of failure.
+        kind: std::io::ErrorKind,
+        /// The operating system's message.
+        message: String,
+    },
     /// The file does not start with the dump magic bytes.
     BadMagic,
     /// An unsupported format version.
@@ -38,16 +46,48 @@ pub enum DumpError {
         /// What was being read.
         what: &'static str,
     },
+    /// The column table is not UTF-8.
+    TableNotUtf8,
+    /// The column table is not a valid RON list of columns.
+    BadTable {
+        /// ron's message, with its position in the table.
+        message: String,
+    },
+    /// The payload announces a length this platform cannot hold.
+    TooLarge {
+        /// The announced length in bytes.
+        len: u64,
+    },
     /// The column table does not add up to the payload.
-    Malformed(String),
-    /// The two dumps come from different content or capacities.
-    Incompatible(String),
+    SizeMismatch {
+        /// The bytes the column table describes.
+        table: u64,
+        /// The bytes of the payload.
+        payload: u64,
+    },
+    /// The two dumps have different column tables (other content or capacities).
+    ColumnsDiffer,
+    /// The two dumps come from different content.
+    ContentDiffers {
+        /// The first dump's content hash.
+        left: u64,
+        /// The second's.
+        right: u64,
+    },
+}
+
+impl DumpError {
+    fn io(path: &Path, e: &std::io::Error) -> DumpError {
+        DumpError::Io { path: path.to_path_buf(), kind: e.kind(), message: e.to_string() }
+    }
 }
 
 impl fmt::Display for DumpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DumpError::Io(e) => write!(f, "cannot read or write the dump: {e}"),
+            DumpError::Io { path, message, .. } => {
+                write!(f, "cannot read or write {}: {message}", path.display())
+            }
             DumpError::BadMagic => {
                 write!(f, "not a rollback_abilities world dump (bad magic bytes)")
             }
@@ -56,8 +96,23 @@ impl fmt::Display for DumpError {
                 "dump format version {v} is not supported (this build reads version {DUMP_VERSION})"
             ),
             DumpError::Truncated { what } => write!(f, "the dump ends in the middle of its {what}"),
-            DumpError::Malformed(m) => write!(f, "malformed dump: {m}"),
-            DumpError::Incompatible(m) => write!(f, "the dumps cannot be compared: {m}"),
+            DumpError::TableNotUtf8 => write!(f, "malformed dump: the column table is not UTF-8"),
+            DumpError::BadTable { message } => write!(f, "malformed dump: column table: {message}"),
+            DumpError::TooLarge { len } => {
+                write!(f, "malformed dump: the payload announces {len} bytes, too large")
+            }
+            DumpError::SizeMismatch { table, payload } => write!(
+                f,
+                "malformed dump: the column table describes {table} bytes but the payload has {payload}"
+            ),
+            DumpError::ColumnsDiffer => write!(
+                f,
+                "the dumps cannot be compared: their column tables differ (other content or capacities)"
+            ),
+            DumpError::ContentDiffers { left, right } => write!(
+                f,
+                "the dumps cannot be compared: content hashes differ ({left:016x} vs {right:016x})"
+            ),
         }
     }
 }
@@ -129,35 +184,28 @@ impl WorldDump {
         let frame = r.u32().map_err(|_| DumpError::Truncated { what: "header" })?;
         let tlen = r.u32().map_err(|_| DumpError::Truncated { what: "column table" })? as usize;
         let table = r.bytes(tlen).map_err(|_| DumpError::Truncated { what: "column table" })?;
-        let table = core::str::from_utf8(table)
-            .map_err(|_| DumpError::Malformed("the column table is not UTF-8".into()))?;
+        let table = core::str::from_utf8(table).map_err(|_| DumpError::TableNotUtf8)?;
         let columns: Vec<ColumnInfo> =
-            ron::from_str(table).map_err(|e| DumpError::Malformed(format!("column table: {e}")))?;
+            ron::from_str(table).map_err(|e| DumpError::BadTable { message: e.to_string() })?;
         let blen = r.u64().map_err(|_| DumpError::Truncated { what: "payload length" })?;
-        let blen =
-            usize::try_from(blen).map_err(|_| DumpError::Malformed("payload too large".into()))?;
+        let blen = usize::try_from(blen).map_err(|_| DumpError::TooLarge { len: blen })?;
         let bytes = r.bytes(blen).map_err(|_| DumpError::Truncated { what: "payload" })?.to_vec();
         let total: u64 =
             columns.iter().map(|c| u64::from(c.record_size) * u64::from(c.count)).sum();
         if total != bytes.len() as u64 {
-            return Err(DumpError::Malformed(format!(
-                "the column table describes {total} bytes but the payload has {}",
-                bytes.len()
-            )));
+            return Err(DumpError::SizeMismatch { table: total, payload: bytes.len() as u64 });
         }
         Ok(WorldDump { content_hash, frame, columns, bytes })
     }
 
     /// Writes the dump to a file.
     pub fn write(&self, path: &Path) -> Result<(), DumpError> {
-        std::fs::write(path, self.encode())
-            .map_err(|e| DumpError::Io(format!("{}: {e}", path.display())))
+        std::fs::write(path, self.encode()).map_err(|e| DumpError::io(path, &e))
     }
 
     /// Reads a dump file.
     pub fn read(path: &Path) -> Result<WorldDump, DumpError> {
-        let b =
-            std::fs::read(path).map_err(|e| DumpError::Io(format!("{}: {e}", path.display())))?;
+        let b = std::fs::read(path).map_err(|e| DumpError::io(path, &e))?;
         WorldDump::decode(&b)
     }
 }
@@ -314,15 +362,10 @@ pub fn diff_dumps(
     content: Option<&Content>,
 ) -> Result<Vec<FieldDiff>, DumpError> {
     if a.columns != b.columns {
-        return Err(DumpError::Incompatible(
-            "their column tables differ (other content or capacities)".into(),
-        ));
+        return Err(DumpError::ColumnsDiffer);
     }
     if a.content_hash != b.content_hash {
-        return Err(DumpError::Incompatible(format!(
-            "content hashes differ ({:016x} vs {:016x})",
-            a.content_hash, b.content_hash
-        )));
+        return Err(DumpError::ContentDiffers { left: a.content_hash, right: b.content_hash });
     }
     let mut out = Vec::new();
     let mut at = 0usize;
@@ -400,8 +443,7 @@ impl DesyncReport {
     /// Writes `desync-<frame>.txt` (the report) and `desync-<frame>.dump` (the local state)
     /// into a directory; returns the report's path.
     pub fn write_to_dir(&self, dir: &Path) -> Result<PathBuf, DumpError> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| DumpError::Io(format!("{}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|e| DumpError::io(dir, &e))?;
         let report = dir.join(format!("desync-{}.txt", self.frame));
         let mut text = format!("{self}\n\nconfirmed inputs (frame: player bytes…):\n");
         for (f, players) in &self.confirmed_inputs {
@@ -413,8 +455,7 @@ impl DesyncReport {
             d.write(&dump)?;
             text.push_str(&format!("\nlocal state: {}\n", dump.display()));
         }
-        std::fs::write(&report, text)
-            .map_err(|e| DumpError::Io(format!("{}: {e}", report.display())))?;
+        std::fs::write(&report, text).map_err(|e| DumpError::io(&report, &e))?;
         Ok(report)
     }
 }

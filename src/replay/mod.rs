@@ -27,12 +27,12 @@
 
 use crate::bytes::Reader;
 use crate::content::error::ron_message;
-use crate::debug::{FieldDiff, WorldDump, diff_dumps};
+use crate::debug::{DumpError, FieldDiff, WorldDump, diff_dumps};
 use crate::num::Frame;
-use crate::world::{Game, World, WorldConfig};
+use crate::world::{Game, SnapshotError, World, WorldConfig};
 use core::fmt;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The magic bytes.
 pub const MAGIC: &[u8; 8] = b"RBAREPLY";
@@ -44,7 +44,14 @@ pub const FORMAT_VERSION: u32 = 5;
 #[non_exhaustive]
 pub enum ReplayError {
     /// Reading or writing the file failed.
-    Io(String),
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's kind of failure.
+        kind: std::io::ErrorKind,
+        /// The operating system's message.
+        message: String,
+    },
     /// The file is empty (0 bytes).
     Empty,
     /// The file does not start with the replay magic bytes.
@@ -68,8 +75,31 @@ pub enum ReplayError {
         /// The checksum of the bytes.
         computed: u64,
     },
-    /// The header is not valid.
-    BadHeader(String),
+    /// The header (RON text) is not UTF-8.
+    HeaderNotUtf8,
+    /// The header is not a valid replay header.
+    BadHeader {
+        /// The 1-based line in the header text.
+        line: usize,
+        /// The 1-based column in the header text.
+        col: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A part announces a length this platform cannot hold.
+    TooLarge {
+        /// The part.
+        what: &'static str,
+        /// The announced length in bytes.
+        len: u64,
+    },
+    /// Bytes follow the end of a well-formed replay.
+    TrailingBytes {
+        /// The part they follow.
+        after: &'static str,
+        /// How many.
+        count: usize,
+    },
     /// The replay was recorded with other content.
     ContentMismatch {
         /// The replay's content hash.
@@ -79,8 +109,35 @@ pub enum ReplayError {
     },
     /// The replay was recorded with other registered functions.
     HooksMismatch,
-    /// The replay was recorded with another world configuration or input type.
-    LayoutMismatch(String),
+    /// The replay's inputs have another size than this game's.
+    InputSizeMismatch {
+        /// Bytes per player input in the replay.
+        replay: u32,
+        /// Bytes per player input in this game.
+        game: u32,
+    },
+    /// The replay was recorded with another world configuration (capacities or players).
+    ConfigMismatch {
+        /// The replay's configuration.
+        replay: WorldConfig,
+        /// This world's.
+        world: WorldConfig,
+    },
+    /// A snapshot in the replay (the initial state, or the keyframe of a frame) cannot be
+    /// loaded into this world.
+    Snapshot {
+        /// The keyframe's frame, or `None` for the initial state.
+        keyframe: Option<Frame>,
+        /// Why.
+        error: SnapshotError,
+    },
+    /// A keyframe cannot be compared with the re-simulated state of its frame.
+    Keyframe {
+        /// The keyframe's frame.
+        frame: Frame,
+        /// Why.
+        error: DumpError,
+    },
     /// Frames in a recording must be consecutive.
     FrameGap {
         /// The frame expected.
@@ -93,7 +150,9 @@ pub enum ReplayError {
 impl fmt::Display for ReplayError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ReplayError::Io(e) => write!(f, "cannot read or write the replay: {e}"),
+            ReplayError::Io { path, message, .. } => {
+                write!(f, "cannot read or write the replay {}: {message}", path.display())
+            }
             ReplayError::Empty => write!(f, "the file is empty (0 bytes): not a replay file"),
             ReplayError::BadMagic => write!(
                 f,
@@ -113,7 +172,22 @@ impl fmt::Display for ReplayError {
                 f,
                 "the replay's integrity check failed (stored {stored:016x}, computed {computed:016x}): the file was modified or damaged"
             ),
-            ReplayError::BadHeader(m) => write!(f, "the replay header is invalid: {m}"),
+            ReplayError::HeaderNotUtf8 => write!(f, "the replay header is invalid: not UTF-8"),
+            ReplayError::BadHeader { line, col, message } => {
+                write!(f, "the replay header is invalid: {line}:{col}: {message}")
+            }
+            ReplayError::TooLarge { what, len } => {
+                write!(
+                    f,
+                    "the replay's {what} announces {len} bytes, more than this platform can hold"
+                )
+            }
+            ReplayError::TrailingBytes { after, count } => {
+                write!(
+                    f,
+                    "the replay header is invalid: {count} unexpected bytes after the {after}"
+                )
+            }
             ReplayError::ContentMismatch { replay, content } => write!(
                 f,
                 "the replay was recorded with content {replay:016x} but this content hashes to {content:016x}: load the content it was recorded with"
@@ -121,7 +195,24 @@ impl fmt::Display for ReplayError {
             ReplayError::HooksMismatch => {
                 write!(f, "the replay was recorded with other registered functions (hooks)")
             }
-            ReplayError::LayoutMismatch(m) => write!(f, "the replay does not fit this world: {m}"),
+            ReplayError::InputSizeMismatch { replay, game } => write!(
+                f,
+                "the replay does not fit this world: inputs are {replay} bytes in the replay but {game} bytes in this game"
+            ),
+            ReplayError::ConfigMismatch { replay, world } => write!(
+                f,
+                "the replay does not fit this world: the replay's world configuration {replay:?} differs from this world's {world:?}"
+            ),
+            ReplayError::Snapshot { keyframe, error } => {
+                write!(f, "the replay does not fit this world: ")?;
+                match keyframe {
+                    None => write!(f, "its initial state: {error}"),
+                    Some(k) => write!(f, "its keyframe at frame {k}: {error}"),
+                }
+            }
+            ReplayError::Keyframe { frame, error } => {
+                write!(f, "the replay's keyframe at frame {frame} cannot be compared: {error}")
+            }
             ReplayError::FrameGap { expected, got } => {
                 write!(f, "frames must be consecutive: expected {expected}, got {got}")
             }
@@ -130,6 +221,18 @@ impl fmt::Display for ReplayError {
 }
 
 impl std::error::Error for ReplayError {}
+
+impl ReplayError {
+    fn io(path: &Path, e: &std::io::Error) -> ReplayError {
+        ReplayError::Io { path: path.to_path_buf(), kind: e.kind(), message: e.to_string() }
+    }
+}
+
+/// Whether a replay recorded with configuration `a` can be played in a world built with `b`:
+/// every capacity and the player count must match (the seed is the replay's own).
+fn same_layout(a: &WorldConfig, b: &WorldConfig) -> bool {
+    WorldConfig { seed: 0, ..*a } == WorldConfig { seed: 0, ..*b }
+}
 
 /// What a replay is bound to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,23 +286,13 @@ impl ReplayHeader {
             return Err(ReplayError::HooksMismatch);
         }
         if self.input_size != mine.input_size {
-            return Err(ReplayError::LayoutMismatch(format!(
-                "inputs are {} bytes in the replay but {} bytes in this game",
-                self.input_size, mine.input_size
-            )));
+            return Err(ReplayError::InputSizeMismatch {
+                replay: self.input_size,
+                game: mine.input_size,
+            });
         }
-        if self.config.max_entities != mine.config.max_entities
-            || self.config.effects_per_entity != mine.config.effects_per_entity
-            || self.config.players != mine.config.players
-            || self.config.abilities_per_entity != mine.config.abilities_per_entity
-            || self.config.max_tasks != mine.config.max_tasks
-            || self.config.max_standalone_cues != mine.config.max_standalone_cues
-            || self.config.max_stored_specs != mine.config.max_stored_specs
-        {
-            return Err(ReplayError::LayoutMismatch(format!(
-                "the replay's world configuration {:?} differs from this world's {:?}",
-                self.config, mine.config
-            )));
+        if !same_layout(&self.config, &mine.config) {
+            return Err(ReplayError::ConfigMismatch { replay: self.config, world: mine.config });
         }
         Ok(())
     }
@@ -297,25 +390,29 @@ impl Replay {
                     return Err(ReplayError::Corrupted { stored, computed });
                 }
                 if n + 8 != b.len() {
-                    return Err(ReplayError::BadHeader(format!(
-                        "{} unexpected bytes after the integrity check",
-                        b.len() - n - 8
-                    )));
+                    return Err(ReplayError::TrailingBytes {
+                        after: "integrity check",
+                        count: b.len() - n - 8,
+                    });
                 }
             }
         }
         let body = &b[..b.len() - 8];
         let mut r2 = Reader::new(body);
         let _ = r2.bytes(16 + hlen);
-        let header_text = core::str::from_utf8(header_bytes)
-            .map_err(|_| ReplayError::BadHeader("not UTF-8".into()))?;
+        let header_text =
+            core::str::from_utf8(header_bytes).map_err(|_| ReplayError::HeaderNotUtf8)?;
         let header: ReplayHeader =
             ron::from_str(header_text).map_err(|e: ron::error::SpannedError| {
-                ReplayError::BadHeader(format!("{}: {}", e.span, ron_message(&e.code)))
+                ReplayError::BadHeader {
+                    line: e.span.start.line,
+                    col: e.span.start.col,
+                    message: ron_message(&e.code),
+                }
             })?;
         let ilen = r2.u64().map_err(t("initial snapshot length"))?;
         let ilen = usize::try_from(ilen)
-            .map_err(|_| ReplayError::BadHeader("initial snapshot too large".into()))?;
+            .map_err(|_| ReplayError::TooLarge { what: "initial snapshot", len: ilen })?;
         let initial = r2.bytes(ilen).map_err(t("initial snapshot"))?.to_vec();
         let n = r2.u32().map_err(t("frame count"))? as usize;
         let per = usize::from(header.players) * header.input_size as usize;
@@ -331,14 +428,14 @@ impl Replay {
             let frame = r2.u32().map_err(t("keyframe"))?;
             let len = r2.u64().map_err(t("keyframe length"))?;
             let len = usize::try_from(len)
-                .map_err(|_| ReplayError::BadHeader("keyframe too large".into()))?;
+                .map_err(|_| ReplayError::TooLarge { what: "keyframe", len })?;
             keyframes.push((frame, r2.bytes(len).map_err(t("keyframe snapshot"))?.to_vec()));
         }
         if r2.offset() != body.len() {
-            return Err(ReplayError::BadHeader(format!(
-                "{} unexpected bytes after the keyframes",
-                body.len() - r2.offset()
-            )));
+            return Err(ReplayError::TrailingBytes {
+                after: "keyframes",
+                count: body.len() - r2.offset(),
+            });
         }
         Ok(Replay { header, initial, frames, keyframes })
     }
@@ -365,14 +462,12 @@ impl Replay {
 
     /// Writes the replay to a file (only after encoding fully: nothing is written on failure).
     pub fn write(&self, path: &Path) -> Result<(), ReplayError> {
-        std::fs::write(path, self.encode())
-            .map_err(|e| ReplayError::Io(format!("{}: {e}", path.display())))
+        std::fs::write(path, self.encode()).map_err(|e| ReplayError::io(path, &e))
     }
 
     /// Reads a replay file.
     pub fn read(path: &Path) -> Result<Replay, ReplayError> {
-        let b =
-            std::fs::read(path).map_err(|e| ReplayError::Io(format!("{}: {e}", path.display())))?;
+        let b = std::fs::read(path).map_err(|e| ReplayError::io(path, &e))?;
         Replay::decode(&b)
     }
 
@@ -404,7 +499,9 @@ impl Replay {
     /// configuration.
     pub fn start<G: Game>(&self, world: &mut World<G>) -> Result<(), ReplayError> {
         self.header.check(world)?;
-        world.load_bytes(&self.initial).map_err(|e| ReplayError::LayoutMismatch(e.to_string()))
+        world
+            .load_bytes(&self.initial)
+            .map_err(|error| ReplayError::Snapshot { keyframe: None, error })
     }
 
     /// Moves a world to the state before `frame` using the nearest keyframe at or before it
@@ -424,12 +521,14 @@ impl Replay {
         let target = frame.min(self.frames.len() as Frame);
         match self.keyframes.iter().rev().find(|(f, _)| *f <= target) {
             Some((f, bytes)) if world.next_frame() > target || world.next_frame() < *f => {
-                world.load_bytes(bytes).map_err(|e| ReplayError::LayoutMismatch(e.to_string()))?;
+                world
+                    .load_bytes(bytes)
+                    .map_err(|error| ReplayError::Snapshot { keyframe: Some(*f), error })?;
             }
             None if world.next_frame() > target => {
                 world
                     .load_bytes(&self.initial)
-                    .map_err(|e| ReplayError::LayoutMismatch(e.to_string()))?;
+                    .map_err(|error| ReplayError::Snapshot { keyframe: None, error })?;
             }
             _ => {}
         }
@@ -480,7 +579,7 @@ impl Replay {
                     bytes: bytes.clone(),
                 };
                 diffs = diff_dumps(&theirs, &mine, Some(world.content()))
-                    .map_err(|e| ReplayError::LayoutMismatch(e.to_string()))?;
+                    .map_err(|error| ReplayError::Keyframe { frame: *kf, error })?;
                 diff_frame = Some(*kf);
             }
         }

@@ -13,7 +13,7 @@
 //! | [`replay`] | replay bytes (optionally resealed) | [`Replay::decode`] returns a typed error or a replay whose canonical re-encoding decodes back to it; a decoded replay's `verify`, `bisect` and `seek` on a duel world return |
 //! | [`scenario`] | scenario RON text | [`Scenario::from_str`] returns a typed error or a scenario; a short valid one runs in plain mode |
 //! | [`step_inputs`] | raw network bytes | reinterpreted as each game's `Pod` input (duel, arena, scenario game) with any input status and any input count, stepping never panics |
-//! | [`determinism`] | inputs, rollback depth, seed | [`RollbackDriver`] at random depths gives the straight run's checksum every frame |
+//! | [`determinism`] | inputs, rollback depth, seed | [`RollbackDriver`](crate::session::RollbackDriver) at random depths gives the straight run's checksum every frame |
 //! | [`session`] | datagrams from a hostile peer | injected into a live 3-player GGRS match (raw bytes, or GGRS and departure-protocol messages with the impersonated peer's real session number): no peer panics, GGRS never fails an assertion, the honest peers keep advancing and confirm the same frames |
 //! | [`presenter`] | inputs, prediction lag and rollback schedule | [`PresenterLog::check_invariants`] holds and the reconciled log equals the straight run's |
 //!
@@ -34,7 +34,7 @@ use crate::id::{AbilityDefId, AttrSetId, EffectDefId};
 use crate::num::Frame;
 use crate::replay::{Recorder, Replay};
 use crate::scenario::{Mode, RunOptions, Scenario, ScenarioGame, ScenarioInput};
-use crate::session::RollbackDriver;
+use crate::session::Determinism;
 use crate::world::{Game, Hooks, SnapshotRing, World, WorldConfig};
 use ggrs::InputStatus;
 use std::sync::Arc;
@@ -502,7 +502,7 @@ fn input_table<G: Game>(b: &mut Bytes<'_>, frames: usize, players: usize) -> Vec
 }
 
 /// The determinism oracle: arbitrary inputs for up to 200 frames of a game (duel, arena,
-/// scenario game), stepped straight and under [`RollbackDriver`] with a random depth of
+/// scenario game), stepped straight and under [`RollbackDriver`](crate::session::RollbackDriver) with a random depth of
 /// `1..=max_depth` (both from the bytes) after every frame: every frame's checksum, and the
 /// final snapshot bytes, equal the straight run's.
 pub fn determinism(data: &[u8]) {
@@ -520,28 +520,17 @@ fn determinism_on<G: Subject>(b: &mut Bytes<'_>, players: usize) {
     let seed = b.u64();
     let frames = 8 + usize::from(b.u8()) % 192;
     let table = input_table::<G>(b, frames, players);
-    let mut straight = G::build(seed, players);
-    let mut sums = Vec::with_capacity(frames);
-    for inputs in &table {
-        straight.step(inputs);
-        sums.push(straight.checksum());
+    // The arena starts after its warm-up frames: the table is indexed from the first frame.
+    let start = G::build(seed, players).next_frame();
+    let r = Determinism { max_depth, seed }.check(
+        || G::build(seed, players),
+        frames as u32,
+        &mut |frame, buf| buf.extend_from_slice(&table[(frame - start) as usize]),
+        &mut |_| {},
+    );
+    if let Err(failure) = r {
+        panic!("rollback changed the simulation: {failure}");
     }
-    let mut w = G::build(seed, players);
-    let mut driver = RollbackDriver::new(&w, max_depth, seed);
-    // The arena starts after its warm-up frames.
-    let start = w.next_frame();
-    for (f, want) in sums.iter().enumerate() {
-        let r = driver.advance(
-            &mut w,
-            |frame, buf| buf.extend_from_slice(&table[(frame - start) as usize]),
-            |_| {},
-        );
-        if let Err(d) = r {
-            panic!("rollback changed a re-simulated frame: {d}");
-        }
-        assert_eq!(w.checksum(), *want, "frame {f}: checksum differs from the straight run");
-    }
-    assert!(w.state_bytes() == straight.state_bytes(), "final snapshot bytes differ");
 }
 
 /// The presenter oracle: a duel (or the scenario game) whose remote players' inputs arrive late

@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use rollback_abilities::ability::Cmp;
 use rollback_abilities::num;
 use rollback_abilities::prelude::*;
-use rollback_abilities::session::RollbackDriver;
+use rollback_abilities::session::Determinism;
 use rollback_abilities::world::{Capture, ExecCtx, ExecutedMod};
 use rollback_abilities::{
     AbilityCtx, AbilityDefId, AbilityEvent, AbilityHandle, AbilityInput, ActivationFailure,
@@ -1308,36 +1308,34 @@ fn run_straight(seed: u64, s: &Script) -> (Vec<u64>, Vec<FrameOutput>) {
     (sums, outs)
 }
 
-/// Runs the script through the rollback driver; every frame's checksum must equal the straight
-/// run's and no re-simulation may diverge.
+/// Runs the script through the determinism harness (straight, then rolling back up to `depth`
+/// frames after every frame); every frame's checksum must also equal `straight`'s.
 fn run_with_rollbacks(
     seed: u64,
     s: &Script,
     depth: u32,
     straight: &[u64],
 ) -> Result<rollback_abilities::session::RollbackStats, String> {
-    let (mut w, fighters) = armored_recipe_world(seed);
-    let mut driver = RollbackDriver::new(&w, depth, seed ^ 0x5EED);
-    for (f, expected) in straight.iter().enumerate() {
-        driver
-            .advance(
-                &mut w,
-                |frame, buf| {
-                    let frame = frame as usize;
-                    buf.extend([s.inputs[0][frame], s.inputs[1][frame]]);
-                },
-                |w| {
-                    if let Some(op) = &s.ops[w.frame() as usize] {
-                        run_op(w, fighters, op);
-                    }
-                },
-            )
-            .map_err(|d| format!("divergence: {d}"))?;
-        if w.frame() as usize != f || w.checksum() != *expected {
-            return Err(format!("frame {f}: checksum differs from the straight run"));
-        }
+    let fighters = armored_recipe_world(seed).1;
+    let report = Determinism { max_depth: depth, seed: seed ^ 0x5EED }
+        .check(
+            || armored_recipe_world(seed).0,
+            straight.len() as u32,
+            &mut |frame, buf| {
+                let frame = frame as usize;
+                buf.extend([s.inputs[0][frame], s.inputs[1][frame]]);
+            },
+            &mut |w| {
+                if let Some(op) = &s.ops[w.frame() as usize] {
+                    run_op(w, fighters, op);
+                }
+            },
+        )
+        .map_err(|d| d.to_string())?;
+    if report.checksums != straight {
+        return Err("the harness's straight run differs from this file's".into());
     }
-    Ok(driver.stats())
+    Ok(report.stats)
 }
 
 fn op_strategy() -> impl Strategy<Value = Op> {

@@ -3,7 +3,7 @@
 use crate::common::*;
 use proptest::prelude::*;
 use rollback_abilities::prelude::*;
-use rollback_abilities::session::RollbackDriver;
+use rollback_abilities::session::{Determinism, DeterminismFailure, DeterminismReport};
 use std::sync::Arc;
 
 /// One scripted operation, applied in phase P6 of its frame.
@@ -224,33 +224,28 @@ fn save_into_and_load_reproduce_checksums() {
 fn random_depth_rollbacks_match_the_straight_run() {
     for seed in [1u64, 2, 3] {
         let ops = ops_for(seed, 300);
-        let (_, straight) = run_straight(seed, &ops);
-        let (mut w, actors) = rich_world(seed);
-        let mut driver = RollbackDriver::new(&w, 8, seed);
-        for frame_ops in &ops {
-            let f = w.next_frame() as usize;
-            let _ = f;
-            driver
-                .advance(
-                    &mut w,
-                    |_, i| i.extend([0u8, 0]),
-                    |w| {
-                        let frame = w.frame() as usize;
-                        ops[frame].iter().for_each(|op| run_op(w, &actors, op))
-                    },
-                )
-                .unwrap_or_else(|d| panic!("seed {seed}: {d}"));
-            let _ = frame_ops;
-            assert_eq!(
-                w.checksum(),
-                straight[w.frame() as usize],
-                "seed {seed} frame {}",
-                w.frame()
-            );
-        }
-        assert!(driver.stats().rollbacks >= 290);
-        assert!(driver.stats().max_depth == 8);
+        let report = check_ops(seed, 8, &ops).unwrap_or_else(|d| panic!("seed {seed}: {d}"));
+        // The harness's straight run is this file's straight run.
+        assert_eq!(report.checksums, run_straight(seed, &ops).1, "seed {seed}");
+        assert!(report.stats.rollbacks >= 290);
+        assert!(report.stats.max_depth == 8);
     }
+}
+
+/// The determinism check of a stream of operations on the rich world: stepped straight, and
+/// under rollbacks of 1..=`depth` frames after every frame.
+fn check_ops(
+    seed: u64,
+    depth: u32,
+    ops: &[Vec<Op>],
+) -> Result<DeterminismReport, DeterminismFailure> {
+    let actors = rich_world(seed).1;
+    Determinism { max_depth: depth, seed: seed ^ 0xABCD }.check(
+        || rich_world(seed).0,
+        ops.len() as u32,
+        &mut |_, i| i.extend([0u8, 0]),
+        &mut |w| ops[w.frame() as usize].iter().for_each(|op| run_op(w, &actors, op)),
+    )
 }
 
 fn op_strategy() -> impl Strategy<Value = Op> {
@@ -279,17 +274,8 @@ proptest! {
         ops in proptest::collection::vec(proptest::collection::vec(op_strategy(), 0..3), 60..160),
         depth in 1u32..9,
     ) {
-        let (_, straight) = run_straight(seed, &ops);
-        let (mut w, actors) = rich_world(seed);
-        let mut driver = RollbackDriver::new(&w, depth, seed ^ 0xABCD);
-        for _ in 0..ops.len() {
-            let r = driver.advance(&mut w, |_, i| i.extend([0u8, 0]), |w| {
-                let frame = w.frame() as usize;
-                ops[frame].iter().for_each(|op| run_op(w, &actors, op))
-            });
-            prop_assert!(r.is_ok(), "{}", r.unwrap_err());
-            prop_assert_eq!(w.checksum(), straight[w.frame() as usize]);
-        }
+        let r = check_ops(seed, depth, &ops);
+        prop_assert!(r.is_ok(), "{}", r.unwrap_err());
     }
 }
 

@@ -15,6 +15,7 @@
 //!   seeded [`EmulatedNetwork`], every peer guarded and paced on the emulated clock (the same
 //!   seed gives the same match at any machine load).
 
+mod determinism;
 mod driver;
 mod guard;
 mod handshake;
@@ -26,6 +27,7 @@ mod prediction;
 mod runner;
 
 pub use crate::observe::{BatchObserver, NoObserver};
+pub use determinism::{Determinism, DeterminismFailure, DeterminismReport, StraightRun};
 pub use driver::{Divergence, RollbackDriver, RollbackStats};
 pub use guard::{
     Departure, Fault, Guard, GuardConfig, GuardStats, GuardedSocket, PeerFault, forge,
@@ -35,11 +37,13 @@ pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emula
 pub use local::{LocalMatch, LocalPeer, MatchConfig};
 #[cfg(feature = "matchbox")]
 pub use matchbox::{
-    GGRS_CHANNEL, GgrsChannel, MAX_GGRS_PACKET, MatchboxConfig, MatchboxError, MatchboxOptions,
-    MatchboxSession, MessageLoop, PeerId, RELIABLE_CHANNEL, Roster, Stage, exchange_handshake,
+    Connecting, GGRS_CHANNEL, GgrsChannel, MAX_GGRS_PACKET, MatchboxConfig, MatchboxError,
+    MatchboxOptions, MatchboxSession, MessageLoop, PeerId, RELIABLE_CHANNEL, Roster, Stage,
     no_ice_servers, socket_builder, socket_builder_with_ice, spawn_message_loop, start_p2p_session,
-    synchronize, wait_for_peers,
 };
+// The blocking steps (they sleep between polls): native only.
+#[cfg(all(feature = "matchbox", not(target_arch = "wasm32")))]
+pub use matchbox::{exchange_handshake, synchronize, wait_for_peers};
 pub use net::{EmulatedNetwork, EmulatedSocket, NetConditions, NetStats, PeerAddr};
 pub use prediction::{PredictionDriver, PredictionStats};
 pub use runner::{

@@ -36,6 +36,7 @@ pub struct Handshake {
 
 /// Why a handshake failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HandshakeError {
     /// A peer sent something that is not a handshake.
     Malformed {

@@ -75,6 +75,7 @@ pub fn differing_subsystems(local: u128, remote: u128) -> Vec<Subsystem> {
 
 /// Why a runner call failed.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum SessionError {
     /// GGRS refused (the session is not synchronised, a local input is missing…).
     Ggrs(GgrsError),

@@ -8,6 +8,7 @@ use core::fmt;
 
 /// Why a set of tag names cannot form a registry.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TagRegistryError {
     /// A name is empty, has an empty segment (`A..B`, `.A`, `A.`) or a character other than
     /// ASCII letters, digits and `_`.

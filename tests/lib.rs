@@ -1,6 +1,7 @@
 //! Integration tests (one binary, many modules).
 
 mod alloc;
+mod architecture;
 #[cfg(feature = "cli")]
 mod cli;
 mod common;

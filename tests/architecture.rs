@@ -1,0 +1,249 @@
+//! The layer rule of `docs/architecture.md`, checked against the source.
+//!
+//! The document's `layers` block lists the crate's modules bottom-up; a module may name
+//! (`crate::…`, or `super::…` reaching out of its folder) only modules listed before it. The test
+//! reads that block, scans every file under `src/` (comments and `#[cfg(test)]` modules
+//! left out) and fails on any reference to a module listed later, or to a module the block
+//! does not list, naming the file and line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The module order from the `layers` block: module → (layer name, position).
+fn layers() -> BTreeMap<String, (String, usize)> {
+    let doc =
+        std::fs::read_to_string(root().join("docs/architecture.md")).expect("docs/architecture.md");
+    let block = doc
+        .split("```text layers\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("docs/architecture.md has a ```text layers block");
+    let mut order = BTreeMap::new();
+    let mut at = 0;
+    for line in block.lines().filter(|l| !l.trim().is_empty()) {
+        let (layer, modules) = line.split_once(':').expect("`layer: modules…` lines");
+        for m in modules.split_whitespace() {
+            let m = m.trim_end_matches(',').trim_end_matches('/').trim_end_matches(".rs");
+            order.insert(m.to_string(), (layer.trim().to_string(), at));
+            at += 1;
+        }
+    }
+    order
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The source without comments (line and block) and without a trailing `#[cfg(test)] mod`.
+fn code(text: &str) -> Vec<(usize, String)> {
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let mut out = Vec::new();
+    let mut in_block = false;
+    for (n, line) in text.lines().enumerate() {
+        let mut kept = String::new();
+        let mut rest = line;
+        loop {
+            if in_block {
+                match rest.find("*/") {
+                    Some(i) => {
+                        rest = &rest[i + 2..];
+                        in_block = false;
+                    }
+                    None => break,
+                }
+            } else {
+                let lc = rest.find("//");
+                let bc = rest.find("/*");
+                match (lc, bc) {
+                    (Some(l), Some(b)) if b < l => {
+                        kept.push_str(&rest[..b]);
+                        rest = &rest[b + 2..];
+                        in_block = true;
+                    }
+                    (None, Some(b)) => {
+                        kept.push_str(&rest[..b]);
+                        rest = &rest[b + 2..];
+                        in_block = true;
+                    }
+                    (Some(l), _) => {
+                        kept.push_str(&rest[..l]);
+                        break;
+                    }
+                    (None, None) => {
+                        kept.push_str(rest);
+                        break;
+                    }
+                }
+            }
+        }
+        out.push((n + 1, kept));
+    }
+    out
+}
+
+/// Every top-level module (or root item) a file names through `crate::`, with the line:
+/// `crate::a::…`, `crate::Item`, and each path opening a `crate::{a::X, b::{Y, Z}, Item}` group
+/// (which may span lines).
+fn references(text: &str) -> Vec<(usize, String)> {
+    let lines = code(text);
+    let mut joined = String::new();
+    let mut line_of = Vec::new();
+    for (n, l) in &lines {
+        joined.push_str(l);
+        joined.push('\n');
+        line_of.extend(std::iter::repeat_n(*n, l.len() + 1));
+    }
+    let ident = |s: &str| -> String {
+        s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect()
+    };
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = joined[from..].find("crate::") {
+        let at = from + i;
+        let after = &joined[at + 7..];
+        from = at + 7;
+        if let Some(group) = after.strip_prefix('{') {
+            // The group's top-level entries, up to its closing brace.
+            let mut depth = 0;
+            let mut entry_start = true;
+            for (k, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => entry_start = true,
+                    c if entry_start && !c.is_whitespace() => {
+                        entry_start = false;
+                        let name = ident(&group[k..]);
+                        if !name.is_empty() {
+                            out.push((line_of[at], name));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            let name = ident(after);
+            if !name.is_empty() {
+                out.push((line_of[at], name));
+            }
+        }
+    }
+    out
+}
+
+/// The crate root's re-exports: item name → the module it comes from (`pub use m::{A, B};`).
+fn root_items() -> BTreeMap<String, String> {
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    let mut items = BTreeMap::new();
+    let mut rest = lib.as_str();
+    while let Some(i) = rest.find("pub use ") {
+        rest = &rest[i + 8..];
+        let stmt = rest.split(';').next().unwrap_or("");
+        let Some((module, names)) = stmt.split_once("::") else { continue };
+        let module = module.trim();
+        for name in names.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            if !name.is_empty() && module != "crate" {
+                items.insert(name.to_string(), module.to_string());
+            }
+        }
+    }
+    items
+}
+
+/// The `exceptions` block: `from -> to` pairs that break the rule today.
+fn exceptions() -> Vec<(String, String)> {
+    let doc = std::fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let Some(block) = doc.split("```text exceptions\n").nth(1) else { return Vec::new() };
+    let block = block.split("```").next().unwrap_or("");
+    block
+        .lines()
+        .filter_map(|l| l.split_once("->"))
+        .map(|(a, b)| (a.trim().to_string(), b.split_whitespace().next().unwrap_or("").to_string()))
+        .collect()
+}
+
+/// Module → module references that break the order, with one example location each.
+fn violations() -> (BTreeMap<(String, String), String>, Vec<String>) {
+    let order = layers();
+    let items = root_items();
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut found = BTreeMap::new();
+    let mut unplaced = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let top = rel.components().next().unwrap().as_os_str().to_string_lossy().to_string();
+        let top = top.trim_end_matches(".rs").to_string();
+        if top == "lib" || top == "bin" {
+            continue;
+        }
+        let Some((_, at)) = order.get(&top) else {
+            unplaced.push(format!("src/{}: module `{top}` is in no layer", rel.display()));
+            continue;
+        };
+        let text = std::fs::read_to_string(f).unwrap();
+        for (line, name) in references(&text) {
+            let name = items.get(&name).cloned().unwrap_or(name);
+            if name == top || name == "prelude" || name == "crate" {
+                continue;
+            }
+            match order.get(&name) {
+                None => unplaced.push(format!(
+                    "src/{}:{line}: `{top}` names `crate::{name}`, which no layer lists",
+                    rel.display()
+                )),
+                Some((_, other)) if other > at => {
+                    found
+                        .entry((top.clone(), name.clone()))
+                        .or_insert_with(|| format!("src/{}:{line}", rel.display()));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    (found, unplaced)
+}
+
+#[test]
+fn modules_import_only_the_layers_below_them() {
+    let (found, unplaced) = violations();
+    let allowed = exceptions();
+    let mut problems = unplaced;
+    for module in layers().keys() {
+        let src = root().join("src");
+        if !src.join(module).is_dir() && !src.join(format!("{module}.rs")).is_file() {
+            problems.push(format!("docs/architecture.md lists `{module}`, which src/ does not have"));
+        }
+    }
+    for ((from, to), at) in &found {
+        if !allowed.iter().any(|(a, b)| a == from && b == to) {
+            problems.push(format!("{at}: `{from}` imports `{to}`, which is listed after it"));
+        }
+    }
+    for (from, to) in &allowed {
+        if !found.contains_key(&(from.clone(), to.clone())) {
+            problems.push(format!(
+                "the exception `{from} -> {to}` no longer occurs: remove it from docs/architecture.md"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{} layer problems:\n{}", problems.len(), problems.join("\n"));
+}

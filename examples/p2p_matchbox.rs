@@ -11,8 +11,9 @@
 //! Once every peer has confirmed every frame, each sends the others the checksum of its
 //! confirmed state after the last frame, and each prints its own and the others', e.g.
 //! `checksum after frame 599: 1f0c… (this peer, player 0)`, then whether they agree; along
-//! the way GGRS's desync detection compares the peers' checksums every 10 frames. A peer exits
-//! 0 when the checksums agree and no desync was detected. No STUN server is used, so the peers
+//! the way GGRS's desync detection compares the peers' checksums every 10 frames, and the
+//! peers tell each other their confirmed checksum every 60 frames (after frames 59, 119, …)
+//! and compare them. A peer exits 0 when the checksums agree and no desync was detected. No STUN server is used, so the peers
 //! must reach each other's addresses directly (same machine or LAN). WebRTC gathers candidates
 //! on every network interface and sends mDNS multicast: where traffic must stay on the machine,
 //! run each process inside a network namespace, as `tests/matchbox.rs` does
@@ -22,20 +23,34 @@
 //! the signaling server; `--room URL [--players N] [--frames F] [--input-delay D]
 //! [--timeout SECS]` for a peer).
 //!
-//! The game: every player drives a fighter with deterministic bot inputs; bit 0 holds Sprint
-//! (an ability triggered by a tag), bit 1 fires a hit at the next player every third frame.
+//! The game (`--game brawl`, the default): every player drives a fighter with deterministic bot
+//! inputs; bit 0 holds Sprint (an ability triggered by a tag), bit 1 fires a hit at the next
+//! player every third frame.
+//!
+//! `--game duel` plays the crate's duel instead (`rollback_abilities::duel`, 2 to 4 players,
+//! `--seed S`), every fighter played by the duel's bot: the game of the `browser_duel` page. A
+//! native peer and a browser tab can then share a room (the page's server is also the
+//! signaling server), and the page shows the same checksums the native peer prints:
+//!
+//! ```sh
+//! cargo run --release --features browser --example browser_duel      # ready http://127.0.0.1:8080/
+//! # open http://127.0.0.1:8080/?bot=1&frames=600 in a browser, then
+//! cargo run --release --features matchbox --example p2p_matchbox -- --game duel --room ws://127.0.0.1:8080/duel --players 2 --frames 600
+//! ```
 
 #[path = "p2p_matchbox/args.rs"]
 mod args;
 
-use args::Cli;
+use args::{Cli, GameKind};
 use clap::Parser;
+use ggrs::P2PSession;
 use rollback_abilities::AbilityInput;
+use rollback_abilities::duel::{self, Duel, DuelPeer, MatchOptions};
 use rollback_abilities::prelude::*;
 use rollback_abilities::random::Stream;
 use rollback_abilities::session::{
-    Handshake, MatchboxConfig, MatchboxOptions, MatchboxSession, Runner, SessionEvent,
-    hardened_builder,
+    Handshake, MatchboxConfig, MatchboxOptions, MatchboxSession, PeerId, Runner, RunnerStats,
+    SessionEvent, hardened_builder,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -121,20 +136,28 @@ fn bot(player: usize, frame: u32) -> u8 {
 /// the last frame (u32) and the checksum of the confirmed state after it (u64), little-endian.
 const DONE: &[u8] = b"RBADONE";
 
+/// What peers say every [`SUM_EVERY`] confirmed frames, followed by the frame (u32) and the
+/// checksum of the confirmed state after it (u64), little-endian (the `browser_duel` page says
+/// and reads the same).
+const SUM: &[u8] = b"RBASUM";
+
+/// Confirmed checksums are compared every this many frames: after frames 59, 119, 179…
+const SUM_EVERY: u32 = 60;
+
 /// GGRS's desync detection compares the peers' checksums every this many frames.
 const DESYNC_INTERVAL: u32 = 10;
 
-/// The DONE message for the checksum after `frame`.
-fn done_message(frame: u32, checksum: u64) -> Vec<u8> {
-    let mut m = DONE.to_vec();
+/// A `prefix`, a frame and the checksum after it.
+fn sum_message(prefix: &[u8], frame: u32, checksum: u64) -> Vec<u8> {
+    let mut m = prefix.to_vec();
     m.extend_from_slice(&frame.to_le_bytes());
     m.extend_from_slice(&checksum.to_le_bytes());
     m
 }
 
-/// The frame and checksum of a DONE message.
-fn parse_done(bytes: &[u8]) -> Option<(u32, u64)> {
-    let rest = bytes.strip_prefix(DONE)?;
+/// The frame and checksum of a message with `prefix` (untrusted bytes: exactly 12 after it).
+fn parse_sum(bytes: &[u8], prefix: &[u8]) -> Option<(u32, u64)> {
+    let rest = bytes.strip_prefix(prefix)?;
     let frame = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?);
     let checksum = u64::from_le_bytes(rest.get(4..12)?.try_into().ok()?);
     (rest.len() == 12).then_some((frame, checksum))
@@ -176,23 +199,162 @@ fn describe(ev: &SessionEvent, who: &dyn Fn(&str) -> String) -> Option<String> {
     })
 }
 
+/// One peer's game, as the match loop drives it: the brawl (a runner and the scripted bot) or
+/// the duel (a [`DuelPeer`] and its bot).
+trait Side {
+    /// The game.
+    type G: Game;
+    /// One tick: the local input, advance; the session events it produced.
+    fn tick(
+        &mut self,
+        session: &mut P2PSession<MatchboxConfig<Self::G>>,
+    ) -> Result<Vec<SessionEvent>, Error>;
+    /// The next frame to simulate.
+    fn frame(&self) -> u32;
+    /// Frames confirmed (and recorded) so far.
+    fn confirmed(&self) -> u32;
+    /// The checksum of the confirmed world after `frame`.
+    fn checksum_after(&self, frame: u32) -> Option<u64>;
+    /// The runner's counters.
+    fn stats(&self) -> RunnerStats;
+    /// Desync reports kept.
+    fn desync_reports(&self) -> usize;
+}
+
+/// The brawl: a runner and the scripted bot.
+struct BrawlSide {
+    runner: Runner<Brawl>,
+    handle: usize,
+    frames: u32,
+}
+
+impl Side for BrawlSide {
+    type G = Brawl;
+
+    fn tick(
+        &mut self,
+        session: &mut P2PSession<MatchboxConfig<Brawl>>,
+    ) -> Result<Vec<SessionEvent>, Error> {
+        let f = self.runner.world().next_frame();
+        let input = if f < self.frames { bot(self.handle, f) } else { 0 };
+        self.runner.advance_p2p(session, &[(self.handle, input)], None, |_| {})?;
+        Ok(self.runner.drain_events())
+    }
+
+    fn frame(&self) -> u32 {
+        self.runner.world().next_frame()
+    }
+
+    fn confirmed(&self) -> u32 {
+        self.runner.recorder().map_or(0, |r| r.next_frame())
+    }
+
+    fn checksum_after(&self, frame: u32) -> Option<u64> {
+        self.runner.recorder()?.replay().frames.get(frame as usize).map(|f| f.checksum)
+    }
+
+    fn stats(&self) -> RunnerStats {
+        self.runner.stats()
+    }
+
+    fn desync_reports(&self) -> usize {
+        self.runner.desync_reports().len()
+    }
+}
+
+/// The duel: the crate's duel peer, played by its bot (from its confirmed view of the match),
+/// as a `browser_duel` page with `bot=1` plays it.
+struct DuelSide {
+    peer: DuelPeer,
+}
+
+impl Side for DuelSide {
+    type G = Duel;
+
+    fn tick(
+        &mut self,
+        session: &mut P2PSession<MatchboxConfig<Duel>>,
+    ) -> Result<Vec<SessionEvent>, Error> {
+        self.peer.advance(session)?;
+        Ok(self.peer.drain_events())
+    }
+
+    fn frame(&self) -> u32 {
+        self.peer.runner().world().next_frame()
+    }
+
+    fn confirmed(&self) -> u32 {
+        self.peer.confirmed()
+    }
+
+    fn checksum_after(&self, frame: u32) -> Option<u64> {
+        self.peer.runner().recorder()?.replay().frames.get(frame as usize).map(|f| f.checksum)
+    }
+
+    fn stats(&self) -> RunnerStats {
+        self.peer.runner().stats()
+    }
+
+    fn desync_reports(&self) -> usize {
+        self.peer.runner().desync_reports().len()
+    }
+}
+
+/// Joins the room and plays the chosen game.
 fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
     let players = usize::from(args.players);
-    let world = world(players)?;
-    let handshake = Handshake::of(&world);
-    // GGRS's wall-clock disconnect timeout is off: the runner's departure rule decides, and the
-    // survivors agree on the frame a leaver's input ends at.
-    let builder = hardened_builder::<MatchboxConfig<Brawl>>(
-        players,
-        8,
-        usize::from(args.input_delay),
-        DESYNC_INTERVAL,
-    )?;
     let start = Instant::now();
-    let timeout = args.timeout();
     let mut options = MatchboxOptions::new(room.to_string(), players);
-    options.peers_timeout = timeout;
-    let mut m = MatchboxSession::<Brawl>::connect(&options, &handshake, builder)?;
+    options.peers_timeout = args.timeout();
+    match args.game {
+        GameKind::Brawl => {
+            let world = world(players)?;
+            let handshake = Handshake::of(&world);
+            // GGRS's wall-clock disconnect timeout is off: the runner's departure rule decides,
+            // and the survivors agree on the frame a leaver's input ends at.
+            let builder = hardened_builder::<MatchboxConfig<Brawl>>(
+                players,
+                8,
+                usize::from(args.input_delay),
+                DESYNC_INTERVAL,
+            )?;
+            let m = MatchboxSession::<Brawl>::connect(&options, &handshake, builder)?;
+            let mut runner = Runner::new(world, 8, DESYNC_INTERVAL);
+            runner.attach_guard(m.guard.clone());
+            runner.record(0);
+            let side = BrawlSide { runner, handle: m.local_handle(), frames: args.frames };
+            play(args, start, m, side)
+        }
+        GameKind::Duel => {
+            let duel_options = MatchOptions {
+                peers: players,
+                frames: args.frames,
+                seed: args.seed,
+                input_delay: usize::from(args.input_delay),
+                ..MatchOptions::default()
+            };
+            duel_options.validate()?;
+            // The handshake and the session's settings are the duel's (any handle has them).
+            let template = DuelPeer::new(duel_options, 0)?;
+            let handshake = Handshake::of(&duel::try_new_world(args.seed, players)?);
+            let builder = template.session_builder::<PeerId>()?;
+            let m = MatchboxSession::<Duel>::connect(&options, &handshake, builder)?;
+            let mut peer = DuelPeer::new(duel_options, m.local_handle())?;
+            peer.attach_guard(m.guard.clone());
+            play(args, start, m, DuelSide { peer })
+        }
+    }
+}
+
+/// The match loop: ticks at 60 Hz (GGRS's wait recommendations slow it down), reports the
+/// confirmed checksum every [`SUM_EVERY`] frames and compares the others' reports, then ends as
+/// the module documentation says.
+fn play<S: Side>(
+    args: &Cli,
+    start: Instant,
+    mut m: MatchboxSession<S::G>,
+    mut side: S,
+) -> Result<bool, Error> {
     let handle = m.local_handle();
     eprintln!(
         "peer {} is player {handle} of {}; connected and synchronised in {:.2} s",
@@ -209,15 +371,18 @@ fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
         None => format!("an unknown peer ({p})"),
     };
     let frames = args.frames;
+    let timeout = args.timeout();
 
-    let mut runner = Runner::new(world, 8, DESYNC_INTERVAL);
-    runner.attach_guard(m.guard.clone());
-    runner.record(0);
     let tick = Duration::from_micros(16_667);
     let mut next = Instant::now();
     let mut sent_done = false;
     // The other peers' checksums after the last frame, as their DONE messages said.
     let mut done_from: BTreeMap<_, (u32, u64)> = BTreeMap::new();
+    // Checksums every SUM_EVERY frames: ours, and the others' not yet compared.
+    let mut checked_through = 0u32;
+    let mut mine: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut theirs: BTreeMap<(usize, u32), u64> = BTreeMap::new();
+    let (mut sums_agreed, mut sums_differ) = (0u64, Vec::new());
     let mut all_done_at: Option<Instant> = None;
     let mut disconnected = false;
     let run_start = Instant::now();
@@ -226,15 +391,12 @@ fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
             return Err(format!(
                 "timed out after {} s at frame {} ({} confirmed)",
                 timeout.as_secs(),
-                runner.world().next_frame(),
-                runner.recorder().map_or(0, |r| r.replay().frames.len())
+                side.frame(),
+                side.confirmed()
             )
             .into());
         }
-        let f = runner.world().next_frame();
-        let input = if f < frames { bot(handle, f) } else { 0 };
-        runner.advance_p2p(&mut m.session, &[(handle, input)], None, |_| {})?;
-        for ev in runner.drain_events() {
+        for ev in side.tick(&mut m.session)? {
             match &ev {
                 SessionEvent::WaitRecommendation(n) => next += tick * *n,
                 SessionEvent::Disconnected(_) | SessionEvent::Left { .. } => disconnected = true,
@@ -244,20 +406,46 @@ fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
                 eprintln!("{text}");
             }
         }
-        let confirmed = runner.recorder().map_or(0, |r| r.replay().frames.len());
-        if confirmed >= frames as usize && !sent_done {
-            let replay = runner.recorder().ok_or("not recording")?.replay();
-            let last = replay.frames.get(frames as usize - 1).ok_or("frame not recorded")?;
-            m.broadcast_reliable(&done_message(frames - 1, last.checksum))?;
+        let confirmed = side.confirmed();
+        while checked_through < confirmed {
+            let f = checked_through;
+            if (f + 1).is_multiple_of(SUM_EVERY) {
+                let sum = side.checksum_after(f).ok_or("frame not recorded")?;
+                mine.insert(f, sum);
+                m.broadcast_reliable(&sum_message(SUM, f, sum))?;
+            }
+            checked_through += 1;
+        }
+        if confirmed >= frames && !sent_done {
+            let last = side.checksum_after(frames - 1).ok_or("frame not recorded")?;
+            m.broadcast_reliable(&sum_message(DONE, frames - 1, last))?;
             sent_done = true;
         }
         for (from, bytes) in m.receive_reliable()? {
-            if let Some(done) = parse_done(&bytes)
-                && remotes.contains(&from)
-            {
+            if !remotes.contains(&from) {
+                continue;
+            }
+            if let Some(done) = parse_sum(&bytes, DONE) {
                 done_from.insert(from, done);
+            } else if let Some((f, sum)) = parse_sum(&bytes, SUM)
+                && theirs.len() < 4096
+                && let Some(player) = m.roster.handle_of(from)
+            {
+                theirs.insert((player, f), sum);
             }
         }
+        // Compare what both sides have.
+        theirs.retain(|(player, f), sum| match mine.get(f) {
+            Some(ours) if ours == sum => {
+                sums_agreed += 1;
+                false
+            }
+            Some(ours) => {
+                sums_differ.push((*f, *player, *ours, *sum));
+                false
+            }
+            None => true,
+        });
         if sent_done && done_from.len() == remotes.len() && all_done_at.is_none() {
             all_done_at = Some(Instant::now());
         }
@@ -278,10 +466,9 @@ fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
         }
     }
 
-    let replay = runner.recorder().ok_or("not recording")?.replay();
     let last = frames - 1;
-    let mine = replay.frames.get(last as usize).ok_or("frame not recorded")?.checksum;
-    let stats = runner.stats();
+    let mine_last = side.checksum_after(last).ok_or("frame not recorded")?;
+    let stats = side.stats();
     eprintln!(
         "played {frames} frames in {:.2} s: {} rollbacks (max depth {}), {} re-simulated",
         run_start.elapsed().as_secs_f64(),
@@ -289,11 +476,11 @@ fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
         stats.max_rollback,
         stats.resimulated,
     );
-    println!("checksum after frame {last}: {mine:016x} (this peer, player {handle})");
+    println!("checksum after frame {last}: {mine_last:016x} (this peer, player {handle})");
     let mut agree = true;
     for (peer, (frame, sum)) in &done_from {
         let player = m.roster.handle_of(*peer).map_or_else(|| "?".into(), |h| h.to_string());
-        let verdict = if *frame == last && *sum == mine {
+        let verdict = if *frame == last && *sum == mine_last {
             "agrees"
         } else {
             agree = false;
@@ -301,12 +488,27 @@ fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
         };
         println!("checksum after frame {frame}: {sum:016x} (player {player}, {verdict})");
     }
-    let desynced = stats.desyncs > 0 || !runner.desync_reports().is_empty();
     if agree {
         println!("all {} peers agree on the checksum after frame {last}", done_from.len() + 1);
     } else {
         println!("the peers DISAGREE on the checksum after frame {last}");
     }
+    match sums_differ.first() {
+        None => println!(
+            "confirmed checksums compared every {SUM_EVERY} frames with the other peers: \
+             {sums_agreed} comparisons, all agree"
+        ),
+        Some((f, player, ours, theirs)) => {
+            agree = false;
+            println!(
+                "confirmed checksums compared every {SUM_EVERY} frames: {} of {} DIFFER, first \
+                 after frame {f} with player {player} ({ours:016x} vs {theirs:016x})",
+                sums_differ.len(),
+                sums_differ.len() as u64 + sums_agreed
+            );
+        }
+    }
+    let desynced = stats.desyncs > 0 || side.desync_reports() > 0;
     if !desynced {
         println!(
             "desync detection (GGRS compares the peers' checksums every {DESYNC_INTERVAL} frames): \

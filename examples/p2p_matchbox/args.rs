@@ -1,7 +1,7 @@
 //! The command line of the `p2p_matchbox` example, in a file of its own so the tests can check
 //! its help (`tests/matchbox.rs` includes it).
 
-use clap::{ArgGroup, Parser};
+use clap::{ArgGroup, Parser, ValueEnum};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -25,7 +25,11 @@ use std::time::Duration;
   cargo run --release --features matchbox --example p2p_matchbox -- --room ws://127.0.0.1:3536/duel --players 2
 
 (the server first, then one peer per player, each in a terminal of its own; the room is the
-URL path, so a fresh path is a fresh match)"
+URL path, so a fresh path is a fresh match)
+
+The duel against a browser tab (the browser_duel example serves the page and the signaling
+server on one address; open http://127.0.0.1:8080/?bot=1&frames=600 in the browser):
+  cargo run --release --features matchbox --example p2p_matchbox -- --game duel --room ws://127.0.0.1:8080/duel --players 2 --frames 600"
 )]
 pub struct Cli {
     /// Run the signaling server on this address (full mesh) instead of a peer.
@@ -55,6 +59,24 @@ pub struct Cli {
     #[arg(long, default_value_t = 90, value_name = "SECS", conflicts_with = "serve",
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub timeout: u64,
+    /// The game: `brawl` (every player hits the next one) or `duel` (the crate's duel, played
+    /// by its bot: the game of the browser_duel page, so a native peer and a browser tab can
+    /// share a room; 2 to 4 players).
+    #[arg(long, value_enum, default_value_t = GameKind::Brawl, conflicts_with = "serve")]
+    pub game: GameKind,
+    /// With --game duel: the seed of the world and the bots (every peer, a page's `seed=`
+    /// included, must use the same).
+    #[arg(long, default_value_t = 1, conflicts_with = "serve")]
+    pub seed: u64,
+}
+
+/// The game a peer plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GameKind {
+    /// Every player drives a fighter with scripted bot inputs and hits the next player.
+    Brawl,
+    /// The duel of `rollback_abilities::duel`, played by its bot (`browser_duel`'s game).
+    Duel,
 }
 
 impl Cli {

@@ -579,7 +579,13 @@ pub struct DuelPeer {
     departures: Vec<(Vec<usize>, Option<Frame>)>,
     /// Set when this peer left ([`DuelPeer::leave`]): the frame its world had simulated.
     left_after: Option<Frame>,
+    /// The runner's session events not yet drained ([`DuelPeer::drain_events`]; the newest
+    /// [`MAX_PEER_EVENTS`] are kept).
+    events: Vec<SessionEvent>,
 }
+
+/// The most undrained session events a [`DuelPeer`] keeps.
+const MAX_PEER_EVENTS: usize = 256;
 
 impl DuelPeer {
     /// The peer controlling `player`.
@@ -602,6 +608,7 @@ impl DuelPeer {
             options,
             departures: Vec::new(),
             left_after: None,
+            events: Vec::new(),
         })
     }
 
@@ -644,16 +651,72 @@ impl DuelPeer {
         &mut self,
         session: &mut P2PSession<GgrsConfig<Duel, A>>,
     ) -> Result<Batch, MatchError> {
-        self.view.catch_up(&self.runner);
-        // The input is for the frame it will apply to, after the input delay.
-        let frame = self.runner.world().next_frame() + self.options.input_delay as Frame;
-        let input = self.view.input(&self.options, self.player, frame);
-        let presenter: &mut dyn Presenter = &mut self.counter;
+        self.advance_with(session, None, None)
+    }
+
+    /// [`DuelPeer::advance`] with the local player's input given instead of the bot's when
+    /// `input` is `Some` (a person at the keyboard, a scripted input: the input for
+    /// [`DuelPeer::input_frame`]), and the cues also presented to `presenter` when given (a
+    /// page drawing them; this peer's [`CueCounter`] still counts every call). The
+    /// `browser_duel` example plays the duel in a browser with it.
+    pub fn advance_with<A: Address>(
+        &mut self,
+        session: &mut P2PSession<GgrsConfig<Duel, A>>,
+        input: Option<Input>,
+        presenter: Option<&mut dyn Presenter>,
+    ) -> Result<Batch, MatchError> {
+        let input = match input {
+            Some(input) => input,
+            None => {
+                self.view.catch_up(&self.runner);
+                // The input is for the frame it will apply to, after the input delay.
+                self.view.input(&self.options, self.player, self.input_frame())
+            }
+        };
+        let mut tee;
+        let presenter: &mut dyn Presenter = match presenter {
+            Some(extra) => {
+                tee = Tee(&mut self.counter, extra);
+                &mut tee
+            }
+            None => &mut self.counter,
+        };
         let batch =
             self.runner.advance_p2p(session, &[(self.player, input)], Some(presenter), |_| {})?;
         let events = self.runner.drain_events();
         self.departures.extend(lefts(&events));
+        self.events.extend(events);
+        if self.events.len() > MAX_PEER_EVENTS {
+            self.events.drain(..self.events.len() - MAX_PEER_EVENTS);
+        }
         Ok(batch)
+    }
+
+    /// The session events of the ticks since the last call (GGRS's wait recommendations,
+    /// departures, desyncs, refused messages…; at most the newest 256).
+    pub fn drain_events(&mut self) -> Vec<SessionEvent> {
+        core::mem::take(&mut self.events)
+    }
+
+    /// The frame the local input given now applies to: the next frame plus the input delay
+    /// (GGRS delays local inputs).
+    pub fn input_frame(&self) -> Frame {
+        self.runner.world().next_frame() + self.options.input_delay as Frame
+    }
+
+    /// The player this peer controls.
+    pub fn player(&self) -> usize {
+        self.player
+    }
+
+    /// The match's options.
+    pub fn options(&self) -> &MatchOptions {
+        &self.options
+    }
+
+    /// The cue counts so far.
+    pub fn cue_counter(&self) -> &CueCounter {
+        &self.counter
     }
 
     /// Frames confirmed and recorded so far.
@@ -738,5 +801,43 @@ impl DuelPeer {
     /// The recorded replay, cut to the match's frames (recording stops).
     pub fn take_replay(&mut self) -> Replay {
         finished_replay(&mut self.runner, self.options.frames)
+    }
+}
+
+/// Two presenters fed the same calls, in order.
+struct Tee<'a>(&'a mut dyn Presenter, &'a mut dyn Presenter);
+
+impl Presenter for Tee<'_> {
+    fn play(&mut self, cue: &crate::cue::Cue) {
+        self.0.play(cue);
+        self.1.play(cue);
+    }
+    fn cancel(&mut self, cue: &crate::cue::Cue) {
+        self.0.cancel(cue);
+        self.1.cancel(cue);
+    }
+    fn on_active(&mut self, cue: &crate::cue::Cue) {
+        self.0.on_active(cue);
+        self.1.on_active(cue);
+    }
+    fn while_active(&mut self, cue: &crate::cue::Cue) {
+        self.0.while_active(cue);
+        self.1.while_active(cue);
+    }
+    fn removed(&mut self, cue: &crate::cue::Cue, reason: crate::cue::RemoveReason) {
+        self.0.removed(cue, reason);
+        self.1.removed(cue, reason);
+    }
+    fn confirmed(&mut self, cue: &crate::cue::Cue) {
+        self.0.confirmed(cue);
+        self.1.confirmed(cue);
+    }
+    fn retimed(&mut self, from: &crate::cue::Cue, to: &crate::cue::Cue) {
+        self.0.retimed(from, to);
+        self.1.retimed(from, to);
+    }
+    fn happened(&mut self, cue: &crate::cue::Cue) {
+        self.0.happened(cue);
+        self.1.happened(cue);
     }
 }

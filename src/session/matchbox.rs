@@ -8,7 +8,7 @@
 //! own servers to [`socket_builder_with_ice`] when peers are behind NATs.
 //!
 //! Starting a match takes five steps, which [`MatchboxSession::connect`] runs in order (each
-//! step is also a public function, to drive them yourself):
+//! step is also a public function, to drive them yourself; natively only, as they block):
 //!
 //! 1. build the socket and drive its message loop on a thread ([`spawn_message_loop`]);
 //! 2. wait, with a deadline, until the room holds exactly the expected number of peers
@@ -23,10 +23,15 @@
 //!
 //! Then drive the session with [`Runner::advance_p2p`](super::Runner::advance_p2p) as usual.
 //!
+//! [`Connecting`] runs the same steps without blocking, one [`Connecting::poll`] at a time, for
+//! a loop that must not wait: a game's frame loop, or a browser page (on `wasm32` it is the
+//! only way in — a page cannot block — and the message loop runs on the page's event loop,
+//! `wasm_bindgen_futures::spawn_local`, instead of a thread).
+//!
 //! The signaling server is not part of this module: run `matchbox_server`, or
 //! `matchbox_signaling::SignalingServer::full_mesh_builder(addr)` in-process (the
-//! `p2p_matchbox` example does the latter with `--serve`). The room is the URL path:
-//! `ws://host:port/room`.
+//! `p2p_matchbox` example does the latter with `--serve`, the `browser_duel` example next to
+//! the page's files). The room is the URL path: `ws://host:port/room`.
 
 use super::guard::{Guard, GuardConfig, GuardedSocket};
 use super::handshake::{Handshake, HandshakeError};
@@ -41,8 +46,11 @@ use matchbox_socket::{
 };
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+#[cfg(not(target_arch = "wasm32"))]
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(not(target_arch = "wasm32"))]
+use std::time::Instant;
 
 pub use matchbox_socket::PeerId;
 
@@ -56,7 +64,12 @@ pub const RELIABLE_CHANNEL: usize = 1;
 pub const MAX_GGRS_PACKET: usize = 64 * 1024;
 
 /// How often the waiting loops poll the socket.
+#[cfg(not(target_arch = "wasm32"))]
 const POLL: Duration = Duration::from_millis(5);
+
+/// How long a failed connection attempt waits for the message loop to say why the socket
+/// closed.
+const CLOSE_WAIT: Duration = Duration::from_millis(500);
 
 /// The GGRS `Config` of a game played over matchbox.
 pub type MatchboxConfig<G> = GgrsConfig<G, PeerId>;
@@ -156,6 +169,8 @@ pub enum MatchboxError {
     Ggrs(GgrsError),
     /// The message loop thread could not be started.
     Io(std::io::Error),
+    /// [`Connecting::poll`] was called again after it returned the session or an error.
+    Spent,
 }
 
 impl fmt::Display for MatchboxError {
@@ -189,6 +204,9 @@ impl fmt::Display for MatchboxError {
             }
             MatchboxError::Ggrs(e) => write!(f, "GGRS: {e}"),
             MatchboxError::Io(e) => write!(f, "cannot start the socket's message loop: {e}"),
+            MatchboxError::Spent => {
+                write!(f, "this connection attempt has already ended (start a new one)")
+            }
         }
     }
 }
@@ -223,13 +241,15 @@ impl From<ChannelError> for MatchboxError {
     }
 }
 
-/// A socket's message loop running on a thread of its own (see [`spawn_message_loop`]).
+/// A socket's message loop running on a thread of its own, or on wasm32 on the page's event
+/// loop (see [`spawn_message_loop`]).
 ///
-/// Dropping it detaches the thread; the loop ends when the socket is closed or dropped, or
-/// with the process.
+/// Dropping it detaches the thread (the task); the loop ends when the socket is closed or
+/// dropped, or with the process (the page).
 #[derive(Debug)]
 pub struct MessageLoop {
     outcome: Arc<Mutex<Option<Result<(), String>>>>,
+    #[cfg(not(target_arch = "wasm32"))]
     thread: Option<JoinHandle<()>>,
 }
 
@@ -240,8 +260,15 @@ impl MessageLoop {
     }
 
     /// Whether the loop has ended.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn is_finished(&self) -> bool {
         self.thread.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
+    /// Whether the loop has ended.
+    #[cfg(target_arch = "wasm32")]
+    pub fn is_finished(&self) -> bool {
+        self.outcome().is_some()
     }
 
     /// The loop's error, if it ended with one.
@@ -252,6 +279,7 @@ impl MessageLoop {
 
 /// Drives a socket's message loop on a new thread (a single-threaded tokio runtime; the
 /// WebRTC connections themselves run on matchbox's own executor).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn spawn_message_loop(future: MessageLoopFuture) -> Result<MessageLoop, MatchboxError> {
     let outcome = Arc::new(Mutex::new(None));
     let out = outcome.clone();
@@ -266,6 +294,20 @@ pub fn spawn_message_loop(future: MessageLoopFuture) -> Result<MessageLoop, Matc
         })
         .map_err(MatchboxError::Io)?;
     Ok(MessageLoop { outcome, thread: Some(thread) })
+}
+
+/// Drives a socket's message loop on the page's event loop (`wasm_bindgen_futures::spawn_local`:
+/// it makes progress whenever the page's code returns to the browser, so poll from
+/// `requestAnimationFrame` or a timer, never in a busy loop).
+#[cfg(target_arch = "wasm32")]
+pub fn spawn_message_loop(future: MessageLoopFuture) -> Result<MessageLoop, MatchboxError> {
+    let outcome = Arc::new(Mutex::new(None));
+    let out = outcome.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        let result = future.await.map_err(|e| e.to_string());
+        *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
+    });
+    Ok(MessageLoop { outcome })
 }
 
 /// Every player of a match, ordered by [`PeerId`]: the index is the player handle, the same on
@@ -337,9 +379,39 @@ fn refresh(socket: &mut WebRtcSocket) -> Result<(), MatchboxError> {
     socket.try_update_peers().map(|_| ()).map_err(|_| MatchboxError::SocketClosed { reason: None })
 }
 
+/// One look at the room (after [`refresh`]): the [`Roster`] once the signaling server has given
+/// us an id and exactly `players − 1` other peers are connected, `None` while fewer are, an
+/// error when more are.
+fn roster_if_complete(
+    socket: &mut WebRtcSocket,
+    players: usize,
+) -> Result<Option<Roster>, MatchboxError> {
+    let id = socket.id();
+    let connected: Vec<PeerId> = socket.connected_peers().collect();
+    if connected.len() + 1 > players {
+        return Err(MatchboxError::TooManyPeers { expected: players, found: connected.len() + 1 });
+    }
+    Ok(match id {
+        Some(id) if connected.len() + 1 == players => Some(Roster::new(id, connected)),
+        _ => None,
+    })
+}
+
+/// The [`Stage::Peers`] timeout: what was still missing.
+fn peers_timeout(socket: &mut WebRtcSocket, players: usize, waited: Duration) -> MatchboxError {
+    let detail = match socket.id() {
+        None => "the signaling server never assigned an id".to_string(),
+        Some(_) => {
+            format!("{} of {} peers connected", socket.connected_peers().count() + 1, players)
+        }
+    };
+    MatchboxError::Timeout { stage: Stage::Peers, waited, detail }
+}
+
 /// Waits until the signaling server has given us an id and exactly `players − 1` other peers
 /// are connected, then returns the [`Roster`]. Fails when `timeout` passes, when more peers
-/// than that connect, or when the socket closes.
+/// than that connect, or when the socket closes. Blocks (native only; see [`Connecting`]).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn wait_for_peers(
     socket: &mut WebRtcSocket,
     players: usize,
@@ -351,29 +423,11 @@ pub fn wait_for_peers(
     let start = Instant::now();
     loop {
         refresh(socket)?;
-        let id = socket.id();
-        let connected: Vec<PeerId> = socket.connected_peers().collect();
-        if connected.len() + 1 > players {
-            return Err(MatchboxError::TooManyPeers {
-                expected: players,
-                found: connected.len() + 1,
-            });
-        }
-        if let Some(id) = id
-            && connected.len() + 1 == players
-        {
-            return Ok(Roster::new(id, connected));
+        if let Some(roster) = roster_if_complete(socket, players)? {
+            return Ok(roster);
         }
         if start.elapsed() >= timeout {
-            let detail = match id {
-                None => "the signaling server never assigned an id".to_string(),
-                Some(_) => format!("{} of {} peers connected", connected.len() + 1, players),
-            };
-            return Err(MatchboxError::Timeout {
-                stage: Stage::Peers,
-                waited: start.elapsed(),
-                detail,
-            });
+            return Err(peers_timeout(socket, players, start.elapsed()));
         }
         std::thread::sleep(POLL);
     }
@@ -400,46 +454,59 @@ struct PeerProgress {
     verdict: bool,
 }
 
-/// Exchanges handshakes with every other peer of the roster on the reliable channel, refusing
-/// to start on any mismatch.
-///
-/// Each peer sends its [`Handshake`], checks every handshake it receives and answers it with a
-/// verdict (accepted, or refused with the reason). The exchange succeeds once every peer's
-/// handshake checked out and every peer accepted ours, so no peer starts the session unless
-/// all agree. On a malformed or mismatching handshake, or a refusal, it keeps answering for up
-/// to two seconds (so the others learn why) and then fails with the first problem. It also
-/// fails on a local player count that differs from the roster, or when `timeout` passes.
-///
-/// Returns the game's messages that arrived on the reliable channel after a peer's handshake
-/// and verdict (a peer that finished first may already be talking), in order; messages from
-/// peers outside the roster are ignored.
-pub fn exchange_handshake(
-    socket: &mut WebRtcSocket,
-    roster: &Roster,
-    local: &Handshake,
-    timeout: Duration,
-) -> Result<Vec<(PeerId, Vec<u8>)>, MatchboxError> {
-    if usize::from(local.players) != roster.len() {
-        return Err(MatchboxError::PlayerCount {
-            handshake: usize::from(local.players),
-            room: roster.len(),
-        });
+/// Reliable messages from peers: who sent them, and the bytes.
+type Messages = Vec<(PeerId, Vec<u8>)>;
+
+/// One handshake exchange in progress (see [`exchange_handshake`]), advanced by
+/// [`HandshakeRound::poll`]. Times are durations since any fixed origin (the caller's clock).
+struct HandshakeRound {
+    progress: BTreeMap<PeerId, PeerProgress>,
+    leftover: Messages,
+    /// The first problem and when it was found.
+    failure: Option<(MatchboxError, Duration)>,
+    start: Duration,
+}
+
+impl HandshakeRound {
+    /// Checks the player count and sends our handshake to every other peer of the roster.
+    fn start(
+        socket: &mut WebRtcSocket,
+        roster: &Roster,
+        local: &Handshake,
+        now: Duration,
+    ) -> Result<HandshakeRound, MatchboxError> {
+        if usize::from(local.players) != roster.len() {
+            return Err(MatchboxError::PlayerCount {
+                handshake: usize::from(local.players),
+                room: roster.len(),
+            });
+        }
+        let hello = Packet::from(local.encode());
+        for peer in roster.remotes() {
+            send_reliable(socket, peer, hello.clone())?;
+        }
+        Ok(HandshakeRound {
+            progress: roster.remotes().map(|p| (p, PeerProgress::default())).collect(),
+            leftover: Vec::new(),
+            failure: None,
+            start: now,
+        })
     }
-    let hello = Packet::from(local.encode());
-    for peer in roster.remotes() {
-        send_reliable(socket, peer, hello.clone())?;
-    }
-    let mut progress: BTreeMap<PeerId, PeerProgress> =
-        roster.remotes().map(|p| (p, PeerProgress::default())).collect();
-    let mut leftover = Vec::new();
-    let mut failure: Option<(MatchboxError, Instant)> = None;
-    let start = Instant::now();
-    loop {
+
+    /// Handles what arrived; `Some(leftover messages)` once every peer's handshake checked out
+    /// and every peer accepted ours.
+    fn poll(
+        &mut self,
+        socket: &mut WebRtcSocket,
+        local: &Handshake,
+        now: Duration,
+        timeout: Duration,
+    ) -> Result<Option<Messages>, MatchboxError> {
         let received = socket.get_channel_mut(RELIABLE_CHANNEL)?.receive();
         for (from, packet) in received {
-            let Some(state) = progress.get_mut(&from) else { continue };
+            let Some(state) = self.progress.get_mut(&from) else { continue };
             if state.heard && state.verdict {
-                leftover.push((from, packet.to_vec()));
+                self.leftover.push((from, packet.to_vec()));
                 continue;
             }
             let name = from.to_string();
@@ -472,27 +539,29 @@ pub fn exchange_handshake(
             if let Some(e) = problem {
                 // Our own finding names the field; a refusal only repeats the peer's words.
                 let ours = matches!(e, MatchboxError::Handshake(_));
-                match &failure {
-                    None => failure = Some((e, Instant::now())),
+                match &self.failure {
+                    None => self.failure = Some((e, now)),
                     Some((MatchboxError::Refused { .. }, at)) if ours => {
-                        failure = Some((e, *at));
+                        self.failure = Some((e, *at));
                     }
                     Some(_) => {}
                 }
             }
         }
-        let settled = progress.values().all(|p| p.heard && p.verdict);
-        let give_up = failure.as_ref().is_some_and(|(_, at)| {
-            settled || at.elapsed() >= VERDICT_WAIT || start.elapsed() >= timeout
+        let settled = self.progress.values().all(|p| p.heard && p.verdict);
+        let elapsed = now.saturating_sub(self.start);
+        let give_up = self.failure.as_ref().is_some_and(|(_, at)| {
+            settled || now.saturating_sub(*at) >= VERDICT_WAIT || elapsed >= timeout
         });
-        if give_up && let Some((e, _)) = failure {
+        if give_up && let Some((e, _)) = self.failure.take() {
             return Err(e);
         }
         if settled {
-            return Ok(leftover);
+            return Ok(Some(core::mem::take(&mut self.leftover)));
         }
-        if start.elapsed() >= timeout {
-            let missing: Vec<String> = progress
+        if elapsed >= timeout {
+            let missing: Vec<String> = self
+                .progress
                 .iter()
                 .filter(|(_, p)| !(p.heard && p.verdict))
                 .map(|(id, p)| {
@@ -502,11 +571,41 @@ pub fn exchange_handshake(
                 .collect();
             return Err(MatchboxError::Timeout {
                 stage: Stage::Handshake,
-                waited: start.elapsed(),
+                waited: elapsed,
                 detail: format!("still waiting for the {}", missing.join(", ")),
             });
         }
         refresh(socket)?;
+        Ok(None)
+    }
+}
+
+/// Exchanges handshakes with every other peer of the roster on the reliable channel, refusing
+/// to start on any mismatch.
+///
+/// Each peer sends its [`Handshake`], checks every handshake it receives and answers it with a
+/// verdict (accepted, or refused with the reason). The exchange succeeds once every peer's
+/// handshake checked out and every peer accepted ours, so no peer starts the session unless
+/// all agree. On a malformed or mismatching handshake, or a refusal, it keeps answering for up
+/// to two seconds (so the others learn why) and then fails with the first problem. It also
+/// fails on a local player count that differs from the roster, or when `timeout` passes.
+///
+/// Returns the game's messages that arrived on the reliable channel after a peer's handshake
+/// and verdict (a peer that finished first may already be talking), in order; messages from
+/// peers outside the roster are ignored. Blocks (native only; see [`Connecting`]).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn exchange_handshake(
+    socket: &mut WebRtcSocket,
+    roster: &Roster,
+    local: &Handshake,
+    timeout: Duration,
+) -> Result<Vec<(PeerId, Vec<u8>)>, MatchboxError> {
+    let origin = Instant::now();
+    let mut round = HandshakeRound::start(socket, roster, local, Duration::ZERO)?;
+    loop {
+        if let Some(leftover) = round.poll(socket, local, origin.elapsed(), timeout)? {
+            return Ok(leftover);
+        }
         std::thread::sleep(POLL);
     }
 }
@@ -611,23 +710,35 @@ pub fn start_p2p_session<G: Game>(
     Ok((builder.start_p2p_session(guarded)?, guard))
 }
 
-/// Polls the session until GGRS has synchronised with every peer, or `timeout` passes.
+/// One look at a synchronising session: polls it and says whether it runs.
+fn synchronized<G: Game>(session: &mut P2PSession<MatchboxConfig<G>>) -> bool {
+    session.poll_remote_clients();
+    session.current_state() == SessionState::Running
+}
+
+/// The [`Stage::Synchronize`] timeout.
+fn synchronize_timeout(waited: Duration) -> MatchboxError {
+    MatchboxError::Timeout {
+        stage: Stage::Synchronize,
+        waited,
+        detail: "GGRS is still synchronising".to_string(),
+    }
+}
+
+/// Polls the session until GGRS has synchronised with every peer, or `timeout` passes. Blocks
+/// (native only; see [`Connecting`]).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn synchronize<G: Game>(
     session: &mut P2PSession<MatchboxConfig<G>>,
     timeout: Duration,
 ) -> Result<(), MatchboxError> {
     let start = Instant::now();
     loop {
-        session.poll_remote_clients();
-        if session.current_state() == SessionState::Running {
+        if synchronized(session) {
             return Ok(());
         }
         if start.elapsed() >= timeout {
-            return Err(MatchboxError::Timeout {
-                stage: Stage::Synchronize,
-                waited: start.elapsed(),
-                detail: "GGRS is still synchronising".to_string(),
-            });
+            return Err(synchronize_timeout(start.elapsed()));
         }
         std::thread::sleep(POLL);
     }
@@ -695,40 +806,22 @@ impl<G: Game> fmt::Debug for MatchboxSession<G> {
 impl<G: Game> MatchboxSession<G> {
     /// Joins the room, waits for every peer, exchanges and checks `handshake` (refusing to
     /// start on a mismatch), starts the session from `builder` with players ordered by
-    /// [`PeerId`], and waits until GGRS is synchronised.
+    /// [`PeerId`], and waits until GGRS is synchronised. Blocks (native only: on wasm32, and in
+    /// any loop that must not wait, poll a [`Connecting`] instead, which this runs).
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn connect(
         options: &MatchboxOptions,
         handshake: &Handshake,
         builder: SessionBuilder<MatchboxConfig<G>>,
     ) -> Result<MatchboxSession<G>, MatchboxError> {
-        if options.players < 2 {
-            return Err(MatchboxError::TooFewPlayers { players: options.players });
-        }
-        let (mut socket, future) =
-            socket_builder_with_ice(&options.room_url, options.ice.clone()).build();
-        let message_loop = spawn_message_loop(future)?;
-        let with_reason = |e: MatchboxError, ml: &MessageLoop| match e {
-            MatchboxError::SocketClosed { reason: None } => {
-                // Give the loop a moment to record why it ended.
-                for _ in 0..100 {
-                    if ml.is_finished() {
-                        break;
-                    }
-                    std::thread::sleep(POLL);
-                }
-                MatchboxError::SocketClosed { reason: ml.error() }
+        let origin = Instant::now();
+        let mut connecting = Connecting::start(options, handshake, builder, Duration::ZERO)?;
+        loop {
+            if let Some(session) = connecting.poll(origin.elapsed())? {
+                return Ok(session);
             }
-            e => e,
-        };
-        let roster = wait_for_peers(&mut socket, options.players, options.peers_timeout)
-            .map_err(|e| with_reason(e, &message_loop))?;
-        let pending =
-            exchange_handshake(&mut socket, &roster, handshake, options.handshake_timeout)
-                .map_err(|e| with_reason(e, &message_loop))?;
-        let (mut session, guard) =
-            start_p2p_session(&mut socket, &roster, builder, options.max_prediction)?;
-        synchronize(&mut session, options.handshake_timeout)?;
-        Ok(MatchboxSession { session, guard, roster, socket, message_loop, pending })
+            std::thread::sleep(POLL);
+        }
     }
 
     /// Our player handle.
@@ -761,5 +854,286 @@ impl<G: Game> MatchboxSession<G> {
                 .map(|(p, b)| (p, b.to_vec())),
         );
         Ok(out)
+    }
+}
+
+/// Where a [`Connecting`] is.
+enum Step<G: Game> {
+    /// Waiting for every peer (since).
+    Peers { since: Duration, builder: SessionBuilder<MatchboxConfig<G>> },
+    /// Exchanging handshakes.
+    Handshake { roster: Roster, round: HandshakeRound, builder: SessionBuilder<MatchboxConfig<G>> },
+    /// Waiting for GGRS to synchronise (since).
+    Synchronize {
+        roster: Roster,
+        session: P2PSession<MatchboxConfig<G>>,
+        guard: Guard<PeerId>,
+        pending: Vec<(PeerId, Vec<u8>)>,
+        since: Duration,
+    },
+    /// The socket closed: waiting up to [`CLOSE_WAIT`] (since) for the message loop to say why.
+    Closing { since: Duration },
+    /// Finished (the session was handed out, or an error was).
+    Spent,
+}
+
+/// What one [`Step`] led to.
+enum Progress<G: Game> {
+    Wait(Step<G>),
+    Done(MatchboxSession<G>),
+}
+
+/// [`MatchboxSession::connect`] one step at a time, for a loop that must not block: a game's
+/// frame loop, or a browser page (on wasm32, the only way to connect).
+///
+/// [`Connecting::start`] builds the socket and starts its message loop; then call
+/// [`Connecting::poll`] regularly — every frame, or every few milliseconds — until it returns
+/// the synchronised session. It runs the same steps, checks and time limits as
+/// [`MatchboxSession::connect`] (which is a loop around it): wait for exactly the expected
+/// number of peers, exchange and check the [`Handshake`] (no peer starts unless all agree),
+/// start the GGRS session behind a [`GuardedSocket`] and wait for GGRS to synchronise. Times
+/// are the caller's: any monotonic clock, as the time since a fixed origin (natively an
+/// `Instant`'s `elapsed()`, in a page `performance.now()`); the time limits are measured on it.
+///
+/// Once `poll` has returned the session or an error, the attempt is spent: a later `poll`
+/// returns [`MatchboxError::Spent`].
+pub struct Connecting<G: Game> {
+    options: MatchboxOptions,
+    handshake: Handshake,
+    socket: Option<WebRtcSocket>,
+    message_loop: Option<MessageLoop>,
+    step: Step<G>,
+}
+
+impl<G: Game> fmt::Debug for Connecting<G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connecting")
+            .field("room_url", &self.options.room_url)
+            .field("stage", &self.stage())
+            .finish()
+    }
+}
+
+impl<G: Game> Connecting<G> {
+    /// Builds the socket for `options.room_url` and starts its message loop ([`socket_builder_with_ice`],
+    /// [`spawn_message_loop`]); `now` is the caller's clock (see the type's documentation).
+    pub fn start(
+        options: &MatchboxOptions,
+        handshake: &Handshake,
+        builder: SessionBuilder<MatchboxConfig<G>>,
+        now: Duration,
+    ) -> Result<Connecting<G>, MatchboxError> {
+        if options.players < 2 {
+            return Err(MatchboxError::TooFewPlayers { players: options.players });
+        }
+        let (socket, future) =
+            socket_builder_with_ice(&options.room_url, options.ice.clone()).build();
+        let message_loop = spawn_message_loop(future)?;
+        Ok(Connecting {
+            options: options.clone(),
+            handshake: handshake.clone(),
+            socket: Some(socket),
+            message_loop: Some(message_loop),
+            step: Step::Peers { since: now, builder },
+        })
+    }
+
+    /// The stage it is at (`None` once spent, or while it finds out why the socket closed).
+    pub fn stage(&self) -> Option<Stage> {
+        match self.step {
+            Step::Peers { .. } => Some(Stage::Peers),
+            Step::Handshake { .. } => Some(Stage::Handshake),
+            Step::Synchronize { .. } => Some(Stage::Synchronize),
+            Step::Closing { .. } | Step::Spent => None,
+        }
+    }
+
+    /// Our id, once the signaling server has assigned it.
+    pub fn local_id(&mut self) -> Option<PeerId> {
+        self.socket.as_mut().and_then(WebRtcSocket::id)
+    }
+
+    /// Other peers connected to us so far (a page shows "waiting for an opponent" while 0).
+    pub fn connected_peers(&self) -> usize {
+        self.socket.as_ref().map_or(0, |s| s.connected_peers().count())
+    }
+
+    /// One step: takes in what the socket received, moves on when a stage completes. `Ok(None)`:
+    /// not yet; `Ok(Some(session))`: synchronised, the match can start.
+    pub fn poll(&mut self, now: Duration) -> Result<Option<MatchboxSession<G>>, MatchboxError> {
+        if let Step::Closing { since } = self.step {
+            return self.poll_closing(since, now);
+        }
+        let step = core::mem::replace(&mut self.step, Step::Spent);
+        match self.advance(step, now) {
+            Ok(Progress::Wait(next)) => {
+                self.step = next;
+                Ok(None)
+            }
+            Ok(Progress::Done(session)) => Ok(Some(session)),
+            Err(MatchboxError::SocketClosed { reason: None }) => {
+                // Give the loop a moment to record why it ended.
+                self.step = Step::Closing { since: now };
+                self.poll_closing(now, now)
+            }
+            Err(e) => {
+                self.socket = None;
+                self.message_loop = None;
+                Err(e)
+            }
+        }
+    }
+
+    /// [`Step::Closing`] (since `since`): `SocketClosed` with the loop's reason once it is
+    /// known or [`CLOSE_WAIT`] has passed.
+    fn poll_closing(
+        &mut self,
+        since: Duration,
+        now: Duration,
+    ) -> Result<Option<MatchboxSession<G>>, MatchboxError> {
+        let finished = self.message_loop.as_ref().is_none_or(MessageLoop::is_finished);
+        if !finished && now.saturating_sub(since) < CLOSE_WAIT {
+            return Ok(None);
+        }
+        self.step = Step::Spent;
+        self.socket = None;
+        let reason = self.message_loop.take().and_then(|ml| ml.error());
+        Err(MatchboxError::SocketClosed { reason })
+    }
+
+    fn advance(&mut self, step: Step<G>, now: Duration) -> Result<Progress<G>, MatchboxError> {
+        let players = self.options.players;
+        let Some(socket) = self.socket.as_mut() else { return Err(MatchboxError::Spent) };
+        match step {
+            Step::Peers { since, builder } => {
+                refresh(socket)?;
+                if let Some(roster) = roster_if_complete(socket, players)? {
+                    let round = HandshakeRound::start(socket, &roster, &self.handshake, now)?;
+                    return Ok(Progress::Wait(Step::Handshake { roster, round, builder }));
+                }
+                let waited = now.saturating_sub(since);
+                if waited >= self.options.peers_timeout {
+                    return Err(peers_timeout(socket, players, waited));
+                }
+                Ok(Progress::Wait(Step::Peers { since, builder }))
+            }
+            Step::Handshake { roster, mut round, builder } => {
+                let timeout = self.options.handshake_timeout;
+                let Some(pending) = round.poll(socket, &self.handshake, now, timeout)? else {
+                    return Ok(Progress::Wait(Step::Handshake { roster, round, builder }));
+                };
+                let (session, guard) =
+                    start_p2p_session(socket, &roster, builder, self.options.max_prediction)?;
+                let next = Step::Synchronize { roster, session, guard, pending, since: now };
+                self.advance(next, now)
+            }
+            Step::Synchronize { roster, mut session, guard, pending, since } => {
+                if synchronized(&mut session) {
+                    let (Some(socket), Some(message_loop)) =
+                        (self.socket.take(), self.message_loop.take())
+                    else {
+                        return Err(MatchboxError::Spent);
+                    };
+                    return Ok(Progress::Done(MatchboxSession {
+                        session,
+                        guard,
+                        roster,
+                        socket,
+                        message_loop,
+                        pending,
+                    }));
+                }
+                let waited = now.saturating_sub(since);
+                if waited >= self.options.handshake_timeout {
+                    return Err(synchronize_timeout(waited));
+                }
+                Ok(Progress::Wait(Step::Synchronize { roster, session, guard, pending, since }))
+            }
+            Step::Closing { .. } | Step::Spent => Err(MatchboxError::Spent),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::duel::{self, Duel, DuelPeer, MatchOptions};
+
+    /// The handshake and session builder of a two-player duel.
+    fn duel_setup() -> (Handshake, SessionBuilder<MatchboxConfig<Duel>>) {
+        let options = MatchOptions::default();
+        let template = DuelPeer::new(options, 0).expect("a duel peer");
+        let handshake = Handshake::of(&duel::new_world(options.seed, options.peers));
+        (handshake, template.session_builder().expect("a session builder"))
+    }
+
+    /// Polls until the attempt ends (at most `limit`), sleeping between polls.
+    fn poll_until_done(
+        c: &mut Connecting<Duel>,
+        limit: Duration,
+    ) -> Result<Option<MatchboxSession<Duel>>, MatchboxError> {
+        let origin = Instant::now();
+        loop {
+            match c.poll(origin.elapsed()) {
+                Ok(None) if origin.elapsed() < limit => std::thread::sleep(POLL),
+                other => return other,
+            }
+        }
+    }
+
+    #[test]
+    fn connecting_needs_two_players() {
+        let (handshake, builder) = duel_setup();
+        let options = MatchboxOptions::new("ws://127.0.0.1:9/room", 1);
+        let e = Connecting::<Duel>::start(&options, &handshake, builder, Duration::ZERO)
+            .expect_err("one player is refused");
+        assert!(matches!(e, MatchboxError::TooFewPlayers { players: 1 }), "{e}");
+    }
+
+    /// A signaling server that never answers: the peers stage times out on the caller's
+    /// clock, naming what is missing; the spent attempt says so when polled again.
+    #[test]
+    fn connecting_times_out_on_the_callers_clock_then_is_spent() {
+        let (handshake, builder) = duel_setup();
+        let mut options = MatchboxOptions::new("ws://127.0.0.1:9/room", 2);
+        options.peers_timeout = Duration::from_secs(30);
+        let mut c = Connecting::<Duel>::start(&options, &handshake, builder, Duration::ZERO)
+            .expect("the socket starts");
+        assert_eq!(c.stage(), Some(Stage::Peers));
+        assert_eq!(c.connected_peers(), 0);
+        // The caller's clock says 31 s have passed: the stage gives up at once (unless the
+        // socket already closed, which is the other way this attempt ends).
+        match c.poll(Duration::from_secs(31)) {
+            Err(MatchboxError::Timeout { stage: Stage::Peers, waited, detail }) => {
+                assert_eq!(waited, Duration::from_secs(31));
+                assert!(detail.contains("never assigned an id"), "{detail}");
+            }
+            Err(MatchboxError::SocketClosed { .. }) | Ok(None) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+        if c.stage().is_some() {
+            // Still closing: let it finish.
+            let _ = poll_until_done(&mut c, Duration::from_secs(30));
+        }
+        assert_eq!(c.stage(), None);
+        assert!(matches!(c.poll(Duration::from_secs(40)), Err(MatchboxError::Spent)));
+    }
+
+    /// No signaling server at the room URL: the attempt fails with `SocketClosed` carrying the
+    /// message loop's reason, then is spent.
+    #[test]
+    fn connecting_reports_why_the_socket_closed() {
+        let (handshake, builder) = duel_setup();
+        let options = MatchboxOptions::new("ws://127.0.0.1:9/room", 2);
+        let mut c = Connecting::<Duel>::start(&options, &handshake, builder, Duration::ZERO)
+            .expect("the socket starts");
+        // matchbox tries the signaling server three times, 3 s apart.
+        match poll_until_done(&mut c, Duration::from_secs(60)) {
+            Err(MatchboxError::SocketClosed { reason: Some(reason) }) => {
+                assert!(!reason.is_empty());
+            }
+            other => panic!("expected SocketClosed with a reason, got {other:?}"),
+        }
+        assert!(matches!(c.poll(Duration::from_secs(61)), Err(MatchboxError::Spent)));
     }
 }

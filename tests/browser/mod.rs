@@ -1,0 +1,877 @@
+//! The duel in a real browser (feature `browser`): headless Chromium pages play the
+//! `browser_duel` example's wasm build over WebRTC, against each other and against the native
+//! `p2p_matchbox --game duel` peer; a screenshot of a match is checked; the replay viewer seeks
+//! to frames of a natively recorded replay and must give the native checksums.
+//!
+//! Network rule: WebRTC peers gather addresses on every interface, so every browser, the
+//! static/signaling server it talks to and the native peer run only inside two network
+//! namespaces the test creates ([`netns::Pair`]: a veth pair, addresses 10.78.N.1 and
+//! 10.78.N.2, each side's default route through the other, nothing else attached), deleted
+//! afterwards, also on failure. No STUN.
+//! Chromium is driven through `--remote-debugging-pipe` ([`cdp`]), so nothing listens for the
+//! debugger. Every wait is bounded. The tests run one at a time (they share 2 cores).
+//!
+//! What they need: root, `ip` (iproute2), Debian's `chromium`, and the wasm build, which the
+//! first test makes with `target/debug/examples/browser_duel --build-only` (a no-op when it is
+//! up to date; it needs the `wasm32-unknown-unknown` target and `wasm-bindgen-cli` at the
+//! version of the `wasm-bindgen` crate in Cargo.lock). Without one of them a test prints
+//! `SKIP browser test …: <reason>` and passes, except in CI (`CI=true`), where it fails:
+//! `.ci/run` installs all of them. The examples themselves are built by `cargo test
+//! --all-features` (cargo builds the examples of the features it is given).
+//!
+//! Outputs (screenshot, replay, browser logs) go to `target/tmp/browser/`; each test prints
+//! what it measured: page load to connected, frame time, rollbacks, ping.
+
+mod cdp;
+mod netns;
+
+use cdp::{Browser, WINDOW};
+use netns::{Pair, Proc};
+use rollback_abilities::duel::{self, DuelMatch, MatchOptions};
+use rollback_abilities::prelude::World;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Frames each match plays (the page's `frames=`, the native peer's `--frames`).
+const FRAMES: u64 = 600;
+/// The port of the page server inside namespace A.
+const PORT: u16 = 8080;
+/// How long a match may take, from opening the pages to both reporting `done`.
+const MATCH_DEADLINE: Duration = Duration::from_secs(150);
+/// How long the wasm build may take (a clean release build of the crate for wasm32 on 2
+/// cores is a few minutes; it is a no-op when up to date).
+const BUILD_DEADLINE: Duration = Duration::from_secs(1200);
+/// Selects a re-executed child's role (only `serve-page`, the self-test's page server).
+const ROLE: &str = "RBA_BROWSER_CHILD";
+/// The child's argument (the address to serve on).
+const ARG: &str = "RBA_BROWSER_ARG";
+
+/// The tests run one at a time: two browsers, a server and a native peer already fill 2 cores.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Why a test cannot run.
+enum Problem {
+    /// The machine lacks something (root, `ip`, Chromium, the wasm tool chain): skipped
+    /// locally, a failure in CI.
+    Unavailable(String),
+    /// Something that should work does not: always a failure.
+    Failed(String),
+}
+
+/// Prints a line of the tests' report and appends it to `target/tmp/browser/report.txt`
+/// (written afresh by each run of the test binary), which `.ci/run` shows after the tests: the
+/// test harness hides what a passing test prints.
+fn note(line: String) {
+    println!("{line}");
+    static FILE: OnceLock<Mutex<Option<std::fs::File>>> = OnceLock::new();
+    let file = FILE.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
+        let _ = std::fs::create_dir_all(&dir);
+        Mutex::new(std::fs::File::create(dir.join("report.txt")).ok())
+    });
+    if let Some(f) = file.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+/// Whether this is a CI run (`CI=true`), where a test that cannot run fails.
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// Reports a test that cannot run: a failure in CI, a `SKIP` line otherwise.
+fn unavailable(test: &str, reason: &str) {
+    assert!(!in_ci(), "browser test {test} cannot run in CI (CI=true): {reason}");
+    note(format!("SKIP browser test {test}: {reason}"));
+}
+
+fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// What the machine offers the tests.
+struct Machine {
+    /// The Chromium program and its version line.
+    chromium: (String, String),
+    /// Where outputs go (`target/tmp/browser/`).
+    out: PathBuf,
+}
+
+/// Root, `ip netns`, Chromium.
+fn machine() -> Result<Machine, Problem> {
+    match effective_uid() {
+        Some(0) => {}
+        Some(uid) => {
+            return Err(Problem::Unavailable(format!(
+                "not root (uid {uid}); `ip netns` needs root"
+            )));
+        }
+        None => return Err(Problem::Unavailable("cannot read the uid".into())),
+    }
+    netns::ip(&["-V"])
+        .map_err(|e| Problem::Unavailable(format!("no usable `ip` (install iproute2): {e}")))?;
+    let chromium = cdp::chromium().map_err(Problem::Unavailable)?;
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser");
+    std::fs::create_dir_all(&out)
+        .map_err(|e| Problem::Failed(format!("{}: {e}", out.display())))?;
+    netns::delete_stale_namespaces();
+    Ok(Machine { chromium, out })
+}
+
+/// An example binary built by `cargo test` next to this test binary
+/// (`target/debug/examples/NAME`).
+fn example(name: &str) -> Result<PathBuf, Problem> {
+    let exe = std::env::current_exe().map_err(|e| Problem::Failed(e.to_string()))?;
+    // target/debug/deps/integration-HASH → target/debug/examples/NAME
+    let dir = exe.parent().and_then(Path::parent).map(|d| d.join("examples"));
+    let path = dir.map(|d| d.join(name)).filter(|p| p.is_file());
+    path.ok_or_else(|| {
+        Problem::Failed(format!(
+            "the example {name} is not built next to {}: run `cargo test --all-features` (it \
+             builds the examples) or `cargo build --all-features --examples`",
+            exe.display()
+        ))
+    })
+}
+
+/// The built page (`target/browser_duel/www/`), made once per test run by
+/// `browser_duel --build-only`.
+fn web_dir() -> Result<PathBuf, Problem> {
+    static DIR: OnceLock<Result<PathBuf, (bool, String)>> = OnceLock::new();
+    let built = DIR.get_or_init(|| {
+        let server = example("browser_duel").map_err(|p| match p {
+            Problem::Unavailable(s) => (true, s),
+            Problem::Failed(s) => (false, s),
+        })?;
+        let started = Instant::now();
+        let mut child = Command::new(&server)
+            .arg("--build-only")
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| (false, format!("cannot run {}: {e}", server.display())))?;
+        let out = child.stdout.take().map(BufReader::new);
+        let err = child.stderr.take();
+        let err = std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut e) = err {
+                let _ = std::io::Read::read_to_string(&mut e, &mut s);
+            }
+            s
+        });
+        let out = std::thread::spawn(move || {
+            out.map(|o| o.lines().map_while(Result::ok).collect::<Vec<_>>()).unwrap_or_default()
+        });
+        let status = loop {
+            if let Some(s) = child.try_wait().map_err(|e| (false, e.to_string()))? {
+                break s;
+            }
+            if started.elapsed() > BUILD_DEADLINE {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err((false, format!("the wasm build took over {BUILD_DEADLINE:?}")));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        let (out, err) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
+        let dir = out.iter().find_map(|l| l.strip_prefix("built ")).map(PathBuf::from);
+        match (status.code(), dir) {
+            (Some(0), Some(dir)) => {
+                note(format!(
+                    "browser: wasm build ready in {:.1} s: {}",
+                    started.elapsed().as_secs_f64(),
+                    dir.display()
+                ));
+                let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+                Ok(if dir.is_absolute() { dir } else { root.join(dir) })
+            }
+            // Exit 2: wasm-bindgen is missing (the message names the install command).
+            (Some(2), _) if err.contains("install") => {
+                Err((true, format!("cannot build the page: {}", err.trim())))
+            }
+            // rustc's words when the standard library for the target is not installed.
+            _ if err.contains("target may not be installed") => Err((
+                true,
+                "cannot build the page: the wasm32-unknown-unknown target is not installed \
+                 (rustup target add wasm32-unknown-unknown)"
+                    .to_string(),
+            )),
+            _ => Err((
+                false,
+                format!(
+                    "`browser_duel --build-only` failed ({status}):\n{}\n{err}",
+                    out.join("\n")
+                ),
+            )),
+        }
+    });
+    built
+        .clone()
+        .map_err(|(unavail, s)| if unavail { Problem::Unavailable(s) } else { Problem::Failed(s) })
+}
+
+/// Runs a test body with the machine's checks done; reports a test that cannot run.
+fn run(test: &str, needs_page: bool, body: impl FnOnce(&Machine) -> Result<(), String>) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let started = Instant::now();
+    let checked = machine().and_then(|m| if needs_page { web_dir().map(|_| m) } else { Ok(m) });
+    match checked {
+        Ok(m) => {
+            if let Err(e) = body(&m) {
+                panic!("browser test {test}: {e}");
+            }
+            note(format!("browser test {test}: done in {:.1} s", started.elapsed().as_secs_f64()));
+        }
+        Err(Problem::Unavailable(reason)) => unavailable(test, &reason),
+        Err(Problem::Failed(e)) => panic!("browser test {test}: {e}"),
+    }
+}
+
+/// The page server (`browser_duel --no-build`) in namespace A: the page's URL and the
+/// signaling server's base URL (`ws://HOST:PORT/`, rooms are paths below it).
+struct Server {
+    proc: Proc,
+    page: String,
+    signaling: String,
+}
+
+/// Starts the page server in namespace A (it stops by itself after 10 minutes).
+fn start_server(pair: &mut Pair) -> Result<Server, String> {
+    let web = web_dir().map_err(|p| match p {
+        Problem::Unavailable(s) | Problem::Failed(s) => s,
+    })?;
+    let bin = example("browser_duel").map_err(|p| match p {
+        Problem::Unavailable(s) | Problem::Failed(s) => s,
+    })?;
+    let mut cmd = pair.command(&pair.a, bin);
+    cmd.arg("--no-build").arg("--web-dir").arg(&web);
+    cmd.args(["--addr", &format!("{}:{PORT}", pair.addr_a)]);
+    // It stops by itself if the test could not kill it (the test killed by a signal).
+    cmd.args(["--for", "600"]);
+    let proc = pair.spawn(cmd, "browser_duel server")?;
+    let page = proc.wait_line("ready ", Duration::from_secs(30))?;
+    if !page.starts_with("http://") {
+        return Err(format!("the ready line names no http URL: {page}\n{}", proc.output()));
+    }
+    // The signaling URL: a `ws://` URL the server printed, else the page's host and port.
+    let said = proc.stdout();
+    let signaling = said
+        .split_whitespace()
+        .find(|w| w.starts_with("ws://"))
+        .map(str::to_string)
+        .unwrap_or_else(|| page.replacen("http://", "ws://", 1));
+    let signaling = if signaling.ends_with('/') { signaling } else { format!("{signaling}/") };
+    Ok(Server { proc, page, signaling })
+}
+
+/// The expression that reads a page's status (contract: `duel.status()` once
+/// `window.duelReady`).
+const STATUS: &str = "(() => (window.duelReady === true && window.duel) ? window.duel.status() \
+                      : { state: 'loading', error: null })()";
+
+/// One page followed through a match.
+struct Watch {
+    opened: Instant,
+    /// When `duelReady` first held (the wasm loaded and started).
+    ready: Option<Duration>,
+    /// When the state first was `playing` (connected to the other peer).
+    playing: Option<Duration>,
+    /// The first poll in `playing`: (time, frame), for the measured frame rate.
+    first_playing: Option<(Instant, u64)>,
+    /// The last poll in `playing` or `done`: (time, frame).
+    last_playing: Option<(Instant, u64)>,
+    last: Value,
+}
+
+impl Watch {
+    /// Opens `url` in the browser.
+    fn open(b: &mut Browser, url: &str) -> Result<Watch, String> {
+        let opened = Instant::now();
+        b.open(url)?;
+        Ok(Watch {
+            opened,
+            ready: None,
+            playing: None,
+            first_playing: None,
+            last_playing: None,
+            last: Value::Null,
+        })
+    }
+
+    /// Reads the page's status; an `error` state is an error.
+    fn poll(&mut self, b: &mut Browser) -> Result<(), String> {
+        let s = b
+            .eval(STATUS, Duration::from_secs(20))
+            .map_err(|e| format!("{e}\n{}", b.diagnostics()))?;
+        let state = s["state"].as_str().unwrap_or("?").to_string();
+        let now = Instant::now();
+        if state != "loading" && self.ready.is_none() {
+            self.ready = Some(self.opened.elapsed());
+        }
+        if state == "error" || !s["error"].is_null() {
+            return Err(format!("{} reports an error: {s}\n{}", b.name, b.diagnostics()));
+        }
+        let frame = s["frame"].as_u64().unwrap_or(0);
+        if matches!(state.as_str(), "playing" | "done") {
+            if self.playing.is_none() {
+                self.playing = Some(self.opened.elapsed());
+                self.first_playing = Some((now, frame));
+            }
+            self.last_playing = Some((now, frame));
+        }
+        self.last = s;
+        Ok(())
+    }
+
+    fn state(&self) -> &str {
+        self.last["state"].as_str().unwrap_or("?")
+    }
+
+    fn done(&self) -> bool {
+        self.state() == "done"
+    }
+
+    /// Frames per second of wall time the page advanced while playing, as seen by the test.
+    fn measured_fps(&self) -> Option<f64> {
+        let ((t0, f0), (t1, f1)) = (self.first_playing?, self.last_playing?);
+        let secs = t1.duration_since(t0).as_secs_f64();
+        (secs > 0.5).then(|| f1.saturating_sub(f0) as f64 / secs)
+    }
+
+    /// One line of measurements.
+    fn summary(&self, name: &str) -> String {
+        let s = &self.last;
+        let secs =
+            |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.2} s", d.as_secs_f64()));
+        let ms = |v: &Value| v.as_f64().map_or("-".into(), |t| format!("{t:.2} ms"));
+        format!(
+            "{name}: player {}; seen by the test: wasm ready {}, playing {}, {} fps; the page's \
+             own: load {}, connect {}, frame time {}, {} fps, {} frames drawn; {} rollbacks, \
+             ping {} ms, frame advantage {}, desyncs {}, checksum checks {} (agree: {})",
+            s["player"],
+            secs(self.ready),
+            secs(self.playing),
+            self.measured_fps().map_or("-".into(), |f| format!("{f:.1}")),
+            ms(&s["load_ms"]),
+            ms(&s["connect_ms"]),
+            ms(&s["frame_time_ms"]),
+            s["fps"].as_f64().map_or("-".into(), |f| format!("{f:.1}")),
+            s["frames_drawn"],
+            s["rollbacks"],
+            s["ping_ms"],
+            s["frame_advantage"],
+            s["desyncs"],
+            s["checksum_checks"],
+            s["checksums_agree"]
+        )
+    }
+}
+
+/// A page's final report must be complete: `done`, frame `FRAMES - 1` confirmed, a final
+/// checksum of 16 hex digits, a non-empty checksum list reaching the last minute, no desync,
+/// and the page's own comparisons with the other peer's checksums all agreeing.
+fn check_final(name: &str, s: &Value) -> Result<(), String> {
+    let hex16 = |v: &Value| {
+        v.as_str().is_some_and(|h| h.len() == 16 && h.bytes().all(|c| c.is_ascii_hexdigit()))
+    };
+    let confirmed = s["confirmed_frame"].as_u64();
+    let list = s["checksums"].as_array().cloned().unwrap_or_default();
+    let last_listed = list.last().and_then(|e| e[0].as_u64());
+    let ok = s["state"] == "done"
+        && confirmed.is_some_and(|c| c + 1 >= FRAMES)
+        && hex16(&s["final_checksum"])
+        && s["desyncs"].as_u64() == Some(0)
+        && !list.is_empty()
+        && list.iter().all(|e| e[0].is_u64() && hex16(&e[1]))
+        && last_listed.is_some_and(|f| f + 60 >= FRAMES - 1)
+        && s["checksum_mismatches"].as_u64() == Some(0)
+        && s["checksums_agree"] == true;
+    if ok { Ok(()) } else { Err(format!("{name}'s final status is incomplete: {s}")) }
+}
+
+/// Decodes a PNG and checks it is a picture, not a blank page: the window's size, at least
+/// `min_colours` distinct colours, and no colour covering more than 95 % of it. Returns
+/// (distinct colours, share of the commonest colour).
+fn check_picture(png_bytes: &[u8], min_colours: usize) -> Result<(usize, f64), String> {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().map_err(|e| format!("not a PNG: {e}"))?;
+    let mut buf = vec![0; reader.output_buffer_size().ok_or("PNG too large")?];
+    let info = reader.next_frame(&mut buf).map_err(|e| format!("bad PNG: {e}"))?;
+    if (info.width, info.height) != WINDOW {
+        return Err(format!("the screenshot is {}x{}, not {WINDOW:?}", info.width, info.height));
+    }
+    let samples = info.color_type.samples();
+    let mut counts: BTreeMap<&[u8], u64> = BTreeMap::new();
+    for row in buf[..info.buffer_size()].chunks_exact(info.line_size) {
+        for px in row[..info.width as usize * samples].chunks_exact(samples) {
+            *counts.entry(px).or_default() += 1;
+        }
+    }
+    let total = u64::from(info.width) * u64::from(info.height);
+    let top = counts.values().copied().max().unwrap_or(0) as f64 / total as f64;
+    if counts.len() < min_colours || top > 0.95 {
+        return Err(format!(
+            "the screenshot looks blank: {} distinct colours (want ≥ {min_colours}), the \
+             commonest covers {:.1} %",
+            counts.len(),
+            top * 100.0
+        ));
+    }
+    Ok((counts.len(), top))
+}
+
+/// Plays pages until all are `done` (or the deadline): polls every 100 ms; `each` runs after
+/// every round of polls (screenshots).
+fn play_out(
+    pages: &mut [(&mut Browser, &mut Watch)],
+    mut each: impl FnMut(&mut [(&mut Browser, &mut Watch)]) -> Result<(), String>,
+) -> Result<(), String> {
+    let start = Instant::now();
+    loop {
+        for (b, w) in pages.iter_mut() {
+            w.poll(b)?;
+        }
+        each(pages)?;
+        if pages.iter().all(|(_, w)| w.done()) {
+            return Ok(());
+        }
+        if start.elapsed() > MATCH_DEADLINE {
+            let mut msg =
+                format!("the match did not finish within {} s:", MATCH_DEADLINE.as_secs());
+            for (b, w) in pages.iter() {
+                msg.push_str(&format!("\n{}: {}\n{}", b.name, w.last, b.diagnostics()));
+            }
+            return Err(msg);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Saves a PNG under `dir` and prints its path.
+fn save(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, String> {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Two headless pages in two namespaces join one room and play 600 frames over WebRTC with no
+/// input delay (A the bot, B scripted inputs): they roll back, and report the same confirmed
+/// checksums (final and every-60-frames list) and no desync. Mid-match, page A's screenshot
+/// is saved and must be a picture (not blank).
+#[test]
+fn two_browser_pages_play_a_duel_and_agree() {
+    run("two_browser_pages_play_a_duel_and_agree", true, |m| {
+        let mut pair = Pair::create(1)?;
+        let server = start_server(&mut pair)?;
+        // Input delay 0, so the pages predict and roll back; A's bot against B's script.
+        let url = format!("{}?room=pages&players=2&frames={FRAMES}&seed=5&delay=0", server.page);
+        let program = &m.chromium.0;
+        let mut a = Browser::launch("browser A", program, &pair.a, &m.out)?;
+        let mut b = Browser::launch("browser B", program, &pair.b, &m.out)?;
+        let mut wa = Watch::open(&mut a, &format!("{url}&bot=1"))?;
+        // matchbox can miss two peers that join at the same instant.
+        std::thread::sleep(Duration::from_millis(500));
+        let mut wb = Watch::open(&mut b, &format!("{url}&script=mash"))?;
+        let mut shot: Option<(u64, Vec<u8>)> = None;
+        play_out(&mut [(&mut a, &mut wa), (&mut b, &mut wb)], |pages| {
+            let (b, w) = &mut pages[0];
+            let frame = w.last["frame"].as_u64().unwrap_or(0);
+            if shot.is_none() && w.state() == "playing" && frame >= FRAMES / 2 {
+                shot = Some((frame, b.screenshot()?));
+            }
+            Ok(())
+        })
+        .map_err(|e| format!("{e}\n{}", server.proc.output()))?;
+        for (name, w) in [("page A", &wa), ("page B", &wb)] {
+            check_final(name, &w.last)?;
+            note(format!("browser duel: {}", w.summary(name)));
+        }
+        let (sa, sb) = (&wa.last, &wb.last);
+        let players: BTreeSet<String> = [sa, sb].iter().map(|s| s["player"].to_string()).collect();
+        if players != BTreeSet::from(["0".to_string(), "1".to_string()]) {
+            return Err(format!("the pages are not players 0 and 1: {sa}\n{sb}"));
+        }
+        if sa["final_checksum"] != sb["final_checksum"] || sa["checksums"] != sb["checksums"] {
+            return Err(format!("the pages' confirmed checksums differ:\n{sa}\n{sb}"));
+        }
+        // With no input delay over a real network, predictions miss and frames are re-run:
+        // the agreement above holds across rollbacks in wasm.
+        let rollbacks: u64 = [sa, sb].iter().filter_map(|s| s["rollbacks"].as_u64()).sum();
+        if rollbacks == 0 {
+            return Err(format!("no page rolled back once with input delay 0:\n{sa}\n{sb}"));
+        }
+        note(format!(
+            "browser duel: both pages confirm frame {}: checksum {} ({} checkpoints agree)",
+            FRAMES - 1,
+            sa["final_checksum"],
+            sa["checksums"].as_array().map_or(0, Vec::len)
+        ));
+        // The screenshot (taken mid-match; after the end if the match was too quick).
+        let (frame, png) = match shot {
+            Some(s) => s,
+            None => (sa["frame"].as_u64().unwrap_or(0), a.screenshot()?),
+        };
+        let path = save(&m.out, "duel-match.png", &png)?;
+        let (colours, top) = check_picture(&png, 64)?;
+        note(format!(
+            "browser duel: screenshot at frame {frame}: {} ({colours} colours, commonest {:.1} %)",
+            path.display(),
+            top * 100.0
+        ));
+        Ok(())
+    });
+}
+
+/// A browser page and the native `p2p_matchbox --game duel` peer (each in its namespace)
+/// play 600 frames in one room: the native peer exits 0 (it compares both sides' checksums)
+/// and prints the same final confirmed checksum as the page.
+#[test]
+fn browser_page_and_native_peer_agree() {
+    run("browser_page_and_native_peer_agree", true, |m| {
+        let native = example("p2p_matchbox").map_err(|p| match p {
+            Problem::Unavailable(s) | Problem::Failed(s) => s,
+        })?;
+        let mut pair = Pair::create(2)?;
+        let server = start_server(&mut pair)?;
+        let url = format!("{}?room=mixed&players=2&bot=1&frames={FRAMES}", server.page);
+        let mut a = Browser::launch("browser A", &m.chromium.0, &pair.a, &m.out)?;
+        let mut wa = Watch::open(&mut a, &url)?;
+        std::thread::sleep(Duration::from_millis(500));
+        let mut cmd = pair.command(&pair.b, &native);
+        cmd.args(["--game", "duel", "--room", &format!("{}mixed", server.signaling)]);
+        cmd.args(["--players", "2", "--frames", &FRAMES.to_string()]);
+        let peer = pair.spawn(cmd, "native p2p_matchbox peer")?;
+        // A native peer that gives up ends the wait at once.
+        play_out(&mut [(&mut a, &mut wa)], |_| match pair.try_wait(&peer)? {
+            Some(status) if !status.success() => {
+                Err(format!("the native peer exited early ({status})"))
+            }
+            _ => Ok(()),
+        })
+        .map_err(|e| format!("{e}\n{}\n{}", peer.output(), server.proc.output()))?;
+        let status = pair.wait(&peer, Duration::from_secs(60))?;
+        check_final("page", &wa.last)?;
+        note(format!("browser duel: {}", wa.summary("page (vs native)")));
+        // `checksum after frame F: HEX (this peer, player P)`
+        let said = peer.stdout();
+        let mine = said
+            .lines()
+            .find(|l| l.contains("(this peer"))
+            .and_then(|l| l.strip_prefix("checksum after frame "))
+            .ok_or_else(|| {
+                format!("the native peer printed no checksum line:\n{}", peer.output())
+            })?;
+        let (frame, rest) = mine.split_once(": ").ok_or("bad checksum line")?;
+        let hex = rest.split_whitespace().next().unwrap_or("");
+        if !status.success() {
+            return Err(format!("the native peer failed ({status}):\n{}", peer.output()));
+        }
+        if frame.parse::<u64>().ok() != Some(FRAMES - 1)
+            || Some(hex) != wa.last["final_checksum"].as_str()
+        {
+            return Err(format!(
+                "native and browser disagree: native frame {frame} {hex}, page {}\n{}",
+                wa.last,
+                peer.output()
+            ));
+        }
+        let native_player = rest.split("player ").nth(1).map(|p| p.trim_end_matches(')'));
+        if native_player.map(str::to_string) == Some(wa.last["player"].to_string()) {
+            return Err(format!("both sides claim the same player: {}\n{said}", wa.last));
+        }
+        note(format!(
+            "browser duel: native peer (player {}) and page (player {}) confirm frame {frame}: \
+             {hex}",
+            native_player.unwrap_or("?"),
+            wa.last["player"]
+        ));
+        Ok(())
+    });
+}
+
+/// The replay viewer (`?view=replay`) loads a replay recorded natively (1500 frames, so
+/// seeking crosses keyframes) and `duel.seek(F)` gives, for frames forwards and backwards,
+/// the checksum the native replay reader gives after frame F (and, with feature `cli`, the
+/// command line's `replay seek --frame F`). A truncated replay is refused with an error, and
+/// the viewer still works afterwards.
+#[test]
+fn replay_viewer_seeks_to_native_checksums() {
+    run("replay_viewer_seeks_to_native_checksums", true, |m| {
+        let options = MatchOptions { frames: 1500, seed: 3, ..MatchOptions::default() };
+        let outcome =
+            DuelMatch::new(options).and_then(DuelMatch::run).map_err(|e| e.to_string())?;
+        let replay = outcome.replay;
+        let bytes = replay.encode();
+        let path = m.out.join("duel-1500.replay");
+        std::fs::write(&path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let frames: [u32; 7] = [599, 0, 1499, 600, 1234, 61, 1200];
+        let native = |f: u32| -> Result<String, String> {
+            let mut w: World<duel::Duel> =
+                World::new(duel::content(), &duel::hooks(), replay.header.config)
+                    .map_err(|e| e.to_string())?;
+            replay.start(&mut w).map_err(|e| e.to_string())?;
+            replay.seek(&mut w, f + 1).map_err(|e| e.to_string())?;
+            Ok(format!("{:016x}", w.checksum()))
+        };
+        let expected: Vec<String> = frames.iter().map(|&f| native(f)).collect::<Result<_, _>>()?;
+        cli_cross_check(&path, &frames, &expected)?;
+
+        let mut pair = Pair::create(3)?;
+        let server = start_server(&mut pair)?;
+        let mut a = Browser::launch("browser A", &m.chromium.0, &pair.a, &m.out)?;
+        let url = format!("{}?view=replay", server.page);
+        let opened = Instant::now();
+        a.open(&url)?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while a.eval("window.duelReady === true", Duration::from_secs(10))? != Value::Bool(true) {
+            if Instant::now() > deadline {
+                return Err(format!("the viewer did not load in 30 s\n{}", a.diagnostics()));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let ready = opened.elapsed();
+        let t = Duration::from_secs(60);
+        let load = |a: &mut Browser, b: &[u8]| {
+            a.eval(
+                &format!(
+                    "duel.loadReplay(Uint8Array.from(atob('{}'), c => c.charCodeAt(0)))",
+                    cdp::base64_encode(b)
+                ),
+                t,
+            )
+        };
+        // A truncated replay: a typed error, no frames.
+        let bad = load(&mut a, &bytes[..bytes.len() / 2])?;
+        if bad["error"].as_str().is_none_or(str::is_empty) {
+            return Err(format!("a truncated replay was accepted: {bad}\n{}", a.diagnostics()));
+        }
+        note(format!("browser replay viewer: a truncated replay is refused: {}", bad["error"]));
+        let loaded_at = Instant::now();
+        let good = load(&mut a, &bytes)?;
+        if !good["error"].is_null()
+            || good["frames"].as_u64() != Some(1500)
+            || good["keyframes"].as_u64().is_none_or(|k| k < 2)
+        {
+            return Err(format!("the replay did not load: {good}\n{}", a.diagnostics()));
+        }
+        let load_time = loaded_at.elapsed();
+        let seeks = Instant::now();
+        for (f, want) in frames.iter().zip(&expected) {
+            let got = a.eval(&format!("duel.seek({f})"), t)?;
+            if got.as_str() != Some(want.as_str()) {
+                return Err(format!(
+                    "seek({f}): the viewer says {got}, the native replay reader {want}\n{}",
+                    a.diagnostics()
+                ));
+            }
+        }
+        // A frame outside the replay is an error, not a clamp.
+        if let Ok(v) = a.eval("duel.seek(1500)", t) {
+            return Err(format!("seek(1500) past the last frame (1499) returned {v}"));
+        }
+        let status = a.eval("duel.replayStatus()", t)?;
+        note(format!(
+            "browser replay viewer: wasm ready {:.2} s after opening; replay ({} bytes) loaded \
+             in {:.0} ms; {} seeks ({frames:?}) match the native checksums in {:.0} ms; \
+             status {status}",
+            ready.as_secs_f64(),
+            bytes.len(),
+            load_time.as_secs_f64() * 1000.0,
+            frames.len(),
+            seeks.elapsed().as_secs_f64() * 1000.0
+        ));
+        let png = a.screenshot()?;
+        let shot = save(&m.out, "duel-replay-viewer.png", &png)?;
+        let (colours, _) = check_picture(&png, 16)?;
+        note(format!("browser replay viewer: screenshot {} ({colours} colours)", shot.display()));
+        Ok(())
+    });
+}
+
+/// With feature `cli`: the command-line replay tool (`rollback-abilities replay seek REPLAY
+/// --frame F`) prints, for every frame, the same checksum after frame F as the library's
+/// replay reader.
+#[cfg(feature = "cli")]
+fn cli_cross_check(replay: &Path, frames: &[u32], want: &[String]) -> Result<(), String> {
+    for (frame, want) in frames.iter().zip(want) {
+        let out = Command::new(env!("CARGO_BIN_EXE_rollback-abilities"))
+            .args(["replay", "seek"])
+            .arg(replay)
+            .args(["--frame", &frame.to_string()])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        // `after frame F: checksum HEX, N live entities`
+        let prefix = format!("after frame {frame}: checksum ");
+        let said =
+            text.lines().find_map(|l| l.strip_prefix(&prefix)).and_then(|r| r.split(',').next());
+        if !out.status.success() || said != Some(want.as_str()) {
+            return Err(format!(
+                "`rollback-abilities replay seek --frame {frame}` says {said:?}, the reader \
+                 {want}:\n{text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Without feature `cli` there is no command-line replay tool to compare with.
+#[cfg(not(feature = "cli"))]
+fn cli_cross_check(_replay: &Path, _frames: &[u32], _want: &[String]) -> Result<(), String> {
+    Ok(())
+}
+
+/// The self-test page (served by [`serve_page`]): a colourful canvas, and two
+/// `RTCPeerConnection`s in the page that exchange a message over a data channel (no STUN),
+/// which needs a host ICE candidate on the namespace's address.
+const SELF_TEST_PAGE: &str = r#"<!doctype html>
+<html><head><meta charset="utf-8"><title>harness self-test</title></head>
+<body style="margin:0;overflow:hidden;background:#123">
+<canvas id="c" width="1280" height="720" style="display:block"></canvas>
+<script>
+const g = document.getElementById("c").getContext("2d");
+for (let i = 0; i < 120; i++) {
+  g.fillStyle = `hsl(${i * 3}, 80%, ${30 + (i % 5) * 10}%)`;
+  g.fillRect(20 + i * 10, 40 + (i * 37) % 500, 60, 60);
+}
+window.rtc = (async () => {
+  const a = new RTCPeerConnection({ iceServers: [] });
+  const b = new RTCPeerConnection({ iceServers: [] });
+  const candidates = [];
+  a.onicecandidate = e => {
+    if (e.candidate) { candidates.push(e.candidate.candidate); b.addIceCandidate(e.candidate); }
+  };
+  b.onicecandidate = e => { if (e.candidate) a.addIceCandidate(e.candidate); };
+  const got = new Promise(r => {
+    b.ondatachannel = e => { e.channel.onmessage = m => r(m.data); };
+  });
+  const ch = a.createDataChannel("selftest");
+  ch.onopen = () => ch.send("ping over webrtc");
+  await a.setLocalDescription();
+  await b.setRemoteDescription(a.localDescription);
+  await b.setLocalDescription();
+  await a.setRemoteDescription(b.localDescription);
+  const timeout = new Promise((_, no) => setTimeout(() => {
+    no(new Error("no message in 15 s; candidates: " + candidates.join(" | ")));
+  }, 15000));
+  const message = await Promise.race([got, timeout]);
+  a.close(); b.close();
+  return { message, candidates };
+})();
+</script></body></html>
+"#;
+
+/// The harness itself, without the game: a small page server (this binary re-executed in
+/// namespace A) and a Chromium in namespace B. The page loads across the pair, JavaScript
+/// evaluates (a promise too), a WebRTC data channel opens on a host candidate of B's address
+/// (and no mDNS name), the screenshot is a picture, and afterwards the namespaces are gone.
+#[test]
+fn harness_self_test_in_namespaces() {
+    run("harness_self_test_in_namespaces", false, |m| {
+        let names;
+        {
+            let mut pair = Pair::create(4)?;
+            names = [pair.a.clone(), pair.b.clone()];
+            let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+            let addr = format!("{}:{PORT}", pair.addr_a);
+            let mut cmd = pair.command(&pair.a, exe);
+            cmd.args(["browser::child_role", "--exact", "--ignored", "--nocapture"]);
+            cmd.args(["--test-threads", "1"]).env(ROLE, "serve-page").env(ARG, &addr);
+            let server = pair.spawn(cmd, "self-test page server")?;
+            server.wait_line("page server listening on", Duration::from_secs(30))?;
+            let started = Instant::now();
+            let mut b = Browser::launch("browser B", &m.chromium.0, &pair.b, &m.out)?;
+            let launched = started.elapsed();
+            b.open(&format!("http://{addr}/"))?;
+            let rtc = b.eval("window.rtc", Duration::from_secs(30))?;
+            if rtc["message"] != "ping over webrtc" {
+                return Err(format!("no data channel message: {rtc}\n{}", b.diagnostics()));
+            }
+            let candidates: Vec<&str> = rtc["candidates"]
+                .as_array()
+                .map(|c| c.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let on_b = candidates.iter().any(|c| c.contains(&format!(" {} ", pair.addr_b)));
+            if !on_b || candidates.iter().any(|c| c.contains(".local")) {
+                return Err(format!("want a host candidate on {}: {candidates:?}", pair.addr_b));
+            }
+            let png = b.screenshot()?;
+            let path = save(&m.out, "harness-self-test.png", &png)?;
+            let (colours, top) = check_picture(&png, 32)?;
+            note(format!(
+                "browser harness: {} started in {:.2} s; page loaded from {addr}; data channel \
+                 open with {} host candidate(s) on {}; screenshot {} ({colours} colours, \
+                 commonest {:.1} %)",
+                m.chromium.1,
+                launched.as_secs_f64(),
+                candidates.len(),
+                pair.addr_b,
+                path.display(),
+                top * 100.0
+            ));
+        }
+        let left = netns::ip(&["netns", "list"])?;
+        if let Some(n) = names.iter().find(|n| left.contains(n.as_str())) {
+            return Err(format!("namespace {n} is still there after the guard: {left}"));
+        }
+        Ok(())
+    });
+}
+
+/// The role of a re-executed child (see [`harness_self_test_in_namespaces`]); does nothing
+/// in a normal run.
+#[test]
+#[ignore = "a child process of harness_self_test_in_namespaces"]
+fn child_role() {
+    let Ok(role) = std::env::var(ROLE) else { return };
+    let arg = std::env::var(ARG).expect("RBA_BROWSER_ARG");
+    match role.as_str() {
+        "serve-page" => serve_page(&arg),
+        other => panic!("unknown child role {other}"),
+    }
+}
+
+/// Serves [`SELF_TEST_PAGE`] for every request on `addr`; stops by itself after 120 s.
+fn serve_page(addr: &str) {
+    let listener = std::net::TcpListener::bind(addr).expect("bind the page server");
+    listener.set_nonblocking(true).expect("non-blocking");
+    println!("page server listening on {addr}");
+    let _ = std::io::stdout().flush();
+    let stop = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < stop {
+        match listener.accept() {
+            Ok((mut conn, _)) => {
+                let _ = conn.set_nonblocking(false);
+                let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut reader = BufReader::new(match conn.try_clone() {
+                    Ok(c) => c,
+                    Err(_) => continue,
+                });
+                let mut line = String::new();
+                // The request line and headers, up to the blank line.
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                    line.clear();
+                }
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
+                     Content-Length: {}\r\nConnection: close\r\n\r\n{SELF_TEST_PAGE}",
+                    SELF_TEST_PAGE.len()
+                );
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+}

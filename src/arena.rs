@@ -676,6 +676,7 @@ impl Arena {
             max_tasks: n.saturating_mul(spec.tasks_per_entity.max(4)),
             max_standalone_cues: 8,
             max_stored_specs: 0,
+            ..WorldConfig::default()
         }
     }
 

@@ -62,7 +62,6 @@ pub use ability::{
 };
 pub use ability::{CustomTaskKind, TaskCtx};
 pub use content::{Content, ContentBuilder, ContentError, ContentErrorKind};
-pub use located::LocatedError;
 pub use effect::{
     ActiveEffect, EffectContext, EffectOrigin, EffectQuery, EffectSpec, EffectTimers,
 };
@@ -70,6 +69,7 @@ pub use id::{
     AbilityDefId, AbilityHandle, AttrId, AttrSetId, CueId, CurveId, EffectDefId, EffectHandle,
     Entity, FnId, TagId, TaskHandle,
 };
+pub use located::LocatedError;
 pub use num::{Frame, Fx, TickRate};
 pub use tag::{TagContainer, TagQuery, TagQueryExpr, TagRegistry, TagRequirements, TagSet};
 pub use world::{

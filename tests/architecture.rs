@@ -230,7 +230,8 @@ fn modules_import_only_the_layers_below_them() {
     for module in layers().keys() {
         let src = root().join("src");
         if !src.join(module).is_dir() && !src.join(format!("{module}.rs")).is_file() {
-            problems.push(format!("docs/architecture.md lists `{module}`, which src/ does not have"));
+            problems
+                .push(format!("docs/architecture.md lists `{module}`, which src/ does not have"));
         }
     }
     for ((from, to), at) in &found {

@@ -632,6 +632,28 @@ fn attributes_and_curves() {
 #[test]
 fn effect_rules() {
     // Nine modifiers: one more than an effect may have.
+    // An instant effect reading 36 SetByCaller keys: Data.K0–K7 in its modifiers, K8–K35 in the
+    // transient scoped modifiers of its four executions.
+    let key = |i: usize| format!("SetByCaller(\"Data.K{i}\")");
+    let tags: Vec<String> = (0..36).map(|i| format!("\"Data.K{i}\"")).collect();
+    let mods: String = (0..8)
+        .map(|i| format!("(attribute: \"Health\", op: Add, magnitude: {}),", key(i)))
+        .collect();
+    let execs: String = (0..4)
+        .map(|x| {
+            let scoped: String = (0..7)
+                .map(|i| {
+                    let k = 8 + 7 * x + i;
+                    format!("(transient: \"Data.K{k}\", op: Add, magnitude: {}),", key(k))
+                })
+                .collect();
+            format!("(calc: \"Exec\", modifiers: [{scoped}]),")
+        })
+        .collect();
+    let many_keys = format!(
+        "(\n    tags: [{}],\n    attribute_sets: {{ \"Vitals\": (attributes: {{ \"Health\": (default: 100) }}) }},\n    effects: {{ \"Combo\": (modifiers: [{mods}],\n        executions: [{execs}]) }},\n)",
+        tags.join(", ")
+    );
     let nine_mods: String = (0..9)
         .map(|i| {
             format!(
@@ -811,24 +833,13 @@ fn effect_rules() {
             message: &["an effect may have at most 8 modifiers"],
         },
         Case {
-            name: "more_than_four_set_by_caller_keys",
-            text: r#"(
-    tags: ["Data.A", "Data.B", "Data.C", "Data.D", "Data.E"],
-    attribute_sets: { "Vitals": (attributes: { "Health": (default: 100) }) },
-    effects: {
-        "Combo": (
-            modifiers: [
-                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.A")),
-                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.B")),
-                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.C")),
-                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.D")),
-                (attribute: "Health", op: Add, magnitude: SetByCaller("Data.E")),
-            ],
-        ),
-    },
-)"#,
-            error: (K::Capacity, Once("\"Combo\""), "effects.Combo"),
-            message: &["the effect reads 5 SetByCaller keys; at most 4 are allowed"],
+            // 8 modifiers and 4 executions of 7 transient scoped modifiers read 36 keys. (A
+            // world holds `WorldConfig::set_by_caller_per_spec` values per spec, 4 by default:
+            // content reading more is refused by `World::new`, tests/features_capacities.rs.)
+            name: "more_than_thirty_two_set_by_caller_keys",
+            text: many_keys.leak(),
+            error: (K::Capacity, Once("executions"), "effects.Combo.executions"),
+            message: &["the effect reads 36 SetByCaller keys; at most 32 are allowed"],
         },
         Case {
             name: "inheritance_from_an_unknown_effect",

@@ -774,10 +774,11 @@ fn f_ga_02_grant_creates_specs_with_level_input_and_source_object() {
     let spec = w.make_ability_spec(h2, dmg);
     assert_eq!((spec.level, spec.context.ability, spec.context.source_object), (1, h2, item));
     assert_eq!((spec.context.instigator, spec.context.causer), (hero, hero));
-    // Dynamic ability tags (at most two) join the ability's tags and its specs' source tags.
+    // Dynamic ability tags (two by default) join the ability's tags and its specs' source
+    // tags.
     let red = tag(&w, "Team.Red");
     assert!(!w.ability_tags(h1).contains(red));
-    w.set_ability_dynamic_tags(h1, &[red]);
+    w.set_ability_dynamic_tags(h1, &[red]).unwrap();
     assert!(w.ability_tags(h1).contains(red));
     assert!(w.ability_tags(h1).contains(tag(&w, "Ability.Skill")));
     assert_eq!(w.ability(h1).unwrap().dynamic_tags, [red.0, u16::MAX]);
@@ -3314,7 +3315,9 @@ fn f_tgt_01_target_data_constructors_and_views() {
     assert_eq!(one.view(), TargetView::Entity(ent(3)));
     assert_eq!(one.first_entity(), Some(ent(3)));
     let many = TargetData::entities(&[ent(1), ent(2), ent(3), ent(4), ent(5)]);
-    assert_eq!(many.count, 4, "bounded: extra entities are dropped");
+    assert_eq!(many.count, 4, "the data holds four");
+    assert_eq!(many.total(), 5, "and says how many it was made from");
+    assert!(many.is_longer_than_inline());
     assert_eq!(many.view(), TargetView::Entities(&[ent(1), ent(2), ent(3), ent(4)]));
     assert_eq!(many.first_entity(), Some(ent(1)));
     assert_eq!(TargetData::entities(&[]).view(), TargetView::Entities(&[]));
@@ -3974,6 +3977,21 @@ fn f_ga_08_costs_and_cooldowns_missing_set_by_caller_values_are_refused() {
         "abilities.X.cooldown",
         "need a `cooldown` effect",
     );
+    // With a SetByCaller duration, `cooldown_duration` sets one more value beside those given:
+    // four given would make a fifth, which the commit's spec cannot hold (it used to be lost,
+    // and the commit then failed at run time).
+    let t = text(
+        r#"cooldown: "SbcCooldown", cooldown_duration: Frames(5),
+           cooldown_set_by_caller: { "Data.Power": 1, "Data.A": 1, "Data.B": 1, "Data.C": 1 }"#,
+    )
+    .replace(tags, r#"tags: ["Data.Cooldown", "Data.Power", "Data.A", "Data.B", "Data.C"],"#);
+    refused(
+        &t,
+        ContentErrorKind::Capacity,
+        "cooldown_set_by_caller",
+        "abilities.X.cooldown_set_by_caller",
+        "at most 3 values besides the duration `cooldown_duration` sets",
+    );
     // Given, they load.
     for ok_text in [
         text(r#"cooldown: "SbcCooldown", cooldown_duration: Frames(5)"#),
@@ -4072,6 +4090,54 @@ fn f_ga_06_a_commit_that_cannot_apply_fails_the_activation_with_a_typed_reason()
     let out = frame(&mut w, |w| assert_eq!(w.try_activate(ice), Err(full)));
     assert_eq!(failed(&out), vec![(ice, full)]);
     assert_eq!(w.attr(hero, attr(&w, "Mana")), Some(int(50)));
+}
+
+/// F-GA-06: `can_activate` answers what activating would: for a `commit_on_activate` ability
+/// whose cost or cooldown could not be applied it reports the same `CommitFailed` (it used to
+/// say `Ok` and the activation then failed), without changing anything. An ability that
+/// commits later, from its behaviour, is only checked for cooldown tags and cost (GAS's
+/// `CanActivateAbility`).
+#[test]
+fn f_ga_06_can_activate_reports_the_commit_failure_activation_would_give() {
+    use rollback_abilities::CommitPart;
+    let mut w = arena(COMMIT_FAILURES);
+    let hero = actor(&mut w);
+    let [ice, spark, fire, late] = ["Ice", "Spark", "Fire", "Late"].map(|n| grant(&mut w, hero, n));
+    assert_eq!(w.can_activate(spark, None), Ok(()));
+    frame(&mut w, |w| assert_eq!(w.try_activate(ice), ok(1)));
+    let overflow = ActivationFailure::CommitFailed {
+        part: CommitPart::Cooldown,
+        error: ApplyError::StackOverflowDenied,
+    };
+    let before = w.checksum();
+    assert_eq!(w.can_activate(spark, None), Err(overflow));
+    assert_eq!(w.checksum(), before, "a question changes nothing");
+    frame(&mut w, |w| assert_eq!(w.try_activate(spark), Err(overflow)));
+    // Asking for the activatable abilities leaves it out.
+    let sparks = TagSet::of(&[tag(&w, "Ability.Skill.Spark")]);
+    assert_eq!(w.specs_matching(hero, &sparks, false), vec![spark]);
+    assert!(w.specs_matching(hero, &sparks, true).is_empty());
+    // The cost part, with the immunity as the reason.
+    let sanctuary = handle_of(apply(&mut w, "Sanctuary", hero, hero));
+    let immune = ActivationFailure::CommitFailed {
+        part: CommitPart::Cost,
+        error: ApplyError::Immune { blocker: sanctuary },
+    };
+    assert_eq!(w.can_activate(fire, None), Err(immune));
+    frame(&mut w, |w| assert_eq!(w.try_activate(fire), Err(immune)));
+    w.remove_effect(sanctuary);
+    assert_eq!(w.can_activate(fire, None), Ok(()));
+    // Committing from the behaviour: activation itself would succeed.
+    assert_eq!(w.can_activate(late, None), Ok(()));
+    // A full effect column.
+    let mut w =
+        build(COMMIT_FAILURES, WorldConfig { effects_per_entity: 1, ..WorldConfig::default() });
+    let hero = actor(&mut w);
+    let ice = grant(&mut w, hero, "Ice");
+    apply(&mut w, "Buff", hero, hero);
+    let full =
+        ActivationFailure::CommitFailed { part: CommitPart::Cooldown, error: ApplyError::Capacity };
+    assert_eq!(w.can_activate(ice, None), Err(full));
 }
 
 /// F-GA-09 with F-GE-04's rule: a duration too long to end at an exact frame is refused with a

@@ -223,17 +223,22 @@ fn f_ge_02_spec_is_a_value_with_level_context_source_tags_and_set_by_caller() {
     assert_eq!(s.n_source_captures, 1);
     assert_eq!(s.source_captures[0], int(7));
     assert!(!s.is_inline());
-    // SetByCaller: tag-keyed, replaced in place, at most four keys.
+    // SetByCaller: tag-keyed, replaced in place, four keys in the spec itself.
     assert!(s.set_by_caller_value(keys[0], int(1)));
     assert!(s.set_by_caller_value(keys[1], int(2)));
     assert!(s.set_by_caller_value(keys[0], int(10)), "replacing a key needs no new slot");
     assert!(s.set_by_caller_value(keys[2], int(3)));
     assert!(s.set_by_caller_value(keys[3], int(4)));
-    assert!(!s.set_by_caller_value(keys[4], int(5)), "a fifth key does not fit");
-    assert_eq!(s.n_set_by_caller, 4);
-    assert_eq!(s.set_by_caller(keys[0]), Some(int(10)));
-    assert_eq!(s.set_by_caller(keys[3]), Some(int(4)));
-    assert_eq!(s.set_by_caller(keys[4]), None);
+    // A fifth key does not fit: not set, and the spec is marked so that it is never applied
+    // without it (issue 17, item 8: tests/features_capacities.rs). The copy taken before
+    // applies.
+    let mut over = s;
+    assert!(!over.set_by_caller_value(keys[4], int(5)), "a fifth key does not fit");
+    assert!(over.dropped_values() && !s.dropped_values());
+    assert_eq!(over.n_set_by_caller, 4);
+    assert_eq!(over.set_by_caller(keys[0]), Some(int(10)));
+    assert_eq!(over.set_by_caller(keys[3]), Some(int(4)));
+    assert_eq!(over.set_by_caller(keys[4]), None);
     // Builders.
     let other = actor(&mut w, &["S"]);
     let s2 = s.with_causer(other).with_duration(0).with_set_by_caller(keys[1], fx("2.5"));
@@ -3008,16 +3013,26 @@ fn f_ge_24_inline_instant_specs_carry_their_own_modifiers() {
         ["Health", "Armor", "Power", "Speed", "Gold"].map(|n| attr(&w, n));
     let src = actor(&mut w, &["S"]);
     let e = actor(&mut w, &["S"]);
-    let s = EffectSpec::inline(&[
+    let mods = [
         (health, ModOp::Add, int(-10)),
         (armor, ModOp::Multiply, int(2)),
         (power, ModOp::Divide, int(4)),
         (speed, ModOp::Override, int(42)),
         (gold, ModOp::Add, int(5)),
-    ])
-    .with_instigator(src);
+    ];
+    // The spec holds four modifiers: a fifth marks it, and applying it fails rather than
+    // leaving one out (issue 17, item 8; `World::inline_spec` holds more when configured).
+    let five = EffectSpec::inline(&mods);
+    assert_eq!(five.n_inline, 4);
+    assert_eq!(
+        w.apply_effect(five, e),
+        Err(ApplyError::SpecValuesDropped {
+            capacity: rollback_abilities::world::Capacity::InlineModifiersPerSpec
+        })
+    );
+    let s = EffectSpec::inline(&mods[..4]).with_instigator(src);
     assert!(s.is_inline());
-    assert_eq!(s.n_inline, 4, "at most four inline modifiers are kept");
+    assert_eq!(s.n_inline, 4);
     let out = w.step_with(&[], |w| assert_eq!(w.apply_effect(s, e), Ok(Applied::Executed))).clone();
     assert_eq!(
         [health, armor, power, speed, gold].map(|a| w.base(e, a).unwrap()),
@@ -4087,4 +4102,95 @@ fn f_ge_14_scoped_modifiers_are_checked_against_the_execution_captures() {
         (e.kind, e.path.as_str()),
         (ContentErrorKind::UnknownTag, "effects.E.executions[0].modifiers[0].transient")
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// F-GC-09: the aggregated source and target tags of the cues an effect triggers
+// ---------------------------------------------------------------------------------------------
+
+const CUE_TAGS: &str = r#"(
+    tags: ["Team.Red", "State.Wet", "GameplayCue.Zap", "GameplayCue.Burn", "GameplayCue.Code"],
+    attribute_sets: { "S": (attributes: { "Health": (default: 100) }) },
+    effects: {
+        "Zap": (modifiers: [(attribute: "Health", op: Add, magnitude: Scalable(coef: -1))],
+                cues: [(tag: "GameplayCue.Zap")]),
+        "Burn": (duration: Frames(10), cues: [(tag: "GameplayCue.Burn")]),
+        "Scorch": (duration: Frames(10), period: Frames(2), executions: [(calc: "Scorch")]),
+    },
+)"#;
+
+/// An execution that plays its own cue on the target.
+fn scorch(ctx: &mut ExecCtx<'_>) {
+    let cue = ctx.content().tag("GameplayCue.Zap").unwrap();
+    ctx.cue(cue, rollback_abilities::cue::CueParams::default());
+}
+
+#[test]
+fn f_gc_09_effect_cues_carry_the_aggregated_source_and_target_tags() {
+    let hooks = Hooks::new().execution("Scorch", &[], scorch);
+    let mut w = build(CUE_TAGS, hooks);
+    let (src, dst) = (actor(&mut w, &["S"]), actor(&mut w, &["S"]));
+    let (red, wet) = (tag(&w, "Team.Red"), tag(&w, "State.Wet"));
+    w.add_loose_tag(src, red);
+    w.add_loose_tag(dst, wet);
+    let team = tag(&w, "Team");
+    // The spec captures the source's tags when it is made; a later change of the source's
+    // tags is not seen (GAS's captured source tags).
+    let zap = spec(&w, "Zap", src);
+    w.remove_loose_tag(src, red);
+    w.step_with(&[0, 0], |w| {
+        w.apply_effect(zap, dst).unwrap();
+    });
+    let cues = w.output().cues.clone();
+    assert_eq!(cues.len(), 1);
+    let c = &cues[0];
+    assert_eq!(c.key.tag, tag(&w, "GameplayCue.Zap"));
+    assert!(c.source_tags.contains(red) && c.source_tags.contains(team), "ancestors too");
+    assert!(c.target_tags.contains(wet) && !c.target_tags.contains(red));
+
+    // A persistent effect's edges: Added with the tags at application, Removed with the
+    // target's tags when it ended; the snapshot-derived instance carries them too.
+    w.add_loose_tag(src, red);
+    let burn = spec(&w, "Burn", src);
+    w.step_with(&[0, 0], |w| {
+        w.apply_effect(burn, dst).unwrap();
+    });
+    let added = w.output().cues[0];
+    assert_eq!(added.key.kind, rollback_abilities::cue::CueKind::Added);
+    assert!(added.source_tags.contains(red) && added.target_tags.contains(wet));
+    let mut active = Vec::new();
+    w.active_cues(&mut active);
+    assert_eq!(active.len(), 1);
+    assert!(active[0].source_tags.contains(red) && active[0].target_tags.contains(wet));
+    w.remove_loose_tag(dst, wet);
+    for _ in 0..10 {
+        w.step(&[0, 0]);
+    }
+    let removed: Vec<_> = w
+        .output()
+        .cues
+        .iter()
+        .filter(|c| c.key.kind == rollback_abilities::cue::CueKind::Removed)
+        .copied()
+        .collect();
+    assert_eq!(removed.len(), 1);
+    assert!(removed[0].source_tags.contains(red) && !removed[0].target_tags.contains(wet));
+
+    // A cue an execution plays: the executing spec's source tags and its target's tags.
+    w.add_loose_tag(dst, wet);
+    let scorch = spec(&w, "Scorch", src);
+    w.apply_effect(scorch, dst).unwrap();
+    w.step(&[0, 0]);
+    w.step(&[0, 0]);
+    let played = w.output().cues[0];
+    assert_eq!(played.key.tag, tag(&w, "GameplayCue.Zap"));
+    assert!(played.source_tags.contains(red) && played.target_tags.contains(wet));
+
+    // Cues no effect triggered carry none.
+    let code = tag(&w, "GameplayCue.Code");
+    w.step_with(&[0, 0], |w| {
+        w.execute_cue(dst, code, rollback_abilities::cue::CueOrigin::NONE, Default::default());
+    });
+    let own = w.output().cues.iter().find(|c| c.key.tag == code).copied().unwrap();
+    assert!(own.source_tags.is_empty() && own.target_tags.is_empty());
 }

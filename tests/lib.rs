@@ -2,6 +2,8 @@
 
 mod alloc;
 mod architecture;
+#[cfg(feature = "browser")]
+mod browser;
 #[cfg(feature = "cli")]
 mod cli;
 mod common;
@@ -11,9 +13,11 @@ mod docs_citations;
 mod duel;
 mod features_abilities;
 mod features_attributes;
+mod features_capacities;
 mod features_effects;
 mod features_tags;
 mod fuzz_corpora;
+mod fuzz_regressions;
 mod golden;
 mod hostile;
 mod malformed;

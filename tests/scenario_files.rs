@@ -1,5 +1,6 @@
-//! The scenario runner: every shipped scenario passes in all four modes, failures are
-//! reported with expected and actual values, and malformed files give located errors.
+//! The scenario runner: every shipped scenario passes in all five modes, failures are
+//! reported with expected and actual values, and malformed files give located errors; cue
+//! routing checks, operations before the abilities and runtime cooldown tags.
 
 use rollback_abilities::duel;
 use rollback_abilities::scenario::{
@@ -25,7 +26,7 @@ fn shipped() -> Vec<std::path::PathBuf> {
 #[test]
 fn shipped_scenarios_pass_in_every_mode() {
     let files = shipped();
-    assert!(files.len() >= 20, "{files:?}");
+    assert!(files.len() >= 27, "{files:?}");
     let (plain, duel): (Vec<_>, Vec<_>) = files.into_iter().partition(|f| {
         Scenario::load(f).unwrap_or_else(|e| panic!("{e}")).content.functions().is_empty()
     });
@@ -138,7 +139,7 @@ fn excluded_modes_are_printed_with_their_reason() {
     assert!(shown.contains("ok   mode Peers    agrees (2 peers, "), "{shown}");
 }
 
-/// Every `ron` block of docs/scenarios.md that is a scenario loads and passes.
+/// Every `ron` block of docs/scenarios.md that is a scenario loads and passes in every mode.
 #[test]
 fn documented_examples_pass() {
     let doc =
@@ -154,14 +155,20 @@ fn documented_examples_pass() {
     }
     let scenarios: Vec<&str> =
         blocks.into_iter().filter(|b| b.trim_start().starts_with("Scenario(")).collect();
-    assert!(scenarios.len() >= 3, "{}", scenarios.len());
+    assert!(scenarios.len() >= 9, "{}", scenarios.len());
     for (i, text) in scenarios.iter().enumerate() {
         let s = Scenario::from_str(text, &format!("docs/scenarios.md block {i}"), None)
             .unwrap_or_else(|e| panic!("{e}"));
-        let options =
-            RunOptions { modes: Some(vec![Mode::Plain, Mode::Rollback]), ..RunOptions::default() };
-        let report = run(&s, &options).unwrap();
+        let report = run(&s, &RunOptions::default()).unwrap();
         assert!(report.passed(), "{report}");
+        // Every mode ran (the modes example excludes one by name, with its reason).
+        assert!(
+            report
+                .modes
+                .iter()
+                .all(|m| matches!(m.outcome, ModeOutcome::Agrees | ModeOutcome::Excluded(_))),
+            "{report}"
+        );
     }
 }
 
@@ -473,4 +480,343 @@ fn trace_has_every_frame() {
         frames[150].activations
     );
     assert_eq!(frames.last().unwrap().checksum, report.final_checksum);
+}
+
+/// Cue-routing tables and checks that cannot work are located errors naming what is wrong.
+#[test]
+fn cue_routing_errors_are_located() {
+    use rollback_abilities::scenario::ScenarioErrorKind as K;
+    const CONTENT: &str = r###"content: Inline(r##"(
+            tags: ["GameplayCue.Hit.Fire", "GameplayCue.Aura", "State.Stun"],
+            abilities: { "Bolt": (end_after: Frames(1)) },
+        )"##)"###;
+    let cases: &[(&str, K, u32, &str, &str)] = &[
+        (
+            r#"cue_routing: (handlers: { "stun": (tag: "State.Stun") })"#,
+            K::InvalidValue,
+            6,
+            "cue_routing.handlers.stun.tag",
+            "not a cue tag",
+        ),
+        (
+            r#"cue_routing: (handlers: { "a": (tag: "GameplayCue.Hit"), "b": (tag: "GameplayCue.Hit") })"#,
+            K::InvalidValue,
+            6,
+            "cue_routing.handlers.b.tag",
+            "the handler \"a\" already handles GameplayCue.Hit",
+        ),
+        (
+            r#"cue_routing: (handlers: { "a": (tag: "GameplayCue.Hit", kind: Instanced, override: true) })"#,
+            K::InvalidValue,
+            6,
+            "cue_routing.handlers.a.override",
+            "instanced handler always ends the walk",
+        ),
+        (
+            r#"cue_routing: (handlers: { "a": (tag: "GameplayCue.Hit", unique_per_instigator: true) })"#,
+            K::InvalidValue,
+            6,
+            "cue_routing.handlers.a.unique_per_instigator",
+            "for instanced handlers",
+        ),
+        (
+            r#"cue_routing: (translate: { "GameplayCue.Hit": "State.Stun" })"#,
+            K::InvalidValue,
+            6,
+            "cue_routing.translate.GameplayCue.Hit",
+            "not a cue tag",
+        ),
+        (
+            r#"entities: { "x": () }, cue_routing: (suppress: [(on: "y")])"#,
+            K::UnknownName,
+            6,
+            "cue_routing.suppress[0].on",
+            "no entity named \"y\"",
+        ),
+        (
+            r#"entities: { "x": () }, cue_routing: (local: [(frame: 2, do: Remove(name: "glow"))])"#,
+            K::UnknownName,
+            6,
+            "cue_routing.local[0].do.name",
+            "no local cue named \"glow\"",
+        ),
+        (
+            r#"entities: { "x": () }, cue_routing: (local: [
+                (frame: 1, do: Add(on: "x", tag: "GameplayCue.Aura", name: "glow")),
+                (frame: 2, do: Add(on: "x", tag: "GameplayCue.Aura", name: "glow"))])"#,
+            K::InvalidValue,
+            8,
+            "cue_routing.local[1].do.name",
+            "is still added here",
+        ),
+        (
+            r#"expect: [(frame: 1, that: Handled(handler: "hit", event: Executed))]"#,
+            K::UnknownName,
+            6,
+            "expect[0].that.handler",
+            "declare handlers in `cue_routing",
+        ),
+        (
+            r#"cue_routing: (handlers: { "hits": (tag: "GameplayCue.Hit") }),
+               expect: [(frame: 1, that: Handled(handler: "hit", event: Executed))]"#,
+            K::UnknownName,
+            7,
+            "expect[0].that.handler",
+            "did you mean \"hits\"",
+        ),
+        (
+            r#"cue_routing: (handlers: { "hits": (tag: "GameplayCue.Hit") }),
+               expect: [(frame: 1, that: LiveInstances(handler: "hits", count: 1))]"#,
+            K::InvalidValue,
+            7,
+            "expect[0].that.handler",
+            "is static",
+        ),
+        (
+            r#"cue_routing: (handlers: { "aura": (tag: "GameplayCue.Aura", kind: Instanced) }),
+               expect: [(frame: 1, that: LiveInstances(handler: "aura"))]"#,
+            K::InvalidValue,
+            7,
+            "expect[0].that",
+            "needs `count`",
+        ),
+        (
+            r#"entities: { "x": () }, script: [(frame: 1, phase: BeforeAbilities, do: Tap(player: 0, input: 1))]"#,
+            K::InvalidValue,
+            6,
+            "script[0].phase",
+            "`phase` is for direct operations",
+        ),
+        (
+            r#"entities: { "x": () }, script: [(frame: 1, phase: Before, do: Despawn(on: "x"))]"#,
+            K::Syntax,
+            6,
+            "script[0].phase",
+            "Before",
+        ),
+        (
+            r#"entities: { "x": () }, script: [(frame: 1, do: SetCooldownTags(on: "x", ability: "Bolt",
+                tags: ["GameplayCue.Aura", "State.Stun"]))]"#,
+            K::InvalidValue,
+            7,
+            "script[0].do.tags",
+            "at most one runtime cooldown tag",
+        ),
+        (
+            r#"entities: { "x": () }, script: [(frame: 1, do: SetCooldownTags(on: "x", ability: "Bolt", tags: ["State.Stn"]))]"#,
+            K::UnknownName,
+            6,
+            "script[0].do.tags[0]",
+            "State.Stn",
+        ),
+    ];
+    for (body, kind, line, path, fragment) in cases {
+        let text = format!("(\n        {CONTENT},\n        {body},\n    )");
+        let e = Scenario::from_str(&text, "bad.ron", None).expect_err(body);
+        assert_eq!(e.kind, *kind, "{body}: {e}");
+        assert_eq!(e.line, *line, "{body}: {e}");
+        assert_eq!(e.path, *path, "{body}: {e}");
+        assert!(e.message.contains(fragment), "{body}: {e}");
+    }
+    // An empty runtime tag list when the cooldown effect grants no tag of its own.
+    let text = r###"(
+        content: Inline(r##"(
+            tags: ["Cooldown.Bolt"],
+            effects: { "Cd": (duration: Frames(30)) },
+            abilities: { "Bolt": (cooldown: "Cd", cooldown_tags: ["Cooldown.Bolt"]) },
+        )"##),
+        entities: { "x": (abilities: [(ability: "Bolt")]) },
+        script: [(frame: 1, do: SetCooldownTags(on: "x", ability: "Bolt", tags: []))],
+    )"###;
+    let e = Scenario::from_str(text, "cd.ron", None).unwrap_err();
+    assert_eq!(e.path, "script[0].do.tags", "{e}");
+    assert!(e.message.contains("could never be seen"), "{e}");
+}
+
+/// One scenario, the silence lifted at frame 10 in the given phase and Bolt pressed at 10.
+fn silence_lifted(phase: &str) -> Scenario {
+    let text = format!(
+        r###"(
+        content: Inline(r##"(
+            tags: ["State.Silenced"],
+            abilities: {{ "Bolt": (input: 0, activation_blocked_tags: ["State.Silenced"],
+                                   end_after: Frames(1)) }},
+        )"##),
+        players: 2,
+        network: (latency_ms: 40, jitter_ms: 20, loss_percent: 10),
+        entities: {{ "hero": (tags: ["State.Silenced"], abilities: [(ability: "Bolt")], player: 1) }},
+        script: [
+            (frame: 10, phase: {phase}, do: RemoveTag(on: "hero", tag: "State.Silenced")),
+            (frame: 10, do: Tap(player: 1, input: 0)),
+            (frame: 12, do: Tap(player: 1, input: 0)),
+        ],
+        expect: [
+            (frame: 10, that: Ability(on: "hero", ability: "Bolt", activation: Succeeded)),
+            (frame: 12, that: Ability(on: "hero", ability: "Bolt", activation: Succeeded)),
+        ],
+    )"###
+    );
+    Scenario::from_str(&text, "silence.ron", None).unwrap()
+}
+
+/// An operation at phase BeforeAbilities is seen by an ability activating in the same frame, in
+/// every mode (a remote player's press, so peers predict and roll back over it); at
+/// AfterAbilities the same press is blocked and only the next one fires.
+#[test]
+fn an_operation_before_the_abilities_is_seen_in_its_frame() {
+    let early = run(&silence_lifted("BeforeAbilities"), &RunOptions::default()).unwrap();
+    assert!(early.passed(), "{early}");
+    assert_eq!(early.modes.len(), 5);
+    assert!(early.modes.iter().all(|m| m.outcome == ModeOutcome::Agrees), "{early}");
+
+    let late = run(&silence_lifted("AfterAbilities"), &RunOptions::default()).unwrap();
+    assert!(!late.passed(), "{late}");
+    assert_eq!(late.failed_expectations(), 1, "{late}");
+    assert_eq!(late.expectations[0].actual, "activation Failed(BlockedByTags)");
+    assert!(late.expectations[1].passed);
+    assert!(late.modes.iter().all(|m| m.outcome == ModeOutcome::Agrees), "{late}");
+    assert_ne!(early.final_checksum, late.final_checksum);
+
+    // The world a game builds from the scenario carries the operation as its hook.
+    let s = silence_lifted("BeforeAbilities");
+    let (w, _) = s.build_world(&Hooks::<ScenarioGame>::new()).unwrap();
+    assert!(w.has_before_abilities());
+    let (w, _) =
+        silence_lifted("AfterAbilities").build_world(&Hooks::<ScenarioGame>::new()).unwrap();
+    assert!(!w.has_before_abilities());
+}
+
+/// `World::set_cooldown_tags`: the activation check, the commit and the cooldown query follow
+/// the runtime tag; it is snapshot state (rolled back by a load, checksummed, validated) and
+/// refused with a reason when it cannot work.
+#[test]
+fn runtime_cooldown_tags_are_snapshot_state() {
+    use rollback_abilities::ability::CooldownTagsError;
+    use rollback_abilities::{Content, Game, World, WorldConfig};
+    struct G;
+    impl Game for G {
+        type Input = u8;
+        type Component = ();
+        type Global = ();
+    }
+    let content = std::sync::Arc::new(
+        Content::from_ron_str(
+            r#"(
+        tags: ["Cooldown.Spell", "Cooldown.Bolt", "Cooldown.Slot2"],
+        effects: {
+            "Cd": (duration: Frames(40), granted_tags: ["Cooldown.Spell"]),
+            "Bare": (duration: Frames(40)),
+        },
+        abilities: {
+            "Bolt": (cooldown: "Cd", cooldown_tags: ["Cooldown.Bolt"], end_after: Frames(1)),
+            "Nova": (cooldown: "Bare", cooldown_tags: ["Cooldown.Bolt"], end_after: Frames(1)),
+        },
+    )"#,
+        )
+        .unwrap(),
+    );
+    let tag = |n: &str| content.tag(n).unwrap();
+    let mut w = World::<G>::new(content.clone(), &Hooks::new(), WorldConfig::default()).unwrap();
+    let hero = w.spawn_actor(&[]).unwrap();
+    let bolt = w.grant_ability(hero, content.ability("Bolt").unwrap(), 1).unwrap();
+    let nova = w.grant_ability(hero, content.ability("Nova").unwrap(), 1).unwrap();
+    let defaults = w.ability_cooldown_tags(bolt).unwrap();
+    assert!(defaults.contains(tag("Cooldown.Spell")) && defaults.contains(tag("Cooldown.Bolt")));
+    assert!(!w.has_runtime_cooldown_tags(bolt));
+    let before = w.checksum();
+    let saved = w.snapshot();
+    let plain_bytes = w.state_bytes();
+
+    w.set_cooldown_tags(bolt, Some(tag("Cooldown.Slot2"))).unwrap();
+    assert!(w.has_runtime_cooldown_tags(bolt));
+    assert_ne!(w.checksum(), before, "the runtime tag is checksummed");
+    let tags = w.ability_cooldown_tags(bolt).unwrap();
+    assert!(tags.contains(tag("Cooldown.Slot2")) && tags.contains(tag("Cooldown.Spell")));
+    assert!(!tags.contains(tag("Cooldown.Bolt")));
+
+    // The definition's extra tag no longer blocks; the runtime one does.
+    w.add_loose_tag(hero, tag("Cooldown.Bolt"));
+    assert_eq!(w.can_activate(bolt, None), Ok(()));
+    assert!(w.try_activate(bolt).is_ok());
+    w.step(&[0, 0]);
+    assert!(w.has_tag(hero, tag("Cooldown.Slot2")), "the commit grants the runtime tag");
+    assert_eq!(w.ability_cooldown_remaining(bolt), Some((40, 40)));
+    w.step(&[0, 0]);
+    assert!(!w.is_ability_active(bolt));
+    assert_eq!(
+        w.can_activate(bolt, None),
+        Err(rollback_abilities::ability::ActivationFailure::OnCooldown)
+    );
+
+    // A load rolls the tag back with everything else.
+    w.load(&saved).unwrap();
+    assert!(!w.has_runtime_cooldown_tags(bolt));
+    assert_eq!(w.checksum(), before);
+    assert_eq!(w.state_bytes(), plain_bytes);
+
+    // Refusals.
+    assert_eq!(w.set_cooldown_tags(nova, None), Err(CooldownTagsError::NeverSeen));
+    assert_eq!(w.set_cooldown_tags(bolt, None), Ok(()));
+    assert_eq!(
+        w.set_cooldown_tags(bolt, Some(rollback_abilities::TagId(900))),
+        Err(CooldownTagsError::UnknownTag)
+    );
+    w.reset_cooldown_tags(bolt).unwrap();
+    assert_eq!(w.ability_cooldown_tags(bolt), Some(defaults));
+    w.remove_ability(bolt);
+    assert_eq!(
+        w.set_cooldown_tags(bolt, Some(tag("Cooldown.Slot2"))),
+        Err(CooldownTagsError::InvalidHandle)
+    );
+
+    // A snapshot naming a tag beyond the registry is refused by validation.
+    let mut w = World::<G>::new(content.clone(), &Hooks::new(), WorldConfig::default()).unwrap();
+    let hero = w.spawn_actor(&[]).unwrap();
+    let bolt = w.grant_ability(hero, content.ability("Bolt").unwrap(), 1).unwrap();
+    let a = w.state_bytes();
+    w.set_cooldown_tags(bolt, Some(tag("Cooldown.Slot2"))).unwrap();
+    let mut b = w.state_bytes();
+    let at: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    assert!(!at.is_empty() && at.len() <= 2, "{at:?}");
+    let field = at[0] & !1;
+    b[field..field + 2].copy_from_slice(&0xFFF0u16.to_le_bytes());
+    let e = w.load_bytes(&b).unwrap_err();
+    assert!(e.to_string().contains("cooldown_tag"), "{e}");
+}
+
+/// The trace lists each frame's handler calls, instance events and local cues.
+#[test]
+fn trace_lists_handler_calls() {
+    let s = Scenario::load(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/scenarios/cues03_suppression_and_local_cues.ron"),
+    )
+    .unwrap();
+    let mut frames = Vec::new();
+    let options = RunOptions { modes: Some(vec![Mode::Plain]), ..RunOptions::default() };
+    let mut sink = |t: rollback_abilities::scenario::FrameTrace| frames.push(t);
+    let report = rollback_abilities::scenario::run_with_hooks(
+        &s,
+        &Hooks::<ScenarioGame>::new(),
+        &options,
+        Some(&mut sink),
+    )
+    .unwrap();
+    assert!(report.passed(), "{report}");
+    assert_eq!(frames[5].handled, ["ui Executed GameplayCue.Ui.Ping on hero (local)"]);
+    assert_eq!(
+        frames[10].handled,
+        [
+            "glow instance Created GameplayCue.Ui.Glow.Blue on hero (local)",
+            "glow OnActive GameplayCue.Ui.Glow.Blue on hero (local)",
+            "glow WhileActive GameplayCue.Ui.Glow.Blue on hero (local)",
+        ]
+    );
+    // Plain stepping confirms every frame at once: the handler hears that too.
+    assert_eq!(
+        frames[15].handled,
+        ["hit Executed GameplayCue.Hit on dummy", "hit Confirmed GameplayCue.Hit on dummy"]
+    );
+    assert!(frames[25].handled.iter().all(|h| h.contains("(local)")), "{:?}", frames[25].handled);
+    assert!(frames[0].handled.is_empty());
 }

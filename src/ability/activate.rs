@@ -75,6 +75,14 @@ impl<G: Game> World<G> {
                 t.union_with(self.content.tags().self_and_ancestors(crate::id::TagId(d)));
             }
         }
+        // Dynamic tags beyond two (`WorldConfig::ability_dynamic_tags`).
+        if self.state.layout.ability_tags_extra > 0
+            && let Some(i) = self.spec_slot(h)
+        {
+            for d in self.ability_tag_row(i).iter().filter(|d| **d != 0) {
+                t.union_with(self.content.tags().self_and_ancestors(crate::id::TagId(*d - 1)));
+            }
+        }
         t
     }
 
@@ -248,6 +256,7 @@ impl<G: Game> World<G> {
         };
         let w = self.state.layout.state_words;
         self.state.ability_state[i * w..(i + 1) * w].iter_mut().for_each(|x| *x = 0);
+        self.clear_ability_tags(i);
         let h = AbilityHandle { owner, slot: k as u16, generation };
         self.out.ability_events.push(AbilityEvent::Granted { handle: h, def });
         self.grant_hook(h, true);
@@ -283,6 +292,7 @@ impl<G: Game> World<G> {
         self.state.specs[i] = AbilitySpec { generation, ..AbilitySpec::default() };
         let w = self.state.layout.state_words;
         self.state.ability_state[i * w..(i + 1) * w].iter_mut().for_each(|x| *x = 0);
+        self.clear_ability_tags(i);
         self.out.ability_events.push(AbilityEvent::Removed { handle: h, def });
     }
 
@@ -305,18 +315,6 @@ impl<G: Game> World<G> {
         if let Some(i) = self.spec_slot(h) {
             self.state.specs[i].input =
                 input.filter(|i| *i < 32).map(u16::from).unwrap_or(NO_INPUT);
-        }
-    }
-
-    /// Sets the spec's dynamic ability tags (at most two, F-GA-02); effects applied by the
-    /// ability carry them among their source tags.
-    pub fn set_ability_dynamic_tags(&mut self, h: AbilityHandle, tags: &[crate::id::TagId]) {
-        if let Some(i) = self.spec_slot(h) {
-            let mut d = [u16::MAX; 2];
-            for (k, t) in tags.iter().take(2).enumerate() {
-                d[k] = t.0;
-            }
-            self.state.specs[i].dynamic_tags = d;
         }
     }
 
@@ -431,8 +429,31 @@ impl<G: Game> World<G> {
         }
     }
 
-    /// Checks whether an ability could activate now, without side effects (steps 1–7).
+    /// Checks whether an ability could activate now, without side effects: steps 1–7 of the
+    /// activation pipeline and, for a `commit_on_activate` ability, the commit activation
+    /// would make — its cost and cooldown effects must be applicable (immunity, application
+    /// and custom requirements, a full stack denying overflow, a full effect column), or the
+    /// answer is the [`ActivationFailure::CommitFailed`] that activating would give (F-GA-06).
+    /// (An ability that commits later, from its behaviour, is checked for cooldown tags and
+    /// affordability only, as GAS's `CanActivateAbility`.)
     pub fn can_activate(
+        &self,
+        h: AbilityHandle,
+        event: Option<&EventData>,
+    ) -> Result<(), ActivationFailure> {
+        self.activation_checks(h, event)?;
+        let Some(s) = self.ability(h) else { return Err(ActivationFailure::InvalidHandle) };
+        let def = self.content.ability_def(s.def);
+        if def.commit_on_activate {
+            // Steps 5 and 6 (cooldown tags, cost) were just checked.
+            self.commit_specs(h, def, true, true, None, false)?;
+        }
+        Ok(())
+    }
+
+    /// Steps 1–7 of the activation pipeline (what [`World::can_activate`] checks before the
+    /// commit).
+    fn activation_checks(
         &self,
         h: AbilityHandle,
         event: Option<&EventData>,
@@ -476,7 +497,7 @@ impl<G: Game> World<G> {
             }
         }
         // 5. Cooldown.
-        if def.all_cooldown_tags.intersects_words(owner_view) {
+        if self.cooldown_tags_of(&spec, def).intersects_words(owner_view) {
             return Err(ActivationFailure::OnCooldown);
         }
         // 6. Cost.
@@ -652,10 +673,12 @@ impl<G: Game> World<G> {
         if self.state.specs[i].is_active() && def.retrigger {
             self.end_now(h, true);
         }
-        self.can_activate(h, event.as_ref())?;
+        // Steps 1–7; the commit's check follows once abilities this one cancels are ended.
+        self.activation_checks(h, event.as_ref())?;
         // 8. Success.
         let owner = h.owner;
         let ti = owner.index;
+        let mut cancelled = false;
         if !def.cancel_abilities_with_tags.is_empty() {
             // `specs_matching(owner, tags, false)` into a reused buffer (no allocation per
             // activation).
@@ -669,6 +692,7 @@ impl<G: Game> World<G> {
             for &other in &others {
                 if other != h && self.is_ability_active(other) {
                     self.end_now(other, true);
+                    cancelled = true;
                 }
             }
             others.clear();
@@ -676,9 +700,11 @@ impl<G: Game> World<G> {
         }
         // The handle may have been invalidated by a cancelled ability's removal policy.
         let Some(i) = self.spec_slot(h) else { return Err(ActivationFailure::InvalidHandle) };
-        // A commit that would fail fails the activation before anything of it happens.
+        // A commit that would fail fails the activation before anything of it happens. (Its
+        // cooldown and cost checks were made by steps 5 and 6 just now: they are made again
+        // only if cancelling other abilities changed the state since.)
         if def.commit_on_activate {
-            self.commit_specs(h, def, true, true)?;
+            self.commit_specs(h, def, true, true, None, cancelled)?;
         }
         self.change_tags(ti, &def.activation_owned_tags, 1);
         let frame = self.frame();
@@ -856,39 +882,86 @@ impl<G: Game> World<G> {
         }
     }
 
-    /// The re-checks of a commit and the specs it would apply, changing nothing: the cooldown
-    /// tags, the cost's affordability, then whether each spec's application would succeed.
-    #[allow(clippy::type_complexity)]
+    /// Whether applying the commit's cost and cooldown effects to `owner` now cannot fail,
+    /// known without building their specs: neither has application or custom requirements or
+    /// a stack that denies overflow, no effect of the content grants immunity, and the owner
+    /// has a free effect slot (for a duration cooldown or cost). Exactly when
+    /// [`World::check_apply`] would accept both (the crate-built specs carry every SetByCaller
+    /// value their effects need: content checks it), so the check can be skipped.
+    fn commit_cannot_fail(
+        &self,
+        owner: Entity,
+        def: &AbilityDef,
+        cost: bool,
+        cooldown: bool,
+    ) -> bool {
+        if self.content.accel.any_immune {
+            return false;
+        }
+        let n = self.state.entities.get(owner.index as usize).map_or(0, |r| r.n_effects as usize);
+        let room = n < self.state.layout.effects;
+        let accel = &self.content.accel;
+        [def.cost.filter(|_| cost), def.cooldown.filter(|_| cooldown)].iter().flatten().all(|id| {
+            accel.applies_freely.get(id.index()).copied().unwrap_or(false)
+                && (room || self.content.effect_def(*id).is_instant())
+        })
+    }
+
+    /// The re-checks of a commit, changing nothing: the cooldown tags, the cost's
+    /// affordability, then whether each spec's application would succeed. With `specs`, the
+    /// specs it would apply (cost, cooldown) are left there, built in place (returning them by
+    /// value copied each spec several times, a percent of the arena's step); without, a commit
+    /// that [cannot fail](World::commit_cannot_fail) builds none.
+    /// `recheck: false` skips the cooldown-tag and cost checks when the caller has just made
+    /// them (activation's steps 5 and 6, nothing changed since).
+    #[allow(clippy::too_many_arguments)]
     fn commit_specs(
         &self,
         h: AbilityHandle,
         def: &AbilityDef,
         cost: bool,
         cooldown: bool,
-    ) -> Result<(Option<EffectSpec>, Option<EffectSpec>), ActivationFailure> {
+        specs: Option<&mut [Option<EffectSpec>; 2]>,
+        recheck: bool,
+    ) -> Result<(), ActivationFailure> {
         let owner_view = self.tag_view_index(h.owner.index);
-        if cooldown && def.cooldown.is_some() && def.all_cooldown_tags.intersects_words(owner_view)
+        if recheck
+            && cooldown
+            && def.cooldown.is_some()
+            && self
+                .ability(h)
+                .is_some_and(|s| self.cooldown_tags_of(s, def).intersects_words(owner_view))
         {
             return Err(ActivationFailure::OnCooldown);
         }
-        if cost && !self.can_afford(h, def) {
+        if recheck && cost && !self.can_afford(h, def) {
             return Err(ActivationFailure::CantAffordCost);
         }
-        let cost_spec = def.cost.filter(|_| cost).map(|c| self.cost_spec(h, c, def));
-        let cd_spec = def.cooldown.filter(|_| cooldown).map(|c| self.cooldown_spec(h, c, def));
-        if let Some(s) = &cost_spec {
+        let safe = self.commit_cannot_fail(h.owner, def, cost, cooldown);
+        let mut local = [None, None];
+        let specs = match specs {
+            Some(s) => s,
+            None if safe => return Ok(()),
+            None => &mut local,
+        };
+        specs[0] = def.cost.filter(|_| cost).map(|c| self.cost_spec(h, c, def));
+        specs[1] = def.cooldown.filter(|_| cooldown).map(|c| self.cooldown_spec(h, c, def));
+        if safe {
+            return Ok(());
+        }
+        if let Some(s) = &specs[0] {
             self.check_apply(s, h.owner).map_err(|error| ActivationFailure::CommitFailed {
                 part: CommitPart::Cost,
                 error,
             })?;
         }
-        if let Some(s) = &cd_spec {
+        if let Some(s) = &specs[1] {
             self.check_apply(s, h.owner).map_err(|error| ActivationFailure::CommitFailed {
                 part: CommitPart::Cooldown,
                 error,
             })?;
         }
-        Ok((cost_spec, cd_spec))
+        Ok(())
     }
 
     /// Commits: re-checks, then applies the cost and the cooldown. Nothing is applied unless
@@ -904,22 +977,20 @@ impl<G: Game> World<G> {
         let Some(i) = self.spec_slot(h) else { return Err(ActivationFailure::InvalidHandle) };
         let content = self.content.clone();
         let def = content.ability_def(self.state.specs[i].def);
-        let (cost_spec, cd_spec) = match self.commit_specs(h, def, cost, cooldown) {
-            Ok(specs) => specs,
-            Err(reason) => {
-                self.end_now(h, true);
-                return Err(reason);
-            }
-        };
-        if let Some(spec) = cost_spec
-            && let Err(error) = self.apply_now(&spec, h.owner)
+        let mut specs = [None, None];
+        if let Err(reason) = self.commit_specs(h, def, cost, cooldown, Some(&mut specs), true) {
+            self.end_now(h, true);
+            return Err(reason);
+        }
+        if let Some(spec) = &specs[0]
+            && let Err(error) = self.apply_now(spec, h.owner)
         {
             self.end_now(h, true);
             return Err(ActivationFailure::CommitFailed { part: CommitPart::Cost, error });
         }
         let mut cd_handle = None;
-        if let Some(spec) = cd_spec {
-            match self.apply_now(&spec, h.owner) {
+        if let Some(spec) = &specs[1] {
+            match self.apply_now(spec, h.owner) {
                 Ok(Applied::Added(eh) | Applied::Stacked(eh)) => cd_handle = Some(eh),
                 Ok(_) => {}
                 Err(error) => {
@@ -952,8 +1023,11 @@ impl<G: Game> World<G> {
                 spec.set_by_caller_value(t, crate::num::int(i64::from(d)));
             }
         }
-        for (k, t) in def.cooldown_tags.iter().take(2).enumerate() {
-            spec.dynamic_granted_tags[k] = t.0;
+        if let Some(s) = self.ability(h) {
+            let extra = self.cooldown_extra_words(s, def);
+            for (k, t) in extra.into_iter().enumerate().filter(|(_, t)| *t != u16::MAX) {
+                spec.dynamic_granted_tags[k] = t;
+            }
         }
         spec
     }
@@ -967,7 +1041,7 @@ impl<G: Game> World<G> {
         self.effects(owner)
             .iter()
             .zip(self.effect_timers(owner))
-            .filter(|(ef, _)| self.effect_owns_any(ef, tags))
+            .filter(|(ef, _)| self.effect_owns_any(owner, ef, tags))
             .map(|(ef, t)| match t.remaining(frame) {
                 Some(r) => (r, ef.duration),
                 None => (NEVER, NEVER),
@@ -978,7 +1052,7 @@ impl<G: Game> World<G> {
     /// [`World::cooldown_remaining`] for an ability's cooldown tags.
     pub fn ability_cooldown_remaining(&self, h: AbilityHandle) -> Option<(u32, u32)> {
         let s = self.ability(h)?;
-        self.cooldown_remaining(h.owner, &self.content.ability_def(s.def).all_cooldown_tags)
+        self.cooldown_remaining(h.owner, &self.cooldown_tags_of(s, self.content.ability_def(s.def)))
     }
 
     /// Sends a gameplay event to an entity (queued; triggers abilities and wakes tasks).
@@ -1007,15 +1081,28 @@ impl<G: Game> World<G> {
     }
 
     /// The handle of an effect of `owner` whose owned tags include `tags`.
-    pub(crate) fn effect_owns_any(&self, ef: &crate::effect::ActiveEffect, tags: &TagSet) -> bool {
+    pub(crate) fn effect_owns_any(
+        &self,
+        owner: Entity,
+        ef: &crate::effect::ActiveEffect,
+        tags: &TagSet,
+    ) -> bool {
         let Some(d) = self.content.effect_defs().get(ef.def.index()) else { return false };
         if d.owned_tags.expanded.intersects(tags) {
             return true;
         }
-        ef.dynamic_tags
-            .iter()
-            .filter(|t| **t != u16::MAX)
-            .any(|t| self.content.tags().self_and_ancestors(crate::id::TagId(*t)).intersects(tags))
+        let owns = |t: crate::id::TagId| self.content.tags().self_and_ancestors(t).intersects(tags);
+        if ef.dynamic_tags.iter().filter(|t| **t != u16::MAX).any(|t| owns(crate::id::TagId(*t))) {
+            return true;
+        }
+        // Dynamic granted tags beyond two (`WorldConfig::granted_tags_per_spec`): the effect's
+        // row in the `effect_tag_overflow` column.
+        let l = self.state.layout;
+        if l.tags_extra == 0 {
+            return false;
+        }
+        let k = self.effects(owner).iter().position(|e| e.seq == ef.seq);
+        k.is_some_and(|k| self.effect_extra_tags(owner.index as usize * l.effects + k).any(owns))
     }
 
     /// Persistent cue edges of an ability activating or ending.

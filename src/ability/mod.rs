@@ -16,12 +16,15 @@
 //! timers roll back and re-simulate like attributes do, on every peer (no prediction keys).
 
 mod activate;
+mod cooldown_tags;
 mod ctx;
 mod custom;
 mod input;
 mod run;
 pub(crate) mod task;
 
+pub use cooldown_tags::CooldownTagsError;
+pub(crate) use cooldown_tags::cooldown_tag_valid;
 pub use ctx::AbilityCtx;
 pub use custom::{CustomTaskFn, CustomTaskKind, TaskCtx};
 pub use task::{Cmp, Confirmation, TargetQuery, TaskEvent, TaskRec, TaskResult, TaskSpec};
@@ -143,6 +146,14 @@ pub enum InputEdge {
 }
 
 /// Targeting data (F-TGT-01) as plain data: what was targeted, in fixed point.
+///
+/// It holds four entities itself. An area query of a world whose
+/// [`WorldConfig::max_target_entities`](crate::WorldConfig::max_target_entities) is larger
+/// reports longer lists: `entities` then holds the first four, [`TargetData::total`] says how
+/// many there are, and [`World::target_entities`](crate::World::target_entities) gives them all
+/// (in the frame the data was reported: the list lives in the frame spill). For a list, the
+/// first eight of `bytes` hold the total and the spill record's serial (so the data stays 128
+/// bytes: it travels by value through every task report and event).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
 pub struct TargetData {
@@ -161,7 +172,7 @@ pub struct TargetData {
     pub custom_kind: u16,
     /// Used entries of `entities`.
     pub count: u32,
-    /// Body part or custom payload.
+    /// Body part or custom payload (for a list of entities: its total and spill serial).
     pub bytes: [u8; 16],
 }
 
@@ -202,6 +213,9 @@ pub enum TargetView<'a> {
 }
 
 impl TargetData {
+    /// How many entities target data holds itself.
+    pub const INLINE: usize = 4;
+
     /// No target.
     pub const NONE: TargetData = TargetData {
         entities: [Entity::NONE; 4],
@@ -224,14 +238,52 @@ impl TargetData {
         t
     }
 
-    /// Up to four entities (more are dropped).
+    /// A list of entities. The data holds four: with more, it keeps the first four and says
+    /// how many there were ([`TargetData::total`]), and
+    /// [`World::target_entities`](crate::World::target_entities) reports the list as
+    /// [`Truncated`](crate::world::TargetListError::Truncated) (a targeting task that receives
+    /// it records [`Diagnostic::TargetsDropped`](crate::Diagnostic::TargetsDropped)). Area
+    /// queries return longer lists through
+    /// [`Game::target_candidates`](crate::Game::target_candidates).
     pub fn entities(list: &[Entity]) -> TargetData {
         let mut t = TargetData::NONE;
         t.kind = 2;
-        let n = list.len().min(4);
+        let n = list.len().min(TargetData::INLINE);
         t.entities[..n].copy_from_slice(&list[..n]);
         t.count = n as u32;
+        t.bytes[..4].copy_from_slice(&u32::try_from(list.len()).unwrap_or(u32::MAX).to_le_bytes());
         t
+    }
+
+    /// How many entities the data names: `count`, or more for a list longer than four (read
+    /// them with [`World::target_entities`](crate::World::target_entities)).
+    pub fn total(&self) -> u32 {
+        if self.kind == 2 {
+            u32::from_le_bytes([self.bytes[0], self.bytes[1], self.bytes[2], self.bytes[3]])
+                .max(self.count)
+        } else {
+            self.count
+        }
+    }
+
+    /// Whether the data names more entities than it holds (a longer list, or a cut one).
+    pub fn is_longer_than_inline(&self) -> bool {
+        self.total() > self.count
+    }
+
+    /// The frame-spill serial of a list longer than four (0: none).
+    pub(crate) fn list(&self) -> u32 {
+        if self.kind == 2 {
+            u32::from_le_bytes([self.bytes[4], self.bytes[5], self.bytes[6], self.bytes[7]])
+        } else {
+            0
+        }
+    }
+
+    /// Names the spill record of a list of `total` entities.
+    pub(crate) fn set_list(&mut self, total: u32, serial: u32) {
+        self.bytes[..4].copy_from_slice(&total.to_le_bytes());
+        self.bytes[4..8].copy_from_slice(&serial.to_le_bytes());
     }
 
     /// A hit.
@@ -262,7 +314,8 @@ impl TargetData {
         t
     }
 
-    /// The data as a typed view.
+    /// The data as a typed view. A list longer than four shows its first four here; read
+    /// all of it with [`World::target_entities`](crate::World::target_entities).
     pub fn view(&self) -> TargetView<'_> {
         match self.kind {
             1 => TargetView::Entity(self.entities[0]),
@@ -365,9 +418,14 @@ pub struct AbilitySpec {
     pub flags: u16,
     /// The bound input id ([`NO_INPUT`] if unbound).
     pub input: u16,
-    /// Dynamic ability tags (`u16::MAX`: unused), matched like the definition's tags.
+    /// Dynamic ability tags (`u16::MAX`: unused), matched like the definition's tags (more
+    /// than two, up to [`WorldConfig::ability_dynamic_tags`](crate::WorldConfig), are in the
+    /// ability's row of the snapshot's `ability_tag_overflow` column: read them all with
+    /// [`World::ability_dynamic_tags`](crate::World::ability_dynamic_tags)).
     pub dynamic_tags: [u16; 2],
-    _pad: u16,
+    /// Its runtime cooldown tags (`World::set_cooldown_tags`): 0 the definition's
+    /// `cooldown_tags`, 1 none, `2 + t` the tag `t` (see `cooldown_tags.rs`).
+    pub(crate) cooldown_tag: u16,
     /// Activations so far.
     pub activation_serial: u32,
     /// The frame of the current (or last) activation.

@@ -419,7 +419,29 @@ impl<G: Game> World<G> {
             None => [Fx::ZERO, Fx::ZERO],
         };
         let q = t.query;
-        let raw = G::target_query(self, owner, avatar, aim, &q);
+        // Area queries push their candidates (any number); others answer with target data.
+        let mut cands = core::mem::take(&mut self.scratch.target_candidates);
+        cands.clear();
+        let raw = if G::target_candidates(self, owner, avatar, aim, &q, &mut cands) {
+            TargetData::entities(&[])
+        } else {
+            let raw = G::target_query(self, owner, avatar, aim, &q);
+            if raw.kind == 2 {
+                if raw.list() != 0 {
+                    // A list the crate made (the game passed on reported data).
+                    cands.extend_from_slice(self.target_entities(&raw).unwrap_or(&[]));
+                } else {
+                    cands.extend_from_slice(&raw.entities[..(raw.count as usize).min(4)]);
+                    if raw.total() > raw.count {
+                        self.out.diagnostics.push(crate::world::Diagnostic::TargetsDropped {
+                            owner,
+                            total: raw.total(),
+                        });
+                    }
+                }
+            }
+            raw
+        };
         let keep = |w: &World<G>, e: Entity| {
             !(q.exclude_self != 0 && (e == owner || e == avatar))
                 && (q.require_tag == u16::MAX || w.has_tag(e, TagId(q.require_tag)))
@@ -429,17 +451,31 @@ impl<G: Game> World<G> {
         match raw.kind {
             1 | 3 if !keep(self, raw.entities[0]) => out = TargetData::NONE,
             2 => {
-                let max = if q.max_targets == 0 { 4 } else { usize::from(q.max_targets).min(4) };
-                let list: Vec<Entity> = raw.entities[..(raw.count as usize).min(4)]
-                    .iter()
-                    .copied()
-                    .filter(|e| keep(self, *e))
-                    .take(max)
-                    .collect();
-                out = TargetData::entities(&list);
+                // At most the query's `max_targets` and the world's `max_target_entities`; the
+                // world's capacity cutting a list is reported (the query's own limit is not).
+                let cap = usize::from(self.config.max_target_entities);
+                let wanted =
+                    if q.max_targets == 0 { usize::MAX } else { usize::from(q.max_targets) };
+                cands.retain(|e| keep(self, *e));
+                let wanted = wanted.min(cands.len());
+                if wanted > cap {
+                    let exceeded = crate::world::CapacityExceeded {
+                        capacity: crate::world::Capacity::TargetEntities,
+                        needed: wanted as u32,
+                        limit: cap as u32,
+                    };
+                    self.out.diagnostics.push(crate::world::Diagnostic::CapacityExceeded {
+                        entity: owner,
+                        exceeded,
+                    });
+                }
+                cands.truncate(wanted.min(cap));
+                out = self.target_list(&cands, owner);
             }
             _ => {}
         }
+        cands.clear();
+        self.scratch.target_candidates = cands;
         if q.persistent != 0 {
             // Remember the last valid target in the task; reuse it when nothing qualifies.
             if out.kind == 0 || (out.kind == 2 && out.count == 0) {
@@ -563,7 +599,11 @@ impl<G: Game> World<G> {
                         }
                         let owned = t.tag == u16::MAX
                             || ef.is_some_and(|ef| {
-                                w.effect_owns_any(&ef, &crate::tag::TagSet::of(&[TagId(t.tag)]))
+                                w.effect_owns_any(
+                                    handle.target,
+                                    &ef,
+                                    &crate::tag::TagSet::of(&[TagId(t.tag)]),
+                                )
                             });
                         if owned {
                             w.task_emit(slot, TaskEvent::EffectAdded(handle), true);

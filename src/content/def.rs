@@ -11,8 +11,16 @@ use serde::Serialize;
 
 /// The most modifiers one effect definition may have.
 pub const MAX_MODIFIERS: usize = 8;
-/// The most SetByCaller values one spec carries.
+/// The SetByCaller values one spec carries in itself (its inline room, and the default of
+/// `WorldConfig::set_by_caller_per_spec`; a world can hold more per spec).
 pub const MAX_SET_BY_CALLER: usize = 4;
+/// The most SetByCaller keys one effect definition may read (content is frozen before any
+/// world exists; a world whose `set_by_caller_per_spec` is smaller than what its content
+/// reads refuses it with `WorldError::CapacityTooSmall`).
+pub const MAX_SET_BY_CALLER_KEYS: usize = MAX_SPEC_ROOM as usize;
+/// The largest value of the four per-spec and per-ability capacities of a world
+/// (`WorldConfig::set_by_caller_per_spec` and its siblings).
+pub const MAX_SPEC_ROOM: u16 = 32;
 
 /// The kind of a registered function referenced by content.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -1068,12 +1068,12 @@ fn freeze_effect(
             reevaluate_each_period: m.reevaluate_each_period,
         });
     }
-    if sbc.len() > MAX_SET_BY_CALLER {
+    if sbc.len() > MAX_SET_BY_CALLER_KEYS {
         return Err(cx.err(
             loc,
             K::Capacity,
             format!(
-                "the effect reads {} SetByCaller keys; at most {MAX_SET_BY_CALLER} are allowed",
+                "the effect reads {} SetByCaller keys; at most {MAX_SET_BY_CALLER_KEYS} are allowed",
                 sbc.len()
             ),
         ));
@@ -1099,12 +1099,12 @@ fn freeze_effect(
     let executions: Vec<FnId> = raw_exec.iter().map(|x| names.func(&x.calc)).collect();
     let scoped_modifiers =
         freeze_scoped_modifiers(names, attrs, loc, raw_exec, &mut sbc, &mut tag_filters)?;
-    if sbc.len() > MAX_SET_BY_CALLER {
+    if sbc.len() > MAX_SET_BY_CALLER_KEYS {
         return Err(cx.err(
             &loc.at("executions"),
             K::Capacity,
             format!(
-                "the effect reads {} SetByCaller keys; at most {MAX_SET_BY_CALLER} are allowed",
+                "the effect reads {} SetByCaller keys; at most {MAX_SET_BY_CALLER_KEYS} are allowed",
                 sbc.len()
             ),
         ));

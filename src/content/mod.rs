@@ -101,6 +101,10 @@ pub(crate) struct Accel {
     pub blocks_abilities: Vec<bool>,
     /// Some effect definition can make its target immune.
     pub any_immune: bool,
+    /// Per effect definition: an application to a live target can fail only for want of an
+    /// effect slot (no application or custom requirements, no stack denying overflow): what an
+    /// ability's commit checks without building its specs.
+    pub applies_freely: Vec<bool>,
     /// Per effect definition: the attributes its aggregated (non-periodic) modifiers target, one
     /// bit per attribute id; ids from 127 on share bit 127 (a superset is safe).
     pub effect_attrs: Vec<u128>,
@@ -162,6 +166,14 @@ impl Accel {
             cancel_rule_tags.insert(r.tag);
         }
         Accel {
+            applies_freely: effects
+                .iter()
+                .map(|d| {
+                    d.application_requirements.is_empty()
+                        && d.custom_requirements.is_empty()
+                        && !d.stacking.is_some_and(|s| s.deny_overflow)
+                })
+                .collect(),
             blocks_abilities: effects.iter().map(|d| !d.blocked_ability_tags.is_empty()).collect(),
             aggregated_attrs: effect_attrs.iter().fold(0, |m, a| m | a),
             any_immune: immune.iter().any(|i| *i),

@@ -38,6 +38,7 @@ pub use router::{
 use crate::content::raw::CuePolicy;
 use crate::id::{EffectHandle, Entity, TagId};
 use crate::num::{Frame, Fx};
+use crate::tag::TagSet;
 use crate::world::{Game, World};
 use bytemuck::{Pod, Zeroable};
 
@@ -161,17 +162,38 @@ pub struct CueParams {
 }
 
 /// A cue as emitted in a frame's output.
+///
+/// Besides its parameters it carries the aggregated tags of GAS's
+/// `FGameplayCueParameters::AggregatedSourceTags` / `AggregatedTargetTags` (F-GC-09). They are
+/// output only — [`CueParams`] is part of the snapshot (a standalone cue keeps its parameters)
+/// and stays small — and are filled for cues an effect triggers: executed cues of instant
+/// effects, periodic executions and executions, and the persistent edges of duration and
+/// infinite effects. Cues of abilities, standalone cues and cues from game code have none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CueRecord {
     /// Its identity.
     pub key: CueKey,
     /// Its parameters.
     pub params: CueParams,
+    /// The source's aggregated (ancestor-expanded) tags as the effect's spec captured them when
+    /// it was made (plus the making ability's tags); for the edges of an active effect that
+    /// keeps no spec, its instigator's tags when the edge happened. Empty when no effect
+    /// triggered the cue.
+    pub source_tags: TagSet,
+    /// The aggregated tags of the entity the cue plays on when the effect applied or executed
+    /// (for a persistent edge: when it became active or inactive). Empty when no effect
+    /// triggered the cue.
+    pub target_tags: TagSet,
 }
 
 /// A persistent cue instance, as derived from the snapshot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ActiveCue {
+    /// For an effect's cue: the source tags its spec captured (or, if it keeps no spec, its
+    /// instigator's tags now), as in [`CueRecord::source_tags`]; empty otherwise.
+    pub source_tags: TagSet,
+    /// For an effect's cue: the target's aggregated tags now; empty otherwise.
+    pub target_tags: TagSet,
     /// The entity it plays on.
     pub target: Entity,
     /// The `GameplayCue.*` tag.
@@ -234,13 +256,42 @@ impl<G: Game> World<G> {
         tag: TagId,
         kind: CueKind,
         origin: CueOrigin,
+        params: CueParams,
+    ) {
+        self.push_cue(target, tag, kind, origin, params, TagSet::EMPTY, TagSet::EMPTY);
+    }
+
+    /// [`World::emit_cue`] for a cue an effect triggers: with the spec's captured source tags
+    /// and the target's aggregated tags now (F-GC-09).
+    pub(crate) fn emit_effect_cue(
+        &mut self,
+        target: Entity,
+        tag: TagId,
+        kind: CueKind,
+        origin: CueOrigin,
+        params: CueParams,
+        source_tags: &TagSet,
+    ) {
+        let target_tags = self.tags(target);
+        self.push_cue(target, tag, kind, origin, params, *source_tags, target_tags);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_cue(
+        &mut self,
+        target: Entity,
+        tag: TagId,
+        kind: CueKind,
+        origin: CueOrigin,
         mut params: CueParams,
+        source_tags: TagSet,
+        target_tags: TagSet,
     ) {
         let ordinal = self.cue_ordinal(target, tag, kind, origin);
         // The simulation emits untranslated tags; translation happens in presentation.
         params.original_tag = tag;
         let key = CueKey { frame: self.frame(), target, tag, kind, origin, ordinal };
-        self.out.cues.push(CueRecord { key, params });
+        self.out.cues.push(CueRecord { key, params, source_tags, target_tags });
     }
 
     /// Emits a burst cue from game code or an ability (F-GC-03).
@@ -310,9 +361,15 @@ impl<G: Game> World<G> {
                     continue;
                 }
                 let Some(def) = content.effect_defs().get(ef.def.index()) else { continue };
+                if !def.cues.iter().any(|c| c.persistent(def.duration)) {
+                    continue;
+                }
+                let (source_tags, target_tags) = (self.source_tags_of(e, ef), self.tags(e));
                 for c in def.cues.iter().filter(|c| c.persistent(def.duration)) {
                     let params = self.effect_cue_params(e, ef, def, c);
                     out.push(ActiveCue {
+                        source_tags,
+                        target_tags,
                         target: e,
                         tag: c.tag,
                         origin: CueOrigin::effect(ef.handle(e)),
@@ -328,6 +385,8 @@ impl<G: Game> World<G> {
                 for tag in &content.ability_def(s.def).cues {
                     let params = self.ability_cue_params(h, s);
                     out.push(ActiveCue {
+                        source_tags: TagSet::EMPTY,
+                        target_tags: TagSet::EMPTY,
                         target: e,
                         tag: *tag,
                         origin: CueOrigin::ability(h, s.activation_serial),
@@ -339,6 +398,8 @@ impl<G: Game> World<G> {
         }
         for c in self.state.standalone_cues.iter().filter(|c| c.live != 0) {
             out.push(ActiveCue {
+                source_tags: TagSet::EMPTY,
+                target_tags: TagSet::EMPTY,
                 target: c.target,
                 tag: c.tag,
                 origin: CueOrigin::standalone(c.id),

@@ -280,6 +280,19 @@ impl CueRouter {
         self.live.len()
     }
 
+    /// The live instances of the instanced handler registered for `handler`, in key order,
+    /// each with its reference count: how many persistent cues share it (0 for an instance
+    /// kept alive only by a burst while it plays, which never outlives the call).
+    pub fn live_instances_of(
+        &self,
+        handler: TagId,
+    ) -> impl Iterator<Item = (InstanceKey, usize)> + '_ {
+        self.live
+            .iter()
+            .filter(move |(_, l)| l.handler_tag == handler)
+            .map(|(k, l)| (*k, l.members.len()))
+    }
+
     /// Empties the pools and live instances (session change, F-GC-08).
     pub fn reset_pools(&mut self) {
         self.pools.clear();

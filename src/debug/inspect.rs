@@ -173,7 +173,10 @@ fn explain<G: Game>(world: &World<G>, h: AbilityHandle, failure: ActivationFailu
             )
         }
         ActivationFailure::OnCooldown => {
-            let tags = held(&def.all_cooldown_tags);
+            // The ability's cooldown tags as the activation check read them: the definition's,
+            // or the ones set at run time (`World::set_cooldown_tags`).
+            let cooldown = world.ability_cooldown_tags(h).unwrap_or(def.all_cooldown_tags);
+            let tags = held(&cooldown);
             if tags.is_empty() {
                 return failure.to_string();
             }

@@ -260,6 +260,7 @@ pub fn world_config(seed: u64, fighters: usize) -> WorldConfig {
         max_tasks: 64,
         max_standalone_cues: 4,
         max_stored_specs: 32,
+        ..WorldConfig::default()
     }
 }
 

@@ -245,6 +245,7 @@ impl<G: Game> World<G> {
         if !self.has_ability_system(target) {
             return Err(ApplyError::InvalidTarget);
         }
+        self.check_spec_ext(spec)?;
         if spec.is_inline() {
             return Ok(());
         }
@@ -269,7 +270,7 @@ impl<G: Game> World<G> {
             }
         }
         for k in &def.set_by_caller_keys {
-            if spec.set_by_caller(*k).is_none() {
+            if self.set_by_caller_of(spec, *k).is_none() {
                 return Err(ApplyError::MissingSetByCaller { tag: *k });
             }
         }
@@ -297,6 +298,8 @@ impl<G: Game> World<G> {
         if !self.has_ability_system(target) {
             return Err(ApplyError::InvalidTarget);
         }
+        // Values beyond the spec's inline room: readable, not dropped (src/world/capacity.rs).
+        self.check_spec_ext(spec)?;
         if spec.is_inline() {
             self.execute_spec(spec, target, None, 1, &[], 0);
             return Ok(Applied::Executed);
@@ -329,7 +332,7 @@ impl<G: Game> World<G> {
         }
         // 5. SetByCaller validation (nothing has been mutated yet, G-03).
         for k in &def.set_by_caller_keys {
-            if spec.set_by_caller(*k).is_none() {
+            if self.set_by_caller_of(spec, *k).is_none() {
                 return Err(ApplyError::MissingSetByCaller { tag: *k });
             }
         }
@@ -355,7 +358,7 @@ impl<G: Game> World<G> {
             (_, DurationDef::Frames(f)) => f,
             (_, DurationDef::Infinite) => NEVER,
             (_, DurationDef::SetByCaller(t)) => {
-                let v = spec.set_by_caller(t).unwrap_or(Fx::ZERO);
+                let v = self.set_by_caller_of(spec, t).unwrap_or(Fx::ZERO);
                 let f: i64 = v.to_num::<i64>();
                 f.clamp(1, i64::from(NEVER - 1)) as u32
             }
@@ -543,6 +546,7 @@ impl<G: Game> World<G> {
         };
         let slot = ti as usize * l.effects + n;
         self.state.effects[slot] = ef;
+        self.set_effect_extra_tags(slot, spec);
         self.state.effect_timers[slot] = EffectTimers {
             expires_at: if duration == NEVER {
                 NEVER
@@ -572,6 +576,10 @@ impl<G: Game> World<G> {
                 Some(p) => {
                     let mut kept = *spec;
                     kept.stored = 1;
+                    // Values beyond the inline room move to the slot's row (the spill record
+                    // the spec names lasts only this frame).
+                    kept.ext = crate::world::capacity_ext::NONE;
+                    self.store_spec_extra(p, spec);
                     self.state.effect_specs[p] = kept;
                     let hw = &mut self.state.header.specs_high_water;
                     *hw = (*hw).max(p as u32 + 1);
@@ -611,6 +619,7 @@ impl<G: Game> World<G> {
                 self.change_tag(ti, crate::id::TagId(t), 1);
             }
         }
+        self.change_extra_tags(ti, ef.seq, 1);
         if !def.is_periodic() {
             self.dirty_effect_attrs(ti, def);
         }
@@ -626,11 +635,30 @@ impl<G: Game> World<G> {
                 self.change_tag(ti, crate::id::TagId(t), -1);
             }
         }
+        self.change_extra_tags(ti, ef.seq, -1);
         if !def.is_periodic() {
             self.dirty_effect_attrs(ti, def);
         }
         self.ungrant_from_effect(ti, &def.granted_abilities, ef.seq);
         self.effect_cue_edges(ti, def, ef, crate::cue::CueKind::Removed);
+    }
+
+    /// Granted tags of effect `seq` of entity slot `ti` beyond its inline two, counted
+    /// `delta` (nothing to do unless `granted_tags_per_spec` is raised).
+    fn change_extra_tags(&mut self, ti: u32, seq: u32, delta: i32) {
+        let l = self.state.layout;
+        if l.tags_extra == 0 {
+            return;
+        }
+        let Some(k) = self.effects(self.entity_of(ti)).iter().position(|e| e.seq == seq) else {
+            return;
+        };
+        let mut tags = [0u16; crate::world::MAX_SPEC_ROOM as usize];
+        let row = self.effect_tag_row(ti as usize * l.effects + k);
+        tags[..row.len()].copy_from_slice(row);
+        for t in tags.iter().filter(|t| **t != 0) {
+            self.change_tag(ti, crate::id::TagId(*t - 1), delta);
+        }
     }
 
     /// Persistent cue edges of an effect becoming active or inactive.
@@ -642,14 +670,21 @@ impl<G: Game> World<G> {
         kind: crate::cue::CueKind,
     ) {
         let target = self.entity_of(ti);
-        for c in def.cues.iter().filter(|c| c.persistent(def.duration)) {
+        let mut cues = def.cues.iter().filter(|c| c.persistent(def.duration)).peekable();
+        if cues.peek().is_none() {
+            return;
+        }
+        // The aggregated tags of the cue record (F-GC-09): the effect's captured source tags.
+        let source_tags = self.source_tags_of(target, ef);
+        for c in cues {
             let params = self.effect_cue_params(target, ef, def, c);
-            self.emit_cue(
+            self.emit_effect_cue(
                 target,
                 c.tag,
                 kind,
                 crate::cue::CueOrigin::effect(ef.handle(target)),
                 params,
+                &source_tags,
             );
         }
     }
@@ -740,6 +775,15 @@ impl<G: Game> World<G> {
         self.state.effects[base + n - 1] = ActiveEffect::default();
         self.state.effect_timers.copy_within(base + k + 1..base + n, base + k);
         self.state.effect_timers[base + n - 1] = EffectTimers::default();
+        let x = l.tags_extra;
+        if x > 0 {
+            self.state
+                .effect_tags_ext
+                .copy_within((base + k + 1) * x..(base + n) * x, (base + k) * x);
+            self.state.effect_tags_ext[(base + n - 1) * x..(base + n) * x]
+                .iter_mut()
+                .for_each(|t| *t = 0);
+        }
         if l.mods > 0 {
             self.state
                 .effect_mags
@@ -750,6 +794,7 @@ impl<G: Game> World<G> {
         }
         if let Some(kept) = self.state.effect_specs.get_mut(ef.spec_slot as usize) {
             *kept = EffectSpec::zeroed();
+            self.clear_spec_extra(ef.spec_slot as usize);
         }
         let rec = &mut self.state.entities[ti as usize];
         rec.n_effects -= 1;
@@ -870,6 +915,7 @@ impl<G: Game> World<G> {
             let mut spec = *kept;
             spec.level = ef.level;
             spec.stored = 0;
+            spec.ext = self.stored_ext(ef.spec_slot as usize);
             return spec;
         }
         let ti = (slot / self.state.layout.effects.max(1)) as u32;

@@ -114,10 +114,11 @@ impl<G: Game> World<G> {
                     spec,
                     source_tags: &spec.source_tags,
                     target_tags: &target_tags,
+                    set_by_caller_extra: self.spec_extra_sbc(spec),
                 };
                 num::add(num::mul(coef, num::add(f(&input), pre)), post)
             }
-            MagnitudeDef::SetByCaller(t) => spec.set_by_caller(t).unwrap_or(Fx::ZERO),
+            MagnitudeDef::SetByCaller(t) => self.set_by_caller_of(spec, t).unwrap_or(Fx::ZERO),
         }
     }
 
@@ -199,12 +200,17 @@ impl<G: Game> World<G> {
 
     /// The source tags an active effect was made with: those captured in its kept spec, else
     /// (its spec was not kept) its instigator's tags now.
-    fn effect_source_tags(&self, index: u32, k: usize) -> TagSet {
+    pub(crate) fn effect_source_tags(&self, index: u32, k: usize) -> TagSet {
         let l = self.state.layout;
         let ef = self.state.effects[index as usize * l.effects + k];
+        self.source_tags_of(self.entity_of(index), &ef)
+    }
+
+    /// [`World::effect_source_tags`] of `ef`, an active effect of `target`.
+    pub(crate) fn source_tags_of(&self, target: Entity, ef: &super::ActiveEffect) -> TagSet {
         match self.state.effect_specs.get(ef.spec_slot as usize).filter(|s| s.stored != 0) {
             Some(kept) => kept.source_tags,
-            None => self.tags(self.origin_of(self.entity_of(index), &ef).instigator),
+            None => self.tags(self.origin_of(target, ef).instigator),
         }
     }
 
@@ -218,7 +224,6 @@ impl<G: Game> World<G> {
         filter: Option<&AttrTagFilterDef>,
         scoped: &[Entry],
     ) -> Fx {
-        let l = self.state.layout;
         let def = self.content.attr_def(a);
         let base = self.state.attrs[self.attr_slot(index, a)].base;
         let raw = {
@@ -229,34 +234,8 @@ impl<G: Game> World<G> {
             let target_ok =
                 filter.is_none_or(|f| f.target.passes_words(self.tag_view_index(index)));
             if target_ok && !def.transient && self.content.accel.aggregated_attrs & bit != 0 {
-                let n = (self.state.entities[index as usize].n_effects as usize).min(l.effects);
-                let start = index as usize * l.effects;
-                let touches = &self.content.accel.effect_attrs;
-                for (k, ef) in self.state.effects[start..start + n].iter().enumerate() {
-                    if ef.is_inhibited() || touches.get(ef.def.index()).is_none_or(|m| m & bit == 0)
-                    {
-                        continue;
-                    }
-                    let Some(d) = self.content.effect_defs().get(ef.def.index()) else { continue };
-                    if let Some(f) = filter
-                        && !f.source.is_empty()
-                        && !f.source.passes(&self.effect_source_tags(index, k))
-                    {
-                        continue;
-                    }
-                    for (mi, m) in d.modifiers.iter().enumerate() {
-                        if m.attr != a || !ef.mod_qualified(mi) {
-                            continue;
-                        }
-                        let mag = self.state.effect_mags[(start + k) * l.mods + mi];
-                        entries.push(Entry {
-                            op: m.op,
-                            magnitude: attribute::stacked(m.op, mag, ef.stacks),
-                            seq: ef.seq,
-                            index: mi as u8,
-                        });
-                    }
-                }
+                let source = filter.map(|f| &f.source).filter(|s| !s.is_empty());
+                self.push_modifier_entries(index, a, source, entries);
             }
             entries.extend_from_slice(scoped);
             if entries.is_empty() {

@@ -30,7 +30,9 @@ use bytemuck::{Pod, Zeroable};
 
 /// How many source values a spec can capture at creation.
 pub const MAX_SOURCE_CAPTURES: usize = 8;
-/// How many inline modifiers an inline instant spec can carry.
+/// How many modifiers an inline instant spec carries in itself (more, up to
+/// [`WorldConfig::inline_modifiers_per_spec`](crate::WorldConfig::inline_modifiers_per_spec),
+/// with [`World::inline_spec`](crate::World::inline_spec)).
 pub const MAX_INLINE_MODS: usize = 4;
 /// The definition id of inline instant specs (they have no definition).
 pub const INLINE_DEF: EffectDefId = EffectDefId(u16::MAX);
@@ -44,6 +46,12 @@ pub struct SbcEntry {
     /// The key (`TagId`); meaningful only in the first `n` entries.
     pub tag: u16,
     _pad: [u8; 6],
+}
+
+impl SbcEntry {
+    pub(crate) fn new(tag: TagId, value: Fx) -> SbcEntry {
+        SbcEntry { value, tag: tag.0, _pad: [0; 6] }
+    }
 }
 
 /// A modifier carried by an inline instant spec.
@@ -60,6 +68,10 @@ pub struct InlineMod {
 }
 
 impl InlineMod {
+    pub(crate) fn new(attr: AttrId, op: ModOp, magnitude: Fx) -> InlineMod {
+        InlineMod { magnitude, attr: attr.0, op: op_to_u8(op), _pad: [0; 5] }
+    }
+
     /// The operation.
     pub fn op(&self) -> ModOp {
         op_from_u8(self.op)
@@ -142,9 +154,14 @@ pub struct EffectSpec {
     /// A duration override in frames (0: use the definition's).
     pub duration_override: u32,
     /// Extra tags the effect grants (dynamic granted tags, `u16::MAX`: unused), for example an
-    /// ability's cooldown tags on a shared cooldown effect.
+    /// ability's cooldown tags on a shared cooldown effect. More than two, up to
+    /// [`WorldConfig::granted_tags_per_spec`](crate::WorldConfig::granted_tags_per_spec), are
+    /// added with [`World::add_granted_tag`](crate::World::add_granted_tag).
     pub dynamic_granted_tags: [u16; 2],
-    _pad2: u32,
+    /// Where the spec's values beyond its inline room are (`src/world/capacity.rs`): 0 nowhere
+    /// (the common case), a frame-spill serial, a stored-spec slot, or a mark that a builder
+    /// dropped a value.
+    pub(crate) ext: u32,
 }
 
 impl EffectSpec {
@@ -157,25 +174,49 @@ impl EffectSpec {
         s
     }
 
-    /// Builder: adds a dynamic granted tag (at most two; more are ignored).
+    /// Builder: adds a dynamic granted tag. The spec holds two in itself: a third is not
+    /// kept, and the spec is marked so that applying it fails with
+    /// [`ApplyError::SpecValuesDropped`](crate::ApplyError::SpecValuesDropped) (recorded like
+    /// any failed application) instead of granting fewer tags than asked; add more than two
+    /// with [`World::add_granted_tag`](crate::World::add_granted_tag).
     #[must_use]
     pub fn with_granted_tag(mut self, tag: TagId) -> EffectSpec {
-        if let Some(slot) = self.dynamic_granted_tags.iter_mut().find(|t| **t == u16::MAX) {
-            *slot = tag.0;
+        if self.dynamic_granted_tags.contains(&tag.0) {
+            return self;
+        }
+        match self.dynamic_granted_tags.iter_mut().find(|t| **t == u16::MAX) {
+            Some(slot) => *slot = tag.0,
+            None => self.mark_dropped(crate::world::Capacity::GrantedTagsPerSpec),
         }
         self
     }
 
     /// An inline instant spec (F-GE-24): no definition, only these modifiers on base values.
-    /// At most [`MAX_INLINE_MODS`] modifiers are kept.
+    /// The spec holds [`MAX_INLINE_MODS`] modifiers in itself; with more, the first four are
+    /// kept and the spec is marked so that applying it fails with
+    /// [`ApplyError::SpecValuesDropped`](crate::ApplyError::SpecValuesDropped) (make it with
+    /// [`World::inline_spec`](crate::World::inline_spec) instead).
     pub fn inline(mods: &[(AttrId, ModOp, Fx)]) -> EffectSpec {
         let mut s = EffectSpec::new(INLINE_DEF, 1);
         for (i, (attr, op, m)) in mods.iter().take(MAX_INLINE_MODS).enumerate() {
-            s.inline[i] =
-                InlineMod { magnitude: *m, attr: attr.0, op: op_to_u8(*op), _pad: [0; 5] };
+            s.inline[i] = InlineMod::new(*attr, *op, *m);
         }
         s.n_inline = mods.len().min(MAX_INLINE_MODS) as u8;
+        if mods.len() > MAX_INLINE_MODS {
+            s.mark_dropped(crate::world::Capacity::InlineModifiersPerSpec);
+        }
         s
+    }
+
+    /// Marks the spec as having lost a value to its inline room (see `capacity.rs`).
+    pub(crate) fn mark_dropped(&mut self, capacity: crate::world::Capacity) {
+        self.ext = crate::world::capacity_ext::dropped(capacity);
+    }
+
+    /// Whether a builder dropped a value that did not fit the spec's inline room (applying
+    /// it fails with [`ApplyError::SpecValuesDropped`](crate::ApplyError::SpecValuesDropped)).
+    pub fn dropped_values(&self) -> bool {
+        crate::world::capacity_ext::dropped_capacity(self.ext).is_some()
     }
 
     /// Whether this is an inline instant spec.
@@ -183,8 +224,12 @@ impl EffectSpec {
         self.def == INLINE_DEF
     }
 
-    /// Sets a SetByCaller value (replacing an existing one with the same tag). Returns `false`
-    /// if all [`MAX_SET_BY_CALLER`] slots are taken.
+    /// Sets a SetByCaller value in the spec itself (replacing an existing one with the same
+    /// tag). Returns `false` if all [`MAX_SET_BY_CALLER`] slots are taken: nothing is set, and
+    /// the spec is marked so that applying it fails with
+    /// [`ApplyError::SpecValuesDropped`](crate::ApplyError::SpecValuesDropped). Set more
+    /// values (up to [`WorldConfig::set_by_caller_per_spec`](crate::WorldConfig)) with
+    /// [`World::set_by_caller`](crate::World::set_by_caller).
     pub fn set_by_caller_value(&mut self, tag: TagId, value: Fx) -> bool {
         let n = usize::from(self.n_set_by_caller).min(MAX_SET_BY_CALLER);
         if let Some(e) = self.set_by_caller[..n].iter_mut().find(|e| e.tag == tag.0) {
@@ -192,21 +237,24 @@ impl EffectSpec {
             return true;
         }
         if n == MAX_SET_BY_CALLER {
+            self.mark_dropped(crate::world::Capacity::SetByCallerPerSpec);
             return false;
         }
-        self.set_by_caller[n] = SbcEntry { value, tag: tag.0, _pad: [0; 6] };
+        self.set_by_caller[n] = SbcEntry::new(tag, value);
         self.n_set_by_caller += 1;
         true
     }
 
-    /// Builder form of [`EffectSpec::set_by_caller_value`].
+    /// Builder form of [`EffectSpec::set_by_caller_value`] (a fifth value marks the spec as
+    /// described there).
     #[must_use]
     pub fn with_set_by_caller(mut self, tag: TagId, value: Fx) -> EffectSpec {
         self.set_by_caller_value(tag, value);
         self
     }
 
-    /// A SetByCaller value.
+    /// A SetByCaller value held in the spec itself (the first [`MAX_SET_BY_CALLER`]);
+    /// [`World::set_by_caller_of`](crate::World::set_by_caller_of) also reads those set beyond.
     pub fn set_by_caller(&self, tag: TagId) -> Option<Fx> {
         let n = usize::from(self.n_set_by_caller).min(MAX_SET_BY_CALLER);
         self.set_by_caller[..n].iter().find(|e| e.tag == tag.0).map(|e| e.value)
@@ -284,7 +332,10 @@ pub struct ActiveEffect {
     pub duration: u32,
     /// Which modifiers qualified at application (bit per modifier).
     pub qualified: u32,
-    /// Dynamic granted tags from the spec (`u16::MAX`: unused).
+    /// Dynamic granted tags from the spec (`u16::MAX`: unused). More than two (a world with a
+    /// raised `WorldConfig::granted_tags_per_spec`) are in the effect's row of the snapshot's
+    /// `effect_tag_overflow` column: read them all with
+    /// [`World::effect_dynamic_tags`](crate::World::effect_dynamic_tags).
     pub dynamic_tags: [u16; 2],
     /// The frame it last became active (applied, or switched back on after inhibition).
     pub active_since: Frame,

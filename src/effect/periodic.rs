@@ -199,6 +199,21 @@ impl<G: Game> World<G> {
                     self.execute_mod(ti, AttrId(m.attr), m.op(), m.magnitude, spec, None, handle);
                 }
             }
+            // Modifiers beyond the four the spec holds (`World::inline_spec`), copied out of
+            // the frame spill first (executing them changes the world).
+            if !self.spec_extra_inline(spec).is_empty() {
+                let mut extra =
+                    [crate::effect::InlineMod::default(); crate::world::capacity::MAX_EXTRA];
+                let more = self.spec_extra_inline(spec);
+                let n_extra = more.len().min(extra.len());
+                extra[..n_extra].copy_from_slice(&more[..n_extra]);
+                for m in &extra[..n_extra] {
+                    if m.attr < u16::MAX && usize::from(m.attr) < self.state.layout.attrs {
+                        let (attr, op) = (AttrId(m.attr), m.op());
+                        self.execute_mod(ti, attr, op, m.magnitude, spec, None, handle);
+                    }
+                }
+            }
         } else if let Some(def) = content.effect_defs().get(spec.def.index()) {
             for (i, m) in def.modifiers.iter().enumerate() {
                 if qualified & (1 << i) == 0 {
@@ -238,7 +253,14 @@ impl<G: Game> World<G> {
                         count: 1,
                         ..crate::cue::CueParams::default()
                     };
-                    self.emit_cue(target, c.tag, crate::cue::CueKind::Executed, origin, params);
+                    self.emit_effect_cue(
+                        target,
+                        c.tag,
+                        crate::cue::CueKind::Executed,
+                        origin,
+                        params,
+                        &spec.source_tags,
+                    );
                 }
             }
         }
@@ -315,7 +337,17 @@ impl<G: Game> World<G> {
                 PostHook::Plain(f) => f(self, &em),
                 PostHook::Context(f) => {
                     // The context is built only for hooks registered to receive it (F-ATTR-05).
-                    let ctx = PostExecuteContext { spec: *spec, target_tags: self.tags(target) };
+                    let mut sbc_extra =
+                        [crate::effect::SbcEntry::default(); crate::world::capacity::MAX_EXTRA];
+                    let more = self.spec_extra_sbc(spec);
+                    let n_sbc_extra = more.len().min(sbc_extra.len());
+                    sbc_extra[..n_sbc_extra].copy_from_slice(&more[..n_sbc_extra]);
+                    let ctx = PostExecuteContext {
+                        spec: *spec,
+                        target_tags: self.tags(target),
+                        sbc_extra,
+                        n_sbc_extra,
+                    };
                     f(self, &em, &ctx);
                 }
             }
@@ -342,6 +374,18 @@ impl<G: Game> World<G> {
         let mut spec2 = *spec;
         if let Some(p) = prepare {
             p(&mut spec2);
+            // A value the stage could not keep in the spec's inline room: reported, and the
+            // values beyond the room the spec had stay readable (src/world/capacity.rs).
+            if let Some(capacity) = crate::world::capacity_ext::dropped_capacity(spec2.ext)
+                && spec2.ext != spec.ext
+            {
+                let inline = capacity.inline();
+                let exceeded =
+                    crate::world::CapacityExceeded { capacity, needed: inline + 1, limit: inline };
+                let entity = spec.context.instigator;
+                self.out.diagnostics.push(Diagnostic::CapacityExceeded { entity, exceeded });
+                spec2.ext = spec.ext;
+            }
         }
         let target = self.entity_of(ti);
         // Captures in declaration order; source snapshot captures come from the spec.
@@ -399,6 +443,7 @@ impl<G: Game> World<G> {
             u64::from(fid.0),
         ]);
         let content = self.content.clone();
+        let sbc_extra = self.spec_extra_sbc(&spec2);
         let mut ctx = ExecCtx {
             content: &content,
             captures: &vals[..captures.len().min(vals.len())],
@@ -414,6 +459,7 @@ impl<G: Game> World<G> {
             cues_handled_manually: false,
             cues: &mut cues,
             transients,
+            sbc_extra,
         };
         f(&mut ctx);
         let manual = ctx.cues_handled_manually;
@@ -438,7 +484,14 @@ impl<G: Game> World<G> {
             None => crate::cue::CueOrigin::NONE,
         };
         for (on, tag, params) in cues.drain(..) {
-            self.emit_cue(on, tag, crate::cue::CueKind::Executed, origin, params);
+            self.emit_effect_cue(
+                on,
+                tag,
+                crate::cue::CueKind::Executed,
+                origin,
+                params,
+                &spec2.source_tags,
+            );
         }
         outputs.clear();
         self.scratch.exec_outputs = outputs;

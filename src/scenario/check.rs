@@ -3,14 +3,15 @@
 
 use super::format::{
     RawAbilityEvent, RawActivation, RawApplied, RawApplyFailure, RawCheck, RawCooldown, RawCueKind,
-    RawEffectEvent, RawExpect, RawFailure, RawTagEvent,
+    RawEffectEvent, RawExpect, RawFailure, RawHandlerEvent, RawInstanceEvent, RawTagEvent,
 };
 use super::resolve::{Cx, EntitySetup, key};
+use super::routing::{Call, RouteEntry, Routing, What};
 use super::{ScenarioError, ScenarioErrorKind as K};
 use crate::ability::{AbilityEvent, ActivationFailure};
 use crate::content::error::Clip;
 use crate::content::locate::{PathSeg, locate};
-use crate::cue::PresenterCall;
+use crate::cue::{CueRouter, PresenterCall};
 use crate::id::{AbilityDefId, AttrId, EffectDefId, Entity, TagId};
 use crate::num::{Frame, Fx};
 use crate::world::{Applied, ApplyError, EffectEvent, Game, RemovalReason, World};
@@ -142,6 +143,29 @@ pub(crate) enum CheckKind {
         event: RawTagEvent,
         count: Count,
     },
+    Handled {
+        handler: usize,
+        event: RawHandlerEvent,
+        tag: Option<TagId>,
+        original_tag: Option<TagId>,
+        on: Option<usize>,
+        instigator: Option<usize>,
+        magnitude: Option<Fx>,
+        local: Option<bool>,
+        count: Count,
+    },
+    InstanceEvent {
+        handler: usize,
+        event: RawInstanceEvent,
+        on: Option<usize>,
+        count: Count,
+    },
+    LiveInstances {
+        handler: TagId,
+        on: Option<usize>,
+        count: Option<Count>,
+        refs: Option<u32>,
+    },
 }
 
 fn fx_text(v: Fx) -> String {
@@ -171,6 +195,7 @@ pub(crate) fn resolve(
     e: &RawExpect,
     entities: &[EntitySetup],
     labels: &[String],
+    routing: Option<&Routing>,
 ) -> Result<Check, ScenarioError> {
     let base = [key("expect"), PathSeg::Index(i), key("that")];
     let at = |k: &str| [&base[..], &[key(k)]].concat();
@@ -436,9 +461,142 @@ pub(crate) fn resolve(
             let what = format!("{on} tag event {event:?} of {tag}{}", count.statement());
             (CheckKind::TagEvent { on: o, tag: t, event: *event, count }, what)
         }
+        RawCheck::Handled {
+            handler,
+            event,
+            tag,
+            original_tag,
+            on,
+            instigator,
+            magnitude,
+            local,
+            count,
+            at_least,
+            at_most,
+        } => {
+            let (h, _) = handler_of(cx, &at("handler"), handler, routing, false)?;
+            let t = tag.as_ref().map(|n| cx.tag(&at("tag"), n)).transpose()?;
+            let ot = original_tag.as_ref().map(|n| cx.tag(&at("original_tag"), n)).transpose()?;
+            let o = on.as_ref().map(|n| ent("on", n)).transpose()?;
+            let inst = instigator.as_ref().map(|n| ent("instigator", n)).transpose()?;
+            let count = counted(*count, *at_least, *at_most)?;
+            let mut what = format!("handler {handler} {event:?}");
+            if let Some(n) = tag {
+                what.push_str(&format!(" of {n}"));
+            }
+            if let Some(n) = original_tag {
+                what.push_str(&format!(" (emitted as {n})"));
+            }
+            if let Some(n) = on {
+                what.push_str(&format!(" on {n}"));
+            }
+            if let Some(n) = instigator {
+                what.push_str(&format!(" by {n}"));
+            }
+            if let Some(m) = magnitude {
+                what.push_str(&format!(" magnitude {}", fx_text(m.0)));
+            }
+            match local {
+                Some(true) => what.push_str(" (local)"),
+                Some(false) => what.push_str(" (simulated)"),
+                None => {}
+            }
+            what.push_str(&count.statement());
+            let kind = CheckKind::Handled {
+                handler: h,
+                event: *event,
+                tag: t,
+                original_tag: ot,
+                on: o,
+                instigator: inst,
+                magnitude: magnitude.map(|m| m.0),
+                local: *local,
+                count,
+            };
+            (kind, what)
+        }
+        RawCheck::InstanceEvent { handler, event, on, count, at_least, at_most } => {
+            let (h, _) = handler_of(cx, &at("handler"), handler, routing, true)?;
+            let o = on.as_ref().map(|n| ent("on", n)).transpose()?;
+            let count = counted(*count, *at_least, *at_most)?;
+            let mut what = format!("handler {handler} instance {event:?}");
+            if let Some(n) = on {
+                what.push_str(&format!(" on {n}"));
+            }
+            what.push_str(&count.statement());
+            (CheckKind::InstanceEvent { handler: h, event: *event, on: o, count }, what)
+        }
+        RawCheck::LiveInstances { handler, on, count, at_least, at_most, refs } => {
+            let (_, tag) = handler_of(cx, &at("handler"), handler, routing, true)?;
+            let o = on.as_ref().map(|n| ent("on", n)).transpose()?;
+            let ranged = count.is_some() || at_least.is_some() || at_most.is_some();
+            if !ranged && refs.is_none() {
+                return Err(cx.err(
+                    K::InvalidValue,
+                    &base,
+                    "a LiveInstances check needs `count` (or `at_least`/`at_most`), `refs` or \
+                     both",
+                ));
+            }
+            let count = if ranged { Some(counted(*count, *at_least, *at_most)?) } else { None };
+            let mut what = format!("handler {handler} live instances");
+            if let Some(n) = on {
+                what.push_str(&format!(" on {n}"));
+            }
+            if let Some(c) = count {
+                what.push_str(&format!(" {}", c.describe("instance")));
+            }
+            if let Some(r) = refs {
+                what.push_str(&format!(", {r} references"));
+            }
+            (CheckKind::LiveInstances { handler: tag, on: o, count, refs: *refs }, what)
+        }
     };
     let (pos, _) = locate(cx.source, &[key("expect"), PathSeg::Index(i)]);
     Ok(Check { index: i, frame: e.frame, until, line: pos.line, what, kind })
+}
+
+/// A handler of the scenario's `cue_routing` by name (instanced only, when `instanced`).
+fn handler_of(
+    cx: &Cx<'_>,
+    path: &[PathSeg],
+    name: &str,
+    routing: Option<&Routing>,
+    instanced: bool,
+) -> Result<(usize, TagId), ScenarioError> {
+    let Some(r) = routing.filter(|r| !r.handlers.is_empty()) else {
+        return Err(cx.err(
+            K::UnknownName,
+            path,
+            format!(
+                "no handler named \"{}\": declare handlers in `cue_routing: (handlers: {{ … }})`",
+                Clip(name)
+            ),
+        ));
+    };
+    let Some(h) = r.handler(name) else {
+        let mut msg = format!("no handler named \"{}\"", Clip(name));
+        if let Some(s) =
+            crate::content::error::suggest(name, r.handlers.iter().map(|h| h.name.as_str()))
+        {
+            msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));
+        } else {
+            let names: Vec<&str> = r.handlers.iter().map(|h| h.name.as_str()).collect();
+            msg.push_str(&format!(" (handlers: {})", names.join(", ")));
+        }
+        return Err(cx.err(K::UnknownName, path, msg));
+    };
+    if instanced && !r.handlers[h].instanced {
+        return Err(cx.err(
+            K::InvalidValue,
+            path,
+            format!(
+                "the handler \"{}\" is static: instances belong to `kind: Instanced` handlers",
+                Clip(name)
+            ),
+        ));
+    }
+    Ok((h, r.handlers[h].tag))
 }
 
 /// Per-expectation progress over its frames.
@@ -492,6 +650,10 @@ pub(crate) struct FrameView<'a, G: Game> {
     pub calls: &'a [(Frame, PresenterCall)],
     /// Results of labelled applications in the frame: (label, result).
     pub applied: &'a [(usize, Result<Applied, ApplyError>)],
+    /// Handler calls made after the frame (the presenter calls' and the local cues').
+    pub routed: &'a [RouteEntry],
+    /// The scenario's cue router after the frame's presentation.
+    pub router: &'a CueRouter,
     pub frame: Frame,
 }
 
@@ -885,6 +1047,75 @@ pub(crate) fn evaluate<G: Game>(c: &Check, p: &mut Progress, v: &FrameView<'_, G
                 })
                 .count() as u32;
             events(p, n, count, "event");
+        }
+        CheckKind::Handled {
+            handler,
+            event,
+            tag,
+            original_tag,
+            on,
+            instigator,
+            magnitude,
+            local,
+            count,
+        } => {
+            let n = v
+                .routed
+                .iter()
+                .filter(|e| {
+                    let call_ok = matches!(
+                        (event, e.what),
+                        (RawHandlerEvent::Executed, What::Call(Call::Executed))
+                            | (RawHandlerEvent::OnActive, What::Call(Call::OnActive))
+                            | (RawHandlerEvent::WhileActive, What::Call(Call::WhileActive))
+                            | (RawHandlerEvent::Removed, What::Call(Call::Removed(_)))
+                    );
+                    call_ok
+                        && e.handler == *handler
+                        && tag.is_none_or(|t| e.key.tag == t)
+                        && original_tag.is_none_or(|t| e.original_tag == t)
+                        && on.is_none_or(|o| e.key.target == ents[o])
+                        && instigator.is_none_or(|i| e.instigator == ents[i])
+                        && magnitude.is_none_or(|m| e.magnitude == m)
+                        && local.is_none_or(|l| e.cause.is_none() == l)
+                })
+                .count() as u32;
+            events(p, n, count, "call");
+        }
+        CheckKind::InstanceEvent { handler, event, on, count } => {
+            let want = match event {
+                RawInstanceEvent::Created => What::Created,
+                RawInstanceEvent::Destroyed => What::Destroyed,
+            };
+            let n = v
+                .routed
+                .iter()
+                .filter(|e| {
+                    e.handler == *handler
+                        && e.what == want
+                        && on.is_none_or(|o| e.key.target == ents[o])
+                })
+                .count() as u32;
+            events(p, n, count, "event");
+        }
+        CheckKind::LiveInstances { handler, on, count, refs } => {
+            let (mut n, mut r) = (0u32, 0u32);
+            for (k, members) in v.router.live_instances_of(*handler) {
+                if on.is_none_or(|o| k.target == ents[o]) {
+                    n += 1;
+                    r = r.saturating_add(members as u32);
+                }
+            }
+            let ok = count.is_none_or(|c| c.holds(n)) && refs.is_none_or(|want| want == r);
+            let (mut exp, mut act) = (Vec::new(), vec![format!("{n} live")]);
+            if let Some(c) = count {
+                exp.push(format!("{} live", c.describe("instance")));
+            }
+            if let Some(want) = refs {
+                exp.push(format!("{want} references"));
+                act.push(format!("{r} references"));
+            }
+            p.state(f, ok, exp, act);
         }
     }
 }

@@ -47,6 +47,10 @@ pub struct RawScenario {
     /// What must be true at which frame.
     #[serde(default)]
     pub expect: Vec<RawExpect>,
+    /// Presentation handlers the confirmed cue stream is routed to (a `CueRouter`), for the
+    /// `Handled`, `InstanceEvent` and `LiveInstances` checks.
+    #[serde(default)]
+    pub cue_routing: Option<RawCueRouting>,
 }
 
 fn two() -> u16 {
@@ -291,9 +295,22 @@ pub struct RawStep {
     /// The repetition interval with `until` (default 1).
     #[serde(default)]
     pub every: Option<u32>,
+    /// When in the frame a direct operation runs (default `AfterAbilities`); not for inputs.
+    #[serde(default)]
+    pub phase: Option<RawPhase>,
     /// What happens.
     #[serde(rename = "do")]
     pub op: RawOp,
+}
+
+/// When in its frame a direct operation runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum RawPhase {
+    /// After expiry (P2) and before the abilities (P4): the frame's activations see it.
+    BeforeAbilities,
+    /// In the game-systems phase (P6), after the abilities, tasks and game systems.
+    #[default]
+    AfterAbilities,
 }
 
 /// An input button: an ability input id (`0`–`29`), or `"Confirm"` / `"Cancel"`.
@@ -560,6 +577,169 @@ pub enum RawOp {
         /// The entity.
         on: String,
     },
+    /// Set a granted ability's extra cooldown tags at run time (none or one tag), in place of
+    /// its definition's `cooldown_tags`.
+    SetCooldownTags {
+        /// The owner.
+        on: String,
+        /// The ability.
+        ability: String,
+        /// The tags (at most one).
+        tags: Vec<String>,
+    },
+    /// Return a granted ability to its definition's `cooldown_tags`.
+    ResetCooldownTags {
+        /// The owner.
+        on: String,
+        /// The ability.
+        ability: String,
+    },
+}
+
+/// The presentation side of a scenario: cue handlers by tag, translations, suppression and
+/// local cues, mirroring what `CueRouter` supports.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename = "cue_routing")]
+pub struct RawCueRouting {
+    /// The handlers, by name.
+    #[serde(default)]
+    pub handlers: NamedMap<RawHandler>,
+    /// Tag translations applied before routing (exact tags): `{ "from": "to" }`.
+    #[serde(default)]
+    pub translate: NamedMap<String>,
+    /// Entities whose cues are not routed, optionally only for cues of some frames.
+    #[serde(default)]
+    pub suppress: Vec<RawSuppress>,
+    /// Presentation-only cues made by the game's presentation code.
+    #[serde(default)]
+    pub local: Vec<RawLocalStep>,
+}
+
+/// A handler kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum RawHandlerKind {
+    /// Stateless (GAS `GameplayCueNotify_Static`).
+    #[default]
+    Static,
+    /// One reference-counted instance per key (GAS `GameplayCueNotify_Actor`).
+    Instanced,
+}
+
+/// A cue handler.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "handler")]
+pub struct RawHandler {
+    /// The `GameplayCue.*` tag it handles (with its descendants that have no handler).
+    pub tag: String,
+    /// Static or instanced.
+    #[serde(default)]
+    pub kind: RawHandlerKind,
+    /// Static handlers: stop the walk to the handlers of parent tags.
+    #[serde(default, rename = "override")]
+    pub is_override: Option<bool>,
+    /// Instanced handlers: one instance per instigator.
+    #[serde(default)]
+    pub unique_per_instigator: Option<bool>,
+}
+
+/// A suppression window.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "suppress")]
+pub struct RawSuppress {
+    /// The entity.
+    pub on: String,
+    /// The first cue frame suppressed (default 0).
+    #[serde(default)]
+    pub from: Option<u32>,
+    /// The last cue frame suppressed (default: the end).
+    #[serde(default)]
+    pub until: Option<u32>,
+}
+
+/// A local cue step.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "local_step")]
+pub struct RawLocalStep {
+    /// The presentation frame (after frame `frame` was simulated and presented).
+    pub frame: u32,
+    /// What presentation does.
+    #[serde(rename = "do")]
+    pub op: RawLocalOp,
+}
+
+/// A local (presentation-only) cue operation.
+#[derive(Clone, Debug, Deserialize)]
+pub enum RawLocalOp {
+    /// A local burst.
+    Execute {
+        /// The entity.
+        on: String,
+        /// The `GameplayCue.*` tag.
+        tag: String,
+        /// Its magnitude.
+        #[serde(default)]
+        magnitude: Option<Num>,
+        /// The execution options.
+        #[serde(default)]
+        options: RawCueOptions,
+    },
+    /// A local persistent cue, named for its `Remove`.
+    Add {
+        /// The entity.
+        on: String,
+        /// The `GameplayCue.*` tag.
+        tag: String,
+        /// Its name.
+        name: String,
+        /// Its magnitude.
+        #[serde(default)]
+        magnitude: Option<Num>,
+        /// The execution options.
+        #[serde(default)]
+        options: RawCueOptions,
+    },
+    /// Removes a local persistent cue.
+    Remove {
+        /// The name given to its `Add`.
+        name: String,
+    },
+}
+
+/// `CueOptions`.
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename = "options")]
+pub struct RawCueOptions {
+    /// Skip the translation.
+    #[serde(default)]
+    pub ignore_translation: bool,
+    /// Route even on a suppressed entity.
+    #[serde(default)]
+    pub ignore_suppression: bool,
+    /// Skip the handlers (GAS: the global notifies).
+    #[serde(default)]
+    pub ignore_notifies: bool,
+}
+
+/// A handler call to count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum RawHandlerEvent {
+    /// A burst.
+    Executed,
+    /// A persistent cue became active (instanced: its instance's first).
+    OnActive,
+    /// A persistent cue started being shown (instanced: its instance's first).
+    WhileActive,
+    /// A persistent cue's show ended (instanced: the instance's last reference).
+    Removed,
+}
+
+/// An instance lifecycle event to count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum RawInstanceEvent {
+    /// An instance came alive (new or from the pool).
+    Created,
+    /// An instance was released (its last reference ended).
+    Destroyed,
 }
 
 /// A modifier of an inline runtime spec.
@@ -839,6 +1019,79 @@ pub enum RawCheck {
         /// At most this many.
         #[serde(default)]
         at_most: Option<u32>,
+    },
+    /// Calls a cue handler of `cue_routing` received in `frame..=until`.
+    Handled {
+        /// The handler's name.
+        handler: String,
+        /// The call.
+        event: RawHandlerEvent,
+        /// Only cues with this tag as routed (after translation, exact).
+        #[serde(default)]
+        tag: Option<String>,
+        /// Only cues emitted with this tag (before translation, exact).
+        #[serde(default)]
+        original_tag: Option<String>,
+        /// Only cues on this entity.
+        #[serde(default)]
+        on: Option<String>,
+        /// Only cues whose parameters name this instigator.
+        #[serde(default)]
+        instigator: Option<String>,
+        /// Only cues whose parameters carry this magnitude.
+        #[serde(default)]
+        magnitude: Option<Num>,
+        /// Only local cues (`true`) or only simulated ones (`false`).
+        #[serde(default)]
+        local: Option<bool>,
+        /// Exactly this many (default: at least one).
+        #[serde(default)]
+        count: Option<u32>,
+        /// At least this many.
+        #[serde(default)]
+        at_least: Option<u32>,
+        /// At most this many.
+        #[serde(default)]
+        at_most: Option<u32>,
+    },
+    /// Instances of an instanced handler created or destroyed in `frame..=until`.
+    InstanceEvent {
+        /// The handler's name.
+        handler: String,
+        /// The event.
+        event: RawInstanceEvent,
+        /// Only instances on this entity.
+        #[serde(default)]
+        on: Option<String>,
+        /// Exactly this many (default: at least one).
+        #[serde(default)]
+        count: Option<u32>,
+        /// At least this many.
+        #[serde(default)]
+        at_least: Option<u32>,
+        /// At most this many.
+        #[serde(default)]
+        at_most: Option<u32>,
+    },
+    /// Live instances of an instanced handler after the frame's presentation.
+    LiveInstances {
+        /// The handler's name.
+        handler: String,
+        /// Only instances on this entity.
+        #[serde(default)]
+        on: Option<String>,
+        /// Exactly this many instances.
+        #[serde(default)]
+        count: Option<u32>,
+        /// At least this many.
+        #[serde(default)]
+        at_least: Option<u32>,
+        /// At most this many.
+        #[serde(default)]
+        at_most: Option<u32>,
+        /// The references (persistent cues sharing them) of these instances, summed.
+        #[serde(default)]
+        refs: Option<u32>,
     },
     /// Tag count events in `frame..=until`.
     TagEvent {

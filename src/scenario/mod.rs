@@ -10,9 +10,13 @@
 //! |---|---|---|
 //! | [`Mode::Plain`] | one world stepped frame by frame; expectations are checked here | — |
 //! | [`Mode::Rollback`] | every frame rolls back a random depth (1–8) and re-simulates | per-frame checksums, final bytes, reconciled cue log |
-//! | [`Mode::Replay`] | the inputs are recorded into a replay file, decoded, re-simulated headless | the replay's per-frame checksums, final bytes |
+//! | [`Mode::Replay`] | the inputs are recorded into a replay file, decoded, re-simulated headless, then played with a cue director | the replay's per-frame checksums, final bytes, reconciled cue log |
 //! | [`Mode::Peers`] | one GGRS peer per player (at least two) over the lossy emulated network | confirmed checksums on every peer, reconciled cue log of every peer |
 //! | [`Mode::SyncTest`] | GGRS's `SyncTestSession` with the scenario's check distance | no mismatch, confirmed checksums, reconciled cue log |
+//!
+//! With a `cue_routing` table, every mode also routes its presenter calls through a
+//! [`CueRouter`](crate::cue::CueRouter) and its reconciled handler calls must equal plain
+//! stepping's.
 //!
 //! A game runs its own scenario files with its own [`Game`] and hooks:
 //! [`run_dir`], [`run_files`] and [`cli_main`] (see [`ScenarioHost`]).
@@ -45,6 +49,7 @@ mod check;
 mod dir;
 mod format;
 mod resolve;
+mod routing;
 mod run;
 
 pub use dir::{DirReport, FileOutcome, check_hooks, cli_main, run_dir, run_files};
@@ -198,6 +203,7 @@ pub struct Scenario {
     pub(crate) ops: Vec<resolve::Op>,
     pub(crate) checks: Vec<check::Check>,
     pub(crate) sources: Vec<SourceText>,
+    pub(crate) routing: Option<routing::Routing>,
 }
 
 /// A content source kept to locate the functions content names.

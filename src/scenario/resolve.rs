@@ -1,11 +1,11 @@
 //! Parsing and validation: raw scenario → [`Scenario`] with every name resolved and every
 //! problem reported with its file, line, column and path.
 
-use super::check;
 use super::format::{
-    RawButton, RawContentRef, RawMode, RawModes, RawOp, RawScenario, RawSetupEffect,
+    RawButton, RawContentRef, RawMode, RawModes, RawOp, RawPhase, RawScenario, RawSetupEffect,
 };
 use super::{LinkSpec, NetworkSpec, Scenario, ScenarioError, ScenarioErrorKind as K, SourceText};
+use super::{check, routing};
 use crate::content::error::{Clip, ron_message, suggest};
 use crate::content::locate::{PathSeg, Position, locate, path_at, render};
 use crate::content::raw::ModOp;
@@ -65,10 +65,12 @@ pub(crate) struct ButtonOp {
     pub kind: ButtonKind,
 }
 
-/// A direct operation run in phase P6 of its frame.
+/// A direct operation run in its frame: before the abilities, or in phase P6.
 #[derive(Clone, Debug)]
 pub(crate) struct Op {
     pub frame: Frame,
+    /// Runs in the world's before-abilities hook instead of phase P6.
+    pub before_abilities: bool,
     pub kind: OpKind,
     /// The index of its label (`ApplyEffect` / `ApplyInline`), whose results are recorded.
     pub label: Option<usize>,
@@ -120,6 +122,8 @@ pub(crate) enum OpKind {
         magnitude: Option<Fx>,
     },
     Despawn(usize),
+    /// `Some(tag or none)`: set the runtime cooldown tags; `None`: back to the definition's.
+    SetCooldownTags(usize, AbilityDefId, Option<Option<TagId>>),
 }
 
 pub(crate) fn key(k: &str) -> PathSeg {
@@ -583,6 +587,16 @@ pub(crate) fn parse(
             };
             Ok(ButtonOp { frame, player, button, kind })
         };
+        if step.phase.is_some()
+            && matches!(step.op, RawOp::Press { .. } | RawOp::Release { .. } | RawOp::Tap { .. })
+        {
+            return Err(cx.err(
+                K::InvalidValue,
+                &[key("script"), PathSeg::Index(i), key("phase")],
+                "`phase` is for direct operations: an input is the frame's input (phase P0), \
+                 before everything else",
+            ));
+        }
         let kind = match &step.op {
             RawOp::Press { player, input } => {
                 let b = button(*player, *input, ButtonKind::Press)?;
@@ -733,7 +747,49 @@ pub(crate) fn parse(
                 OpKind::ExecuteCue { on, tag: t, magnitude: magnitude.map(|m| m.0) }
             }
             RawOp::Despawn { on } => OpKind::Despawn(cx.entity(&at("on"), on)?),
+            RawOp::SetCooldownTags { on, ability, tags } => {
+                let on = cx.entity(&at("on"), on)?;
+                let a = cx.ability(&at("ability"), ability)?;
+                let def = content.ability_def(a);
+                if tags.len() > 1 {
+                    return Err(cx.err(
+                        K::InvalidValue,
+                        &at("tags"),
+                        format!(
+                            "a granted ability carries at most one runtime cooldown tag (its \
+                             snapshot record keeps one), not {}",
+                            tags.len()
+                        ),
+                    ));
+                }
+                let tag = match tags.first() {
+                    Some(t) => Some(cx.tag(&[&at("tags")[..], &[PathSeg::Index(0)]].concat(), t)?),
+                    None => None,
+                };
+                if tag.is_none()
+                    && def
+                        .cooldown
+                        .is_some_and(|c| content.effect_def(c).granted_tags.explicit.is_empty())
+                {
+                    return Err(cx.err(
+                        K::InvalidValue,
+                        &at("tags"),
+                        format!(
+                            "{}'s cooldown effect grants no tag: without a cooldown tag its \
+                             cooldown could never be seen",
+                            Clip(ability)
+                        ),
+                    ));
+                }
+                OpKind::SetCooldownTags(on, a, Some(tag))
+            }
+            RawOp::ResetCooldownTags { on, ability } => OpKind::SetCooldownTags(
+                cx.entity(&at("on"), on)?,
+                cx.ability(&at("ability"), ability)?,
+                None,
+            ),
         };
+        let before_abilities = step.phase == Some(RawPhase::BeforeAbilities);
         let label = match &step.op {
             RawOp::ApplyEffect { label: Some(l), .. }
             | RawOp::ApplyInline { label: Some(l), .. } => {
@@ -744,16 +800,22 @@ pub(crate) fn parse(
             }
             _ => None,
         };
-        ops.extend(repeats.iter().map(|&frame| Op { frame, kind: kind.clone(), label }));
+        ops.extend(repeats.iter().map(|&frame| Op {
+            frame,
+            before_abilities,
+            kind: kind.clone(),
+            label,
+        }));
     }
     // Stable order: by frame, then file order (a stable sort keeps file order).
     ops.sort_by_key(|o| o.frame);
     buttons.sort_by_key(|b| b.frame);
 
-    // Expectations.
+    // Cue routing, then expectations (which name its handlers).
+    let routing = raw.cue_routing.as_ref().map(|r| routing::resolve(&cx, r)).transpose()?;
     let mut checks = Vec::new();
     for (i, e) in raw.expect.iter().enumerate() {
-        checks.push(check::resolve(&cx, i, e, &entities, &labels)?);
+        checks.push(check::resolve(&cx, i, e, &entities, &labels, routing.as_ref())?);
     }
 
     // Frames.
@@ -808,6 +870,8 @@ pub(crate) fn parse(
         max_tasks: w.max_tasks.unwrap_or(d.max_tasks.min(64)),
         max_standalone_cues: w.max_standalone_cues.unwrap_or(d.max_standalone_cues),
         max_stored_specs: w.max_stored_specs.unwrap_or(d.max_stored_specs),
+        // Capacities the scenario format does not set (issue 17, item 8): the defaults.
+        ..d
     };
     let all =
         [RawMode::Plain, RawMode::Rollback, RawMode::Replay, RawMode::Peers, RawMode::SyncTest];
@@ -967,5 +1031,6 @@ pub(crate) fn parse(
         ops,
         checks,
         sources,
+        routing,
     })
 }

@@ -2,8 +2,10 @@
 
 use super::ScenarioInput;
 use super::check::{FrameView, Progress, evaluate};
-use super::resolve::{ButtonKind, EffectApply, OpKind};
+use super::resolve::{ButtonKind, EffectApply, Op, OpKind};
+use super::routing::{Comparable, RoutedPresenter, compare, removed_keys};
 use super::{Mode, Scenario, ScenarioError, ScenarioErrorKind, ScenarioGame, ScenarioHost};
+use crate::content::Content;
 use crate::content::error::Clip;
 use crate::cue::{CueDirector, CueOrigin, CueParams, CueSession, Presenter, PresenterCall};
 use crate::cue::{PresenterLog, RemoveReason};
@@ -18,6 +20,7 @@ use crate::session::{
 use crate::world::{Applied, ApplyError, Hooks, World};
 use core::fmt;
 use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 
 /// Frames between the keyframes of a scenario's replay.
 const KEYFRAME_INTERVAL: u32 = 300;
@@ -183,6 +186,9 @@ pub struct FrameTrace {
     pub cues: Vec<String>,
     /// Activation attempts in the frame.
     pub activations: Vec<String>,
+    /// Calls the handlers of `cue_routing` received after the frame (with instance creations
+    /// and destructions).
+    pub handled: Vec<String>,
 }
 
 /// Runs a scenario whose content names no registered functions, with [`ScenarioGame`].
@@ -255,19 +261,23 @@ pub fn record<G: ScenarioHost>(
 
 impl Scenario {
     /// A world in the state before frame 0: the entities spawned in declaration order (the
-    /// returned list), their attributes, tags, abilities and setup effects applied.
+    /// returned list), their attributes, tags, abilities and setup effects applied. The
+    /// operations of phase `BeforeAbilities` are installed as the world's
+    /// [`World::set_before_abilities`] hook, so every way of stepping it runs them.
     pub fn build_world<G: ScenarioHost>(
         &self,
         hooks: &Hooks<G>,
     ) -> Result<(World<G>, Vec<Entity>), ScenarioError> {
         super::check_hooks(self, hooks)?;
-        setup(self, hooks)
+        setup(self, hooks, None)
     }
 
-    /// Runs the direct operations scripted for the world's current frame. Call it from the
-    /// script of [`World::step_with`] (it is what the runner does in every mode).
+    /// Runs the direct operations of phase `AfterAbilities` scripted for the world's current
+    /// frame. Call it from the script of [`World::step_with`] (it is what the runner does in
+    /// every mode); those of phase `BeforeAbilities` run in the hook
+    /// [`Scenario::build_world`] installed.
     pub fn run_script<G: ScenarioHost>(&self, entities: &[Entity], world: &mut World<G>) {
-        run_ops(self, entities, world, None);
+        run_ops(&self.ops, &self.content, false, entities, world, None);
     }
 
     /// Every frame's inputs (one per player), from the scripted presses, releases and taps.
@@ -291,9 +301,13 @@ fn game_inputs<G: ScenarioHost>(table: &[Vec<ScenarioInput>]) -> Vec<Vec<G::Inpu
 }
 
 /// A world set up for the scenario, with its entities in declaration order.
+///
+/// The operations of phase `BeforeAbilities` become the world's before-abilities hook; with
+/// `sink`, the results of their labelled applications are pushed there.
 fn setup<G: ScenarioHost>(
     s: &Scenario,
     hooks: &Hooks<G>,
+    sink: Option<Arc<Mutex<Applications>>>,
 ) -> Result<(World<G>, Vec<Entity>), ScenarioError> {
     let world_err = |message: String| ScenarioError {
         kind: ScenarioErrorKind::World,
@@ -343,6 +357,18 @@ fn setup<G: ScenarioHost>(
             // expectations see their result.
             let _ = w.apply_effect(spec, ents[a.on]);
         }
+    }
+    let before: Vec<Op> = s.ops.iter().filter(|o| o.before_abilities).cloned().collect();
+    if !before.is_empty() {
+        let (content, hook_ents) = (s.content.clone(), ents.clone());
+        w.set_before_abilities(move |w| {
+            let mut results = Applications::new();
+            run_ops(&before, &content, true, &hook_ents, w, Some(&mut results));
+            if let Some(sink) = &sink {
+                // A poisoned lock only means a check panicked elsewhere: keep the results.
+                sink.lock().unwrap_or_else(|e| e.into_inner()).extend(results);
+            }
+        });
     }
     Ok((w, ents))
 }
@@ -414,18 +440,25 @@ fn first_instance<G: ScenarioHost>(
     w.effects(on).iter().find(|e| e.def == def).map(|e| e.handle(on))
 }
 
-/// Runs the frame's direct operations (phase P6). Deterministic in the world's frame.
-/// Labelled applications run at once and their results go to `applied`; the others are queued
-/// for phase P7 like a game system's.
+/// Runs the frame's direct operations of one phase: `before` those of phase
+/// `BeforeAbilities` (from the world's hook), otherwise those of phase P6. Deterministic in the
+/// world's frame. Labelled applications, and every application before the abilities, run at
+/// once (labelled ones' results go to `applied`); the others are queued for phase P7 like a
+/// game system's.
 fn run_ops<G: ScenarioHost>(
-    s: &Scenario,
+    ops: &[Op],
+    content: &Content,
+    before: bool,
     ents: &[Entity],
     w: &mut World<G>,
     mut applied: Option<&mut Applications>,
 ) {
     let frame = w.frame();
-    let start = s.ops.partition_point(|o| o.frame < frame);
-    for op in s.ops[start..].iter().take_while(|o| o.frame == frame) {
+    let start = ops.partition_point(|o| o.frame < frame);
+    for op in ops[start..].iter().take_while(|o| o.frame == frame) {
+        if op.before_abilities != before {
+            continue;
+        }
         let mut apply =
             |w: &mut World<G>, spec: crate::effect::EffectSpec, on: Entity| match op.label {
                 Some(l) => {
@@ -433,6 +466,9 @@ fn run_ops<G: ScenarioHost>(
                     if let Some(sink) = applied.as_deref_mut() {
                         sink.push((l, r));
                     }
+                }
+                None if before => {
+                    let _ = w.apply_effect(spec, on);
                 }
                 None => w.queue_effect(spec, on),
             };
@@ -501,7 +537,7 @@ fn run_ops<G: ScenarioHost>(
                 }
             }
             OpKind::Grant { on, ability, level, input } => {
-                let input = input.or(s.content.ability_def(*ability).input);
+                let input = input.or(content.ability_def(*ability).input);
                 let _ = w.grant_ability_with(ents[*on], *ability, *level, input, Entity::NONE);
             }
             OpKind::RemoveAbility(on, def) => {
@@ -515,6 +551,15 @@ fn run_ops<G: ScenarioHost>(
                 w.execute_cue(ents[*on], *tag, CueOrigin::game(0x5CE0, 0), params);
             }
             OpKind::Despawn(on) => w.despawn(ents[*on]),
+            OpKind::SetCooldownTags(on, def, tags) => {
+                if let Some(h) = w.find_ability(ents[*on], *def) {
+                    // Refusals were ruled out when the scenario was loaded.
+                    let _ = match tags {
+                        Some(t) => w.set_cooldown_tags(h, *t),
+                        None => w.reset_cooldown_tags(h),
+                    };
+                }
+            }
         }
     }
 }
@@ -524,6 +569,8 @@ struct Plain {
     checksums: Vec<u64>,
     final_bytes: Vec<u8>,
     log: PresenterLog,
+    /// The reconciled handler calls of the scenario's cue routing.
+    routed: Result<Vec<Comparable>, String>,
     replay: Replay,
     expectations: Vec<ExpectationResult>,
 }
@@ -533,12 +580,13 @@ fn plain<G: ScenarioHost>(
     hooks: &Hooks<G>,
     mut trace: Option<&mut dyn FnMut(FrameTrace)>,
 ) -> Result<Plain, ScenarioError> {
-    let (mut w, ents) = setup(s, hooks)?;
+    let early = Arc::new(Mutex::new(Applications::new()));
+    let (mut w, ents) = setup(s, hooks, Some(early.clone()))?;
     let table = input_table(s);
     let inputs = game_inputs::<G>(&table);
     let mut recorder = Recorder::new(&w, KEYFRAME_INTERVAL);
     let mut director = CueDirector::new().with_log_capacity(0);
-    let mut log = PresenterLog::default();
+    let mut pres = RoutedPresenter::new(s.content.clone(), s.routing.as_ref(), &ents);
     let mut progress: Vec<Progress> = s.checks.iter().map(|_| Progress::default()).collect();
     let mut checksums = Vec::with_capacity(s.frames as usize);
     let mut applied = Applications::new();
@@ -548,29 +596,41 @@ fn plain<G: ScenarioHost>(
         }
         let frame_inputs = &inputs[f as usize];
         applied.clear();
-        w.step_with(frame_inputs, |w| run_ops(s, &ents, w, Some(&mut applied)));
+        w.step_with(frame_inputs, |w| {
+            run_ops(&s.ops, &s.content, false, &ents, w, Some(&mut applied));
+        });
+        // The results of the operations before the abilities come first.
+        applied.splice(0..0, early.lock().unwrap_or_else(|e| e.into_inner()).drain(..));
         let sum = w.checksum();
         checksums.push(sum);
         let _ = recorder.push(f, frame_inputs, sum);
         director.ingest(w.output());
-        let before = log.calls.len();
-        log.at(f);
-        director.reconcile(&w, Some(f), &mut log);
-        let view = FrameView {
-            world: &w,
-            ents: &ents,
-            calls: &log.calls[before..],
-            applied: &applied,
-            frame: f,
-        };
-        for (c, p) in s.checks.iter().zip(progress.iter_mut()) {
-            if f >= c.frame && f <= c.until {
-                evaluate(c, p, &view);
+        let (before, routed_before) = (pres.log.calls.len(), pres.routed_len());
+        pres.at(f);
+        director.reconcile(&w, Some(f), &mut pres);
+        pres.present_locals(f);
+        pres.with_routed(routed_before, |routed| {
+            let view = FrameView {
+                world: &w,
+                ents: &ents,
+                calls: &pres.log.calls[before..],
+                applied: &applied,
+                routed,
+                router: &pres.router,
+                frame: f,
+            };
+            for (c, p) in s.checks.iter().zip(progress.iter_mut()) {
+                if f >= c.frame && f <= c.until {
+                    evaluate(c, p, &view);
+                }
             }
-        }
-        if let Some(t) = trace.as_deref_mut() {
-            t(frame_trace(s, &w, &ents, &table[f as usize], &log.calls[before..], f));
-        }
+            if let Some(t) = trace.as_deref_mut() {
+                let mut ft =
+                    frame_trace(s, &w, &ents, &table[f as usize], &pres.log.calls[before..], f);
+                ft.handled = handled_trace(s, &ents, routed);
+                t(ft);
+            }
+        });
     }
     let expectations = s
         .checks
@@ -589,13 +649,38 @@ fn plain<G: ScenarioHost>(
             actual: p.actual,
         })
         .collect();
+    let routed = pres.reconciled(None);
     Ok(Plain {
         checksums,
         final_bytes: w.state_bytes(),
-        log,
+        log: std::mem::take(&mut pres.log),
+        routed,
         replay: recorder.finish(),
         expectations,
     })
+}
+
+/// The handler calls of a frame, for `--trace`.
+fn handled_trace(
+    s: &Scenario,
+    ents: &[Entity],
+    routed: &[super::routing::RouteEntry],
+) -> Vec<String> {
+    let Some(r) = s.routing.as_ref() else { return Vec::new() };
+    let tags = s.content.tags();
+    routed
+        .iter()
+        .map(|e| {
+            let local = if e.cause.is_none() { " (local)" } else { "" };
+            format!(
+                "{} {} {} on {}{local}",
+                r.handlers[e.handler].name,
+                e.what.text(),
+                tags.name(e.key.tag),
+                entity_name(s, ents, e.key.target)
+            )
+        })
+        .collect()
 }
 
 fn frame_trace<G: ScenarioHost>(
@@ -644,6 +729,7 @@ fn frame_trace<G: ScenarioHost>(
                 }
             })
             .collect(),
+        handled: Vec::new(),
     }
 }
 
@@ -700,28 +786,49 @@ fn compare_logs(
     ))
 }
 
+/// Compares a mode's presentation with plain stepping's: its reconciled cue log and, when the
+/// scenario routes cues, its reconciled handler calls.
+fn compare_presentation(
+    s: &Scenario,
+    plain: &Plain,
+    pres: &RoutedPresenter<'_>,
+    ran_past: bool,
+) -> Option<String> {
+    compare_logs(&plain.log, &pres.log, s.frames, ran_past).or_else(|| {
+        let r = s.routing.as_ref()?;
+        let want = match &plain.routed {
+            Ok(w) => w,
+            Err(e) => return Some(e.clone()),
+        };
+        let removed = removed_keys(&plain.log);
+        let past = ran_past.then_some((s.frames, &removed));
+        compare(r, &s.content, want, pres.reconciled(past))
+    })
+}
+
 fn rollback<G: ScenarioHost>(
     s: &Scenario,
     hooks: &Hooks<G>,
     o: &RunOptions,
     plain: &Plain,
 ) -> Result<ModeResult, ScenarioError> {
-    let (mut w, ents) = setup(s, hooks)?;
+    let (mut w, ents) = setup(s, hooks, None)?;
     let inputs = game_inputs::<G>(&input_table(s));
     let mut driver =
         RollbackDriver::new(&w, o.rollback_depth.clamp(1, 64), o.rollback_seed ^ s.world.seed);
     let mut director = CueDirector::new().with_log_capacity(0);
-    let mut log = PresenterLog::default();
+    let mut pres = RoutedPresenter::new(s.content.clone(), s.routing.as_ref(), &ents);
     let mut problem = None;
     for f in 0..s.frames {
-        let mut session = CueSession { director: &mut director, presenter: &mut log };
+        pres.at(f);
+        let mut session = CueSession { director: &mut director, presenter: &mut pres };
         let r = driver.advance_observed(
             &mut w,
             |frame, buf| {
                 buf.clear();
                 buf.extend_from_slice(inputs.get(frame as usize).map_or(&[][..], |v| v));
             },
-            |w| run_ops(s, &ents, w, None),
+            |w| run_ops(&s.ops, &s.content, false, &ents, w, None),
             &mut session,
         );
         if let Err(d) = r {
@@ -738,14 +845,15 @@ fn rollback<G: ScenarioHost>(
             problem = Some(format!("checksum after frame {f} differs from plain stepping"));
             break;
         }
+        pres.present_locals(f);
     }
     if problem.is_none() {
-        log.at(s.frames.saturating_sub(1));
-        director.reconcile(&w, Some(s.frames.saturating_sub(1)), &mut log);
+        pres.at(s.frames.saturating_sub(1));
+        director.reconcile(&w, Some(s.frames.saturating_sub(1)), &mut pres);
         if w.state_bytes() != plain.final_bytes {
             problem = Some("final snapshot bytes differ from plain stepping".into());
         } else {
-            problem = compare_logs(&plain.log, &log, s.frames, false);
+            problem = compare_presentation(s, plain, &pres, false);
         }
     }
     let st = driver.stats();
@@ -771,8 +879,9 @@ fn replay<G: ScenarioHost>(
             ModeOutcome::Disagrees("the replay changed in an encode/decode round trip".into())
         }
         Ok(decoded) => {
-            let (mut w, ents) = setup(s, hooks)?;
-            match decoded.verify_with(&mut w, |w| run_ops(s, &ents, w, None)) {
+            let (mut w, ents) = setup(s, hooks, None)?;
+            let script = |w: &mut World<G>| run_ops(&s.ops, &s.content, false, &ents, w, None);
+            match decoded.verify_with(&mut w, script) {
                 Err(e) => ModeOutcome::Disagrees(format!("the replay does not play: {e}")),
                 Ok(v) => match v.first_divergence {
                     Some(f) => ModeOutcome::Disagrees(format!(
@@ -782,7 +891,10 @@ fn replay<G: ScenarioHost>(
                     None if w.state_bytes() != plain.final_bytes => ModeOutcome::Disagrees(
                         "final snapshot bytes differ from plain stepping".into(),
                     ),
-                    None => ModeOutcome::Agrees,
+                    None => match replay_presentation(s, hooks, plain, &decoded)? {
+                        Some(why) => ModeOutcome::Disagrees(why),
+                        None => ModeOutcome::Agrees,
+                    },
                 },
             }
         }
@@ -792,6 +904,28 @@ fn replay<G: ScenarioHost>(
         outcome,
         detail: format!("{} bytes, {} keyframes", bytes.len(), plain.replay.keyframes.len()),
     })
+}
+
+/// Plays a decoded replay as a viewer would (a cue director and the scenario's handlers, every
+/// frame confirmed) and compares what it presents with plain stepping.
+fn replay_presentation<G: ScenarioHost>(
+    s: &Scenario,
+    hooks: &Hooks<G>,
+    plain: &Plain,
+    decoded: &Replay,
+) -> Result<Option<String>, ScenarioError> {
+    let (mut w, ents) = setup(s, hooks, None)?;
+    let mut director = CueDirector::new().with_log_capacity(0);
+    let mut pres = RoutedPresenter::new(s.content.clone(), s.routing.as_ref(), &ents);
+    for f in 0..(decoded.frames.len() as Frame).min(s.frames) {
+        let inputs = decoded.inputs::<G>(f);
+        w.step_with(&inputs, |w| run_ops(&s.ops, &s.content, false, &ents, w, None));
+        director.ingest(w.output());
+        pres.at(f);
+        director.reconcile(&w, Some(f), &mut pres);
+        pres.present_locals(f);
+    }
+    Ok(compare_presentation(s, plain, &pres, false))
 }
 
 /// Compares the confirmed checksums a runner recorded with plain stepping's.
@@ -841,7 +975,7 @@ fn peers<G: ScenarioHost>(
     let mut worlds = Vec::with_capacity(players);
     let mut ents = Vec::new();
     for _ in 0..players {
-        let (w, e) = setup(s, hooks)?;
+        let (w, e) = setup(s, hooks, None)?;
         worlds.push(Some(w));
         ents = e;
     }
@@ -868,22 +1002,49 @@ fn peers<G: ScenarioHost>(
         return Ok(failed(Mode::Peers, format!("peers did not synchronise: {e}")));
     }
     let inputs = game_inputs::<G>(&input_table(s));
-    let mut logs: Vec<PresenterLog> = (0..players).map(|_| PresenterLog::default()).collect();
-    let result = {
+    let mut pres: Vec<RoutedPresenter<'_>> = (0..players)
+        .map(|_| RoutedPresenter::new(s.content.clone(), s.routing.as_ref(), &ents))
+        .collect();
+    // `LocalMatch::run_with`, with each peer's local cues made once its world has simulated
+    // their frame (presentation runs beside the simulation, whatever it predicts).
+    let limit = u64::from(s.frames) * 20 + 20_000;
+    let mut ticks = 0u64;
+    // Until every peer has confirmed and recorded frames `0..frames` (a peer may learn that a
+    // frame is confirmed a tick before it records it).
+    let recorded = |m: &LocalMatch<G>| {
+        m.peers().iter().all(|p| {
+            p.runner.recorder().is_some_and(|r| r.replay().frames.len() >= s.frames as usize)
+        })
+    };
+    while !(m.all_confirmed(s.frames) && recorded(&m)) {
         let mut refs: Vec<&mut dyn Presenter> =
-            logs.iter_mut().map(|l| l as &mut dyn Presenter).collect();
+            pres.iter_mut().map(|p| p as &mut dyn Presenter).collect();
         // `frame` is the frame the input applies to (GGRS delays it by the input delay).
-        m.run_with(
-            s.frames,
+        let r = m.tick(
             |player, frame, _| {
                 inputs.get(frame as usize).map_or_else(G::Input::default, |v| v[player])
             },
             &mut refs,
-            |w| run_ops(s, &ents, w, None),
-        )
-    };
-    if let Err(e) = result {
-        return Ok(failed(Mode::Peers, format!("the match failed: {e}")));
+            |w| run_ops(&s.ops, &s.content, false, &ents, w, None),
+        );
+        if let Err(e) = r {
+            return Ok(failed(Mode::Peers, format!("the match failed: {e}")));
+        }
+        for (p, peer) in pres.iter_mut().zip(m.peers()) {
+            if let Some(f) = peer.runner.world().next_frame().checked_sub(1) {
+                p.present_locals(f.min(s.frames.saturating_sub(1)));
+            }
+        }
+        ticks += 1;
+        if ticks > limit {
+            return Ok(failed(
+                Mode::Peers,
+                format!(
+                    "the match stalled: frames 0..{} not confirmed after {ticks} ticks",
+                    s.frames
+                ),
+            ));
+        }
     }
     let mut problem = None;
     let mut rollbacks = 0;
@@ -899,7 +1060,7 @@ fn peers<G: ScenarioHost>(
             problem = Some(format!("peer {i} detected a desync"));
         } else if let Some(why) = compare_sums(&p.runner, s, plain) {
             problem = Some(format!("peer {i}: {why}"));
-        } else if let Some(why) = compare_logs(&plain.log, &logs[i], s.frames, true) {
+        } else if let Some(why) = compare_presentation(s, plain, &pres[i], true) {
             problem = Some(format!("peer {i}: {why}"));
         }
     }
@@ -928,7 +1089,7 @@ fn sync_test<G: ScenarioHost>(
     let players = usize::from(s.world.players);
     let distance = s.check_distance as usize;
     let prediction = (s.network.max_prediction as usize).max(distance + 1);
-    let (w, ents) = setup(s, hooks)?;
+    let (w, ents) = setup(s, hooks, None)?;
     let mut runner = Runner::new(w, prediction, 10);
     runner.record(0);
     runner.director = Some(CueDirector::new().with_log_capacity(0));
@@ -942,23 +1103,24 @@ fn sync_test<G: ScenarioHost>(
     };
     let inputs = game_inputs::<G>(&input_table(s));
     let idle = vec![G::Input::default(); players];
-    let mut log = PresenterLog::default();
+    let mut pres = RoutedPresenter::new(s.content.clone(), s.routing.as_ref(), &ents);
     let mut problem = None;
     // Past the last frame until it is confirmed (`check_distance` frames behind).
     for _ in 0..s.frames as usize + distance + 1 {
-        let f = runner.world().next_frame() as usize;
-        let frame_inputs = inputs.get(f).unwrap_or(&idle);
-        let r = runner.advance_synctest(&mut session, frame_inputs, Some(&mut log), |w| {
-            run_ops(s, &ents, w, None)
+        let f = runner.world().next_frame();
+        let frame_inputs = inputs.get(f as usize).unwrap_or(&idle);
+        let r = runner.advance_synctest(&mut session, frame_inputs, Some(&mut pres), |w| {
+            run_ops(&s.ops, &s.content, false, &ents, w, None)
         });
         if let Err(e) = r {
             problem = Some(format!("{e}"));
             break;
         }
+        pres.present_locals(f.min(s.frames.saturating_sub(1)));
     }
     let problem = problem
         .or_else(|| compare_sums(&runner, s, plain))
-        .or_else(|| compare_logs(&plain.log, &log, s.frames, true));
+        .or_else(|| compare_presentation(s, plain, &pres, true));
     let st = runner.stats();
     Ok(ModeResult {
         mode: Mode::SyncTest,

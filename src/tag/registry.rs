@@ -1,8 +1,8 @@
 //! The frozen tag registry.
 
 use super::set::{MAX_TAGS, TagContainer, TagSet};
-use crate::located::Clip;
 use crate::id::TagId;
+use crate::located::Clip;
 use ahash::AHashMap;
 use core::fmt;
 

@@ -106,6 +106,8 @@ pub(crate) struct Scratch {
     /// Set only while P4 activates an ability from a buffered press (F-GA-22), so its
     /// `on_activate` can tell; false between frames.
     pub from_buffer: bool,
+    /// A targeting query's candidates (`Game::target_candidates`), reused.
+    pub target_candidates: Vec<Entity>,
 }
 
 impl Scratch {
@@ -136,6 +138,7 @@ impl Scratch {
             handles: Vec::with_capacity(layout.abilities),
             input_specs: Vec::with_capacity(layout.abilities),
             from_buffer: false,
+            target_candidates: Vec::new(),
         }
     }
 
@@ -516,7 +519,6 @@ impl<G: Game> World<G> {
         a: AttrId,
         base: Fx,
     ) -> (Fx, attribute::Notes) {
-        let l = self.state.layout;
         let def = self.content.attr_def(a);
         if def.transient {
             return (base, attribute::Notes::default());
@@ -529,6 +531,35 @@ impl<G: Game> World<G> {
         let mut agg = self.scratch.agg.borrow_mut();
         let AggScratch { entries, keep, contrib } = &mut *agg;
         entries.clear();
+        self.push_modifier_entries(index, a, None, entries);
+        if entries.is_empty() {
+            return (base, attribute::Notes::default());
+        }
+        let custom = match def.filter {
+            crate::content::def::ModFilter::Custom(f) => match self.bound.get(f) {
+                Some(BoundFn::Filter(f)) => Some(*f),
+                _ => None,
+            },
+            _ => None,
+        };
+        attribute::aggregate(base, entries, keep, def, custom, contrib)
+    }
+
+    /// Appends to `entries` the aggregation entries of attribute `a` on entity slot `index`:
+    /// one per qualifying modifier of its active, not inhibited effects, in column (application)
+    /// order, each magnitude multiplied by the effect's stacks. With `source`, only the
+    /// modifiers of effects whose source tags (as captured when their spec was made) pass it
+    /// count (F-GE-10). The one aggregation walk: attribute evaluation, cost checks and
+    /// filtered captures all read through here.
+    pub(crate) fn push_modifier_entries(
+        &self,
+        index: u32,
+        a: AttrId,
+        source: Option<&crate::tag::TagRequirements>,
+        entries: &mut Vec<Entry>,
+    ) {
+        let l = self.state.layout;
+        let bit = crate::content::Accel::attr_bit(a);
         let n = (self.state.entities[index as usize].n_effects as usize).min(l.effects);
         let start = index as usize * l.effects;
         let touches = &self.content.accel.effect_attrs;
@@ -538,6 +569,11 @@ impl<G: Game> World<G> {
                 continue;
             }
             let Some(d) = self.content.effect_defs().get(ef.def.index()) else { continue };
+            if let Some(f) = source
+                && !f.passes(&self.effect_source_tags(index, k))
+            {
+                continue;
+            }
             for (mi, m) in d.modifiers.iter().enumerate() {
                 if m.attr != a || !ef.mod_qualified(mi) {
                     continue;
@@ -551,17 +587,6 @@ impl<G: Game> World<G> {
                 });
             }
         }
-        if entries.is_empty() {
-            return (base, attribute::Notes::default());
-        }
-        let custom = match def.filter {
-            crate::content::def::ModFilter::Custom(f) => match self.bound.get(f) {
-                Some(BoundFn::Filter(f)) => Some(*f),
-                _ => None,
-            },
-            _ => None,
-        };
-        attribute::aggregate(base, entries, keep, def, custom, contrib)
     }
 
     /// The unclamped aggregate (what GasCompat captures see).

@@ -97,6 +97,10 @@ pub struct CalcInput<'a> {
     pub source_tags: &'a TagSet,
     /// The target's tags now (ancestor-expanded).
     pub target_tags: &'a TagSet,
+    /// The spec's SetByCaller values beyond the four it holds itself (set with
+    /// [`World::set_by_caller`](crate::World::set_by_caller) in a world with a raised
+    /// [`WorldConfig::set_by_caller_per_spec`](crate::WorldConfig::set_by_caller_per_spec)).
+    pub set_by_caller_extra: &'a [crate::effect::SbcEntry],
 }
 
 impl CalcInput<'_> {
@@ -105,9 +109,12 @@ impl CalcInput<'_> {
         self.captures.get(index).copied().unwrap_or(Fx::ZERO)
     }
 
-    /// A SetByCaller value, or `default`.
+    /// A SetByCaller value (including those beyond the spec's inline four), or `default`.
     pub fn set_by_caller(&self, tag: TagId, default: Fx) -> Fx {
-        self.spec.set_by_caller(tag).unwrap_or(default)
+        self.spec
+            .set_by_caller(tag)
+            .or_else(|| self.set_by_caller_extra.iter().find(|e| e.tag == tag.0).map(|e| e.value))
+            .unwrap_or(default)
     }
 }
 
@@ -144,6 +151,8 @@ pub struct ExecCtx<'a> {
     pub(crate) cues: &'a mut Vec<(Entity, TagId, crate::cue::CueParams)>,
     /// The transient aggregators of this run (F-GE-14).
     pub(crate) transients: &'a [(TagId, Fx)],
+    /// The spec's SetByCaller values beyond its inline four.
+    pub(crate) sbc_extra: &'a [crate::effect::SbcEntry],
 }
 
 impl core::fmt::Debug for ExecCtx<'_> {
@@ -189,9 +198,12 @@ impl ExecCtx<'_> {
         }
     }
 
-    /// A SetByCaller value, or `default`.
+    /// A SetByCaller value (including those beyond the spec's inline four), or `default`.
     pub fn set_by_caller(&self, tag: TagId, default: Fx) -> Fx {
-        self.spec.set_by_caller(tag).unwrap_or(default)
+        self.spec
+            .set_by_caller(tag)
+            .or_else(|| self.sbc_extra.iter().find(|e| e.tag == tag.0).map(|e| e.value))
+            .unwrap_or(default)
     }
 
     /// The stack count of the executing effect (1 for instant effects).
@@ -258,6 +270,10 @@ impl ExecCtx<'_> {
 pub type ExecFn = fn(&mut ExecCtx<'_>);
 
 /// The optional first stage of an execution: may change the spec before captures are read.
+/// It changes the spec itself (no world): a SetByCaller value or granted tag beyond the spec's
+/// inline room is not kept and is reported as a
+/// [`Diagnostic::CapacityExceeded`](crate::Diagnostic::CapacityExceeded); the values the spec
+/// held beyond its room before the stage stay readable.
 pub type PrepareFn = fn(&mut EffectSpec);
 
 /// A custom application requirement's verdict.
@@ -304,6 +320,10 @@ pub struct PostExecuteContext {
     pub spec: EffectSpec,
     /// The target's aggregated (ancestor-expanded) tags when the spec executed.
     pub target_tags: TagSet,
+    /// The spec's SetByCaller values beyond its inline four (a copy: the context outlives
+    /// nothing of the world's).
+    pub(crate) sbc_extra: [crate::effect::SbcEntry; crate::world::capacity::MAX_EXTRA],
+    pub(crate) n_sbc_extra: usize,
 }
 
 impl PostExecuteContext {
@@ -323,15 +343,18 @@ impl PostExecuteContext {
         self.spec.context.source_object.some()
     }
 
-    /// A SetByCaller value of the spec.
+    /// A SetByCaller value of the spec (including those beyond its inline four).
     pub fn set_by_caller(&self, tag: TagId) -> Option<Fx> {
-        self.spec.set_by_caller(tag)
+        self.set_by_caller_values().find(|(t, _)| *t == tag).map(|(_, v)| v)
     }
 
     /// Every SetByCaller value of the spec, in the order they were set.
     pub fn set_by_caller_values(&self) -> impl Iterator<Item = (TagId, Fx)> + '_ {
         let n = usize::from(self.spec.n_set_by_caller).min(self.spec.set_by_caller.len());
-        self.spec.set_by_caller[..n].iter().map(|e| (TagId(e.tag), e.value))
+        self.spec.set_by_caller[..n]
+            .iter()
+            .chain(&self.sbc_extra[..self.n_sbc_extra.min(self.sbc_extra.len())])
+            .map(|e| (TagId(e.tag), e.value))
     }
 
     /// The source's aggregated tags captured when the spec was made (plus the making

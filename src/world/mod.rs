@@ -28,6 +28,7 @@
 //! `max_cascade_steps` queued changes; the rest are dropped with a [`Diagnostic::CascadeCap`],
 //! identically on every peer.
 
+pub(crate) mod capacity;
 pub(crate) mod cascade;
 pub(crate) mod hooks;
 pub(crate) mod output;
@@ -37,6 +38,8 @@ mod tags;
 mod time;
 mod validate;
 
+pub(crate) use capacity::ext as capacity_ext;
+pub use capacity::{Capacity, CapacityExceeded, MAX_SPEC_ROOM, MAX_TARGET_ROOM, TargetListError};
 pub use hooks::{
     Behaviour, CalcFn, CalcInput, CanActivateFn, Capture, ExecCtx, ExecFn, ExecOutput, Hooks,
     ModContribution, ModFilterFn, PostExecuteContext, PostExecuteCtxFn, PostExecuteFn, PreChangeFn,
@@ -139,6 +142,27 @@ pub trait Game: 'static + Sized + Send + Sync {
         crate::ability::TargetData::NONE
     }
 
+    /// The game's spatial query for area targeting, when a query may find more than the four
+    /// entities a [`TargetData`](crate::ability::TargetData) made by
+    /// [`TargetData::entities`](crate::ability::TargetData::entities) holds: push every
+    /// candidate to `out` (in the order targets should be kept) and return `true`. The crate
+    /// then filters them like [`Game::target_query`]'s and keeps at most the query's
+    /// `max_targets` (0: as many as [`WorldConfig::max_target_entities`] allows); a list of more
+    /// than four is delivered as target data whose entities
+    /// [`World::target_entities`] reads. The default returns `false`, and the crate asks
+    /// [`Game::target_query`].
+    fn target_candidates(
+        world: &World<Self>,
+        owner: Entity,
+        avatar: Entity,
+        aim: [Fx; 2],
+        query: &crate::ability::TargetQuery,
+        out: &mut Vec<Entity>,
+    ) -> bool {
+        let _ = (world, owner, avatar, aim, query, out);
+        false
+    }
+
     /// A game-defined target filter (`TargetQuery::filter` ids other than 0): `false` drops the
     /// candidate.
     fn target_filter(world: &World<Self>, owner: Entity, candidate: Entity, filter: u32) -> bool {
@@ -187,6 +211,37 @@ pub struct WorldConfig {
     /// them (only used when content has such effects; beyond it, the effect applies without
     /// its spec and a [`Diagnostic::SpecPoolFull`] is reported).
     pub max_stored_specs: u32,
+    /// The most entities one target data holds (4 to 4096; default 4): an area query keeps
+    /// at most this many targets. Beyond four, a list lives in the frame spill (see
+    /// [`WorldConfig::spills_per_frame`]) and is read with [`World::target_entities`]. A query
+    /// that finds more is cut to this many, reported as [`Diagnostic::CapacityExceeded`].
+    #[serde(default = "capacity::default_target_entities")]
+    pub max_target_entities: u16,
+    /// The most SetByCaller values one effect spec holds (4 to 32; default 4, the spec's
+    /// inline room). Values beyond four are set with [`World::set_by_caller`]; content whose
+    /// effects read more keys than this is refused when the world is built
+    /// ([`WorldError::CapacityTooSmall`]).
+    #[serde(default = "capacity::default_set_by_caller")]
+    pub set_by_caller_per_spec: u16,
+    /// The most dynamic granted tags one effect spec (and the active effect it becomes) holds
+    /// (2 to 32; default 2, the inline room). Tags beyond two are added with
+    /// [`World::add_granted_tag`].
+    #[serde(default = "capacity::default_granted_tags")]
+    pub granted_tags_per_spec: u16,
+    /// The most modifiers of one inline instant spec (4 to 32; default 4, the inline room);
+    /// more than four are made with [`World::inline_spec`].
+    #[serde(default = "capacity::default_inline_modifiers")]
+    pub inline_modifiers_per_spec: u16,
+    /// The most dynamic ability tags of one granted ability (2 to 32; default 2)
+    /// ([`World::set_ability_dynamic_tags`]).
+    #[serde(default = "capacity::default_ability_tags")]
+    pub ability_dynamic_tags: u16,
+    /// How many specs and target lists one frame can make beyond their inline room (1 to
+    /// 4096; default 64): each lives in a record of the frame spill, a snapshot column that
+    /// every step empties at its end (so sessions save nothing of it). Used only when one of
+    /// the four capacities above is raised.
+    #[serde(default = "capacity::default_spills")]
+    pub spills_per_frame: u16,
 }
 
 impl Default for WorldConfig {
@@ -200,6 +255,12 @@ impl Default for WorldConfig {
             max_tasks: 256,
             max_standalone_cues: 32,
             max_stored_specs: 128,
+            max_target_entities: capacity::default_target_entities(),
+            set_by_caller_per_spec: capacity::default_set_by_caller(),
+            granted_tags_per_spec: capacity::default_granted_tags(),
+            inline_modifiers_per_spec: capacity::default_inline_modifiers(),
+            ability_dynamic_tags: capacity::default_ability_tags(),
+            spills_per_frame: capacity::default_spills(),
         }
     }
 }
@@ -242,6 +303,14 @@ pub enum WorldError {
         /// The size of the behaviour's state type.
         needed: usize,
     },
+    /// Content needs more room than a capacity of the configuration gives (for example an
+    /// effect reads five SetByCaller keys and `set_by_caller_per_spec` is 4).
+    CapacityTooSmall {
+        /// What needs the room (the effect or ability and what it has).
+        what: String,
+        /// The capacity, its configured value and what is needed.
+        exceeded: CapacityExceeded,
+    },
     /// An execution's scoped modifier names an attribute the execution does not capture on
     /// that side (or captures only as a base value, which scoped modifiers never change).
     ScopedModifierNotCaptured {
@@ -279,6 +348,7 @@ impl fmt::Display for WorldError {
                 crate::effect::MAX_SOURCE_CAPTURES
             ),
             WorldError::InvalidConfig(s) => write!(f, "invalid world configuration: {s}"),
+            WorldError::CapacityTooSmall { what, exceeded } => write!(f, "{what}: {exceeded}"),
             WorldError::StateTooSmall { ability, declared, needed } => write!(
                 f,
                 "ability \"{ability}\" declares state_size {declared} but its behaviour's state type needs {needed} bytes"
@@ -385,6 +455,8 @@ pub struct World<G: Game> {
     pub(crate) input_status: Vec<u8>,
     /// Recent activation attempts (a debug ring outside the snapshot, rewound on load).
     pub(crate) activation_log: std::collections::VecDeque<crate::ability::ActivationRecord>,
+    /// The function run in every frame just before phase P4 (see `World::set_before_abilities`).
+    pub(crate) before_abilities: Option<step::FrameHook<G>>,
 }
 
 impl<G: Game> fmt::Debug for World<G> {
@@ -413,6 +485,7 @@ impl<G: Game> World<G> {
         if config.effects_per_entity == 0 {
             return Err(WorldError::InvalidConfig("effects_per_entity must be at least 1".into()));
         }
+        capacity::check_config(&config, &content)?;
         let bound = hooks.bind(&content)?;
         let mods = content
             .effect_defs()
@@ -442,6 +515,7 @@ impl<G: Game> World<G> {
             mods,
             stored_specs,
             players: usize::from(config.players),
+            ..capacity::extra_layout(&config)
         };
         let cap = content.settings().max_cascade_steps;
         Ok(World {
@@ -455,6 +529,7 @@ impl<G: Game> World<G> {
             in_step: false,
             activation_log: std::collections::VecDeque::with_capacity(256),
             input_status: vec![0; usize::from(config.players)],
+            before_abilities: None,
         })
     }
 

@@ -102,6 +102,24 @@ pub enum ApplyError {
     Capacity,
     /// The same-frame cascade cap was reached before this application ran.
     CascadeCap,
+    /// A builder without the world could not keep a value in the spec's inline room (a fifth
+    /// SetByCaller value, a third granted tag, a fifth inline modifier), or a world call could
+    /// not find room for one: the spec is incomplete, so it is not applied. Set such values
+    /// with [`World::set_by_caller`](crate::World::set_by_caller),
+    /// [`World::add_granted_tag`](crate::World::add_granted_tag) or
+    /// [`World::inline_spec`](crate::World::inline_spec), within the capacity named here.
+    SpecValuesDropped {
+        /// The capacity whose room was missing.
+        capacity: super::Capacity,
+    },
+    /// The spec's values beyond its inline room were made in an earlier frame: they lived in
+    /// the frame spill, which every step empties at its end (see
+    /// [`World::set_by_caller`](crate::World::set_by_caller)). Make such a spec in the frame
+    /// it is applied in.
+    SpecExpired,
+    /// A spec needs more room than a capacity of the world's configuration gives (returned
+    /// by the calls that set values beyond a spec's inline room).
+    OverCapacity(super::CapacityExceeded),
 }
 
 impl core::fmt::Display for ApplyError {
@@ -128,6 +146,19 @@ impl core::fmt::Display for ApplyError {
             }
             ApplyError::Capacity => write!(f, "the target's effect capacity is exhausted"),
             ApplyError::CascadeCap => write!(f, "the same-frame cascade cap was reached"),
+            ApplyError::SpecValuesDropped { capacity } => write!(
+                f,
+                "the spec lost a value that did not fit its inline room ({} {}); set such \
+                 values through the world (up to {capacity})",
+                capacity.inline(),
+                capacity.counts()
+            ),
+            ApplyError::SpecExpired => write!(
+                f,
+                "the spec's values beyond its inline room were made in an earlier frame (the \
+                 frame spill is emptied at the end of every step)"
+            ),
+            ApplyError::OverCapacity(e) => write!(f, "{e}"),
         }
     }
 }
@@ -315,6 +346,26 @@ pub enum Diagnostic {
     UndeclaredCapture {
         /// The attribute.
         attr: AttrId,
+    },
+    /// A capacity of the world's configuration was too small at run time: a target query
+    /// found more targets than `max_target_entities` (the rest were cut), a spec or an
+    /// ability could not take another value, or the frame spill was full. The message of
+    /// [`CapacityExceeded`](super::CapacityExceeded) names the `WorldConfig` field to raise.
+    CapacityExceeded {
+        /// The entity concerned (the query's owner, the spec's instigator, the ability's
+        /// owner; `NONE` when there is none).
+        entity: Entity,
+        /// The capacity, what was needed and the configured value.
+        exceeded: super::CapacityExceeded,
+    },
+    /// Target data made with [`TargetData::entities`](crate::TargetData::entities) from more
+    /// entities than it holds reached a targeting task: the rest were never kept. Return
+    /// area targets through [`Game::target_candidates`](crate::Game::target_candidates).
+    TargetsDropped {
+        /// The query's owner.
+        owner: Entity,
+        /// How many entities the data was made from.
+        total: u32,
     },
     /// A duration or period computed from a magnitude (F-GA-08) rounded to less than 1 frame
     /// or more than [`MAX_FINITE_FRAMES`](crate::num::MAX_FINITE_FRAMES); it was clamped into

@@ -189,6 +189,48 @@ pub(crate) struct Layout {
     pub state_words: usize,
     pub tasks: usize,
     pub cues: usize,
+    /// SetByCaller values a spec holds beyond its inline ones
+    /// (`WorldConfig::set_by_caller_per_spec` − 4).
+    pub sbc_extra: usize,
+    /// Dynamic granted tags a spec (and an active effect) holds beyond its inline two.
+    pub tags_extra: usize,
+    /// Inline modifiers an inline spec holds beyond its inline four.
+    pub inline_extra: usize,
+    /// Dynamic ability tags a granted ability holds beyond its inline two.
+    pub ability_tags_extra: usize,
+    /// The most entities of one target list, when above the inline four (else 0).
+    pub target_entities: usize,
+    /// Spill records per frame (0 when nothing can spill: every capacity at its inline room).
+    pub spills: usize,
+}
+
+impl Layout {
+    /// Words of a spec's overflow record (a spill record's payload, a stored spec's row):
+    /// counts, then the extra SetByCaller entries (2 words each), the extra granted tags
+    /// (4 per word, tag id + 1) and the extra inline modifiers (2 words each). 0 when a spec
+    /// cannot hold more than its inline room.
+    pub fn spec_words(&self) -> usize {
+        if self.sbc_extra + self.tags_extra + self.inline_extra == 0 {
+            return 0;
+        }
+        1 + 2 * self.sbc_extra + self.tags_extra.div_ceil(4) + 2 * self.inline_extra
+    }
+
+    /// Words of a target list's spill payload (its length, then its entities), 0 when target
+    /// data cannot hold more than its inline four.
+    pub fn target_words(&self) -> usize {
+        if self.target_entities == 0 { 0 } else { 1 + self.target_entities }
+    }
+
+    /// Words of one spill record: a header word (serial and kind) and the larger payload.
+    pub fn spill_stride(&self) -> usize {
+        if self.spills == 0 { 0 } else { 1 + self.spec_words().max(self.target_words()) }
+    }
+
+    /// Words of the frame spill column: its header word and every record.
+    pub fn spill_len(&self) -> usize {
+        if self.spills == 0 { 0 } else { 1 + self.spills * self.spill_stride() }
+    }
 }
 
 /// The parts of the snapshot with their own sub-checksum, in checksum order.
@@ -324,6 +366,18 @@ pub(crate) struct State<G: Game> {
     pub entity_time: Vec<EntityTime>,
     /// Per player: buffered presses; used up to `ext.buffer_high_water`.
     pub input_buffers: Vec<InputBufferRec>,
+    /// Per effect slot: dynamic granted tags beyond the inline two (tag id + 1, 0 unused);
+    /// moves with its effect. Empty unless `WorldConfig::granted_tags_per_spec` is above 2.
+    pub effect_tags_ext: Vec<u16>,
+    /// Per stored-spec slot: the kept spec's values beyond its inline room
+    /// ([`Layout::spec_words`] words). Empty unless a spec capacity is raised.
+    pub spec_ext: Vec<u64>,
+    /// The frame spill (`src/world/capacity.rs`): word 0 holds the last serial handed out and
+    /// (high half) the records in use; the records follow. Cleared at the end of every step,
+    /// so it is empty between the frames of a session.
+    pub spill: Vec<u64>,
+    /// Per ability slot: dynamic ability tags beyond the inline two (tag id + 1, 0 unused).
+    pub ability_tags_ext: Vec<u16>,
 }
 
 impl<G: Game> Clone for State<G> {
@@ -353,6 +407,10 @@ impl<G: Game> Clone for State<G> {
             ext: self.ext,
             entity_time: self.entity_time.clone(),
             input_buffers: self.input_buffers.clone(),
+            effect_tags_ext: self.effect_tags_ext.clone(),
+            spec_ext: self.spec_ext.clone(),
+            spill: self.spill.clone(),
+            ability_tags_ext: self.ability_tags_ext.clone(),
         }
     }
 }
@@ -441,6 +499,10 @@ impl<G: Game> State<G> {
             ext: ExtHeader::default(),
             entity_time: vec![EntityTime::default(); n],
             input_buffers: vec![InputBufferRec::default(); layout.players],
+            effect_tags_ext: vec![0; n * layout.effects * layout.tags_extra],
+            spec_ext: vec![0; layout.stored_specs * layout.spec_words()],
+            spill: vec![0; layout.spill_len()],
+            ability_tags_ext: vec![0; n * layout.abilities * layout.ability_tags_extra],
         }
     }
 
@@ -479,12 +541,16 @@ impl<G: Game> State<G> {
     }
 
     /// How many records of each pooled column are in use (`[entity slots, task slots, origin
-    /// records, stored-spec slots, entity clocks, input buffers]`): the slots up to the
-    /// high-water marks and the used front of the origin pool.
+    /// records, stored-spec slots, entity clocks, input buffers, spill words]`): the slots up
+    /// to the high-water marks, the used front of the origin pool and of the frame spill.
     /// Records past them are as [`State::new`] made them (validation checks it), so copies
     /// and checksums can stop there.
-    fn used(&self) -> [usize; 6] {
+    fn used(&self) -> [usize; 7] {
         let h = &self.header;
+        let spill = match self.spill.first() {
+            None | Some(0) => 0,
+            Some(w) => 1 + (w >> 32) as usize * self.layout.spill_stride(),
+        };
         [
             (h.high_water as usize).min(self.layout.entities),
             (h.task_high_water as usize).min(self.tasks.len()),
@@ -492,6 +558,7 @@ impl<G: Game> State<G> {
             (h.specs_high_water as usize).min(self.effect_specs.len()),
             (self.ext.time_high_water as usize).min(self.entity_time.len()),
             (self.ext.buffer_high_water as usize).min(self.input_buffers.len()),
+            spill.min(self.spill.len()),
         ]
     }
 
@@ -511,7 +578,7 @@ impl<G: Game> State<G> {
         use bytemuck::{bytes_of, bytes_of_mut, cast_slice, cast_slice_mut};
         let l = self.layout;
         let (mine, theirs) = (self.used(), o.used());
-        let reach = [0, 1, 2, 3, 4, 5].map(|i| mine[i].max(theirs[i]));
+        let reach = [0, 1, 2, 3, 4, 5, 6].map(|i| mine[i].max(theirs[i]));
         // A whole column, all of it checksummed.
         macro_rules! col {
             ($s:expr, $field:ident) => {{
@@ -547,8 +614,12 @@ impl<G: Game> State<G> {
         pre!(Subsystem::Effects, effect_mags, 0, l.effects * l.mods);
         pre!(Subsystem::Effects, effect_specs, 3, 1);
         pre!(Subsystem::Effects, origins, 2, 1);
+        pre!(Subsystem::Effects, effect_tags_ext, 0, l.effects * l.tags_extra);
+        pre!(Subsystem::Effects, spec_ext, 3, l.spec_words());
+        pre!(Subsystem::Effects, spill, 6, 1);
         pre!(Subsystem::Abilities, specs, 0, l.abilities);
         pre!(Subsystem::Abilities, ability_state, 0, l.abilities * l.state_words);
+        pre!(Subsystem::Abilities, ability_tags_ext, 0, l.abilities * l.ability_tags_extra);
         col!(Subsystem::Abilities, player_owner);
         pre!(Subsystem::Tasks, tasks, 1, 1);
         col!(Subsystem::Cues, standalone_cues);
@@ -597,8 +668,24 @@ impl<G: Game> State<G> {
         pre!(Subsystem::Effects, "effect_magnitudes", effect_mags, 0, l.effects * l.mods);
         pre!(Subsystem::Effects, "effect_specs", effect_specs, 3, 1);
         pre!(Subsystem::Effects, "effect_origins", origins, 2, 1);
+        pre!(
+            Subsystem::Effects,
+            "effect_tag_overflow",
+            effect_tags_ext,
+            0,
+            l.effects * l.tags_extra
+        );
+        pre!(Subsystem::Effects, "spec_overflow", spec_ext, 3, l.spec_words());
+        pre!(Subsystem::Effects, "frame_spill", spill, 6, 1);
         pre!(Subsystem::Abilities, "ability_specs", specs, 0, l.abilities);
         pre!(Subsystem::Abilities, "ability_state", ability_state, 0, l.abilities * l.state_words);
+        pre!(
+            Subsystem::Abilities,
+            "ability_tag_overflow",
+            ability_tags_ext,
+            0,
+            l.abilities * l.ability_tags_extra
+        );
         col!(Subsystem::Abilities, "player_owner", player_owner);
         pre!(Subsystem::Tasks, "tasks", tasks, 1, 1);
         col!(Subsystem::Cues, "standalone_cues", standalone_cues);
@@ -652,8 +739,17 @@ impl<G: Game> State<G> {
                 size_of::<PooledOrigin>(),
                 l.entities * l.effects,
             ),
+            per("effect_tag_overflow", Subsystem::Effects, 2, l.effects * l.tags_extra),
+            world("spec_overflow", Subsystem::Effects, 8, l.stored_specs * l.spec_words()),
+            world("frame_spill", Subsystem::Effects, 8, l.spill_len()),
             per("ability_specs", Subsystem::Abilities, size_of::<AbilitySpec>(), l.abilities),
             per("ability_state", Subsystem::Abilities, 8, l.abilities * l.state_words),
+            per(
+                "ability_tag_overflow",
+                Subsystem::Abilities,
+                2,
+                l.abilities * l.ability_tags_extra,
+            ),
             world("player_owner", Subsystem::Abilities, size_of::<Entity>(), l.players),
             world("tasks", Subsystem::Tasks, size_of::<TaskRec>(), l.tasks),
             world("standalone_cues", Subsystem::Cues, size_of::<StandaloneCue>(), l.cues),
@@ -690,8 +786,12 @@ impl<G: Game> State<G> {
         take(cast_slice_mut(&mut self.effect_mags));
         take(cast_slice_mut(&mut self.effect_specs));
         take(cast_slice_mut(&mut self.origins));
+        take(cast_slice_mut(&mut self.effect_tags_ext));
+        take(cast_slice_mut(&mut self.spec_ext));
+        take(cast_slice_mut(&mut self.spill));
         take(cast_slice_mut(&mut self.specs));
         take(cast_slice_mut(&mut self.ability_state));
+        take(cast_slice_mut(&mut self.ability_tags_ext));
         take(cast_slice_mut(&mut self.player_owner));
         take(cast_slice_mut(&mut self.tasks));
         take(cast_slice_mut(&mut self.standalone_cues));
@@ -753,6 +853,12 @@ mod tests {
             state_words: 1,
             tasks: 3,
             cues: 2,
+            sbc_extra: 0,
+            tags_extra: 0,
+            inline_extra: 0,
+            ability_tags_extra: 0,
+            target_entities: 0,
+            spills: 0,
         }
     }
 

@@ -4,6 +4,10 @@ use super::output::FrameOutput;
 use super::{Game, World};
 use ggrs::InputStatus;
 
+/// A function a world runs inside every frame at a fixed point of its schedule (see
+/// [`World::set_before_abilities`]).
+pub(crate) type FrameHook<G> = Box<dyn FnMut(&mut World<G>) + Send + Sync>;
+
 fn status_code(s: InputStatus) -> u8 {
     match s {
         InputStatus::Confirmed => 0,
@@ -65,6 +69,67 @@ impl<G: Game> World<G> {
         self.step_inner(inputs.len(), |i| inputs[i], script)
     }
 
+    /// Sets the function the world runs inside every frame, after phase P2 (expiry) and
+    /// before phase P4 (abilities), replacing any previous one: what it changes (a tag
+    /// removed, an effect applied, an ability granted) is seen by the abilities that activate
+    /// in the same frame, which a script of [`World::step_with`] (phase P6) is too late for.
+    ///
+    /// The hook is part of the step, so every way of stepping runs it — [`World::step`],
+    /// rollback re-simulation, GGRS sessions, replays — but it is not part of the snapshot: it
+    /// must be a deterministic function of the world (typically of [`World::frame`]), exactly
+    /// like a [`World::step_with`] script. The scenario runner installs the operations of
+    /// phase `BeforeAbilities` here. A hook that sets another hook while it runs is replaced
+    /// by it after this frame's call.
+    ///
+    /// ```
+    /// # use rollback_abilities::{AbilityInput, Content, Game, Hooks, World, WorldConfig};
+    /// # struct G;
+    /// # impl Game for G {
+    /// #     type Input = u8; type Component = (); type Global = ();
+    /// #     fn ability_input(i: &u8) -> AbilityInput {
+    /// #         AbilityInput { held: u32::from(*i), ..AbilityInput::default() }
+    /// #     }
+    /// # }
+    /// let content = std::sync::Arc::new(Content::from_ron_str(
+    ///     r#"(tags: ["State.Silenced"],
+    ///         abilities: { "Bolt": (input: 0, activation_blocked_tags: ["State.Silenced"]) })"#,
+    /// )?);
+    /// let mut world = World::<G>::new(content.clone(), &Hooks::new(), WorldConfig::default()).unwrap();
+    /// let hero = world.spawn_actor(&[]).unwrap();
+    /// let bolt = world.grant_ability(hero, content.ability("Bolt")?, 1).unwrap();
+    /// let silenced = content.tag("State.Silenced")?;
+    /// world.add_loose_tag(hero, silenced);
+    /// // In frame 3, the silence is lifted before the abilities run: an activation attempt in
+    /// // the same frame (here a press of input 0) succeeds.
+    /// world.set_before_abilities(move |w| {
+    ///     if w.frame() == 3 {
+    ///         w.remove_loose_tag(hero, silenced);
+    ///     }
+    /// });
+    /// world.bind_player(0, hero);
+    /// for f in 0..4 {
+    ///     world.step(&[u8::from(f == 3), 0]);
+    /// }
+    /// assert!(world.is_ability_active(bolt));
+    /// # Ok::<(), rollback_abilities::ContentError>(())
+    /// ```
+    pub fn set_before_abilities(
+        &mut self,
+        hook: impl FnMut(&mut World<G>) + Send + Sync + 'static,
+    ) {
+        self.before_abilities = Some(Box::new(hook));
+    }
+
+    /// Removes the function set by [`World::set_before_abilities`].
+    pub fn clear_before_abilities(&mut self) {
+        self.before_abilities = None;
+    }
+
+    /// Whether a [`World::set_before_abilities`] function is set.
+    pub fn has_before_abilities(&self) -> bool {
+        self.before_abilities.is_some()
+    }
+
     fn step_inner(
         &mut self,
         n: usize,
@@ -95,6 +160,17 @@ impl<G: Game> World<G> {
         self.run_expiry(frame);
         self.drain();
 
+        // The world's before-abilities hook (mutations made here run at once, and the
+        // abilities of this frame see them).
+        if let Some(mut hook) = self.before_abilities.take() {
+            hook(self);
+            self.drain();
+            // Unless the hook installed another one, it stays.
+            if self.before_abilities.is_none() {
+                self.before_abilities = Some(hook);
+            }
+        }
+
         // P3 Events: gameplay events are delivered through the work queue as they are sent,
         // so nothing waits here between frames. P4 Abilities: input edges, in player order.
         self.run_inputs();
@@ -118,7 +194,8 @@ impl<G: Game> World<G> {
         self.scratch.queued = queued;
         self.drain();
 
-        // P8 Output.
+        // P8 Output. Specs and target lists made beyond their inline room this frame expire.
+        self.end_spill();
         self.in_step = false;
         self.state.header.frame = frame.saturating_add(1).min(crate::num::NEVER - 1);
         &self.out

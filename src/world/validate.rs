@@ -174,6 +174,8 @@ impl<G: Game> State<G> {
             let inline = &s.inline[..usize::from(s.n_inline)];
             check(inline.iter().all(|m| usize::from(m.attr) < attrs), || w("inline"))?;
             check(s.dynamic_granted_tags.iter().all(|t| tag(*t)), || w("dynamic_granted_tags"))?;
+            // A kept spec's values beyond its inline room are in its `spec_overflow` row.
+            check(s.ext == 0, || w("ext"))?;
             let c = &s.context;
             check(
                 ent(c.instigator) && ent(c.causer) && ent(c.source_object) && ent(c.hit_entity),
@@ -193,6 +195,10 @@ impl<G: Game> State<G> {
             }
             check(s.def.index() < abilities, || w("def"))?;
             check(s.dynamic_tags.iter().all(|t| tag(*t)), || w("dynamic_tags"))?;
+            check(
+                crate::ability::cooldown_tag_valid(s.cooldown_tag, content.tags().len()),
+                || w("cooldown_tag"),
+            )?;
             check(ent(s.source_object), || w("source_object"))?;
         }
         check(self.player_owner.iter().all(|e| ent(*e)), || "player_owner".into())?;
@@ -239,6 +245,14 @@ impl<G: Game> State<G> {
         }
         for (i, b) in self.input_buffers.iter().enumerate().take(x.buffer_high_water as usize) {
             check(ent(b.owner), || format!("input_buffers[{i}].owner"))?;
+        }
+        // Values beyond the inline rooms (src/world/capacity.rs): tag ids + 1 in the rows, a
+        // spill whose records in use fit.
+        let row_tag = |t: u16| t == 0 || usize::from(t - 1) < tags;
+        check(self.effect_tags_ext.iter().all(|t| row_tag(*t)), || "effect_tag_overflow".into())?;
+        check(self.ability_tags_ext.iter().all(|t| row_tag(*t)), || "ability_tag_overflow".into())?;
+        if let Some(w) = self.spill.first() {
+            check((w >> 32) as usize <= l.spills, || "frame_spill: records in use".into())?;
         }
         // Standalone cues.
         for (i, c) in self.standalone_cues.iter().enumerate() {

@@ -361,6 +361,21 @@ pub(super) fn freeze(
                 &cooldown_set_by_caller,
                 duration_key.filter(|_| cooldown_duration.is_some()),
             )?;
+            // `cooldown_duration` also sets a SetByCaller duration's key: with four values it
+            // would be a fifth, which the commit's spec cannot hold.
+            if duration_key.is_some()
+                && cooldown_duration.is_some()
+                && cooldown_set_by_caller.len() >= MAX_SET_BY_CALLER
+            {
+                return Err(cx.err(
+                    &loc.at("cooldown_set_by_caller"),
+                    K::Capacity,
+                    format!(
+                        "at most {} values besides the duration `cooldown_duration` sets",
+                        MAX_SET_BY_CALLER - 1
+                    ),
+                ));
+            }
         }
         if a.cooldown_tags.len() > 2 {
             return Err(cx.err(

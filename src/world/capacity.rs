@@ -1,0 +1,883 @@
+//! Capacities that can be raised (issue 17, item 8): the entities of one target data, the
+//! SetByCaller values, dynamic granted tags and inline modifiers of one effect spec, and the
+//! dynamic tags of one granted ability.
+//!
+//! # Where the values live
+//!
+//! Every record keeps its inline room — four target entities, four SetByCaller values, two
+//! granted tags, four inline modifiers, two ability tags — so a world built with the default
+//! [`WorldConfig`] has exactly the snapshot (and the checksums) it had before these capacities
+//! could be raised. Room beyond it is a column sized from the configuration when the world is
+//! built, empty when the capacity is not raised:
+//!
+//! | Values beyond the inline room of | Live in | Lifetime |
+//! |---|---|---|
+//! | a granted ability's dynamic tags | `ability_tag_overflow`, a row per ability slot | the grant |
+//! | an active effect's dynamic granted tags | `effect_tag_overflow`, a row per effect slot (moves with its effect) | the effect |
+//! | a kept spec (an active effect that re-reads its spec) | `spec_overflow`, a row per stored-spec slot | the effect |
+//! | an effect spec value, a target list | `frame_spill`, a record per spec or list | the frame it was made in |
+//!
+//! Effect specs and target data are plain values that game code copies freely, so what they
+//! hold beyond their inline room is a record of the *frame spill*, named by a serial kept in
+//! the value. Every step empties the spill at its end: a spec or target list is valid during
+//! the frame it was made in (made between two steps, until the end of the next one), which is
+//! when effects are applied and targeting tasks report. Using one later is an explicit,
+//! recorded failure ([`ApplyError::SpecExpired`](crate::ApplyError::SpecExpired),
+//! [`TargetListError::Expired`]), never a silent drop; an active effect copies what it needs
+//! into its own rows when it is applied. The spill is a snapshot column like any other (saved,
+//! loaded, hashed up to its used records), so a rollback restores it exactly; in a session it
+//! is empty at every save.
+//!
+//! A value that does not fit is never dropped silently: a world call returns the capacity it
+//! exceeded ([`ApplyError::OverCapacity`], [`CapacityExceeded`]) and records a
+//! [`Diagnostic::CapacityExceeded`]; a builder that has no world ([`EffectSpec::with_set_by_caller`], [`EffectSpec::with_granted_tag`],
+//! [`EffectSpec::inline`]) marks the spec, and applying it fails with
+//! [`ApplyError::SpecValuesDropped`](crate::ApplyError::SpecValuesDropped).
+
+use super::output::Diagnostic;
+use super::state::Layout;
+use super::{Game, World, WorldConfig, WorldError};
+use crate::ability::TargetData;
+use crate::content::Content;
+use crate::content::raw::ModOp;
+use crate::effect::{EffectSpec, InlineMod, MAX_INLINE_MODS, SbcEntry};
+use crate::id::{AbilityHandle, AttrId, Entity, TagId};
+use crate::num::Fx;
+use crate::world::output::ApplyError;
+use bytemuck::{cast_slice, cast_slice_mut};
+use core::fmt;
+
+pub use crate::content::def::MAX_SPEC_ROOM;
+/// The largest [`WorldConfig::max_target_entities`] and [`WorldConfig::spills_per_frame`].
+pub const MAX_TARGET_ROOM: u16 = 4096;
+/// The most values any record holds beyond its inline room (sized for [`MAX_SPEC_ROOM`]).
+pub(crate) const MAX_EXTRA: usize = MAX_SPEC_ROOM as usize - 2;
+
+pub(crate) fn default_target_entities() -> u16 {
+    TargetData::INLINE as u16
+}
+pub(crate) fn default_set_by_caller() -> u16 {
+    crate::content::def::MAX_SET_BY_CALLER as u16
+}
+pub(crate) fn default_granted_tags() -> u16 {
+    2
+}
+pub(crate) fn default_inline_modifiers() -> u16 {
+    MAX_INLINE_MODS as u16
+}
+pub(crate) fn default_ability_tags() -> u16 {
+    2
+}
+pub(crate) fn default_spills() -> u16 {
+    64
+}
+
+/// A capacity of [`WorldConfig`] that a run can exceed.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum Capacity {
+    /// The entities of one target data ([`WorldConfig::max_target_entities`]).
+    TargetEntities,
+    /// The SetByCaller values of one effect spec ([`WorldConfig::set_by_caller_per_spec`]).
+    SetByCallerPerSpec,
+    /// The dynamic granted tags of one effect spec ([`WorldConfig::granted_tags_per_spec`]).
+    GrantedTagsPerSpec,
+    /// The modifiers of one inline spec ([`WorldConfig::inline_modifiers_per_spec`]).
+    InlineModifiersPerSpec,
+    /// The dynamic tags of one granted ability ([`WorldConfig::ability_dynamic_tags`]).
+    AbilityDynamicTags,
+    /// The specs and target lists one frame makes beyond their inline room
+    /// ([`WorldConfig::spills_per_frame`]).
+    SpillsPerFrame,
+}
+
+impl Capacity {
+    /// The [`WorldConfig`] field that sets it.
+    pub fn config_field(self) -> &'static str {
+        match self {
+            Capacity::TargetEntities => "max_target_entities",
+            Capacity::SetByCallerPerSpec => "set_by_caller_per_spec",
+            Capacity::GrantedTagsPerSpec => "granted_tags_per_spec",
+            Capacity::InlineModifiersPerSpec => "inline_modifiers_per_spec",
+            Capacity::AbilityDynamicTags => "ability_dynamic_tags",
+            Capacity::SpillsPerFrame => "spills_per_frame",
+        }
+    }
+
+    /// What it counts, in words.
+    pub fn counts(self) -> &'static str {
+        match self {
+            Capacity::TargetEntities => "entities in one target data",
+            Capacity::SetByCallerPerSpec => "SetByCaller values in one effect spec",
+            Capacity::GrantedTagsPerSpec => "dynamic granted tags in one effect spec",
+            Capacity::InlineModifiersPerSpec => "modifiers in one inline spec",
+            Capacity::AbilityDynamicTags => "dynamic tags of one granted ability",
+            Capacity::SpillsPerFrame => {
+                "specs and target lists beyond their inline room in one frame"
+            }
+        }
+    }
+
+    /// How many the record holds in itself (what a builder without the world can set; the
+    /// default of the capacity).
+    pub fn inline(self) -> u32 {
+        match self {
+            Capacity::TargetEntities => TargetData::INLINE as u32,
+            Capacity::SetByCallerPerSpec => crate::content::def::MAX_SET_BY_CALLER as u32,
+            Capacity::GrantedTagsPerSpec | Capacity::AbilityDynamicTags => 2,
+            Capacity::InlineModifiersPerSpec => MAX_INLINE_MODS as u32,
+            Capacity::SpillsPerFrame => 0,
+        }
+    }
+
+    /// Its value in a configuration.
+    pub fn of(self, c: &WorldConfig) -> u32 {
+        u32::from(match self {
+            Capacity::TargetEntities => c.max_target_entities,
+            Capacity::SetByCallerPerSpec => c.set_by_caller_per_spec,
+            Capacity::GrantedTagsPerSpec => c.granted_tags_per_spec,
+            Capacity::InlineModifiersPerSpec => c.inline_modifiers_per_spec,
+            Capacity::AbilityDynamicTags => c.ability_dynamic_tags,
+            Capacity::SpillsPerFrame => c.spills_per_frame,
+        })
+    }
+
+    /// The largest value the configuration accepts.
+    pub fn max(self) -> u32 {
+        u32::from(match self {
+            Capacity::TargetEntities | Capacity::SpillsPerFrame => MAX_TARGET_ROOM,
+            _ => MAX_SPEC_ROOM,
+        })
+    }
+
+    const ALL: [Capacity; 6] = [
+        Capacity::TargetEntities,
+        Capacity::SetByCallerPerSpec,
+        Capacity::GrantedTagsPerSpec,
+        Capacity::InlineModifiersPerSpec,
+        Capacity::AbilityDynamicTags,
+        Capacity::SpillsPerFrame,
+    ];
+}
+
+impl fmt::Display for Capacity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "WorldConfig::{}", self.config_field())
+    }
+}
+
+/// A capacity was too small: what needed room, how much, and the configured value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct CapacityExceeded {
+    /// The capacity.
+    pub capacity: Capacity,
+    /// How many were needed.
+    pub needed: u32,
+    /// The configured value (what fits).
+    pub limit: u32,
+}
+
+impl fmt::Display for CapacityExceeded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} needed but {} is {}: raise it (at most {})",
+            self.needed,
+            self.capacity.counts(),
+            self.capacity,
+            self.limit,
+            self.capacity.max()
+        )
+    }
+}
+
+impl std::error::Error for CapacityExceeded {}
+
+/// Why [`World::target_entities`] cannot give the entities of target data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum TargetListError {
+    /// The list was made in an earlier frame: lists beyond four entities live in the frame
+    /// spill, which every step empties at its end. Read the entities in the frame the data
+    /// was reported (and keep the entities, not the target data, for later).
+    Expired,
+    /// The data was made with [`TargetData::entities`] from more entities than it holds (its
+    /// [`TargetData::total`]); the rest were never kept. Area queries return them through
+    /// [`Game::target_candidates`].
+    Truncated {
+        /// How many entities the data was made from.
+        total: u32,
+    },
+}
+
+impl fmt::Display for TargetListError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetListError::Expired => f.write_str(
+                "the target list was made in an earlier frame (the frame spill holding it is \
+                 emptied at the end of every step)",
+            ),
+            TargetListError::Truncated { total } => write!(
+                f,
+                "the target data was made from {total} entities but holds {}: return area \
+                 targets through Game::target_candidates",
+                TargetData::INLINE
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TargetListError {}
+
+/// Encoding of [`EffectSpec`]'s `ext` word.
+pub(crate) mod ext {
+    use super::Capacity;
+
+    /// Nothing beyond the inline room.
+    pub const NONE: u32 = 0;
+    /// `STORED | slot`: the values beyond are the stored-spec slot's row.
+    pub const STORED: u32 = 0x8000_0000;
+    /// The largest spill serial (serials wrap to 1 after it).
+    pub const SERIAL_MAX: u32 = 0x7FFF_FFFF;
+    /// `DROPPED - k`: a builder dropped a value of capacity `k` (see [`dropped`]).
+    const DROPPED: u32 = u32::MAX;
+    /// Stored-spec slots below it can be named (the dropped marks sit above `STORED | it`).
+    pub const SLOT_MAX: u32 = 0x7FFF_FF00;
+
+    /// The mark of a spec that lost a value of `capacity` to its inline room.
+    pub fn dropped(capacity: Capacity) -> u32 {
+        DROPPED - capacity as u32
+    }
+
+    /// The capacity a dropped mark names, if `ext` is one.
+    pub fn dropped_capacity(ext: u32) -> Option<Capacity> {
+        let k = DROPPED.checked_sub(ext)?;
+        Capacity::ALL.get(k as usize).copied()
+    }
+
+    /// The stored-spec slot `ext` names, if it names one.
+    pub fn stored_slot(ext: u32) -> Option<usize> {
+        (ext & STORED != 0 && ext & !STORED < SLOT_MAX).then_some((ext & !STORED) as usize)
+    }
+
+    /// The spill serial `ext` names, if it names one.
+    pub fn serial(ext: u32) -> Option<u32> {
+        (ext != NONE && ext <= SERIAL_MAX).then_some(ext)
+    }
+}
+
+/// Spill record kinds (the header word's high half).
+const KIND_SPEC: u64 = 1;
+const KIND_TARGETS: u64 = 2;
+
+/// A spec's values beyond its inline room, borrowed from a spill record or a stored row.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SpecExtra<'a> {
+    /// SetByCaller entries.
+    pub sbc: &'a [SbcEntry],
+    /// Granted tags, as tag id + 1.
+    pub tags: &'a [u16],
+    /// Inline modifiers.
+    pub inline: &'a [InlineMod],
+}
+
+impl SpecExtra<'_> {
+    fn is_empty(&self) -> bool {
+        self.sbc.is_empty() && self.tags.is_empty() && self.inline.is_empty()
+    }
+
+    /// The granted tags.
+    pub fn tag_ids(&self) -> impl Iterator<Item = TagId> + '_ {
+        self.tags.iter().filter(|t| **t != 0).map(|t| TagId(*t - 1))
+    }
+}
+
+/// A spec's values beyond its inline room, owned (fixed arrays: building one allocates
+/// nothing).
+#[derive(Clone, Copy)]
+struct OwnedExtra {
+    sbc: [SbcEntry; MAX_EXTRA],
+    n_sbc: usize,
+    tags: [u16; MAX_EXTRA],
+    n_tags: usize,
+    inline: [InlineMod; MAX_EXTRA],
+    n_inline: usize,
+}
+
+impl OwnedExtra {
+    fn of(x: &SpecExtra<'_>) -> OwnedExtra {
+        let mut o = OwnedExtra {
+            sbc: [SbcEntry::default(); MAX_EXTRA],
+            n_sbc: x.sbc.len().min(MAX_EXTRA),
+            tags: [0; MAX_EXTRA],
+            n_tags: x.tags.len().min(MAX_EXTRA),
+            inline: [InlineMod::default(); MAX_EXTRA],
+            n_inline: x.inline.len().min(MAX_EXTRA),
+        };
+        o.sbc[..o.n_sbc].copy_from_slice(&x.sbc[..o.n_sbc]);
+        o.tags[..o.n_tags].copy_from_slice(&x.tags[..o.n_tags]);
+        o.inline[..o.n_inline].copy_from_slice(&x.inline[..o.n_inline]);
+        o
+    }
+}
+
+/// Splits a spec payload (`Layout::spec_words` words) into its parts.
+fn spec_parts<'a>(l: &Layout, p: &'a [u64]) -> SpecExtra<'a> {
+    let Some(&w0) = p.first() else { return SpecExtra::default() };
+    let n_sbc = (w0 & 0xFFFF) as usize;
+    let n_tags = ((w0 >> 16) & 0xFFFF) as usize;
+    let n_inline = ((w0 >> 32) & 0xFFFF) as usize;
+    let mut at = 1;
+    let sbc: &[SbcEntry] = cast_slice(&p[at..at + 2 * l.sbc_extra]);
+    at += 2 * l.sbc_extra;
+    let tw = l.tags_extra.div_ceil(4);
+    let tags: &[u16] = cast_slice(&p[at..at + tw]);
+    at += tw;
+    let inline: &[InlineMod] = cast_slice(&p[at..at + 2 * l.inline_extra]);
+    SpecExtra {
+        sbc: &sbc[..n_sbc.min(l.sbc_extra)],
+        tags: &tags[..n_tags.min(l.tags_extra)],
+        inline: &inline[..n_inline.min(l.inline_extra)],
+    }
+}
+
+/// Writes `x` as a spec payload (`p` is `Layout::spec_words` words, overwritten).
+fn write_spec_parts(l: &Layout, p: &mut [u64], x: &OwnedExtra) {
+    p.iter_mut().for_each(|w| *w = 0);
+    let (n_sbc, n_tags, n_inline) =
+        (x.n_sbc.min(l.sbc_extra), x.n_tags.min(l.tags_extra), x.n_inline.min(l.inline_extra));
+    p[0] = n_sbc as u64 | (n_tags as u64) << 16 | (n_inline as u64) << 32;
+    let mut at = 1;
+    let sbc: &mut [SbcEntry] = cast_slice_mut(&mut p[at..at + 2 * l.sbc_extra]);
+    sbc[..n_sbc].copy_from_slice(&x.sbc[..n_sbc]);
+    at += 2 * l.sbc_extra;
+    let tw = l.tags_extra.div_ceil(4);
+    let tags: &mut [u16] = cast_slice_mut(&mut p[at..at + tw]);
+    tags[..n_tags].copy_from_slice(&x.tags[..n_tags]);
+    at += tw;
+    let inline: &mut [InlineMod] = cast_slice_mut(&mut p[at..at + 2 * l.inline_extra]);
+    inline[..n_inline].copy_from_slice(&x.inline[..n_inline]);
+}
+
+/// The layout fields of the raised capacities (the rest zero, filled in by `World::new`).
+pub(crate) fn extra_layout(c: &WorldConfig) -> Layout {
+    let extra = |v: u16, inline: usize| usize::from(v).saturating_sub(inline);
+    let mut l = Layout {
+        entities: 0,
+        attrs: 0,
+        tags: 0,
+        tag_words: 0,
+        effects: 0,
+        mods: 0,
+        stored_specs: 0,
+        players: 0,
+        abilities: 0,
+        state_words: 0,
+        tasks: 0,
+        cues: 0,
+        sbc_extra: extra(c.set_by_caller_per_spec, crate::content::def::MAX_SET_BY_CALLER),
+        tags_extra: extra(c.granted_tags_per_spec, 2),
+        inline_extra: extra(c.inline_modifiers_per_spec, MAX_INLINE_MODS),
+        ability_tags_extra: extra(c.ability_dynamic_tags, 2),
+        target_entities: if usize::from(c.max_target_entities) > TargetData::INLINE {
+            usize::from(c.max_target_entities)
+        } else {
+            0
+        },
+        spills: 0,
+    };
+    if l.spec_words() + l.target_words() > 0 {
+        l.spills = usize::from(c.spills_per_frame);
+    }
+    l
+}
+
+/// Checks the capacities of a configuration and that content fits them.
+pub(crate) fn check_config(c: &WorldConfig, content: &Content) -> Result<(), WorldError> {
+    for cap in Capacity::ALL {
+        let v = cap.of(c);
+        let lo = cap.inline().max(1);
+        if v < lo || v > cap.max() {
+            return Err(WorldError::InvalidConfig(format!(
+                "{} must be in {lo}..={}, not {v}",
+                cap.config_field(),
+                cap.max()
+            )));
+        }
+    }
+    let limit = Capacity::SetByCallerPerSpec.of(c);
+    for d in content.effect_defs() {
+        let needed = d.set_by_caller_keys.len() as u32;
+        if needed > limit {
+            return Err(WorldError::CapacityTooSmall {
+                what: format!("effect \"{}\" reads {needed} SetByCaller keys", d.name),
+                exceeded: CapacityExceeded {
+                    capacity: Capacity::SetByCallerPerSpec,
+                    needed,
+                    limit,
+                },
+            });
+        }
+    }
+    Ok(())
+}
+
+impl<G: Game> World<G> {
+    // ----------------------------------------------------------------------------------------
+    // The frame spill
+    // ----------------------------------------------------------------------------------------
+
+    /// `(last serial, records in use)`.
+    fn spill_head(&self) -> (u32, usize) {
+        let w = self.state.spill.first().copied().unwrap_or(0);
+        (w as u32, (w >> 32) as usize)
+    }
+
+    /// The first word of the spill record with `serial`, if it is in use (made this frame).
+    fn spill_find(&self, serial: u32, kind: u64) -> Option<usize> {
+        let (last, n) = self.spill_head();
+        if n == 0 {
+            return None;
+        }
+        // Serials of the records in use are consecutive, ending at `last` (wrapping).
+        let back = if serial <= last { last - serial } else { last + (ext::SERIAL_MAX - serial) };
+        let idx = n.checked_sub(1 + back as usize)?;
+        let at = 1 + idx * self.state.layout.spill_stride();
+        let head = *self.state.spill.get(at)?;
+        (head == u64::from(serial) | kind << 32).then_some(at)
+    }
+
+    /// Allocates a spill record of `kind`: its serial and first payload word.
+    fn spill_alloc(&mut self, kind: u64, entity: Entity) -> Result<(u32, usize), CapacityExceeded> {
+        let l = self.state.layout;
+        let (last, n) = self.spill_head();
+        if n >= l.spills {
+            let e = CapacityExceeded {
+                capacity: Capacity::SpillsPerFrame,
+                needed: n as u32 + 1,
+                limit: l.spills as u32,
+            };
+            self.out.diagnostics.push(Diagnostic::CapacityExceeded { entity, exceeded: e });
+            return Err(e);
+        }
+        let serial = if last >= ext::SERIAL_MAX { 1 } else { last + 1 };
+        let at = 1 + n * l.spill_stride();
+        self.state.spill[0] = u64::from(serial) | ((n as u64 + 1) << 32);
+        self.state.spill[at] = u64::from(serial) | kind << 32;
+        Ok((serial, at + 1))
+    }
+
+    /// Empties the frame spill (end of every step): its records go back to zero, the serial
+    /// counter stays.
+    pub(crate) fn end_spill(&mut self) {
+        let (last, n) = self.spill_head();
+        if n == 0 {
+            return;
+        }
+        let end = 1 + n * self.state.layout.spill_stride();
+        self.state.spill[1..end].iter_mut().for_each(|w| *w = 0);
+        self.state.spill[0] = u64::from(last);
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Specs beyond their inline room
+    // ----------------------------------------------------------------------------------------
+
+    /// The values of `spec` beyond its inline room, or why they cannot be read.
+    pub(crate) fn spec_extra(&self, spec: &EffectSpec) -> Result<SpecExtra<'_>, ApplyError> {
+        let l = &self.state.layout;
+        if spec.ext == ext::NONE {
+            return Ok(SpecExtra::default());
+        }
+        if let Some(capacity) = ext::dropped_capacity(spec.ext) {
+            return Err(ApplyError::SpecValuesDropped { capacity });
+        }
+        let words = l.spec_words();
+        if let Some(slot) = ext::stored_slot(spec.ext) {
+            // The slot must still keep this spec (a copy an execution passed on could outlive
+            // its effect): same definition and creation frame (a prepare stage may change the
+            // rest of the copy).
+            return match self.state.effect_specs.get(slot) {
+                Some(s)
+                    if s.stored != 0
+                        && words > 0
+                        && s.def == spec.def
+                        && s.created == spec.created =>
+                {
+                    Ok(spec_parts(l, &self.state.spec_ext[slot * words..(slot + 1) * words]))
+                }
+                _ => Err(ApplyError::SpecExpired),
+            };
+        }
+        match ext::serial(spec.ext).and_then(|s| self.spill_find(s, KIND_SPEC)) {
+            Some(at) if words > 0 => Ok(spec_parts(l, &self.state.spill[at + 1..at + 1 + words])),
+            _ => Err(ApplyError::SpecExpired),
+        }
+    }
+
+    /// Whether `spec` can be applied as far as its values beyond the inline room go.
+    #[inline]
+    pub(crate) fn check_spec_ext(&self, spec: &EffectSpec) -> Result<(), ApplyError> {
+        if spec.ext == ext::NONE { Ok(()) } else { self.spec_extra(spec).map(|_| ()) }
+    }
+
+    /// The SetByCaller entries of `spec` beyond its inline four (none if unreadable).
+    pub(crate) fn spec_extra_sbc(&self, spec: &EffectSpec) -> &[SbcEntry] {
+        if spec.ext == ext::NONE {
+            return &[];
+        }
+        self.spec_extra(spec).map(|x| x.sbc).unwrap_or(&[])
+    }
+
+    /// A SetByCaller value of `spec`: those it holds itself, then those set beyond them with
+    /// [`World::set_by_caller`]. `None` when the spec has no value for `tag` (or the values
+    /// beyond its room expired: see [`World::set_by_caller`]).
+    pub fn set_by_caller_of(&self, spec: &EffectSpec, tag: TagId) -> Option<Fx> {
+        spec.set_by_caller(tag)
+            .or_else(|| self.spec_extra_sbc(spec).iter().find(|e| e.tag == tag.0).map(|e| e.value))
+    }
+
+    /// Every dynamic granted tag of `spec`: the two it holds, then those added beyond them
+    /// with [`World::add_granted_tag`].
+    pub fn granted_tags_of(&self, spec: &EffectSpec) -> Vec<TagId> {
+        let mut v: Vec<TagId> = spec
+            .dynamic_granted_tags
+            .iter()
+            .filter(|t| **t != u16::MAX)
+            .map(|t| TagId(*t))
+            .collect();
+        if spec.ext != ext::NONE
+            && let Ok(x) = self.spec_extra(spec)
+        {
+            v.extend(x.tag_ids());
+        }
+        v
+    }
+
+    /// The spec's extra values as an owned copy, or the error applying it would give.
+    fn owned_extra(&self, spec: &EffectSpec) -> Result<OwnedExtra, ApplyError> {
+        self.spec_extra(spec).map(|x| OwnedExtra::of(&x))
+    }
+
+    /// Writes `x` into a new spill record for `spec` (copy on write: other copies of the spec
+    /// keep the record they name).
+    fn spill_spec(&mut self, spec: &mut EffectSpec, x: &OwnedExtra) -> Result<(), ApplyError> {
+        let (serial, at) = match self.spill_alloc(KIND_SPEC, spec.context.instigator) {
+            Ok(r) => r,
+            Err(e) => {
+                spec.mark_dropped(Capacity::SpillsPerFrame);
+                return Err(ApplyError::OverCapacity(e));
+            }
+        };
+        let l = self.state.layout;
+        let words = l.spec_words();
+        write_spec_parts(&l, &mut self.state.spill[at..at + words], x);
+        spec.ext = serial;
+        Ok(())
+    }
+
+    /// Records a capacity failure of a spec and marks the spec so that applying it fails.
+    fn spec_over(
+        &mut self,
+        spec: &mut EffectSpec,
+        capacity: Capacity,
+        needed: usize,
+    ) -> ApplyError {
+        let e =
+            CapacityExceeded { capacity, needed: needed as u32, limit: capacity.of(&self.config) };
+        let entity = spec.context.instigator;
+        self.out.diagnostics.push(Diagnostic::CapacityExceeded { entity, exceeded: e });
+        spec.mark_dropped(capacity);
+        ApplyError::OverCapacity(e)
+    }
+
+    /// Sets a SetByCaller value of `spec` (replacing one with the same tag): in the spec
+    /// itself while it has room (four values), beyond that — up to
+    /// [`WorldConfig::set_by_caller_per_spec`] — in the frame spill: such a spec is valid
+    /// for the frame it was made in (made between two steps, until the end of the next one);
+    /// apply it then (an active effect keeps what it needs). [`World::set_by_caller_of`]
+    /// reads them all, and so do content magnitudes, executions
+    /// ([`ExecCtx::set_by_caller`](crate::world::ExecCtx::set_by_caller)), calculations and
+    /// post-execute contexts.
+    ///
+    /// # Errors
+    ///
+    /// A value beyond the capacity (or beyond the frame's spill records) is not set: the error
+    /// is [`ApplyError::OverCapacity`] naming the capacity to raise, a
+    /// [`Diagnostic::CapacityExceeded`] records it, and the spec is marked so that applying it
+    /// fails with [`ApplyError::SpecValuesDropped`] — never a spec that silently lacks a value.
+    /// A spec whose values beyond its room can no longer be read (made in an earlier frame,
+    /// or already marked) is left as it is and its error returned
+    /// ([`ApplyError::SpecExpired`], [`ApplyError::SpecValuesDropped`]).
+    pub fn set_by_caller(
+        &mut self,
+        spec: &mut EffectSpec,
+        tag: TagId,
+        value: Fx,
+    ) -> Result<(), ApplyError> {
+        let inline_n = usize::from(spec.n_set_by_caller).min(spec.set_by_caller.len());
+        let inline_has = spec.set_by_caller[..inline_n].iter().any(|e| e.tag == tag.0);
+        if inline_has || inline_n < spec.set_by_caller.len() {
+            spec.set_by_caller_value(tag, value);
+            return Ok(());
+        }
+        let mut x = self.owned_extra(spec)?;
+        match x.sbc[..x.n_sbc].iter_mut().find(|e| e.tag == tag.0) {
+            Some(e) => e.value = value,
+            None => {
+                let needed = inline_n + x.n_sbc + 1;
+                if x.n_sbc >= self.state.layout.sbc_extra {
+                    return Err(self.spec_over(spec, Capacity::SetByCallerPerSpec, needed));
+                }
+                x.sbc[x.n_sbc] = SbcEntry::new(tag, value);
+                x.n_sbc += 1;
+            }
+        }
+        self.spill_spec(spec, &x)
+    }
+
+    /// Adds a dynamic granted tag to `spec` (GAS `DynamicGrantedTags`): in the spec itself
+    /// while it has room (two tags), beyond that — up to [`WorldConfig::granted_tags_per_spec`]
+    /// — in the frame spill, like [`World::set_by_caller`] (same lifetime and errors). The
+    /// active effect the spec becomes keeps them all ([`World::effect_dynamic_tags`]).
+    pub fn add_granted_tag(&mut self, spec: &mut EffectSpec, tag: TagId) -> Result<(), ApplyError> {
+        if spec.dynamic_granted_tags.contains(&tag.0) {
+            return Ok(());
+        }
+        if let Some(k) = spec.dynamic_granted_tags.iter().position(|t| *t == u16::MAX) {
+            spec.dynamic_granted_tags[k] = tag.0;
+            return Ok(());
+        }
+        let mut x = self.owned_extra(spec)?;
+        if x.tags[..x.n_tags].contains(&(tag.0 + 1)) {
+            return Ok(());
+        }
+        if x.n_tags >= self.state.layout.tags_extra {
+            let needed = spec.dynamic_granted_tags.len() + x.n_tags + 1;
+            return Err(self.spec_over(spec, Capacity::GrantedTagsPerSpec, needed));
+        }
+        x.tags[x.n_tags] = tag.0 + 1;
+        x.n_tags += 1;
+        self.spill_spec(spec, &x)
+    }
+
+    /// An inline instant spec (F-GE-24) with up to
+    /// [`WorldConfig::inline_modifiers_per_spec`] modifiers: four in the spec, the rest in the
+    /// frame spill (apply it in the frame it was made in, as for [`World::set_by_caller`]).
+    ///
+    /// # Errors
+    ///
+    /// More modifiers than the capacity: [`ApplyError::OverCapacity`] (also recorded as a
+    /// [`Diagnostic::CapacityExceeded`]).
+    pub fn inline_spec(&mut self, mods: &[(AttrId, ModOp, Fx)]) -> Result<EffectSpec, ApplyError> {
+        let split = mods.len().min(MAX_INLINE_MODS);
+        let mut spec = EffectSpec::inline(&mods[..split]);
+        if mods.len() == split {
+            return Ok(spec);
+        }
+        if mods.len() - split > self.state.layout.inline_extra {
+            return Err(self.spec_over(&mut spec, Capacity::InlineModifiersPerSpec, mods.len()));
+        }
+        let mut x = OwnedExtra::of(&SpecExtra::default());
+        for (k, (a, op, m)) in mods[split..].iter().enumerate() {
+            x.inline[k] = InlineMod::new(*a, *op, *m);
+        }
+        x.n_inline = mods.len() - split;
+        self.spill_spec(&mut spec, &x)?;
+        Ok(spec)
+    }
+
+    /// The inline modifiers of an inline spec beyond its four (empty if unreadable).
+    pub(crate) fn spec_extra_inline(&self, spec: &EffectSpec) -> &[InlineMod] {
+        if spec.ext == ext::NONE {
+            return &[];
+        }
+        self.spec_extra(spec).map(|x| x.inline).unwrap_or(&[])
+    }
+
+    /// Keeps the values of `spec` beyond its inline room in stored-spec slot `slot`'s row
+    /// (the stored copy itself names no spill record).
+    pub(crate) fn store_spec_extra(&mut self, slot: usize, spec: &EffectSpec) {
+        let l = self.state.layout;
+        let words = l.spec_words();
+        if words == 0 {
+            return;
+        }
+        let x = match self.owned_extra(spec) {
+            Ok(x) => x,
+            Err(_) => OwnedExtra::of(&SpecExtra::default()),
+        };
+        write_spec_parts(&l, &mut self.state.spec_ext[slot * words..(slot + 1) * words], &x);
+    }
+
+    /// Empties stored-spec slot `slot`'s row.
+    pub(crate) fn clear_spec_extra(&mut self, slot: usize) {
+        let words = self.state.layout.spec_words();
+        if let Some(row) = self.state.spec_ext.get_mut(slot * words..(slot + 1) * words) {
+            row.iter_mut().for_each(|w| *w = 0);
+        }
+    }
+
+    /// What `ext` of a spec rebuilt from stored-spec slot `slot` should be.
+    pub(crate) fn stored_ext(&self, slot: usize) -> u32 {
+        let l = &self.state.layout;
+        let words = l.spec_words();
+        let used = words > 0
+            && !spec_parts(l, &self.state.spec_ext[slot * words..(slot + 1) * words]).is_empty();
+        if used && (slot as u32) < ext::SLOT_MAX { ext::STORED | slot as u32 } else { ext::NONE }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Active effects' and abilities' tags beyond their inline room
+    // ----------------------------------------------------------------------------------------
+
+    /// The row of effect column slot `slot` (its dynamic granted tags beyond two).
+    pub(crate) fn effect_tag_row(&self, slot: usize) -> &[u16] {
+        let k = self.state.layout.tags_extra;
+        self.state.effect_tags_ext.get(slot * k..(slot + 1) * k).unwrap_or(&[])
+    }
+
+    /// The dynamic granted tags of effect column slot `slot` beyond its inline two.
+    pub(crate) fn effect_extra_tags(&self, slot: usize) -> impl Iterator<Item = TagId> + '_ {
+        self.effect_tag_row(slot).iter().filter(|t| **t != 0).map(|t| TagId(*t - 1))
+    }
+
+    /// Fills effect column slot `slot`'s row from the spec it is applied with.
+    pub(crate) fn set_effect_extra_tags(&mut self, slot: usize, spec: &EffectSpec) {
+        let k = self.state.layout.tags_extra;
+        if k == 0 {
+            return;
+        }
+        let mut row = [0u16; MAX_EXTRA];
+        if spec.ext != ext::NONE
+            && let Ok(x) = self.spec_extra(spec)
+        {
+            for (d, t) in row.iter_mut().zip(x.tags) {
+                *d = *t;
+            }
+        }
+        self.state.effect_tags_ext[slot * k..(slot + 1) * k].copy_from_slice(&row[..k]);
+    }
+
+    /// The dynamic granted tags of an active effect: its inline two and those beyond.
+    pub fn effect_dynamic_tags(&self, handle: crate::id::EffectHandle) -> Vec<TagId> {
+        let Some(k) = self.effects(handle.target).iter().position(|e| e.seq == handle.seq) else {
+            return Vec::new();
+        };
+        let slot = handle.target.index as usize * self.state.layout.effects + k;
+        let ef = &self.state.effects[slot];
+        let mut v: Vec<TagId> =
+            ef.dynamic_tags.iter().filter(|t| **t != u16::MAX).map(|t| TagId(*t)).collect();
+        v.extend(self.effect_extra_tags(slot));
+        v
+    }
+
+    /// The row of ability slot `i` (its dynamic tags beyond two).
+    pub(crate) fn ability_tag_row(&self, i: usize) -> &[u16] {
+        let k = self.state.layout.ability_tags_extra;
+        self.state.ability_tags_ext.get(i * k..(i + 1) * k).unwrap_or(&[])
+    }
+
+    /// Empties ability slot `i`'s row (grant and removal).
+    pub(crate) fn clear_ability_tags(&mut self, i: usize) {
+        let k = self.state.layout.ability_tags_extra;
+        if let Some(row) = self.state.ability_tags_ext.get_mut(i * k..(i + 1) * k) {
+            row.iter_mut().for_each(|t| *t = 0);
+        }
+    }
+
+    /// Sets a granted ability's dynamic ability tags (F-GA-02), replacing the ones it had:
+    /// two in its spec record, up to [`WorldConfig::ability_dynamic_tags`] in all (the rest in
+    /// its row of the `ability_tag_overflow` column). Effects applied by the ability carry them
+    /// among their source tags, and they match like the definition's tags. More than the
+    /// capacity changes nothing: the error names the capacity (also recorded as a
+    /// [`Diagnostic::CapacityExceeded`]).
+    pub fn set_ability_dynamic_tags(
+        &mut self,
+        h: AbilityHandle,
+        tags: &[TagId],
+    ) -> Result<(), CapacityExceeded> {
+        let Some(i) = self.spec_slot(h) else { return Ok(()) };
+        let limit = Capacity::AbilityDynamicTags.of(&self.config);
+        if tags.len() as u32 > limit {
+            let e = CapacityExceeded {
+                capacity: Capacity::AbilityDynamicTags,
+                needed: tags.len() as u32,
+                limit,
+            };
+            self.out
+                .diagnostics
+                .push(Diagnostic::CapacityExceeded { entity: h.owner, exceeded: e });
+            return Err(e);
+        }
+        let mut d = [u16::MAX; 2];
+        for (k, t) in tags.iter().take(2).enumerate() {
+            d[k] = t.0;
+        }
+        self.state.specs[i].dynamic_tags = d;
+        self.clear_ability_tags(i);
+        let k = self.state.layout.ability_tags_extra;
+        for (j, t) in tags.iter().skip(2).enumerate() {
+            self.state.ability_tags_ext[i * k + j] = t.0 + 1;
+        }
+        Ok(())
+    }
+
+    /// A granted ability's dynamic ability tags, all of them.
+    pub fn ability_dynamic_tags(&self, h: AbilityHandle) -> Vec<TagId> {
+        let Some(i) = self.spec_slot(h) else { return Vec::new() };
+        let s = &self.state.specs[i];
+        let mut v: Vec<TagId> =
+            s.dynamic_tags.iter().filter(|t| **t != u16::MAX).map(|t| TagId(*t)).collect();
+        v.extend(self.ability_tag_row(i).iter().filter(|t| **t != 0).map(|t| TagId(*t - 1)));
+        v
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Target lists
+    // ----------------------------------------------------------------------------------------
+
+    /// Target data holding `list` for the targeting task reporting it: four entities in the
+    /// data, a longer list (up to [`WorldConfig::max_target_entities`], cut by the caller) in
+    /// a spill record.
+    pub(crate) fn target_list(&mut self, list: &[Entity], owner: Entity) -> TargetData {
+        let mut t = TargetData::entities(list);
+        if list.len() <= TargetData::INLINE {
+            return t;
+        }
+        let n = list.len().min(self.state.layout.target_entities);
+        let Ok((serial, at)) = self.spill_alloc(KIND_TARGETS, owner) else {
+            // Recorded by `spill_alloc`; the data keeps its first four and says how many
+            // there were (`TargetListError::Truncated`).
+            return t;
+        };
+        self.state.spill[at] = n as u64;
+        for (k, e) in list[..n].iter().enumerate() {
+            self.state.spill[at + 1 + k] = bytemuck::cast(*e);
+        }
+        t.set_list(n as u32, serial);
+        t
+    }
+
+    /// Every entity of target data: the ones it holds itself or, for a list longer than four
+    /// (an area query of a world with a raised [`WorldConfig::max_target_entities`]), the
+    /// whole list from the frame spill. Read it in the frame the data was reported;
+    /// afterwards it is [`TargetListError::Expired`]. Data that is not a list of entities
+    /// gives its one entity (hits, single targets) or none.
+    pub fn target_entities<'a>(
+        &'a self,
+        data: &'a TargetData,
+    ) -> Result<&'a [Entity], TargetListError> {
+        let inline = &data.entities[..(data.count as usize).min(TargetData::INLINE)];
+        if data.list() == 0 {
+            return if data.total() as usize > inline.len() {
+                Err(TargetListError::Truncated { total: data.total() })
+            } else {
+                Ok(inline)
+            };
+        }
+        let at = self.spill_find(data.list(), KIND_TARGETS).ok_or(TargetListError::Expired)? + 1;
+        let n = (self.state.spill[at] as usize).min(self.state.layout.target_entities);
+        Ok(cast_slice(&self.state.spill[at + 1..at + 1 + n]))
+    }
+}

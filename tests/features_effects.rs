@@ -4194,3 +4194,40 @@ fn f_gc_09_effect_cues_carry_the_aggregated_source_and_target_tags() {
     let own = w.output().cues.iter().find(|c| c.key.tag == code).copied().unwrap();
     assert!(own.source_tags.is_empty() && own.target_tags.is_empty());
 }
+
+/// The presenter sees the same tags: `Cue::source_tags` / `target_tags` of a played burst and
+/// of a persistent instance's `on_active`, as the records carry them.
+#[test]
+fn f_gc_09_presented_cues_carry_the_aggregated_tags() {
+    use rollback_abilities::cue::{Cue, CueDirector, Presenter};
+    #[derive(Default)]
+    struct Seen(Vec<(&'static str, Cue)>);
+    impl Presenter for Seen {
+        fn play(&mut self, cue: &Cue) {
+            self.0.push(("play", *cue));
+        }
+        fn on_active(&mut self, cue: &Cue) {
+            self.0.push(("on_active", *cue));
+        }
+    }
+    let mut w = build(CUE_TAGS, Hooks::new().execution("Scorch", &[], scorch));
+    let (src, dst) = (actor(&mut w, &["S"]), actor(&mut w, &["S"]));
+    let (red, wet) = (tag(&w, "Team.Red"), tag(&w, "State.Wet"));
+    w.add_loose_tag(src, red);
+    w.add_loose_tag(dst, wet);
+    let (zap, burn) = (spec(&w, "Zap", src), spec(&w, "Burn", src));
+    let mut director = CueDirector::new();
+    let mut seen = Seen::default();
+    w.step_with(&[0, 0], |w| {
+        w.apply_effect(zap, dst).unwrap();
+        w.apply_effect(burn, dst).unwrap();
+    });
+    director.ingest(w.output());
+    director.reconcile(&w, Some(w.frame()), &mut seen);
+    let kinds: Vec<&str> = seen.0.iter().map(|(k, _)| *k).collect();
+    assert_eq!(kinds, ["play", "on_active"]);
+    for (kind, cue) in &seen.0 {
+        assert!(cue.source_tags.contains(red), "{kind}: the source's captured tags");
+        assert!(cue.target_tags.contains(wet) && !cue.target_tags.contains(red), "{kind}");
+    }
+}

@@ -4,6 +4,7 @@ use super::{ActiveCue, CueKey, CueKind, CueOrigin, CueParams, CueRecord};
 use crate::content::raw::CuePolicy;
 use crate::id::{Entity, TagId};
 use crate::num::Frame;
+use crate::tag::TagSet;
 use crate::world::{FrameOutput, Game, World};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -32,6 +33,12 @@ pub struct Cue {
     pub policy: CuePolicy,
     /// Whether its frame was still unconfirmed when it was shown.
     pub predicted: bool,
+    /// For a cue an effect triggered: the source's aggregated tags as the effect's spec
+    /// captured them ([`CueRecord::source_tags`]); empty otherwise.
+    pub source_tags: TagSet,
+    /// For a cue an effect triggered: the aggregated tags of the entity it plays on when the
+    /// effect applied, executed or changed state ([`CueRecord::target_tags`]); empty otherwise.
+    pub target_tags: TagSet,
 }
 
 /// What the game implements to present cues. Every method has an empty default.
@@ -228,7 +235,7 @@ pub struct CueDirector {
     /// Instances shown and ended before their start frame was confirmed (confirmed when it is).
     ended_unconfirmed: BTreeMap<(Identity, Frame), Cue>,
     /// Instances whose start is confirmed and whose end is not: start frame and parameters.
-    open: BTreeMap<Identity, (Frame, CueParams)>,
+    open: BTreeMap<Identity, (Frame, CueRecord)>,
 }
 
 impl Default for CueDirector {
@@ -410,6 +417,8 @@ impl CueDirector {
                     params: r.params,
                     policy,
                     predicted: confirmed.is_none_or(|c| frame > c),
+                    source_tags: r.source_tags,
+                    target_tags: r.target_tags,
                 };
                 let already =
                     self.played.get(&frame).is_some_and(|l| l.iter().any(|p| p.cue.key == r.key));
@@ -506,6 +515,8 @@ impl CueDirector {
                     params: CueParams::default(),
                     policy: world.cue_policy(tag),
                     predicted: true,
+                    source_tags: TagSet::EMPTY,
+                    target_tags: TagSet::EMPTY,
                 };
                 self.record(now, &cue, CueLogKind::Spam(n));
             }
@@ -576,7 +587,14 @@ impl CueDirector {
                 origin: a.origin,
                 ordinal: 0,
             };
-            let cue = Cue { key, params: a.params, policy, predicted: !is_confirmed };
+            let cue = Cue {
+                key,
+                params: a.params,
+                policy,
+                predicted: !is_confirmed,
+                source_tags: a.source_tags,
+                target_tags: a.target_tags,
+            };
             let recent = now.saturating_sub(a.since) <= self.recent_window;
             if recent && !rebuild && !self.reentered.contains(&a.target) {
                 presenter.on_active(&cue);
@@ -657,10 +675,10 @@ impl CueDirector {
                             self.counters.confirmed += 1;
                             self.record(now, &cue, CueLogKind::Confirmed);
                         }
-                        self.open.insert(id, (f, r.params));
+                        self.open.insert(id, (f, r));
                     }
                     CueKind::Removed => {
-                        let Some((since, params)) = self.open.remove(&id) else { continue };
+                        let Some((since, added)) = self.open.remove(&id) else { continue };
                         let was_seen = self.seen.remove(&(id, since));
                         let showing = self.shown.get(&id).is_some_and(|s| s.cue.key.frame == since);
                         if was_seen || showing || self.culled.contains(&id.0) {
@@ -674,8 +692,14 @@ impl CueDirector {
                             origin: id.2,
                             ordinal: 0,
                         };
-                        let cue =
-                            Cue { key, params, policy: world.cue_policy(id.1), predicted: false };
+                        let cue = Cue {
+                            key,
+                            params: added.params,
+                            policy: world.cue_policy(id.1),
+                            predicted: false,
+                            source_tags: added.source_tags,
+                            target_tags: added.target_tags,
+                        };
                         presenter.happened(&cue);
                         self.counters.late += 1;
                         self.counters.on_active += 1;

@@ -334,7 +334,14 @@ impl CueRouter {
 
     /// Removes a local persistent cue.
     pub fn local_remove(&mut self, key: CueKey, params: CueParams, options: CueOptions) {
-        let cue = Cue { key, params, policy: self.content.cue_policy(key.tag), predicted: false };
+        let cue = Cue {
+            key,
+            params,
+            policy: self.content.cue_policy(key.tag),
+            predicted: false,
+            source_tags: TagSet::EMPTY,
+            target_tags: TagSet::EMPTY,
+        };
         self.route(CueCall::Removed(RemoveReason::Ended), &cue, options);
     }
 
@@ -349,7 +356,14 @@ impl CueRouter {
             origin: CueOrigin::game(u32::MAX, id),
             ordinal: 0,
         };
-        Cue { key, params, policy: self.content.cue_policy(tag), predicted: false }
+        Cue {
+            key,
+            params,
+            policy: self.content.cue_policy(tag),
+            predicted: false,
+            source_tags: TagSet::EMPTY,
+            target_tags: TagSet::EMPTY,
+        }
     }
 
     /// The handler tags a tag routes to, nearest first (stops at an override).

@@ -630,7 +630,14 @@ mod tests {
             origin: CueOrigin::game(id, 0),
             ordinal: 0,
         };
-        Cue { key, params: CueParams::default(), policy: content.cue_policy(tag), predicted: true }
+        Cue {
+            key,
+            params: CueParams::default(),
+            policy: content.cue_policy(tag),
+            predicted: true,
+            source_tags: crate::tag::TagSet::EMPTY,
+            target_tags: crate::tag::TagSet::EMPTY,
+        }
     }
 
     /// A peer's handlers hear predicted cues that a correction then takes back (a burst

@@ -26,6 +26,7 @@ const TAG_BASE: u16 = 2;
 
 /// Why [`World::set_cooldown_tags`] refused a change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[non_exhaustive]
 pub enum CooldownTagsError {
     /// The handle names no granted ability.
     InvalidHandle,

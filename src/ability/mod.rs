@@ -39,6 +39,7 @@ pub const NO_INPUT: u16 = u16::MAX;
 
 /// Why an activation failed (F-GA-05). Every peer computes the same reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub enum ActivationFailure {
     /// The owner has an activation-blocked tag.
     BlockedByTags,

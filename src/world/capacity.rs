@@ -196,6 +196,7 @@ impl std::error::Error for CapacityExceeded {}
 
 /// Why [`World::target_entities`] cannot give the entities of target data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[non_exhaustive]
 pub enum TargetListError {
     /// The list was made in an earlier frame: lists beyond four entities live in the frame
     /// spill, which every step empties at its end. Read the entities in the frame the data
@@ -398,11 +399,12 @@ pub(crate) fn check_config(c: &WorldConfig, content: &Content) -> Result<(), Wor
         let v = cap.of(c);
         let lo = cap.inline().max(1);
         if v < lo || v > cap.max() {
-            return Err(WorldError::InvalidConfig(format!(
-                "{} must be in {lo}..={}, not {v}",
-                cap.config_field(),
-                cap.max()
-            )));
+            return Err(WorldError::InvalidConfig {
+                field: cap.config_field(),
+                value: v.into(),
+                min: lo.into(),
+                max: cap.max().into(),
+            });
         }
     }
     let limit = Capacity::SetByCallerPerSpec.of(c);

@@ -293,7 +293,16 @@ pub enum WorldError {
         count: usize,
     },
     /// A capacity is zero or too large.
-    InvalidConfig(String),
+    InvalidConfig {
+        /// The `WorldConfig` field.
+        field: &'static str,
+        /// Its value.
+        value: u64,
+        /// The smallest value allowed.
+        min: u64,
+        /// The largest value allowed.
+        max: u64,
+    },
     /// An ability's `state_size` is smaller than its behaviour's state type.
     StateTooSmall {
         /// The ability.
@@ -347,7 +356,10 @@ impl fmt::Display for WorldError {
                 "effect \"{effect}\" needs {count} source snapshot captures; a spec holds at most {}",
                 crate::effect::MAX_SOURCE_CAPTURES
             ),
-            WorldError::InvalidConfig(s) => write!(f, "invalid world configuration: {s}"),
+            WorldError::InvalidConfig { field, value, min, max } => write!(
+                f,
+                "invalid world configuration: {field} must be in {min}..={max}, not {value}"
+            ),
             WorldError::CapacityTooSmall { what, exceeded } => write!(f, "{what}: {exceeded}"),
             WorldError::StateTooSmall { ability, declared, needed } => write!(
                 f,
@@ -369,6 +381,7 @@ impl std::error::Error for WorldError {}
 
 /// Why a snapshot cannot be loaded.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SnapshotError {
     /// The snapshot was taken from a world with other content or capacities.
     LayoutMismatch,
@@ -477,13 +490,20 @@ impl<G: Game> World<G> {
         config: WorldConfig,
     ) -> Result<World<G>, WorldError> {
         if config.max_entities == 0 || config.max_entities > 1 << 20 {
-            return Err(WorldError::InvalidConfig(format!(
-                "max_entities must be in 1..=1048576, not {}",
-                config.max_entities
-            )));
+            return Err(WorldError::InvalidConfig {
+                field: "max_entities",
+                value: config.max_entities.into(),
+                min: 1,
+                max: 1 << 20,
+            });
         }
         if config.effects_per_entity == 0 {
-            return Err(WorldError::InvalidConfig("effects_per_entity must be at least 1".into()));
+            return Err(WorldError::InvalidConfig {
+                field: "effects_per_entity",
+                value: 0,
+                min: 1,
+                max: u16::MAX.into(),
+            });
         }
         capacity::check_config(&config, &content)?;
         let bound = hooks.bind(&content)?;

@@ -77,6 +77,7 @@ pub enum RemovalReason {
 
 /// Why an application failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub enum ApplyError {
     /// The target is not alive or has no ability system.
     InvalidTarget,

@@ -12,7 +12,7 @@
 
 use criterion::{Bencher, BenchmarkId, Criterion};
 use rollback_abilities::arena::{Arena, ArenaGame, ArenaSpec};
-use rollback_abilities::cue::{Cue, CueDirector, Presenter, RemoveReason};
+use rollback_abilities::present::{Cue, CueDirector, Presenter, RemoveReason};
 use rollback_abilities::{FrameOutput, Snapshot, SnapshotRing};
 use std::cell::RefCell;
 use std::collections::BTreeMap;

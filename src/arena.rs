@@ -50,11 +50,12 @@
 //! assert_eq!((shape.min_effects, shape.max_effects), (24, 24));
 //! ```
 
-use crate::ability::{AbilityCtx, InputEdge, TaskEvent, TaskResult, TaskSpec};
+use crate::ability::{InputEdge, TaskEvent, TaskResult, TaskSpec};
+use crate::attribute::ModOp;
 use crate::content::Content;
-use crate::content::raw::ModOp;
 use crate::id::{AbilityHandle, AttrId, CurveId, EffectDefId, Entity, TagId};
 use crate::num::{self, Fx};
+use crate::world::AbilityCtx;
 use crate::world::{
     AbilityInput, Behaviour, Capture, EffectEvent, ExecCtx, FrameOutput, Game, Hooks, World,
     WorldConfig,

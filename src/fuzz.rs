@@ -28,10 +28,10 @@
 
 use crate::arena::{Arena, ArenaGame, ArenaSpec};
 use crate::content::Content;
-use crate::cue::{CueDirector, PresenterLog};
 use crate::duel::{self, Duel};
 use crate::id::{AbilityDefId, AttrSetId, EffectDefId};
 use crate::num::Frame;
+use crate::present::{CueDirector, PresenterLog};
 use crate::replay::{Recorder, Replay};
 use crate::scenario::{Mode, RunOptions, Scenario, ScenarioGame, ScenarioInput};
 use crate::session::Determinism;

@@ -8,6 +8,7 @@
 
 use bytemuck::{Pod, Zeroable};
 use core::fmt;
+use serde::Serialize;
 
 macro_rules! def_id {
     ($(#[$m:meta])* $name:ident) => {
@@ -255,6 +256,59 @@ impl fmt::Debug for TaskHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Task[slot {}, generation {}]", self.slot, self.generation)
     }
+}
+
+/// The kind of a registered function referenced by content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum FnKind {
+    /// A custom magnitude calculation (`MagnitudeCalc`, GAS MMC).
+    Calc,
+    /// An execution (GAS ExecutionCalculation).
+    Execution,
+    /// A custom application requirement.
+    Requirement,
+    /// An attribute set's post-execute hook.
+    PostExecute,
+    /// An attribute set's pre-change hook.
+    PreChange,
+    /// A custom modifier qualification filter.
+    ModFilter,
+    /// An ability behaviour (activate / task / input / end functions).
+    Behaviour,
+    /// A custom ability activation check.
+    CanActivate,
+}
+
+impl FnKind {
+    /// The human name with its indefinite article ("an execution").
+    pub fn with_article(self) -> String {
+        let d = self.describe();
+        let article = if d.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+        format!("{article} {d}")
+    }
+
+    /// A human name for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FnKind::Calc => "magnitude calculation",
+            FnKind::Execution => "execution",
+            FnKind::Requirement => "application requirement",
+            FnKind::PostExecute => "post-execute hook",
+            FnKind::PreChange => "pre-change hook",
+            FnKind::ModFilter => "modifier filter",
+            FnKind::Behaviour => "ability behaviour",
+            FnKind::CanActivate => "activation check",
+        }
+    }
+}
+
+/// A function referenced by content, resolved against registered hooks when a world is built.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FnRef {
+    /// The registered name.
+    pub name: String,
+    /// What it must be.
+    pub kind: FnKind,
 }
 
 #[cfg(test)]

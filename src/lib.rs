@@ -38,6 +38,7 @@ pub mod ability;
 pub mod arena;
 pub mod attribute;
 mod bytes;
+pub mod capacity;
 pub mod content;
 pub mod cue;
 pub mod debug;
@@ -48,6 +49,7 @@ pub mod id;
 mod located;
 pub mod num;
 mod observe;
+pub mod present;
 pub mod random;
 pub mod replay;
 pub mod scenario;
@@ -56,11 +58,11 @@ pub mod tag;
 pub mod ui;
 pub mod world;
 
+pub use ability::CustomTaskKind;
 pub use ability::{
-    AbilityCtx, AbilityEvent, AbilitySpec, Activation, ActivationFailure, CommitPart, EventData,
-    InputEdge, TargetData, TaskEvent, TaskResult, TaskSpec,
+    AbilityEvent, AbilitySpec, Activation, ActivationFailure, CommitPart, EventData, InputEdge,
+    TargetData, TaskEvent, TaskResult, TaskSpec,
 };
-pub use ability::{CustomTaskKind, TaskCtx};
 pub use content::{Content, ContentBuilder, ContentError, ContentErrorKind};
 pub use effect::{
     ActiveEffect, EffectContext, EffectOrigin, EffectQuery, EffectSpec, EffectTimers,
@@ -72,6 +74,8 @@ pub use id::{
 pub use located::LocatedError;
 pub use num::{Frame, Fx, TickRate};
 pub use tag::{TagContainer, TagQuery, TagQueryExpr, TagRegistry, TagRequirements, TagSet};
+pub use world::AbilityCtx;
+pub use world::TaskCtx;
 pub use world::{
     AbilityInput, Applied, ApplyError, AttrCause, AttrEvent, AttrValue, Behaviour, Checksums,
     Diagnostic, EffectEvent, FrameOutput, Game, Hooks, RemovalReason, Snapshot, SnapshotRing,
@@ -80,7 +84,7 @@ pub use world::{
 
 /// The most used items in one import.
 pub mod prelude {
-    pub use crate::content::raw::{ModOp, MulPolicy};
+    pub use crate::attribute::{ModOp, MulPolicy};
     pub use crate::{
         Applied, ApplyError, AttrId, AttrSetId, Content, EffectDefId, EffectHandle, EffectQuery,
         EffectSpec, Entity, FrameOutput, Fx, Game, Hooks, TagId, TagSet, World, WorldConfig,

@@ -15,6 +15,7 @@
 
 use crate::located::Clip;
 use core::fmt;
+use serde::{Deserialize, Serialize};
 
 /// The simulation's number type: `fixed::types::I32F32`.
 ///
@@ -252,6 +253,55 @@ pub fn authored_seconds_to_frames(v: f64, hz: TickRate) -> Result<u32, DecimalEr
         return Err(DecimalError { text: format!("{v}"), reason: "not a finite number" });
     }
     seconds_to_frames(&plain_decimal(v), hz)
+}
+
+/// A frozen curve.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CurveDef {
+    /// The curve's name.
+    pub name: String,
+    /// Interpolation.
+    pub interp: Interp,
+    /// `(level, value)` points, strictly increasing levels, never empty.
+    pub points: Vec<(u16, Fx)>,
+}
+
+impl CurveDef {
+    /// The value at `level`: exact points, interpolated between points, the first value below the
+    /// first point and the last value beyond the last point.
+    pub fn eval(&self, level: u16) -> Fx {
+        let Some(first) = self.points.first() else { return Fx::ZERO };
+        if level <= first.0 {
+            return first.1;
+        }
+        for w in self.points.windows(2) {
+            let (l0, v0) = w[0];
+            let (l1, v1) = w[1];
+            if level == l1 {
+                return v1;
+            }
+            if level < l1 {
+                return match self.interp {
+                    Interp::Step => v0,
+                    Interp::Linear => {
+                        let t = ratio(i64::from(level - l0), i64::from(l1 - l0));
+                        add(v0, mul(sub(v1, v0), t))
+                    }
+                };
+            }
+        }
+        self.points.last().map(|p| p.1).unwrap_or(Fx::ZERO)
+    }
+}
+
+/// How a curve interpolates between its points.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Interp {
+    /// Straight lines between points.
+    #[default]
+    Linear,
+    /// The value of the nearest point at or below the level.
+    Step,
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use crate::num::Frame;
 use crate::world::{Game, World};
 
 /// Sees a driver's batch: loads, advances and the end of each batch (to drive a
-/// [`CueDirector`](crate::cue::CueDirector) or an [`EventDirector`](crate::ui::EventDirector)
+/// [`CueDirector`](crate::present::CueDirector) or an [`EventDirector`](crate::ui::EventDirector)
 /// exactly as a GGRS session would).
 pub trait BatchObserver<G: Game> {
     /// The state saved for `frame` was loaded.

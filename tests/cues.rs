@@ -3,11 +3,12 @@
 //! presenter invariants.
 
 use proptest::prelude::*;
-use rollback_abilities::cue::{
-    Cue, CueCall, CueDirector, CueInstance, CueKind, CueOptions, CueParams, CueRouter, CueSession,
-    PresenterLog, RemoveReason,
-};
+use rollback_abilities::cue::{CueKind, CueParams};
 use rollback_abilities::prelude::*;
+use rollback_abilities::present::{
+    Cue, CueCall, CueDirector, CueInstance, CueOptions, CueRouter, CueSession, PresenterLog,
+    RemoveReason,
+};
 use rollback_abilities::session::{PredictionDriver, RollbackDriver};
 use rollback_abilities::{AbilityInput, TagEvent};
 use std::cell::RefCell;
@@ -86,7 +87,7 @@ pub fn arena_players(text: &str, players: u16) -> (World<SprintHitGame>, [Entity
 
 /// The library's recording presenter under the names these tests use.
 pub type Log = PresenterLog;
-pub use rollback_abilities::cue::PresenterCall as Call;
+pub use rollback_abilities::present::PresenterCall as Call;
 
 /// Scripted inputs of a 600-frame match: sprints and hits from both players.
 pub fn script_inputs(frame: u32, buf: &mut Vec<u8>) {
@@ -554,7 +555,7 @@ fn short_remote_instances_agree_across_modes() {
 /// one-frame sprints whose press and release arrived in one packet.
 #[test]
 fn short_remote_instances_agree_over_ggrs() {
-    use rollback_abilities::cue::Presenter;
+    use rollback_abilities::present::Presenter;
     use rollback_abilities::session::{LocalMatch, MatchConfig, NetConditions};
     let (mut pw, _) = arena(ARENA);
     let mut pd = CueDirector::new();

@@ -7,9 +7,9 @@
 //! what happened from a thread-local *log*. Both are reset whenever a world is built.
 
 use crate::common::int;
+use rollback_abilities::ability::Instancing;
+use rollback_abilities::ability::TriggerDef;
 use rollback_abilities::ability::{Cmp, Confirmation, TargetQuery, TargetView};
-use rollback_abilities::content::def::TriggerDef;
-use rollback_abilities::content::raw::Instancing;
 use rollback_abilities::prelude::*;
 use rollback_abilities::{
     AbilityCtx, AbilityDefId, AbilityEvent, AbilityHandle, AbilityInput, Activation,

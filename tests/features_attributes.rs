@@ -2,7 +2,7 @@
 
 use crate::common::*;
 use proptest::prelude::*;
-use rollback_abilities::content::def::FnKind;
+use rollback_abilities::id::FnKind;
 use rollback_abilities::prelude::*;
 use rollback_abilities::world::{ExecutedMod, ModContribution};
 use rollback_abilities::{

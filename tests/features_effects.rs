@@ -9,7 +9,8 @@
 
 use crate::common::*;
 use proptest::prelude::*;
-use rollback_abilities::content::def::{DurationDef, FnKind};
+use rollback_abilities::effect::DurationDef;
+use rollback_abilities::id::FnKind;
 use rollback_abilities::num::NEVER;
 use rollback_abilities::prelude::*;
 use rollback_abilities::world::{
@@ -4199,7 +4200,7 @@ fn f_gc_09_effect_cues_carry_the_aggregated_source_and_target_tags() {
 /// of a persistent instance's `on_active`, as the records carry them.
 #[test]
 fn f_gc_09_presented_cues_carry_the_aggregated_tags() {
-    use rollback_abilities::cue::{Cue, CueDirector, Presenter};
+    use rollback_abilities::present::{Cue, CueDirector, Presenter};
     #[derive(Default)]
     struct Seen(Vec<(&'static str, Cue)>);
     impl Presenter for Seen {

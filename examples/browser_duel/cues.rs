@@ -1,4 +1,4 @@
-//! The page's cue presenter: what the crate's [`CueDirector`](rollback_abilities::cue::CueDirector)
+//! The page's cue presenter: what the crate's [`CueDirector`](rollback_abilities::present::CueDirector)
 //! asks it to show, drawn over the fighters and listed in a feed.
 //!
 //! The director calls `play` at most once per burst, so a hit's flash and its floating word
@@ -11,7 +11,8 @@
 //! Presentation runs on the wall clock (fades, flashes): it never feeds back into the
 //! simulation.
 
-use rollback_abilities::cue::{Cue, CueKey, CueKind, Presenter, RemoveReason};
+use rollback_abilities::cue::{CueKey, CueKind};
+use rollback_abilities::present::{Cue, Presenter, RemoveReason};
 use rollback_abilities::{Content, Entity, TagId};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;

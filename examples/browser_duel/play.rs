@@ -10,9 +10,9 @@
 
 use crate::params::Params;
 use rollback_abilities::World;
-use rollback_abilities::cue::{CueDirector, Presenter};
 use rollback_abilities::duel::{self, Duel, DuelPeer, Input, MatchOptions};
 use rollback_abilities::num::Frame;
+use rollback_abilities::present::{CueDirector, Presenter};
 use rollback_abilities::session::{
     LocalMatch, MatchConfig, MatchboxSession, NetConditions, PeerId, SessionEvent,
 };

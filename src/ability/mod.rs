@@ -15,19 +15,17 @@
 //! Everything here is ordinary snapshot state: activations, cooldowns, costs, tasks and their
 //! timers roll back and re-simulate like attributes do, on every peer (no prediction keys).
 
-mod activate;
-mod cooldown_tags;
-mod ctx;
-mod custom;
-mod input;
-mod run;
+mod def;
+pub use def::{AbilityDef, AbilitySetDef, CancelRuleDef, Instancing, TimelineDef, TriggerDef};
+
+pub(crate) mod cooldown_tags;
 pub(crate) mod task;
 
 pub use cooldown_tags::CooldownTagsError;
 pub(crate) use cooldown_tags::cooldown_tag_valid;
-pub use ctx::AbilityCtx;
-pub use custom::{CustomTaskFn, CustomTaskKind, TaskCtx};
-pub use task::{Cmp, Confirmation, TargetQuery, TaskEvent, TaskRec, TaskResult, TaskSpec};
+pub use task::{
+    Cmp, Confirmation, CustomTaskKind, TargetQuery, TaskEvent, TaskRec, TaskResult, TaskSpec,
+};
 
 use crate::id::{AbilityDefId, AbilityHandle, EffectHandle, Entity, TagId, TaskHandle};
 use crate::num::{Frame, Fx};
@@ -72,7 +70,7 @@ pub enum ActivationFailure {
         /// The part whose application failed.
         part: CommitPart,
         /// Why the application failed.
-        error: crate::world::ApplyError,
+        error: crate::effect::ApplyError,
     },
 }
 
@@ -215,7 +213,7 @@ pub enum TargetView<'a> {
 
 impl TargetData {
     /// How many entities target data holds itself.
-    pub const INLINE: usize = 4;
+    pub const INLINE: usize = crate::capacity::INLINE_TARGETS;
 
     /// No target.
     pub const NONE: TargetData = TargetData {

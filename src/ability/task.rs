@@ -13,6 +13,9 @@ use crate::id::{AbilityHandle, AttrId, CurveId, EffectHandle, Entity, TagId, Tas
 use crate::num::{Frame, Fx};
 use bytemuck::{Pod, Zeroable};
 
+/// A registered custom task kind (its index among the registered kinds, sorted by name).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct CustomTaskKind(pub u16);
 /// A comparison for [`TaskSpec::WaitAttribute`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Cmp {
@@ -220,10 +223,10 @@ pub enum TaskSpec {
     /// A task kind of the game's own (F-AT-06): its tick function, registered with
     /// [`Hooks::task_kind`](crate::Hooks::task_kind), runs in phase P5 of every frame its
     /// owner's clock runs after the spawn frame, with the task's state (four words and a
-    /// number, kept in the snapshot) in a [`TaskCtx`](super::TaskCtx).
+    /// number, kept in the snapshot) in a [`TaskCtx`](crate::TaskCtx).
     Custom {
         /// The kind ([`World::task_kind`](crate::World::task_kind) looks it up by name).
-        kind: super::CustomTaskKind,
+        kind: CustomTaskKind,
         /// The initial state words.
         words: [u32; 4],
         /// The initial state number.

@@ -13,12 +13,37 @@
 //! (bias 0 for Add, 1 for Multiply and Divide). Clamps apply to the result. Every operation
 //! saturates; a divide channel that sums to zero is treated as 1 and reported.
 
-use crate::content::def::{AttrDef, ModFilter};
-use crate::content::raw::{ModOp, MulPolicy};
-use crate::num::{self, Fx, ONE, ZERO};
-use crate::world::hooks::{ModContribution, ModFilterFn};
+mod def;
+pub use def::{AttrDef, AttrLevelRow, AttrSetDef, Bound, ClampMode, ModFilter, ModOp, MulPolicy};
 
-pub use crate::world::state::AttrValue;
+use crate::num::{self, Fx, ONE, ZERO};
+use bytemuck::{Pod, Zeroable};
+
+/// An attribute's base and current value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub struct AttrValue {
+    /// The permanent value (changed by instant and periodic executions and `set_base`).
+    pub base: Fx,
+    /// `base` with every qualifying modifier of active effects applied (and clamped).
+    pub current: Fx,
+}
+
+/// One modifier contribution seen by a custom filter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModContribution {
+    /// The operation.
+    pub op: ModOp,
+    /// The magnitude with stacks applied.
+    pub magnitude: Fx,
+    /// The contribution relative to the channel bias (`magnitude − bias`).
+    pub contribution: Fx,
+    /// The effect's application sequence number.
+    pub seq: u32,
+}
+
+/// A custom qualification filter: clears `keep[i]` for contributions that must not count.
+pub type ModFilterFn = fn(&[ModContribution], &mut [bool]);
 
 /// One qualifying modifier contribution on an attribute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -196,7 +221,7 @@ pub(crate) fn execute_on_base(base: Fx, op: ModOp, magnitude: Fx) -> (Fx, bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::raw::ClampMode;
+    use crate::attribute::ClampMode;
     use crate::id::AttrSetId;
     use crate::num::{int, parse_fx};
 

@@ -464,3 +464,47 @@ impl Content {
         freeze::canonical_text(self)
     }
 }
+
+/// Declares a struct of typed tag constants resolved from frozen content by name.
+///
+/// ```
+/// use rollback_abilities::{declare_tags, Content};
+///
+/// declare_tags! {
+///     /// The tags this game's code refers to.
+///     pub struct Tags {
+///         stun: "State.Debuff.Stun",
+///         dead: "State.Dead",
+///     }
+/// }
+///
+/// let content = Content::from_ron_str("(tags: [\"State.Debuff.Stun\", \"State.Dead\"])")?;
+/// let tags = Tags::resolve(&content)?;
+/// assert!(content.tags().is_descendant_or_self(tags.stun, content.tag("State")?));
+/// // The names can also be registered as native tags before content is frozen:
+/// assert_eq!(Tags::NAMES, &["State.Debuff.Stun", "State.Dead"]);
+/// # Ok::<(), rollback_abilities::ContentError>(())
+/// ```
+#[macro_export]
+macro_rules! declare_tags {
+    ($(#[$m:meta])* $vis:vis struct $name:ident { $($field:ident : $tag:literal),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        $vis struct $name {
+            $(
+                #[doc = concat!("The tag `", $tag, "`.")]
+                pub $field: $crate::TagId,
+            )*
+        }
+
+        impl $name {
+            /// Every tag name this struct refers to, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$($tag),*];
+
+            /// Resolves every name against frozen content; an unknown name is an error.
+            pub fn resolve(content: &$crate::Content) -> Result<Self, $crate::ContentError> {
+                Ok(Self { $($field: content.tag($tag)?,)* })
+            }
+        }
+    };
+}

@@ -5,6 +5,14 @@
 //! Every struct denies unknown fields (a typo is an error, never a silently ignored field) and
 //! every named collection keeps duplicates so that validation can report them.
 
+pub use crate::ability::Instancing;
+pub use crate::attribute::{ClampMode, ModOp, MulPolicy};
+pub use crate::cue::CuePolicy;
+pub use crate::effect::GrantRemoval;
+pub use crate::effect::{
+    CaptureSide, CaptureWhich, CueEvents, StackExpiration, StackKind, StackPeriod, StackRefresh,
+};
+pub use crate::num::Interp;
 use crate::num::{Fx, fx_from_authored_f64, parse_fx, plain_decimal};
 use core::fmt;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -132,18 +140,6 @@ pub struct RawContent {
     pub cues: NamedMap<RawCueDef>,
 }
 
-/// When a presenter may show a cue (F-GC-14).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum CuePolicy {
-    /// Shown as soon as it is predicted; cancelled if the prediction was wrong.
-    #[default]
-    Predicted,
-    /// Shown as soon as it is predicted and never cancelled (tiny sparks).
-    PredictedNoCancel,
-    /// Shown only once its frame is confirmed (irreversible reactions: KO, score).
-    Confirmed,
-}
-
 /// A cue definition as written.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default, rename = "cue")]
@@ -164,28 +160,6 @@ pub struct RawSettings {
     pub max_cascade_steps: Option<u32>,
     /// A tag that makes activation fail with `Dead` (for example `State.Dead`).
     pub dead_tag: Option<String>,
-}
-
-/// How several Multiply (or Divide) modifiers on one attribute combine.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum MulPolicy {
-    /// GAS's bias sum: `1 + Σ(mᵢ − 1)` (two ×1.5 give ×2). For ported content; a lint reports
-    /// combinations outside the documented validity rule.
-    GasCompat,
-    /// The product `Π mᵢ` (two ×1.5 give ×2.25). The default for new content.
-    #[default]
-    Compound,
-}
-
-/// Where attribute clamps act.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ClampMode {
-    /// Clamps are part of evaluation: every read, capture and cost check sees clamped values.
-    #[default]
-    Evaluate,
-    /// GAS's pre-change clamp: only the stored current value is clamped; captures see the raw
-    /// aggregate.
-    GasCompat,
 }
 
 /// Which modifiers of a channel qualify (F-ATTR-11).
@@ -275,16 +249,6 @@ pub enum RawBound {
     Const(Num),
     /// The current value of another attribute of the same entity.
     Attr(String),
-}
-
-/// How a curve interpolates between its points.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Interp {
-    /// Straight lines between points.
-    #[default]
-    Linear,
-    /// The value of the nearest point at or below the level.
-    Step,
 }
 
 /// A curve table row: `(level, value)` points.
@@ -415,40 +379,6 @@ impl RawPeriod {
             RawPeriod::Frames(_) | RawPeriod::Seconds(_) => None,
         }
     }
-}
-
-/// A modifier operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ModOp {
-    /// Adds the magnitude.
-    Add,
-    /// Multiplies by the magnitude (channel combined per [`MulPolicy`]).
-    Multiply,
-    /// Divides by the magnitude (channel combined per [`MulPolicy`]).
-    Divide,
-    /// Replaces the value; the most recently applied override wins.
-    Override,
-}
-
-/// Which entity an attribute capture reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum CaptureSide {
-    /// The spec's source (instigator).
-    Source,
-    /// The effect's target.
-    Target,
-}
-
-/// Which value of a captured attribute is read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum CaptureWhich {
-    /// The current value.
-    #[default]
-    Current,
-    /// The base value.
-    Base,
-    /// `current − base`.
-    Bonus,
 }
 
 /// An attribute-based magnitude: `coef × (value + pre) + post`.
@@ -610,50 +540,6 @@ pub struct RawScopedModifier {
     pub target_tags: RawRequirements,
 }
 
-/// How applications of the same effect stack.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum StackKind {
-    /// Each application is its own instance.
-    #[default]
-    None,
-    /// One stack per source entity.
-    BySource,
-    /// One shared stack on the target.
-    ByTarget,
-}
-
-/// Whether a new application refreshes the stack's duration.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum StackRefresh {
-    /// Every successful application restarts the duration (with the incoming spec's duration).
-    #[default]
-    OnApplication,
-    /// The duration is never refreshed.
-    Never,
-}
-
-/// Whether a new application resets the period timer.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum StackPeriod {
-    /// The next execution is one period after the application.
-    ResetOnApplication,
-    /// The period keeps its original schedule.
-    #[default]
-    Never,
-}
-
-/// What happens when a stacked effect's duration ends.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum StackExpiration {
-    /// The whole stack is removed.
-    #[default]
-    ClearStack,
-    /// One stack is removed and the duration restarts.
-    RemoveOneAndRefresh,
-    /// The duration restarts and the stack count is unchanged (remove it by other means).
-    RefreshOnly,
-}
-
 /// Stacking as written.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename = "stacking")]
@@ -674,19 +560,6 @@ pub struct RawStacking {
     /// At the limit, refuse the application entirely (no refresh).
     #[serde(default)]
     pub deny_overflow: bool,
-}
-
-/// Which cue events an effect's cue entry emits.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum CueEvents {
-    /// Instant effects: `Executed`. Duration/infinite effects: persistent events
-    /// (`OnActive`/`WhileActive`/`Removed`) plus `Executed` on every periodic execution.
-    #[default]
-    Auto,
-    /// Only the persistent events of a duration/infinite effect.
-    Persistent,
-    /// Only `Executed` (instant application or periodic executions).
-    Executed,
 }
 
 /// A cue entry on an effect.
@@ -748,18 +621,6 @@ pub struct RawEffect {
     pub hitstop: Option<u16>,
     /// Frames of hitstop each application gives the spec's instigator (the attacker).
     pub instigator_hitstop: Option<u16>,
-}
-
-/// How an ability keeps its state blob between activations (F-GA-19).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Instancing {
-    /// The state blob is zeroed at every activation (the default; no stale variables, G-28).
-    #[default]
-    PerExecution,
-    /// The state blob persists between activations.
-    PerActor,
-    /// No state blob and no tasks.
-    NonInstanced,
 }
 
 /// What activates an ability besides input (F-GA-12).
@@ -908,18 +769,6 @@ pub struct RawAbilityGrant {
 
 fn one_u16() -> u16 {
     1
-}
-
-/// What happens to an ability granted by an effect when the effect goes away.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum GrantRemoval {
-    /// Cancel it (if active) and remove it at once.
-    #[default]
-    CancelImmediately,
-    /// Remove it when it next ends (at once if inactive).
-    RemoveOnEnd,
-    /// Keep it.
-    DoNothing,
 }
 
 /// An ability granted by an effect.

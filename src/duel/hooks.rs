@@ -4,12 +4,13 @@
 use super::ids::ids;
 use super::{Body, Duel, FIGHTER_HALF, FIREBALL_SPEED, FIREBALL_TTL, Kind};
 use crate::ability::TaskSpec;
-use crate::ability::{AbilityCtx, AbilityEvent, Cmp, EventData, InputEdge, TaskEvent, TaskResult};
-use crate::content::raw::ModOp;
+use crate::ability::{AbilityEvent, Cmp, EventData, InputEdge, TaskEvent, TaskResult};
+use crate::attribute::ModOp;
 use crate::cue::{CueOrigin, CueParams};
 use crate::effect::EffectSpec;
 use crate::id::{AbilityHandle, EffectDefId, EffectHandle, TagId};
 use crate::num::{self, Fx};
+use crate::world::AbilityCtx;
 use crate::world::{Behaviour, Capture, ExecCtx, ExecutedMod, Hooks, World};
 
 type Ctx<'w> = AbilityCtx<'w, Duel>;

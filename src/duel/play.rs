@@ -9,8 +9,8 @@
 
 use super::report::{CueCounter, MatchReport, PeerSummary};
 use super::{Duel, Input, MAX_FIGHTERS, bot_input, try_new_world};
-use crate::cue::{CueDirector, Presenter};
 use crate::num::Frame;
+use crate::present::{CueDirector, Presenter};
 use crate::replay::{Replay, ReplayError};
 use crate::session::{
     Address, Batch, GgrsConfig, Guard, GuardConfig, LocalMatch, MatchConfig, NetConditions, Runner,
@@ -808,35 +808,35 @@ impl DuelPeer {
 struct Tee<'a>(&'a mut dyn Presenter, &'a mut dyn Presenter);
 
 impl Presenter for Tee<'_> {
-    fn play(&mut self, cue: &crate::cue::Cue) {
+    fn play(&mut self, cue: &crate::present::Cue) {
         self.0.play(cue);
         self.1.play(cue);
     }
-    fn cancel(&mut self, cue: &crate::cue::Cue) {
+    fn cancel(&mut self, cue: &crate::present::Cue) {
         self.0.cancel(cue);
         self.1.cancel(cue);
     }
-    fn on_active(&mut self, cue: &crate::cue::Cue) {
+    fn on_active(&mut self, cue: &crate::present::Cue) {
         self.0.on_active(cue);
         self.1.on_active(cue);
     }
-    fn while_active(&mut self, cue: &crate::cue::Cue) {
+    fn while_active(&mut self, cue: &crate::present::Cue) {
         self.0.while_active(cue);
         self.1.while_active(cue);
     }
-    fn removed(&mut self, cue: &crate::cue::Cue, reason: crate::cue::RemoveReason) {
+    fn removed(&mut self, cue: &crate::present::Cue, reason: crate::present::RemoveReason) {
         self.0.removed(cue, reason);
         self.1.removed(cue, reason);
     }
-    fn confirmed(&mut self, cue: &crate::cue::Cue) {
+    fn confirmed(&mut self, cue: &crate::present::Cue) {
         self.0.confirmed(cue);
         self.1.confirmed(cue);
     }
-    fn retimed(&mut self, from: &crate::cue::Cue, to: &crate::cue::Cue) {
+    fn retimed(&mut self, from: &crate::present::Cue, to: &crate::present::Cue) {
         self.0.retimed(from, to);
         self.1.retimed(from, to);
     }
-    fn happened(&mut self, cue: &crate::cue::Cue) {
+    fn happened(&mut self, cue: &crate::present::Cue) {
         self.0.happened(cue);
         self.1.happened(cue);
     }

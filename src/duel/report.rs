@@ -4,9 +4,10 @@
 use super::ids::ids;
 use super::play::{MatchError, MatchOptions, Transport};
 use super::{Duel, MAX_FIGHTERS, Stats, systems};
-use crate::cue::{Cue, CueDirector, CueKey, CueKind, Presenter, RemoveReason};
+use crate::cue::{CueKey, CueKind};
 use crate::id::TagId;
 use crate::num::{Frame, Fx};
+use crate::present::{Cue, CueDirector, Presenter, RemoveReason};
 use crate::replay::Replay;
 use crate::session::{Runner, RunnerStats};
 use crate::world::World;

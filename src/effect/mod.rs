@@ -14,15 +14,22 @@
 //! time at frame `t` is `S + D − t`. Periodic executions happen at `S + k·period` (P1 precedes
 //! P2, so an execution due on the expiry frame still happens).
 
-mod apply;
-mod magnitude;
-mod periodic;
+mod def;
+pub use def::{
+    AttrTagFilterDef, CaptureSide, CaptureWhich, CueEvents, DurationDef, EffectCueDef, EffectDef,
+    GrantDef, GrantRemoval, MAX_MODIFIERS, MAX_SCOPED_MODIFIERS, MAX_SET_BY_CALLER,
+    MAX_SET_BY_CALLER_KEYS, MagnitudeDef, ModifierDef, ScopedModifierDef, ScopedTarget,
+    StackExpiration, StackKind, StackPeriod, StackRefresh, StackingDef, round_frames,
+};
+
+mod error;
 mod query;
+
+pub use error::ApplyError;
 
 pub use query::EffectQuery;
 
-use crate::content::def::{MAX_MODIFIERS, MAX_SET_BY_CALLER};
-use crate::content::raw::ModOp;
+use crate::attribute::ModOp;
 use crate::id::{AbilityHandle, AttrId, EffectDefId, EffectHandle, Entity, TagId};
 use crate::num::{Frame, Fx};
 use crate::tag::TagSet;
@@ -33,7 +40,7 @@ pub const MAX_SOURCE_CAPTURES: usize = 8;
 /// How many modifiers an inline instant spec carries in itself (more, up to
 /// [`WorldConfig::inline_modifiers_per_spec`](crate::WorldConfig::inline_modifiers_per_spec),
 /// with [`World::inline_spec`](crate::World::inline_spec)).
-pub const MAX_INLINE_MODS: usize = 4;
+pub const MAX_INLINE_MODS: usize = crate::capacity::INLINE_MODIFIERS;
 /// The definition id of inline instant specs (they have no definition).
 pub const INLINE_DEF: EffectDefId = EffectDefId(u16::MAX);
 
@@ -176,7 +183,7 @@ impl EffectSpec {
 
     /// Builder: adds a dynamic granted tag. The spec holds two in itself: a third is not
     /// kept, and the spec is marked so that applying it fails with
-    /// [`ApplyError::SpecValuesDropped`](crate::ApplyError::SpecValuesDropped) (recorded like
+    /// [`ApplyError::SpecValuesDropped`] (recorded like
     /// any failed application) instead of granting fewer tags than asked; add more than two
     /// with [`World::add_granted_tag`](crate::World::add_granted_tag).
     #[must_use]
@@ -186,7 +193,7 @@ impl EffectSpec {
         }
         match self.dynamic_granted_tags.iter_mut().find(|t| **t == u16::MAX) {
             Some(slot) => *slot = tag.0,
-            None => self.mark_dropped(crate::world::Capacity::GrantedTagsPerSpec),
+            None => self.mark_dropped(crate::capacity::Capacity::GrantedTagsPerSpec),
         }
         self
     }
@@ -194,7 +201,7 @@ impl EffectSpec {
     /// An inline instant spec (F-GE-24): no definition, only these modifiers on base values.
     /// The spec holds [`MAX_INLINE_MODS`] modifiers in itself; with more, the first four are
     /// kept and the spec is marked so that applying it fails with
-    /// [`ApplyError::SpecValuesDropped`](crate::ApplyError::SpecValuesDropped) (make it with
+    /// [`ApplyError::SpecValuesDropped`] (make it with
     /// [`World::inline_spec`](crate::World::inline_spec) instead).
     pub fn inline(mods: &[(AttrId, ModOp, Fx)]) -> EffectSpec {
         let mut s = EffectSpec::new(INLINE_DEF, 1);
@@ -203,20 +210,20 @@ impl EffectSpec {
         }
         s.n_inline = mods.len().min(MAX_INLINE_MODS) as u8;
         if mods.len() > MAX_INLINE_MODS {
-            s.mark_dropped(crate::world::Capacity::InlineModifiersPerSpec);
+            s.mark_dropped(crate::capacity::Capacity::InlineModifiersPerSpec);
         }
         s
     }
 
     /// Marks the spec as having lost a value to its inline room (see `capacity.rs`).
-    pub(crate) fn mark_dropped(&mut self, capacity: crate::world::Capacity) {
-        self.ext = crate::world::capacity_ext::dropped(capacity);
+    pub(crate) fn mark_dropped(&mut self, capacity: crate::capacity::Capacity) {
+        self.ext = crate::capacity::ext::dropped(capacity);
     }
 
     /// Whether a builder dropped a value that did not fit the spec's inline room (applying
-    /// it fails with [`ApplyError::SpecValuesDropped`](crate::ApplyError::SpecValuesDropped)).
+    /// it fails with [`ApplyError::SpecValuesDropped`]).
     pub fn dropped_values(&self) -> bool {
-        crate::world::capacity_ext::dropped_capacity(self.ext).is_some()
+        crate::capacity::ext::dropped_capacity(self.ext).is_some()
     }
 
     /// Whether this is an inline instant spec.
@@ -227,7 +234,7 @@ impl EffectSpec {
     /// Sets a SetByCaller value in the spec itself (replacing an existing one with the same
     /// tag). Returns `false` if all [`MAX_SET_BY_CALLER`] slots are taken: nothing is set, and
     /// the spec is marked so that applying it fails with
-    /// [`ApplyError::SpecValuesDropped`](crate::ApplyError::SpecValuesDropped). Set more
+    /// [`ApplyError::SpecValuesDropped`]. Set more
     /// values (up to [`WorldConfig::set_by_caller_per_spec`](crate::WorldConfig)) with
     /// [`World::set_by_caller`](crate::World::set_by_caller).
     pub fn set_by_caller_value(&mut self, tag: TagId, value: Fx) -> bool {
@@ -237,7 +244,7 @@ impl EffectSpec {
             return true;
         }
         if n == MAX_SET_BY_CALLER {
-            self.mark_dropped(crate::world::Capacity::SetByCallerPerSpec);
+            self.mark_dropped(crate::capacity::Capacity::SetByCallerPerSpec);
             return false;
         }
         self.set_by_caller[n] = SbcEntry::new(tag, value);

@@ -1,8 +1,7 @@
 //! Effect queries (F-GE-26): find active effects by owned tags, definition, instigator or
 //! modified attribute.
 
-use super::{ActiveEffect, EffectOrigin};
-use crate::content::Content;
+use super::{ActiveEffect, EffectDef, EffectOrigin};
 use crate::id::{AttrId, EffectDefId, Entity};
 use crate::tag::{TagQuery, TagSet};
 
@@ -111,9 +110,10 @@ impl EffectQuery {
         self
     }
 
-    /// Whether an active effect matches (`origin` is its entry in
-    /// [`World::effect_origins`](crate::World::effect_origins)).
-    pub fn matches(&self, content: &Content, e: &ActiveEffect, origin: &EffectOrigin) -> bool {
+    /// Whether an active effect matches: `defs` are the content's effect definitions
+    /// ([`Content::effect_defs`](crate::Content::effect_defs)) and `origin` is the effect's
+    /// entry in [`World::effect_origins`](crate::World::effect_origins).
+    pub fn matches(&self, defs: &[EffectDef], e: &ActiveEffect, origin: &EffectOrigin) -> bool {
         if !self.include_inhibited && e.is_inhibited() {
             return false;
         }
@@ -123,7 +123,7 @@ impl EffectQuery {
         {
             return false;
         }
-        let Some(def) = content.effect_defs().get(e.def.index()) else { return false };
+        let Some(def) = defs.get(e.def.index()) else { return false };
         let owned = &def.owned_tags.expanded;
         if !self.owned_any.is_empty() && !self.owned_any.intersects(owned) {
             return false;

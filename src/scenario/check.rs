@@ -11,9 +11,9 @@ use super::{ScenarioError, ScenarioErrorKind as K};
 use crate::ability::{AbilityEvent, ActivationFailure};
 use crate::content::error::Clip;
 use crate::content::locate::{PathSeg, locate};
-use crate::cue::{CueRouter, PresenterCall};
 use crate::id::{AbilityDefId, AttrId, EffectDefId, Entity, TagId};
 use crate::num::{Frame, Fx};
+use crate::present::{CueRouter, PresenterCall};
 use crate::world::{Applied, ApplyError, EffectEvent, Game, RemovalReason, World};
 
 /// An expectation.

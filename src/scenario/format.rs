@@ -749,7 +749,7 @@ pub struct RawInlineMod {
     /// The attribute.
     pub attribute: String,
     /// The operation.
-    pub op: crate::content::raw::ModOp,
+    pub op: crate::attribute::ModOp,
     /// The magnitude.
     pub value: Num,
 }

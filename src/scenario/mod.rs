@@ -15,7 +15,7 @@
 //! | [`Mode::SyncTest`] | GGRS's `SyncTestSession` with the scenario's check distance | no mismatch, confirmed checksums, reconciled cue log |
 //!
 //! With a `cue_routing` table, every mode also routes its presenter calls through a
-//! [`CueRouter`](crate::cue::CueRouter) and its reconciled handler calls must equal plain
+//! [`CueRouter`](crate::present::CueRouter) and its reconciled handler calls must equal plain
 //! stepping's.
 //!
 //! A game runs its own scenario files with its own [`Game`] and hooks:

@@ -6,9 +6,9 @@ use super::format::{
 };
 use super::{LinkSpec, NetworkSpec, Scenario, ScenarioError, ScenarioErrorKind as K, SourceText};
 use super::{check, routing};
+use crate::attribute::ModOp;
 use crate::content::error::{Clip, ron_message, suggest};
 use crate::content::locate::{PathSeg, Position, locate, path_at, render};
-use crate::content::raw::ModOp;
 use crate::content::raw::{NamedMap, Num};
 use crate::content::{Content, ContentBuilder, ContentError};
 use crate::id::{AbilityDefId, AttrId, AttrSetId, EffectDefId, TagId};

@@ -8,12 +8,13 @@ use super::resolve::{Cx, key};
 use super::{ScenarioError, ScenarioErrorKind as K};
 use crate::content::error::Clip;
 use crate::content::locate::PathSeg;
-use crate::cue::{
-    Cue, CueCall, CueInstance, CueKey, CueOptions, CueParams, CueRouter, Presenter, PresenterCall,
-    PresenterLog, RemoveReason,
-};
+use crate::cue::{CueKey, CueParams};
 use crate::id::{Entity, TagId};
 use crate::num::{Frame, Fx};
+use crate::present::{
+    Cue, CueCall, CueInstance, CueOptions, CueRouter, Presenter, PresenterCall, PresenterLog,
+    RemoveReason,
+};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;

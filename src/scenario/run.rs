@@ -7,12 +7,13 @@ use super::routing::{Comparable, RoutedPresenter, compare, removed_keys};
 use super::{Mode, Scenario, ScenarioError, ScenarioErrorKind, ScenarioGame, ScenarioHost};
 use crate::content::Content;
 use crate::content::error::Clip;
-use crate::cue::{CueDirector, CueOrigin, CueParams, CueSession, Presenter, PresenterCall};
-use crate::cue::{PresenterLog, RemoveReason};
+use crate::cue::{CueOrigin, CueParams};
 use crate::debug::{DebugView, debug_view};
 use crate::effect::EffectQuery;
 use crate::id::Entity;
 use crate::num::{Frame, Fx};
+use crate::present::{CueDirector, CueSession, Presenter, PresenterCall};
+use crate::present::{PresenterLog, RemoveReason};
 use crate::replay::{Recorder, Replay};
 use crate::session::{
     GgrsConfig, LocalMatch, MatchConfig, NetConditions, PeerAddr, RollbackDriver, Runner,

@@ -3,8 +3,8 @@
 use super::guard::{Guard, GuardConfig, GuardedSocket};
 use super::net::{EmulatedNetwork, EmulatedSocket, NetConditions, PeerAddr};
 use super::runner::{GgrsConfig, Runner, SessionError, SessionEvent, hardened_builder};
-use crate::cue::Presenter;
 use crate::num::Frame;
+use crate::present::Presenter;
 use crate::world::{Game, World};
 use ggrs::{P2PSession, PlayerType, SessionState};
 

@@ -3,9 +3,9 @@
 //! batch, records confirmed inputs for replays and turns desyncs into reports.
 
 use super::guard::{Departure, Fault, Guard};
-use crate::cue::{CueDirector, Presenter};
 use crate::debug::{DesyncReport, WorldDump};
 use crate::num::Frame;
+use crate::present::{CueDirector, Presenter};
 use crate::replay::Recorder;
 use crate::ui::EventDirector;
 use crate::world::{Checksums, Game, Snapshot, SnapshotRing, Subsystem, World};

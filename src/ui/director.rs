@@ -64,7 +64,7 @@ struct Entry {
 /// # Protocol
 ///
 /// For every batch of GGRS requests (or every driver step), as for the
-/// [`CueDirector`](crate::cue::CueDirector):
+/// [`CueDirector`](crate::present::CueDirector):
 /// 1. on `LoadGameState(frame)`: [`EventDirector::rewound_to`]`(frame)`;
 /// 2. after every `AdvanceFrame`: [`EventDirector::ingest`]`(&world)`;
 /// 3. once after the batch: [`EventDirector::reconcile`]`(confirmed_frame)`.

@@ -8,7 +8,7 @@
 //! A [`FrameOutput`](crate::FrameOutput) is rebuilt on every step, and a rollback re-steps the
 //! same frames: read directly, its events repeat on every re-simulation (a damage number shows
 //! three times), and a predicted event that a correction erased is never taken back. Only cues
-//! have a director of their own ([`CueDirector`](crate::cue::CueDirector)); this module does
+//! have a director of their own ([`CueDirector`](crate::present::CueDirector)); this module does
 //! the same for everything else a UI reads.
 //!
 //! # How

@@ -38,8 +38,8 @@ use super::output::Diagnostic;
 use super::state::Layout;
 use super::{Game, World, WorldConfig, WorldError};
 use crate::ability::TargetData;
+use crate::attribute::ModOp;
 use crate::content::Content;
-use crate::content::raw::ModOp;
 use crate::effect::{EffectSpec, InlineMod, MAX_INLINE_MODS, SbcEntry};
 use crate::id::{AbilityHandle, AttrId, Entity, TagId};
 use crate::num::Fx;
@@ -47,9 +47,8 @@ use crate::world::output::ApplyError;
 use bytemuck::{cast_slice, cast_slice_mut};
 use core::fmt;
 
-pub use crate::content::def::MAX_SPEC_ROOM;
-/// The largest [`WorldConfig::max_target_entities`] and [`WorldConfig::spills_per_frame`].
-pub const MAX_TARGET_ROOM: u16 = 4096;
+use crate::capacity::ext;
+pub use crate::capacity::{Capacity, CapacityExceeded, MAX_SPEC_ROOM, MAX_TARGET_ROOM};
 /// The most values any record holds beyond its inline room (sized for [`MAX_SPEC_ROOM`]).
 pub(crate) const MAX_EXTRA: usize = MAX_SPEC_ROOM as usize - 2;
 
@@ -57,7 +56,7 @@ pub(crate) fn default_target_entities() -> u16 {
     TargetData::INLINE as u16
 }
 pub(crate) fn default_set_by_caller() -> u16 {
-    crate::content::def::MAX_SET_BY_CALLER as u16
+    crate::effect::MAX_SET_BY_CALLER as u16
 }
 pub(crate) fn default_granted_tags() -> u16 {
     2
@@ -71,128 +70,6 @@ pub(crate) fn default_ability_tags() -> u16 {
 pub(crate) fn default_spills() -> u16 {
     64
 }
-
-/// A capacity of [`WorldConfig`] that a run can exceed.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-pub enum Capacity {
-    /// The entities of one target data ([`WorldConfig::max_target_entities`]).
-    TargetEntities,
-    /// The SetByCaller values of one effect spec ([`WorldConfig::set_by_caller_per_spec`]).
-    SetByCallerPerSpec,
-    /// The dynamic granted tags of one effect spec ([`WorldConfig::granted_tags_per_spec`]).
-    GrantedTagsPerSpec,
-    /// The modifiers of one inline spec ([`WorldConfig::inline_modifiers_per_spec`]).
-    InlineModifiersPerSpec,
-    /// The dynamic tags of one granted ability ([`WorldConfig::ability_dynamic_tags`]).
-    AbilityDynamicTags,
-    /// The specs and target lists one frame makes beyond their inline room
-    /// ([`WorldConfig::spills_per_frame`]).
-    SpillsPerFrame,
-}
-
-impl Capacity {
-    /// The [`WorldConfig`] field that sets it.
-    pub fn config_field(self) -> &'static str {
-        match self {
-            Capacity::TargetEntities => "max_target_entities",
-            Capacity::SetByCallerPerSpec => "set_by_caller_per_spec",
-            Capacity::GrantedTagsPerSpec => "granted_tags_per_spec",
-            Capacity::InlineModifiersPerSpec => "inline_modifiers_per_spec",
-            Capacity::AbilityDynamicTags => "ability_dynamic_tags",
-            Capacity::SpillsPerFrame => "spills_per_frame",
-        }
-    }
-
-    /// What it counts, in words.
-    pub fn counts(self) -> &'static str {
-        match self {
-            Capacity::TargetEntities => "entities in one target data",
-            Capacity::SetByCallerPerSpec => "SetByCaller values in one effect spec",
-            Capacity::GrantedTagsPerSpec => "dynamic granted tags in one effect spec",
-            Capacity::InlineModifiersPerSpec => "modifiers in one inline spec",
-            Capacity::AbilityDynamicTags => "dynamic tags of one granted ability",
-            Capacity::SpillsPerFrame => {
-                "specs and target lists beyond their inline room in one frame"
-            }
-        }
-    }
-
-    /// How many the record holds in itself (what a builder without the world can set; the
-    /// default of the capacity).
-    pub fn inline(self) -> u32 {
-        match self {
-            Capacity::TargetEntities => TargetData::INLINE as u32,
-            Capacity::SetByCallerPerSpec => crate::content::def::MAX_SET_BY_CALLER as u32,
-            Capacity::GrantedTagsPerSpec | Capacity::AbilityDynamicTags => 2,
-            Capacity::InlineModifiersPerSpec => MAX_INLINE_MODS as u32,
-            Capacity::SpillsPerFrame => 0,
-        }
-    }
-
-    /// Its value in a configuration.
-    pub fn of(self, c: &WorldConfig) -> u32 {
-        u32::from(match self {
-            Capacity::TargetEntities => c.max_target_entities,
-            Capacity::SetByCallerPerSpec => c.set_by_caller_per_spec,
-            Capacity::GrantedTagsPerSpec => c.granted_tags_per_spec,
-            Capacity::InlineModifiersPerSpec => c.inline_modifiers_per_spec,
-            Capacity::AbilityDynamicTags => c.ability_dynamic_tags,
-            Capacity::SpillsPerFrame => c.spills_per_frame,
-        })
-    }
-
-    /// The largest value the configuration accepts.
-    pub fn max(self) -> u32 {
-        u32::from(match self {
-            Capacity::TargetEntities | Capacity::SpillsPerFrame => MAX_TARGET_ROOM,
-            _ => MAX_SPEC_ROOM,
-        })
-    }
-
-    const ALL: [Capacity; 6] = [
-        Capacity::TargetEntities,
-        Capacity::SetByCallerPerSpec,
-        Capacity::GrantedTagsPerSpec,
-        Capacity::InlineModifiersPerSpec,
-        Capacity::AbilityDynamicTags,
-        Capacity::SpillsPerFrame,
-    ];
-}
-
-impl fmt::Display for Capacity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "WorldConfig::{}", self.config_field())
-    }
-}
-
-/// A capacity was too small: what needed room, how much, and the configured value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct CapacityExceeded {
-    /// The capacity.
-    pub capacity: Capacity,
-    /// How many were needed.
-    pub needed: u32,
-    /// The configured value (what fits).
-    pub limit: u32,
-}
-
-impl fmt::Display for CapacityExceeded {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} {} needed but {} is {}: raise it (at most {})",
-            self.needed,
-            self.capacity.counts(),
-            self.capacity,
-            self.limit,
-            self.capacity.max()
-        )
-    }
-}
-
-impl std::error::Error for CapacityExceeded {}
 
 /// Why [`World::target_entities`] cannot give the entities of target data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -231,42 +108,6 @@ impl fmt::Display for TargetListError {
 impl std::error::Error for TargetListError {}
 
 /// Encoding of [`EffectSpec`]'s `ext` word.
-pub(crate) mod ext {
-    use super::Capacity;
-
-    /// Nothing beyond the inline room.
-    pub const NONE: u32 = 0;
-    /// `STORED | slot`: the values beyond are the stored-spec slot's row.
-    pub const STORED: u32 = 0x8000_0000;
-    /// The largest spill serial (serials wrap to 1 after it).
-    pub const SERIAL_MAX: u32 = 0x7FFF_FFFF;
-    /// `DROPPED - k`: a builder dropped a value of capacity `k` (see [`dropped`]).
-    const DROPPED: u32 = u32::MAX;
-    /// Stored-spec slots below it can be named (the dropped marks sit above `STORED | it`).
-    pub const SLOT_MAX: u32 = 0x7FFF_FF00;
-
-    /// The mark of a spec that lost a value of `capacity` to its inline room.
-    pub fn dropped(capacity: Capacity) -> u32 {
-        DROPPED - capacity as u32
-    }
-
-    /// The capacity a dropped mark names, if `ext` is one.
-    pub fn dropped_capacity(ext: u32) -> Option<Capacity> {
-        let k = DROPPED.checked_sub(ext)?;
-        Capacity::ALL.get(k as usize).copied()
-    }
-
-    /// The stored-spec slot `ext` names, if it names one.
-    pub fn stored_slot(ext: u32) -> Option<usize> {
-        (ext & STORED != 0 && ext & !STORED < SLOT_MAX).then_some((ext & !STORED) as usize)
-    }
-
-    /// The spill serial `ext` names, if it names one.
-    pub fn serial(ext: u32) -> Option<u32> {
-        (ext != NONE && ext <= SERIAL_MAX).then_some(ext)
-    }
-}
-
 /// Spill record kinds (the header word's high half).
 const KIND_SPEC: u64 = 1;
 const KIND_TARGETS: u64 = 2;
@@ -376,7 +217,7 @@ pub(crate) fn extra_layout(c: &WorldConfig) -> Layout {
         state_words: 0,
         tasks: 0,
         cues: 0,
-        sbc_extra: extra(c.set_by_caller_per_spec, crate::content::def::MAX_SET_BY_CALLER),
+        sbc_extra: extra(c.set_by_caller_per_spec, crate::effect::MAX_SET_BY_CALLER),
         tags_extra: extra(c.granted_tags_per_spec, 2),
         inline_extra: extra(c.inline_modifiers_per_spec, MAX_INLINE_MODS),
         ability_tags_extra: extra(c.ability_dynamic_tags, 2),
@@ -396,7 +237,7 @@ pub(crate) fn extra_layout(c: &WorldConfig) -> Layout {
 /// Checks the capacities of a configuration and that content fits them.
 pub(crate) fn check_config(c: &WorldConfig, content: &Content) -> Result<(), WorldError> {
     for cap in Capacity::ALL {
-        let v = cap.of(c);
+        let v = configured(cap, c);
         let lo = cap.inline().max(1);
         if v < lo || v > cap.max() {
             return Err(WorldError::InvalidConfig {
@@ -407,7 +248,7 @@ pub(crate) fn check_config(c: &WorldConfig, content: &Content) -> Result<(), Wor
             });
         }
     }
-    let limit = Capacity::SetByCallerPerSpec.of(c);
+    let limit = configured(Capacity::SetByCallerPerSpec, c);
     for d in content.effect_defs() {
         let needed = d.set_by_caller_keys.len() as u32;
         if needed > limit {
@@ -585,8 +426,11 @@ impl<G: Game> World<G> {
         capacity: Capacity,
         needed: usize,
     ) -> ApplyError {
-        let e =
-            CapacityExceeded { capacity, needed: needed as u32, limit: capacity.of(&self.config) };
+        let e = CapacityExceeded {
+            capacity,
+            needed: needed as u32,
+            limit: configured(capacity, &self.config),
+        };
         let entity = spec.context.instigator;
         self.out.diagnostics.push(Diagnostic::CapacityExceeded { entity, exceeded: e });
         spec.mark_dropped(capacity);
@@ -800,7 +644,7 @@ impl<G: Game> World<G> {
         tags: &[TagId],
     ) -> Result<(), CapacityExceeded> {
         let Some(i) = self.spec_slot(h) else { return Ok(()) };
-        let limit = Capacity::AbilityDynamicTags.of(&self.config);
+        let limit = configured(Capacity::AbilityDynamicTags, &self.config);
         if tags.len() as u32 > limit {
             let e = CapacityExceeded {
                 capacity: Capacity::AbilityDynamicTags,
@@ -882,4 +726,16 @@ impl<G: Game> World<G> {
         let n = (self.state.spill[at] as usize).min(self.state.layout.target_entities);
         Ok(cast_slice(&self.state.spill[at + 1..at + 1 + n]))
     }
+}
+
+/// Its value in a configuration.
+pub(crate) fn configured(cap: Capacity, c: &WorldConfig) -> u32 {
+    u32::from(match cap {
+        Capacity::TargetEntities => c.max_target_entities,
+        Capacity::SetByCallerPerSpec => c.set_by_caller_per_spec,
+        Capacity::GrantedTagsPerSpec => c.granted_tags_per_spec,
+        Capacity::InlineModifiersPerSpec => c.inline_modifiers_per_spec,
+        Capacity::AbilityDynamicTags => c.ability_dynamic_tags,
+        Capacity::SpillsPerFrame => c.spills_per_frame,
+    })
 }

@@ -479,7 +479,7 @@ impl<G: Game> World<G> {
 
     /// Clamps a value by an attribute's bounds (bounds read the entity's current values).
     pub(crate) fn clamp_value(&self, index: u32, a: AttrId, v: Fx) -> Fx {
-        use crate::content::def::Bound;
+        use crate::attribute::Bound;
         let def = self.content.attr_def(a);
         let read = |b: Bound| match b {
             Bound::Const(c) => c,
@@ -536,7 +536,7 @@ impl<G: Game> World<G> {
             return (base, attribute::Notes::default());
         }
         let custom = match def.filter {
-            crate::content::def::ModFilter::Custom(f) => match self.bound.get(f) {
+            crate::attribute::ModFilter::Custom(f) => match self.bound.get(f) {
                 Some(BoundFn::Filter(f)) => Some(*f),
                 _ => None,
             },
@@ -657,7 +657,7 @@ impl<G: Game> World<G> {
         // Live target captures on the same entity.
         if self.state.entities[ei as usize].n_live > 0 {
             self.refresh_live_mags(ei, |_, side, attr| {
-                side == crate::content::raw::CaptureSide::Target && attr == a
+                side == crate::effect::CaptureSide::Target && attr == a
             });
         }
         // Live source captures on other entities.
@@ -668,7 +668,7 @@ impl<G: Game> World<G> {
                     continue;
                 }
                 self.refresh_live_mags(other, |origin, side, attr| {
-                    side == crate::content::raw::CaptureSide::Source
+                    side == crate::effect::CaptureSide::Source
                         && attr == a
                         && origin.instigator == src
                 });
@@ -681,9 +681,9 @@ impl<G: Game> World<G> {
     fn refresh_live_mags(
         &mut self,
         ei: u32,
-        select: impl Fn(&crate::effect::EffectOrigin, crate::content::raw::CaptureSide, AttrId) -> bool,
+        select: impl Fn(&crate::effect::EffectOrigin, crate::effect::CaptureSide, AttrId) -> bool,
     ) {
-        use crate::content::def::MagnitudeDef;
+        use crate::effect::MagnitudeDef;
         let content = self.content.clone();
         let l = self.state.layout;
         let n = (self.state.entities[ei as usize].n_effects as usize).min(l.effects);
@@ -711,7 +711,7 @@ impl<G: Game> World<G> {
                         if !select(&origin, side, attr) {
                             continue;
                         }
-                        let who = if side == crate::content::raw::CaptureSide::Source {
+                        let who = if side == crate::effect::CaptureSide::Source {
                             origin.instigator
                         } else {
                             target

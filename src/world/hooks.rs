@@ -7,10 +7,12 @@
 //! here is stored in the snapshot: only ids are, so state stays plain data (D-7).
 
 use super::{Game, World, WorldError};
+use crate::attribute::ModOp;
+pub use crate::attribute::{ModContribution, ModFilterFn};
 use crate::content::Content;
-use crate::content::def::FnKind;
-use crate::content::raw::{CaptureSide, CaptureWhich, ModOp};
 use crate::effect::EffectSpec;
+use crate::effect::{CaptureSide, CaptureWhich};
+use crate::id::FnKind;
 use crate::id::{AttrId, Entity, FnId, TagId};
 use crate::num::Fx;
 use crate::random::Stream;
@@ -190,7 +192,7 @@ impl ExecCtx<'_> {
     }
 
     /// The executing effect's definition (`None` for inline specs).
-    pub fn def(&self) -> Option<&crate::content::def::EffectDef> {
+    pub fn def(&self) -> Option<&crate::effect::EffectDef> {
         if self.spec.is_inline() {
             None
         } else {
@@ -395,22 +397,6 @@ impl<G: Game> Copy for PostReg<G> {}
 /// A pure pre-change hook: may adjust an attribute's new current value.
 pub type PreChangeFn = fn(Entity, AttrId, &mut Fx);
 
-/// One modifier contribution seen by a custom filter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ModContribution {
-    /// The operation.
-    pub op: ModOp,
-    /// The magnitude with stacks applied.
-    pub magnitude: Fx,
-    /// The contribution relative to the channel bias (`magnitude − bias`).
-    pub contribution: Fx,
-    /// The effect's application sequence number.
-    pub seq: u32,
-}
-
-/// A custom qualification filter: clears `keep[i]` for contributions that must not count.
-pub type ModFilterFn = fn(&[ModContribution], &mut [bool]);
-
 /// A custom activation check (step 7 of the activation pipeline): `Err(code)` fails the
 /// activation with `ActivationFailure::Custom(code)`.
 pub type CanActivateFn<G> =
@@ -420,21 +406,21 @@ pub type CanActivateFn<G> =
 /// state blob (no closures in state, D-7). Every part is optional.
 pub struct Behaviour<G: Game> {
     /// Runs when the ability activates (after commit when `commit_on_activate`).
-    pub on_activate: Option<fn(&mut crate::ability::AbilityCtx<'_, G>)>,
+    pub on_activate: Option<fn(&mut crate::world::AbilityCtx<'_, G>)>,
     /// Runs when one of the ability's tasks reports.
-    pub on_task: Option<fn(&mut crate::ability::AbilityCtx<'_, G>, &crate::ability::TaskResult)>,
+    pub on_task: Option<fn(&mut crate::world::AbilityCtx<'_, G>, &crate::ability::TaskResult)>,
     /// Runs on press/release edges of the bound input while active.
-    pub on_input: Option<fn(&mut crate::ability::AbilityCtx<'_, G>, crate::ability::InputEdge)>,
+    pub on_input: Option<fn(&mut crate::world::AbilityCtx<'_, G>, crate::ability::InputEdge)>,
     /// Runs when the ability ends (`true` when cancelled).
-    pub on_end: Option<fn(&mut crate::ability::AbilityCtx<'_, G>, bool)>,
+    pub on_end: Option<fn(&mut crate::world::AbilityCtx<'_, G>, bool)>,
     /// Runs once when the ability is granted — by code, by an ability set or by an effect that
     /// grants it — right after its spec exists and before a passive ability activates (GAS's
     /// `OnGiveAbility`). The ability is not active: `ctx.serial()` is the last activation's.
-    pub on_granted: Option<fn(&mut crate::ability::AbilityCtx<'_, G>)>,
+    pub on_granted: Option<fn(&mut crate::world::AbilityCtx<'_, G>)>,
     /// Runs once when the ability is removed — by code, by a despawn, or by the removal policy
     /// of the effect that granted it — after it ended (if it was active) and while its spec
     /// and state blob still exist (GAS's `OnRemoveAbility`).
-    pub on_removed: Option<fn(&mut crate::ability::AbilityCtx<'_, G>)>,
+    pub on_removed: Option<fn(&mut crate::world::AbilityCtx<'_, G>)>,
 }
 
 impl<G: Game> Clone for Behaviour<G> {
@@ -502,7 +488,7 @@ pub struct Hooks<G: Game> {
     checks: Vec<(String, CanActivateFn<G>)>,
     state_sizes: Vec<(String, usize)>,
     /// Custom task kinds (F-AT-06).
-    tasks: Vec<(String, crate::ability::CustomTaskFn<G>)>,
+    tasks: Vec<(String, crate::world::CustomTaskFn<G>)>,
 }
 
 impl<G: Game> Clone for Hooks<G> {
@@ -654,12 +640,12 @@ impl<G: Game> Hooks<G> {
     }
 
     /// Registers a custom task kind (F-AT-06): `tick` runs in phase P5 of every frame the
-    /// owner's clock runs after the spawn (see [`TaskCtx`](crate::ability::TaskCtx)).
+    /// owner's clock runs after the spawn (see [`TaskCtx`](crate::world::TaskCtx)).
     /// Behaviours spawn it with [`TaskSpec::Custom`](crate::TaskSpec::Custom) and the kind
     /// [`World::task_kind`](crate::World::task_kind) finds by this name. Kinds are numbered by
     /// sorting their names (the same on every peer); registering a name twice keeps the last.
     #[must_use]
-    pub fn task_kind(mut self, name: &str, tick: crate::ability::CustomTaskFn<G>) -> Self {
+    pub fn task_kind(mut self, name: &str, tick: crate::world::CustomTaskFn<G>) -> Self {
         self.tasks.retain(|(n, _)| n != name);
         self.tasks.push((name.into(), tick));
         self
@@ -823,12 +809,12 @@ impl<G: Game> Hooks<G> {
             let mut n = 0;
             for m in def.modifiers.iter().map(|m| &m.magnitude).chain(def.extra_magnitudes()) {
                 n += match *m {
-                    crate::content::def::MagnitudeDef::Attribute {
+                    crate::effect::MagnitudeDef::Attribute {
                         side: CaptureSide::Source,
                         snapshot: true,
                         ..
                     } => 1,
-                    crate::content::def::MagnitudeDef::Custom { calc, .. } => {
+                    crate::effect::MagnitudeDef::Custom { calc, .. } => {
                         match fns.get(calc.index()) {
                             Some(BoundFn::Calc { captures, .. }) => {
                                 captures.iter().filter(|c| c.snapshot).count()
@@ -848,7 +834,7 @@ impl<G: Game> Hooks<G> {
             // the execution must capture it on that side, as other than its base value
             // (F-GE-14).
             for m in &def.scoped_modifiers {
-                let crate::content::def::ScopedTarget::Attribute { attr, side } = m.target else {
+                let crate::effect::ScopedTarget::Attribute { attr, side } = m.target else {
                     continue;
                 };
                 let Some(x) = def.executions.get(usize::from(m.execution)) else { continue };
@@ -896,7 +882,7 @@ pub(crate) struct Bound<G: Game> {
     pub fns: Vec<BoundFn<G>>,
     pub signature: String,
     /// Custom task kinds, sorted by name (a kind is its index here).
-    pub tasks: Vec<(String, crate::ability::CustomTaskFn<G>)>,
+    pub tasks: Vec<(String, crate::world::CustomTaskFn<G>)>,
 }
 
 impl<G: Game> Bound<G> {
@@ -910,7 +896,7 @@ impl<G: Game> Bound<G> {
     }
 
     /// A custom task kind's tick function.
-    pub fn task_fn(&self, kind: u16) -> Option<crate::ability::CustomTaskFn<G>> {
+    pub fn task_fn(&self, kind: u16) -> Option<crate::world::CustomTaskFn<G>> {
         self.tasks.get(usize::from(kind)).map(|(_, f)| *f)
     }
 }

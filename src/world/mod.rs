@@ -28,8 +28,11 @@
 //! `max_cascade_steps` queued changes; the rest are dropped with a [`Diagnostic::CascadeCap`],
 //! identically on every peer.
 
+mod abilities;
 pub(crate) mod capacity;
 pub(crate) mod cascade;
+mod cues;
+mod effects;
 pub(crate) mod hooks;
 pub(crate) mod output;
 pub(crate) mod state;
@@ -38,7 +41,8 @@ mod tags;
 mod time;
 mod validate;
 
-pub(crate) use capacity::ext as capacity_ext;
+pub use crate::effect::ApplyError;
+pub use abilities::{AbilityCtx, CustomTaskFn, TaskCtx};
 pub use capacity::{Capacity, CapacityExceeded, MAX_SPEC_ROOM, MAX_TARGET_ROOM, TargetListError};
 pub use hooks::{
     Behaviour, CalcFn, CalcInput, CanActivateFn, Capture, ExecCtx, ExecFn, ExecOutput, Hooks,
@@ -46,15 +50,16 @@ pub use hooks::{
     PrepareFn, RequirementFn, Verdict,
 };
 pub use output::{
-    Applied, ApplyError, AttrCause, AttrEvent, Diagnostic, EffectEvent, ExecutedMod, FrameOutput,
+    Applied, AttrCause, AttrEvent, Diagnostic, EffectEvent, ExecutedMod, FrameOutput,
     RemovalReason, TagEvent,
 };
 pub use state::{AttrValue, Checksums, Subsystem};
 
 use crate::content::Content;
-use crate::content::def::{FnKind, MagnitudeDef};
-use crate::content::raw::CaptureSide;
+use crate::effect::CaptureSide;
+use crate::effect::MagnitudeDef;
 use crate::effect::{ActiveEffect, EffectOrigin, EffectSpec, EffectTimers};
+use crate::id::FnKind;
 use crate::id::{AttrId, AttrSetId, EffectDefId, Entity, TagId};
 use crate::num::{Frame, Fx};
 use crate::tag::TagSet;
@@ -330,7 +335,7 @@ pub enum WorldError {
         /// The attribute.
         attribute: String,
         /// The side the scoped modifier names.
-        side: crate::content::raw::CaptureSide,
+        side: crate::effect::CaptureSide,
     },
 }
 
@@ -371,7 +376,7 @@ impl fmt::Display for WorldError {
                  {side:?} attribute \"{attribute}\", but the execution does not capture it on \
                  that side (a base-value capture does not count): declare \
                  `Capture::{}(\"{attribute}\")` when registering it",
-                if *side == crate::content::raw::CaptureSide::Source { "source" } else { "target" }
+                if *side == crate::effect::CaptureSide::Source { "source" } else { "target" }
             ),
         }
     }
@@ -1182,12 +1187,12 @@ impl<G: Game> World<G> {
         &self,
         e: Entity,
         a: AttrId,
-        which: crate::content::raw::CaptureWhich,
+        which: crate::effect::CaptureWhich,
     ) -> Fx {
-        use crate::content::raw::CaptureWhich;
+        use crate::effect::CaptureWhich;
         let Some(v) = self.attr_value(e, a) else { return Fx::ZERO };
         let def = self.content.attr_def(a);
-        let current = if def.clamp_mode == crate::content::raw::ClampMode::GasCompat {
+        let current = if def.clamp_mode == crate::attribute::ClampMode::GasCompat {
             // GasCompat captures see the raw aggregate (no clamp).
             self.evaluate_raw(e.index, a)
         } else {

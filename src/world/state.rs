@@ -11,6 +11,7 @@
 use super::Game;
 use crate::ability::AbilitySpec;
 use crate::ability::task::TaskRec;
+pub use crate::attribute::AttrValue;
 use crate::cue::StandaloneCue;
 use crate::effect::EffectSpec;
 use crate::effect::{ActiveEffect, EffectTimers, PooledOrigin};
@@ -162,16 +163,6 @@ impl Default for InputBufferRec {
     fn default() -> Self {
         InputBufferRec::zeroed()
     }
-}
-
-/// An attribute's base and current value.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
-pub struct AttrValue {
-    /// The permanent value (changed by instant and periodic executions and `set_base`).
-    pub base: Fx,
-    /// `base` with every qualifying modifier of active effects applied (and clamped).
-    pub current: Fx,
 }
 
 /// The per-world column sizes.

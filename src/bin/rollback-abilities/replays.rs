@@ -3,10 +3,10 @@
 use crate::Failure;
 use crate::plot::{self, Series};
 use indicatif::{ProgressBar, ProgressStyle};
-use rollback_abilities::cue::{CueDirector, PresenterCall, PresenterLog};
 use rollback_abilities::debug::{WorldDump, debug_view, diff_dumps};
 use rollback_abilities::duel::{self, Duel};
 use rollback_abilities::id::{AttrId, Entity, TagId};
+use rollback_abilities::present::{CueDirector, PresenterCall, PresenterLog};
 use rollback_abilities::replay::Replay;
 use rollback_abilities::scenario::{Scenario, ScenarioGame};
 use rollback_abilities::world::{Game, Hooks, World};

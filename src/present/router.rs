@@ -4,8 +4,8 @@
 //! cues.
 
 use super::director::{Cue, Presenter, RemoveReason};
-use super::{CueKey, CueKind, CueOrigin, CueParams};
 use crate::content::Content;
+use crate::cue::{CueKey, CueKind, CueOrigin, CueParams};
 use crate::id::{Entity, TagId};
 use crate::tag::TagSet;
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,14 +1,17 @@
 //! Granting, the activation pipeline (F-GA-04), commit, end and cancel, cooldowns.
 
 use super::ctx::AbilityCtx;
-use super::task::TaskSpec;
-use super::{
+use crate::ability::Instancing;
+use crate::ability::task::TaskSpec;
+use crate::ability::{AbilityDef, TriggerDef};
+use crate::ability::{
     AbilityEvent, AbilitySpec, Activation, ActivationFailure, ActivationRecord, CommitPart,
     EventData, NO_INPUT, spec_flags,
 };
-use crate::content::def::{AbilityDef, DurationDef, GrantDef, MagnitudeDef, TriggerDef};
-use crate::content::raw::{GrantRemoval, Instancing};
 use crate::effect::EffectSpec;
+use crate::effect::GrantDef;
+use crate::effect::GrantRemoval;
+use crate::effect::{DurationDef, MagnitudeDef};
 use crate::id::{AbilityDefId, AbilityHandle, EffectDefId, EffectHandle, Entity};
 use crate::num::{Fx, NEVER};
 use crate::tag::TagSet;
@@ -561,8 +564,8 @@ impl<G: Game> World<G> {
         let owner = h.owner;
         // Apply the cost modifiers to scratch base values in order, then require every touched
         // attribute's resulting current value to stay at or above 0.
-        let mut touched: [(u16, Fx); crate::content::def::MAX_MODIFIERS] =
-            [(u16::MAX, Fx::ZERO); crate::content::def::MAX_MODIFIERS];
+        let mut touched: [(u16, Fx); crate::effect::MAX_MODIFIERS] =
+            [(u16::MAX, Fx::ZERO); crate::effect::MAX_MODIFIERS];
         for (i, m) in edef.modifiers.iter().enumerate() {
             if !self.has_attr(owner, m.attr) {
                 continue;
@@ -1065,7 +1068,7 @@ impl<G: Game> World<G> {
             return;
         }
         let frame = self.frame();
-        self.out.gameplay_events.push(super::GameplayEvent { frame, to, data });
+        self.out.gameplay_events.push(crate::ability::GameplayEvent { frame, to, data });
     }
 
     /// Triggers: abilities of `owner` whose trigger matches.

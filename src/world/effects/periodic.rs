@@ -1,9 +1,10 @@
 //! Executions (instant, periodic, inline), phase P1 (periodic) and phase P2 (expiry).
 
-use super::EffectSpec;
+use crate::attribute::ModOp;
 use crate::attribute::{execute_on_base, stacked};
-use crate::content::def::{EffectDef, MagnitudeDef};
-use crate::content::raw::{CaptureSide, ModOp, StackExpiration};
+use crate::effect::EffectSpec;
+use crate::effect::{CaptureSide, StackExpiration};
+use crate::effect::{EffectDef, MagnitudeDef};
 use crate::id::{AttrId, EffectDefId, EffectHandle, Entity, FnId};
 use crate::num::{Frame, Fx};
 use crate::world::hooks::{BoundFn, ExecCtx, PostExecuteContext, PostExecuteCtxFn, PostExecuteFn};
@@ -149,7 +150,7 @@ impl<G: Game> World<G> {
         let content = self.content.clone();
         let Some(def) = content.effect_defs().get(ef.def.index()) else { return };
         let spec = self.spec_of_active(slot);
-        let mut mags = [Fx::ZERO; crate::content::def::MAX_MODIFIERS];
+        let mut mags = [Fx::ZERO; crate::effect::MAX_MODIFIERS];
         let mut qualified = ef.qualified;
         for (i, m) in def.modifiers.iter().enumerate() {
             let live = matches!(
@@ -376,7 +377,7 @@ impl<G: Game> World<G> {
             p(&mut spec2);
             // A value the stage could not keep in the spec's inline room: reported, and the
             // values beyond the room the spec had stay readable (src/world/capacity.rs).
-            if let Some(capacity) = crate::world::capacity_ext::dropped_capacity(spec2.ext)
+            if let Some(capacity) = crate::capacity::ext::dropped_capacity(spec2.ext)
                 && spec2.ext != spec.ext
             {
                 let inline = capacity.inline();

@@ -1,11 +1,11 @@
 //! The application pipeline (F-GE-07), removal, stacking and lifetime control.
 
-use super::{
+use crate::effect::{
     ActiveEffect, EffectOrigin, EffectQuery, EffectSpec, EffectTimers, PooledOrigin, SELF_ORIGIN,
     effect_flags,
 };
-use crate::content::def::{DurationDef, EffectDef, MagnitudeDef};
-use crate::content::raw::{CaptureSide, StackKind, StackPeriod, StackRefresh};
+use crate::effect::{CaptureSide, StackKind, StackPeriod, StackRefresh};
+use crate::effect::{DurationDef, EffectDef, MagnitudeDef};
 use crate::id::{EffectHandle, Entity};
 use crate::num::{Frame, Fx, NEVER};
 use crate::world::cascade::Work;
@@ -204,9 +204,9 @@ impl<G: Game> World<G> {
         target: Entity,
         query: &'a EffectQuery,
     ) -> impl Iterator<Item = &'a ActiveEffect> + 'a {
-        self.effects(target)
-            .iter()
-            .filter(move |e| query.matches(&self.content, e, &self.origin_of(target, e)))
+        self.effects(target).iter().filter(move |e| {
+            query.matches(self.content.effect_defs(), e, &self.origin_of(target, e))
+        })
     }
 
     // ----------------------------------------------------------------------------------------
@@ -337,7 +337,7 @@ impl<G: Game> World<G> {
             }
         }
         // 6. Captures and modifier qualification (evaluated once, here: G-08).
-        let mut mags = [Fx::ZERO; crate::content::def::MAX_MODIFIERS];
+        let mut mags = [Fx::ZERO; crate::effect::MAX_MODIFIERS];
         let mut qualified = 0u32;
         let target_view_ok =
             |w: &Self, r: &crate::tag::TagRequirements| r.passes_words(w.tag_view_index(ti));
@@ -578,7 +578,7 @@ impl<G: Game> World<G> {
                     kept.stored = 1;
                     // Values beyond the inline room move to the slot's row (the spill record
                     // the spec names lasts only this frame).
-                    kept.ext = crate::world::capacity_ext::NONE;
+                    kept.ext = crate::capacity::ext::NONE;
                     self.store_spec_extra(p, spec);
                     self.state.effect_specs[p] = kept;
                     let hw = &mut self.state.header.specs_high_water;

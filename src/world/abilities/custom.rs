@@ -16,15 +16,11 @@
 //! [`TaskCtx::finish`]. World changes it makes (through [`TaskCtx::world_mut`]) are queued and
 //! run right after it returns, as a behaviour's are.
 
-use super::TaskEvent;
-use super::task::{TaskRec, kind};
+use crate::ability::task::{TaskRec, kind};
+use crate::ability::{CustomTaskKind, TaskEvent};
 use crate::id::{AbilityHandle, Entity, TaskHandle};
 use crate::num::{Frame, Fx};
 use crate::world::{Game, World};
-
-/// A registered custom task kind (its index among the registered kinds, sorted by name).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-pub struct CustomTaskKind(pub u16);
 
 /// A custom task kind's tick function (F-AT-06).
 pub type CustomTaskFn<G> = fn(&mut TaskCtx<'_, G>);

@@ -1,7 +1,7 @@
 //! The exactly-once cue director (F-GC-05; the algorithm is explained in `docs/cues.md`).
 
-use super::{ActiveCue, CueKey, CueKind, CueOrigin, CueParams, CueRecord};
-use crate::content::raw::CuePolicy;
+use crate::cue::CuePolicy;
+use crate::cue::{ActiveCue, CueKey, CueKind, CueOrigin, CueParams, CueRecord};
 use crate::id::{Entity, TagId};
 use crate::num::Frame;
 use crate::tag::TagSet;
@@ -197,7 +197,7 @@ type Identity = (Entity, TagId, CueOrigin);
 /// only, never a false `on_active`.
 ///
 /// ```
-/// use rollback_abilities::cue::{Cue, CueDirector, Presenter};
+/// use rollback_abilities::present::{Cue, CueDirector, Presenter};
 /// struct Sounds(Vec<String>);
 /// impl Presenter for Sounds {
 ///     fn play(&mut self, cue: &Cue) { self.0.push(format!("play {:?}", cue.key.tag)); }

@@ -2,8 +2,8 @@
 //! (same-frame fairness, F-GA-18), with confirm/cancel consumed first by waiting tasks.
 
 use super::ctx::AbilityCtx;
-use super::task::{kind, tflags};
-use super::{InputEdge, TaskEvent};
+use crate::ability::task::{kind, tflags};
+use crate::ability::{InputEdge, TaskEvent};
 use crate::id::AbilityHandle;
 use crate::world::hooks::BoundFn;
 use crate::world::state::InputBufferRec;
@@ -47,9 +47,9 @@ impl<G: Game> World<G> {
                 let bit = 1u32 << input;
                 if let Some(i) = self.spec_slot(h) {
                     if cur.held & bit != 0 {
-                        self.state.specs[i].flags |= super::spec_flags::INPUT_HELD;
+                        self.state.specs[i].flags |= crate::ability::spec_flags::INPUT_HELD;
                     } else {
-                        self.state.specs[i].flags &= !super::spec_flags::INPUT_HELD;
+                        self.state.specs[i].flags &= !crate::ability::spec_flags::INPUT_HELD;
                     }
                 }
                 if pressed & bit != 0 {

@@ -1,8 +1,8 @@
 //! `PresenterLog`: a presenter that records every call, and the reconciled view of what a viewer
 //! finally saw (used to compare presentation across rollback modes).
 
-use super::CueKey;
 use super::director::{Cue, Presenter, RemoveReason};
+use crate::cue::CueKey;
 use crate::num::Frame;
 use std::collections::BTreeMap;
 
@@ -42,7 +42,7 @@ impl PresenterCall {
 /// scenario runner do this for you).
 ///
 /// ```
-/// use rollback_abilities::cue::{PresenterCall, PresenterLog};
+/// use rollback_abilities::present::{PresenterCall, PresenterLog};
 /// let log = PresenterLog::default();
 /// assert!(log.reconciled().is_empty());
 /// assert!(log.check_invariants().is_ok());

@@ -4,12 +4,12 @@
 
 use super::activate::{END_AFTER_TASK, TIMELINE_TASK};
 use super::ctx::AbilityCtx;
-use super::task::{Cmp, TaskIndex, TaskRec, event_matches, kind, tflags};
-use super::{
+use crate::ability::Instancing;
+use crate::ability::TriggerDef;
+use crate::ability::task::{Cmp, TaskIndex, TaskRec, event_matches, kind, tflags};
+use crate::ability::{
     AbilityEvent, ActivationFailure, EventData, TargetData, TaskEvent, TaskResult, TaskSpec,
 };
-use crate::content::def::TriggerDef;
-use crate::content::raw::Instancing;
 use crate::id::{AbilityHandle, Entity, TagId, TaskHandle};
 use crate::num::{self, Frame, Fx};
 use crate::world::cascade::Work;

@@ -6,13 +6,14 @@
 //! allocates nothing: aggregation reuses the world's scratch lists, and an execution's scoped
 //! modifiers fit in fixed arrays ([`MAX_SCOPED_MODIFIERS`]).
 
-use super::EffectSpec;
+use crate::attribute::ClampMode;
 use crate::attribute::{self, Entry};
-use crate::content::def::{
-    AttrDef, AttrTagFilterDef, EffectDef, MAX_SCOPED_MODIFIERS, MagnitudeDef, ModFilter,
-    ScopedTarget, round_frames,
+use crate::attribute::{AttrDef, ModFilter};
+use crate::effect::EffectSpec;
+use crate::effect::{
+    AttrTagFilterDef, EffectDef, MAX_SCOPED_MODIFIERS, MagnitudeDef, ScopedTarget, round_frames,
 };
-use crate::content::raw::{CaptureSide, CaptureWhich, ClampMode};
+use crate::effect::{CaptureSide, CaptureWhich};
 use crate::id::{AttrId, Entity, TagId};
 use crate::num::{self, Frame, Fx, MAX_FINITE_FRAMES};
 use crate::tag::TagSet;
@@ -147,7 +148,7 @@ impl<G: Game> World<G> {
     ) -> Frame {
         // The duration's magnitude is the first extra one; the period's follows it.
         let index = match (k, def.duration) {
-            (1, crate::content::def::DurationDef::Magnitude(_)) => 1,
+            (1, crate::effect::DurationDef::Magnitude(_)) => 1,
             _ => 0,
         };
         let slot = self.extra_source_slot(def, index);
@@ -207,7 +208,11 @@ impl<G: Game> World<G> {
     }
 
     /// [`World::effect_source_tags`] of `ef`, an active effect of `target`.
-    pub(crate) fn source_tags_of(&self, target: Entity, ef: &super::ActiveEffect) -> TagSet {
+    pub(crate) fn source_tags_of(
+        &self,
+        target: Entity,
+        ef: &crate::effect::ActiveEffect,
+    ) -> TagSet {
         match self.state.effect_specs.get(ef.spec_slot as usize).filter(|s| s.stored != 0) {
             Some(kept) => kept.source_tags,
             None => self.tags(self.origin_of(target, ef).instigator),
@@ -280,7 +285,7 @@ impl<G: Game> World<G> {
         stacks: u16,
     ) -> ScopedValues {
         let empty =
-            Entry { op: crate::content::raw::ModOp::Add, magnitude: Fx::ZERO, seq: 0, index: 0 };
+            Entry { op: crate::attribute::ModOp::Add, magnitude: Fx::ZERO, seq: 0, index: 0 };
         let mut out = ScopedValues {
             mods: [(ScopedTarget::Transient(TagId(0)), empty, false); MAX_SCOPED_MODIFIERS],
             n: 0,
@@ -289,9 +294,8 @@ impl<G: Game> World<G> {
         };
         // Scoped modifiers keep their source snapshot captures after the duration's and the
         // period's.
-        let first =
-            usize::from(matches!(def.duration, crate::content::def::DurationDef::Magnitude(_)))
-                + usize::from(def.period_magnitude.is_some());
+        let first = usize::from(matches!(def.duration, crate::effect::DurationDef::Magnitude(_)))
+            + usize::from(def.period_magnitude.is_some());
         let mut slot = self.extra_source_slot(def, first);
         for (j, s) in def.scoped_modifiers.iter().enumerate() {
             let slots = self.source_slots_of(&s.magnitude);
@@ -366,7 +370,7 @@ impl<G: Game> World<G> {
             return captured;
         }
         let mut entries =
-            [Entry { op: crate::content::raw::ModOp::Add, magnitude: Fx::ZERO, seq: 0, index: 0 };
+            [Entry { op: crate::attribute::ModOp::Add, magnitude: Fx::ZERO, seq: 0, index: 0 };
                 MAX_SCOPED_MODIFIERS];
         let mut n = 0;
         for (t, e, q) in &scoped.mods[..scoped.n] {

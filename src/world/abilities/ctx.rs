@@ -1,6 +1,6 @@
 //! What a behaviour function sees: the world, its ability, its state blob and its helpers.
 
-use super::{ActivationFailure, EventData, TaskSpec};
+use crate::ability::{ActivationFailure, EventData, TaskSpec};
 use crate::effect::EffectSpec;
 use crate::id::{AbilityHandle, EffectDefId, Entity, TaskHandle};
 use crate::num::Fx;

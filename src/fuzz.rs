@@ -457,7 +457,7 @@ fn feed<G: Game>(w: &mut World<G>, b: &mut Bytes<'_>) {
             };
             inputs.push((b.pod::<G::Input>(), status));
         }
-        w.step_with_status(&inputs);
+        w.step(&inputs);
     }
 }
 

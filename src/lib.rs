@@ -60,8 +60,8 @@ pub mod world;
 
 pub use ability::CustomTaskKind;
 pub use ability::{
-    AbilityEvent, AbilitySpec, Activation, ActivationFailure, CommitPart, EventData, InputEdge,
-    TargetData, TaskEvent, TaskResult, TaskSpec,
+    AbilityEvent, AbilitySpec, Activation, ActivationFailure, CommitPart, EventData, FailureKind,
+    InputEdge, TargetData, TaskEvent, TaskResult, TaskSpec,
 };
 pub use content::{Content, ContentBuilder, ContentError, ContentErrorKind};
 pub use effect::{
@@ -78,8 +78,8 @@ pub use world::AbilityCtx;
 pub use world::TaskCtx;
 pub use world::{
     AbilityInput, Applied, ApplyError, AttrCause, AttrEvent, AttrValue, Behaviour, Checksums,
-    Diagnostic, EffectEvent, FrameOutput, Game, Hooks, RemovalReason, Snapshot, SnapshotRing,
-    Subsystem, TagEvent, World, WorldConfig, WorldError,
+    Diagnostic, EffectEvent, FrameInputs, FrameOutput, Game, Hooks, InputStatus, RemovalReason,
+    Snapshot, SnapshotRing, Subsystem, TagEvent, World, WorldConfig, WorldError,
 };
 
 /// The most used items in one import.

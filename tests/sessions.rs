@@ -296,7 +296,7 @@ fn disconnect_mid_match() {
             "player 2's input is the default after it left (last real input at {last_real})"
         );
         assert!(replay.frames.len() > 1100);
-        assert_eq!(p.runner.world().input_status(2), ggrs::InputStatus::Disconnected);
+        assert_eq!(p.runner.world().input_status(2), rollback_abilities::InputStatus::Disconnected);
     }
     let a = recorded(&ps[0]);
     let b = recorded(&ps[1]);

@@ -92,6 +92,59 @@ impl fmt::Display for CommitPart {
     }
 }
 
+/// What kind of failure an [`ActivationFailure`] is, without its details (like
+/// `std::io::ErrorKind`): what a scenario file names in `Failed(…)`, and what code that
+/// reacts to a failure without caring why a commit failed matches on. A custom check's code
+/// is part of its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// [`ActivationFailure::BlockedByTags`].
+    BlockedByTags,
+    /// [`ActivationFailure::BlockedByAbility`].
+    BlockedByAbility,
+    /// [`ActivationFailure::MissingTags`].
+    MissingTags,
+    /// [`ActivationFailure::OnCooldown`].
+    OnCooldown,
+    /// [`ActivationFailure::CantAffordCost`].
+    CantAffordCost,
+    /// [`ActivationFailure::Dead`].
+    Dead,
+    /// [`ActivationFailure::AlreadyActive`].
+    AlreadyActive,
+    /// [`ActivationFailure::SourceOrTargetTags`].
+    SourceOrTargetTags,
+    /// [`ActivationFailure::Custom`] with this code.
+    Custom(u16),
+    /// [`ActivationFailure::TaskCapacity`].
+    TaskCapacity,
+    /// [`ActivationFailure::InvalidHandle`].
+    InvalidHandle,
+    /// [`ActivationFailure::CommitFailed`], any part, any reason.
+    CommitFailed,
+}
+
+impl ActivationFailure {
+    /// The failure's kind, without its details.
+    pub fn kind(self) -> FailureKind {
+        match self {
+            ActivationFailure::BlockedByTags => FailureKind::BlockedByTags,
+            ActivationFailure::BlockedByAbility => FailureKind::BlockedByAbility,
+            ActivationFailure::MissingTags => FailureKind::MissingTags,
+            ActivationFailure::OnCooldown => FailureKind::OnCooldown,
+            ActivationFailure::CantAffordCost => FailureKind::CantAffordCost,
+            ActivationFailure::Dead => FailureKind::Dead,
+            ActivationFailure::AlreadyActive => FailureKind::AlreadyActive,
+            ActivationFailure::SourceOrTargetTags => FailureKind::SourceOrTargetTags,
+            ActivationFailure::Custom(code) => FailureKind::Custom(code),
+            ActivationFailure::TaskCapacity => FailureKind::TaskCapacity,
+            ActivationFailure::InvalidHandle => FailureKind::InvalidHandle,
+            ActivationFailure::CommitFailed { .. } => FailureKind::CommitFailed,
+        }
+    }
+}
+
 impl fmt::Display for ActivationFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = match self {

@@ -3,11 +3,12 @@
 
 use super::format::{
     RawAbilityEvent, RawActivation, RawApplied, RawApplyFailure, RawCheck, RawCooldown, RawCueKind,
-    RawEffectEvent, RawExpect, RawFailure, RawHandlerEvent, RawInstanceEvent, RawTagEvent,
+    RawEffectEvent, RawExpect, RawHandlerEvent, RawInstanceEvent, RawTagEvent,
 };
 use super::resolve::{Cx, EntitySetup, key};
 use super::routing::{Call, RouteEntry, Routing, What};
 use super::{ScenarioError, ScenarioErrorKind as K};
+use crate::ability::FailureKind;
 use crate::ability::{AbilityEvent, ActivationFailure};
 use crate::content::error::Clip;
 use crate::content::locate::{PathSeg, locate};
@@ -657,23 +658,8 @@ pub(crate) struct FrameView<'a, G: Game> {
     pub frame: Frame,
 }
 
-fn failure_matches(want: RawFailure, got: ActivationFailure) -> bool {
-    use ActivationFailure as A;
-    use RawFailure as R;
-    matches!(
-        (want, got),
-        (R::BlockedByTags, A::BlockedByTags)
-            | (R::BlockedByAbility, A::BlockedByAbility)
-            | (R::MissingTags, A::MissingTags)
-            | (R::OnCooldown, A::OnCooldown)
-            | (R::CantAffordCost, A::CantAffordCost)
-            | (R::Dead, A::Dead)
-            | (R::AlreadyActive, A::AlreadyActive)
-            | (R::SourceOrTargetTags, A::SourceOrTargetTags)
-            | (R::TaskCapacity, A::TaskCapacity)
-            | (R::InvalidHandle, A::InvalidHandle)
-            | (R::CommitFailed, A::CommitFailed { .. })
-    ) || matches!((want, got), (R::Custom(a), A::Custom(b)) if a == b)
+fn failure_matches(want: FailureKind, got: ActivationFailure) -> bool {
+    got.kind() == want
 }
 
 fn applied_matches(want: RawApplied, got: Result<Applied, ApplyError>) -> bool {

@@ -1,5 +1,6 @@
 //! The scenario file format as written (serde types). `docs/scenarios.md` is its reference.
 
+use crate::ability::FailureKind;
 use crate::content::raw::{NamedMap, Num};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
@@ -774,38 +775,9 @@ pub enum RawActivation {
     /// An attempt in the frame succeeded.
     Succeeded,
     /// The last attempt in the frame failed for this reason.
-    Failed(RawFailure),
+    Failed(FailureKind),
     /// No attempt in the frame.
     NotAttempted,
-}
-
-/// Why an activation failed (mirrors `ActivationFailure`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-pub enum RawFailure {
-    /// Blocked by the owner's tags.
-    BlockedByTags,
-    /// Blocked by a running ability or effect.
-    BlockedByAbility,
-    /// The owner lacks a required tag.
-    MissingTags,
-    /// On cooldown.
-    OnCooldown,
-    /// Cannot pay the cost.
-    CantAffordCost,
-    /// The owner is dead.
-    Dead,
-    /// Already active.
-    AlreadyActive,
-    /// Event source/target tags fail.
-    SourceOrTargetTags,
-    /// A custom check refused with this code.
-    Custom(u16),
-    /// The task pool is full.
-    TaskCapacity,
-    /// The handle is stale.
-    InvalidHandle,
-    /// Applying the cost or cooldown effect failed at commit (any part, any reason).
-    CommitFailed,
 }
 
 /// A cooldown state to expect.

@@ -649,7 +649,7 @@ impl<G: Game> Runner<G> {
                 GgrsRequest::AdvanceFrame { inputs } => {
                     let f = self.world.next_frame();
                     let resimulation = self.inputs.contains_key(&f) || self.after.contains_key(&f);
-                    self.world.step_with_status_and(&inputs, &mut *script);
+                    self.world.step_with(&inputs, &mut *script);
                     if let Some(d) = self.director.as_mut() {
                         d.ingest(self.world.output());
                     }

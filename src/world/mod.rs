@@ -54,6 +54,7 @@ pub use output::{
     RemovalReason, TagEvent,
 };
 pub use state::{AttrValue, Checksums, Subsystem};
+pub use step::{FrameInputs, InputStatus};
 
 use crate::content::Content;
 use crate::effect::CaptureSide;
@@ -470,7 +471,7 @@ pub struct World<G: Game> {
     /// Whether any effect definition follows a source attribute live.
     pub(crate) live_source_defs: bool,
     /// Input statuses of the frame being stepped (outside the snapshot: see `input_status`).
-    pub(crate) input_status: Vec<u8>,
+    pub(crate) input_status: Vec<InputStatus>,
     /// Recent activation attempts (a debug ring outside the snapshot, rewound on load).
     pub(crate) activation_log: std::collections::VecDeque<crate::ability::ActivationRecord>,
     /// The function run in every frame just before phase P4 (see `World::set_before_abilities`).
@@ -553,7 +554,7 @@ impl<G: Game> World<G> {
             config,
             in_step: false,
             activation_log: std::collections::VecDeque::with_capacity(256),
-            input_status: vec![0; usize::from(config.players)],
+            input_status: vec![InputStatus::Confirmed; usize::from(config.players)],
             before_abilities: None,
         })
     }
@@ -720,16 +721,12 @@ impl<G: Game> World<G> {
         self.state.prev_inputs.get(player).copied().unwrap_or_default()
     }
 
-    /// A player's input status this frame (GGRS's `InputStatus`). Informational only: it is not
+    /// A player's input status this frame. Informational only: it is not
     /// part of the snapshot, because a correctly predicted input is `Predicted` on one peer and
     /// `Confirmed` on another; simulation logic must not branch on it (a disconnected player's
     /// input is simply the default input).
-    pub fn input_status(&self, player: usize) -> ggrs::InputStatus {
-        match self.input_status.get(player) {
-            Some(1) => ggrs::InputStatus::Predicted,
-            Some(2) => ggrs::InputStatus::Disconnected,
-            _ => ggrs::InputStatus::Confirmed,
-        }
+    pub fn input_status(&self, player: usize) -> InputStatus {
+        self.input_status.get(player).copied().unwrap_or_default()
     }
 
     /// The number of players.

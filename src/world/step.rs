@@ -2,31 +2,116 @@
 
 use super::output::FrameOutput;
 use super::{Game, World};
-use ggrs::InputStatus;
 
 /// A function a world runs inside every frame at a fixed point of its schedule (see
 /// [`World::set_before_abilities`]).
 pub(crate) type FrameHook<G> = Box<dyn FnMut(&mut World<G>) + Send + Sync>;
 
-fn status_code(s: InputStatus) -> u8 {
-    match s {
-        InputStatus::Confirmed => 0,
-        InputStatus::Predicted => 1,
-        InputStatus::Disconnected => 2,
+/// A player's input status in one frame, as the session delivers it: GGRS's `InputStatus`,
+/// owned by this crate so that the simulation does not name a network type. Informational only
+/// (see [`World::input_status`]).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum InputStatus {
+    /// The player's real input.
+    #[default]
+    Confirmed,
+    /// A prediction (GGRS repeats the last confirmed input); a rollback may correct it.
+    Predicted,
+    /// The player has left; the input is the default input.
+    Disconnected,
+}
+
+impl From<ggrs::InputStatus> for InputStatus {
+    fn from(s: ggrs::InputStatus) -> Self {
+        match s {
+            ggrs::InputStatus::Confirmed => InputStatus::Confirmed,
+            ggrs::InputStatus::Predicted => InputStatus::Predicted,
+            ggrs::InputStatus::Disconnected => InputStatus::Disconnected,
+        }
+    }
+}
+
+impl From<InputStatus> for ggrs::InputStatus {
+    fn from(s: InputStatus) -> Self {
+        match s {
+            InputStatus::Confirmed => ggrs::InputStatus::Confirmed,
+            InputStatus::Predicted => ggrs::InputStatus::Predicted,
+            InputStatus::Disconnected => ggrs::InputStatus::Disconnected,
+        }
+    }
+}
+
+/// One frame's inputs, one per player, for [`World::step`] and [`World::step_with`].
+///
+/// Implemented for
+/// - arrays, slices and vectors of plain inputs (every player `Confirmed`: local play, tests,
+///   replays; `&[]` is a frame with every player's default input),
+/// - slices and vectors of `(input, InputStatus)` pairs,
+/// - slices and vectors of `(input, ggrs::InputStatus)` pairs, exactly as GGRS's
+///   `AdvanceFrame` request delivers them, so a session steps the world with the request's
+///   inputs as they are.
+///
+/// Players beyond the list get the default input, `Disconnected`; extra inputs are ignored.
+pub trait FrameInputs<I> {
+    /// How many players the list holds.
+    fn players(&self) -> usize;
+    /// Player `p`'s input and status (`p < players()`).
+    fn input(&self, p: usize) -> (I, InputStatus);
+}
+
+macro_rules! frame_inputs {
+    ($($ty:ty => $elem:ty, |$e:ident| $get:expr;)*) => {$(
+        impl<I: Copy> FrameInputs<I> for $ty {
+            fn players(&self) -> usize {
+                self.len()
+            }
+            fn input(&self, p: usize) -> (I, InputStatus) {
+                let $e: $elem = self[p];
+                $get
+            }
+        }
+    )*};
+}
+
+frame_inputs! {
+    [I] => I, |e| (e, InputStatus::Confirmed);
+    Vec<I> => I, |e| (e, InputStatus::Confirmed);
+    [(I, InputStatus)] => (I, InputStatus), |e| e;
+    Vec<(I, InputStatus)> => (I, InputStatus), |e| e;
+    [(I, ggrs::InputStatus)] => (I, ggrs::InputStatus), |e| (e.0, e.1.into());
+    Vec<(I, ggrs::InputStatus)> => (I, ggrs::InputStatus), |e| (e.0, e.1.into());
+}
+
+impl<I: Copy, const N: usize> FrameInputs<I> for [I; N] {
+    fn players(&self) -> usize {
+        N
+    }
+    fn input(&self, p: usize) -> (I, InputStatus) {
+        (self[p], InputStatus::Confirmed)
     }
 }
 
 impl<G: Game> World<G> {
-    /// Advances one frame with every player's input confirmed. Missing inputs are the default
-    /// input; extra inputs are ignored. Never fails, never panics.
-    pub fn step(&mut self, inputs: &[G::Input]) -> &FrameOutput {
-        self.step_inner(inputs.len(), |i| (inputs[i], InputStatus::Confirmed), |_| {})
-    }
-
-    /// Advances one frame with inputs as GGRS delivers them (input and status per player).
-    /// A disconnected player's input is whatever GGRS passes (the default input).
-    pub fn step_with_status(&mut self, inputs: &[(G::Input, InputStatus)]) -> &FrameOutput {
-        self.step_inner(inputs.len(), |i| inputs[i], |_| {})
+    /// Advances one frame. `inputs` holds one input per player: plain inputs (all
+    /// `Confirmed`), or inputs with their [`InputStatus`], or GGRS's `(input, status)` pairs as
+    /// its `AdvanceFrame` request delivers them ([`FrameInputs`]). Missing inputs are the
+    /// default input; extra inputs are ignored. Never fails, never panics.
+    ///
+    /// ```
+    /// # use rollback_abilities::{Content, Game, Hooks, InputStatus, World, WorldConfig};
+    /// # struct G; impl Game for G { type Input = u8; type Component = (); type Global = (); }
+    /// # let content = std::sync::Arc::new(Content::from_ron_str("()")?);
+    /// let mut world = World::<G>::new(content, &Hooks::new(), WorldConfig::default()).unwrap();
+    /// world.step(&[0, 0]);
+    /// world.step(&vec![(1, InputStatus::Confirmed), (0, InputStatus::Predicted)]);
+    /// assert_eq!(world.input_status(1), InputStatus::Predicted);
+    /// assert_eq!(world.frame(), 2);
+    /// # Ok::<(), rollback_abilities::ContentError>(())
+    /// ```
+    pub fn step<F: FrameInputs<G::Input> + ?Sized>(&mut self, inputs: &F) -> &FrameOutput {
+        self.step_inner(inputs, |_| {})
     }
 
     /// Advances one frame and runs `script` in phase P6 right after [`Game::systems`].
@@ -52,21 +137,12 @@ impl<G: Game> World<G> {
     /// assert!(world.has_tag(hero, dead));
     /// # Ok::<(), rollback_abilities::ContentError>(())
     /// ```
-    pub fn step_with(
+    pub fn step_with<F: FrameInputs<G::Input> + ?Sized>(
         &mut self,
-        inputs: &[G::Input],
+        inputs: &F,
         script: impl FnOnce(&mut World<G>),
     ) -> &FrameOutput {
-        self.step_inner(inputs.len(), |i| (inputs[i], InputStatus::Confirmed), script)
-    }
-
-    /// [`World::step_with`] with GGRS input statuses.
-    pub fn step_with_status_and(
-        &mut self,
-        inputs: &[(G::Input, InputStatus)],
-        script: impl FnOnce(&mut World<G>),
-    ) -> &FrameOutput {
-        self.step_inner(inputs.len(), |i| inputs[i], script)
+        self.step_inner(inputs, script)
     }
 
     /// Sets the function the world runs inside every frame, after phase P2 (expiry) and
@@ -130,12 +206,12 @@ impl<G: Game> World<G> {
         self.before_abilities.is_some()
     }
 
-    fn step_inner(
+    fn step_inner<F: FrameInputs<G::Input> + ?Sized>(
         &mut self,
-        n: usize,
-        input: impl Fn(usize) -> (G::Input, InputStatus),
+        inputs: &F,
         script: impl FnOnce(&mut World<G>),
     ) -> &FrameOutput {
+        let n = inputs.players();
         let frame = self.state.header.frame;
         self.out.clear(frame);
         self.scratch.cursors = super::cascade::Cursors::default();
@@ -144,11 +220,14 @@ impl<G: Game> World<G> {
 
         // P0 Input: store inputs, keep the previous frame's for edges.
         for p in 0..self.state.inputs.len() {
-            let (i, s) =
-                if p < n { input(p) } else { (G::Input::default(), InputStatus::Disconnected) };
+            let (i, s) = if p < n {
+                inputs.input(p)
+            } else {
+                (G::Input::default(), InputStatus::Disconnected)
+            };
             self.state.prev_inputs[p] = self.state.inputs[p];
             self.state.inputs[p] = i;
-            self.input_status[p] = status_code(s);
+            self.input_status[p] = s;
         }
 
         // Per-entity clocks (hitstop, time scale): which are held this frame.

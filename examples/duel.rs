@@ -33,7 +33,7 @@ mod plot;
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
-use rollback_abilities::cue::CueKind;
+use rollback_abilities::CueKind;
 use rollback_abilities::duel::{
     self, Duel, DuelMatch, DuelPeer, MatchOptions, MatchReport, PeerSummary, Transport,
 };

@@ -6,7 +6,7 @@
 
 use rollback_abilities::prelude::*;
 use rollback_abilities::session::RollbackDriver;
-use rollback_abilities::world::{Capture, ExecCtx, ExecutedMod};
+use rollback_abilities::{Capture, ExecCtx, ExecutedMod};
 use std::sync::Arc;
 
 struct Quickstart;

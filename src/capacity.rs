@@ -18,6 +18,13 @@ pub(crate) const INLINE_SET_BY_CALLER: usize = 4;
 pub(crate) const INLINE_MODIFIERS: usize = 4;
 
 /// A capacity of [`WorldConfig`](crate::WorldConfig) that a run can exceed.
+///
+/// # Capacities
+///
+/// The snapshot's raisable capacities: which one a run exceeded ([`Capacity`]), the recorded
+/// failure ([`CapacityExceeded`]), each one's inline room and upper limit, and the mark an
+/// effect spec carries when a builder without a world dropped a value. How the values beyond
+/// the inline room are stored is the world's business (`WorldConfig` sizes the columns).
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]

@@ -71,6 +71,16 @@ def_id!(
 
 /// A generational entity handle. A handle whose generation no longer matches its slot is stale
 /// and resolves to nothing.
+///
+/// # Ids and handles
+///
+/// Typed ids and handles.
+///
+/// Definition ids ([`TagId`], [`AttrId`], [`EffectDefId`], [`AbilityDefId`], [`CueId`]) are dense
+/// indexes assigned when content is frozen, so every peer that loaded the same content agrees on
+/// them. Runtime handles ([`Entity`], [`EffectHandle`], [`AbilityHandle`], [`TaskHandle`]) carry a
+/// generation or sequence number so a stale handle resolves to nothing instead of to a recycled
+/// slot.
 #[repr(C)]
 #[derive(
     Clone,

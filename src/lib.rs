@@ -2,18 +2,31 @@
 //!
 //! # A tour of the crate
 //!
-//! - [`num`]: the fixed-point [`Fx`] (`I32F32`), frames, exact seconds → frames.
-//! - [`id`]: typed ids and generational handles.
-//! - [`content`]: tags, attribute sets, curves and effects written in RON, validated and frozen
-//!   into an immutable [`Content`] with a stable hash.
-//! - [`tag`]: the hierarchical registry, [`TagSet`], [`TagQuery`], [`TagRequirements`].
-//! - [`attribute`]: base/current values, aggregation policies, clamps.
-//! - [`effect`]: specs, the application pipeline, periodic execution, stacking, queries.
-//! - [`world`]: the snapshot [`World`], its frame schedule, hooks, events and checksums.
-//! - [`random`]: deterministic random streams.
-//! - [`cue`] and [`ui`]: exactly-once presentation under rollback — gameplay cues, and the UI
-//!   event feed (attribute, effect, ability and execution events shown once, retracted if
+//! The simulation's names are at the crate root (one flat list, grouped by theme below); the
+//! optional tools around it are modules.
+//!
+//! - **Content**: tags, attributes, curves, effects, abilities and cues written in RON,
+//!   validated with located errors and frozen into an immutable [`Content`] with a stable hash
+//!   ([`Content::from_ron_str`], [`ContentBuilder`], [`ContentError`]). The frozen definitions
+//!   ([`EffectDef`], [`AbilityDef`], [`AttrDef`], …) and the rule enums they use ([`ModOp`],
+//!   [`StackKind`], [`CuePolicy`], …) are plain data.
+//! - **The world**: [`World`] holds every piece of simulation state in one snapshot and advances
+//!   one frame per [`World::step`]; its documentation lists the frame schedule and the *API
+//!   themes*. A game plugs in through [`Game`] (its `Pod` types and systems) and [`Hooks`]
+//!   (registered functions content refers to). Each step returns a [`FrameOutput`].
+//! - **Tags** ([`TagSet`], [`TagQuery`], [`TagRequirements`]), **attributes** ([`AttrValue`],
+//!   aggregation and clamps), **effects** ([`EffectSpec`], [`ActiveEffect`], [`EffectQuery`]),
+//!   **abilities** ([`AbilitySpec`], [`ActivationFailure`], [`TaskSpec`], [`AbilityCtx`]) and
+//!   **cue records** ([`CueRecord`], [`ActiveCue`]): the vocabulary of GAS, as snapshot data.
+//! - Ids and handles ([`Entity`], [`EffectHandle`], [`AbilityHandle`], [`TagId`], …), numbers
+//!   ([`Fx`], `I32F32`, and the saturating helpers of [`num`]), [`random`] streams kept in the
+//!   snapshot, and [`Capacity`] for the raisable snapshot capacities.
+//! - [`present`] and [`ui`]: exactly-once presentation under rollback — gameplay cues, and the
+//!   UI event feed (attribute, effect, ability and execution events shown once, retracted if
 //!   mispredicted, confirmed).
+//! - [`session`] (GGRS sessions, local drivers, the emulated network, the guarded socket, the
+//!   determinism harness), [`replay`] (record, verify, seek, bisect), [`debug`] (dumps, diffs,
+//!   the inspector) and [`scenario`] (designers' scenario files in five modes).
 //!
 //! # Determinism contract
 //!
@@ -34,18 +47,18 @@ compile_error!(
     "rollback_abilities hashes snapshot bytes as little-endian; big-endian targets are not supported"
 );
 
-pub mod ability;
+mod ability;
 pub mod arena;
-pub mod attribute;
+mod attribute;
 mod bytes;
-pub mod capacity;
-pub mod content;
-pub mod cue;
+mod capacity;
+mod content;
+mod cue;
 pub mod debug;
 pub mod duel;
-pub mod effect;
+mod effect;
 pub mod fuzz;
-pub mod id;
+mod id;
 mod located;
 pub mod num;
 mod observe;
@@ -54,41 +67,71 @@ pub mod random;
 pub mod replay;
 pub mod scenario;
 pub mod session;
-pub mod tag;
+mod tag;
 pub mod ui;
-pub mod world;
+mod world;
 
-pub use ability::CustomTaskKind;
-pub use ability::{
-    AbilityEvent, AbilitySpec, Activation, ActivationFailure, CommitPart, EventData, FailureKind,
-    InputEdge, TargetData, TaskEvent, TaskResult, TaskSpec,
+// The world and stepping.
+pub use world::{
+    AbilityCtx, AbilityInput, Applied, AttrCause, AttrEvent, Behaviour, CalcFn, CalcInput,
+    CanActivateFn, Capture, Checksums, CustomTaskFn, Diagnostic, EffectEvent, ExecCtx, ExecFn,
+    ExecOutput, ExecutedMod, FrameInputs, FrameOutput, Game, Hooks, InputStatus,
+    PostExecuteContext, PostExecuteCtxFn, PostExecuteFn, PreChangeFn, PrepareFn, RemovalReason,
+    RequirementFn, Snapshot, SnapshotError, SnapshotRing, Subsystem, TagEvent, TargetListError,
+    TaskCtx, Verdict, World, WorldConfig, WorldError,
 };
+// Content.
+pub use content::def::Settings;
 pub use content::{Content, ContentBuilder, ContentError, ContentErrorKind};
-pub use effect::{
-    ActiveEffect, EffectContext, EffectOrigin, EffectQuery, EffectSpec, EffectTimers,
-};
+// Ids and handles.
 pub use id::{
     AbilityDefId, AbilityHandle, AttrId, AttrSetId, CueId, CurveId, EffectDefId, EffectHandle,
-    Entity, FnId, TagId, TaskHandle,
+    Entity, FnId, FnKind, FnRef, TagId, TaskHandle,
 };
+// Tags.
+pub use tag::{
+    MAX_TAGS, TagContainer, TagQuery, TagQueryExpr, TagRegistry, TagRegistryError, TagRequirements,
+    TagSet,
+};
+// Attributes.
+pub use attribute::{
+    AttrDef, AttrLevelRow, AttrSetDef, AttrValue, Bound, ClampMode, ModContribution, ModFilter,
+    ModFilterFn, ModOp, MulPolicy,
+};
+// Effects.
+pub use effect::{
+    ActiveEffect, ApplyError, AttrTagFilterDef, CaptureSide, CaptureWhich, CueEvents, DurationDef,
+    EffectContext, EffectCueDef, EffectDef, EffectOrigin, EffectQuery, EffectSpec, EffectTimers,
+    GrantDef, GrantRemoval, INLINE_DEF, InlineMod, MAX_INLINE_MODS, MAX_MODIFIERS,
+    MAX_SCOPED_MODIFIERS, MAX_SET_BY_CALLER, MAX_SET_BY_CALLER_KEYS, MAX_SOURCE_CAPTURES,
+    MagnitudeDef, ModifierDef, SELF_ORIGIN, SbcEntry, ScopedModifierDef, ScopedTarget,
+    StackExpiration, StackKind, StackPeriod, StackRefresh, StackingDef,
+};
+// Abilities.
+pub use ability::{
+    AbilityDef, AbilityEvent, AbilitySetDef, AbilitySpec, Activation, ActivationFailure,
+    ActivationRecord, CancelRuleDef, Cmp, CommitPart, Confirmation, CooldownTagsError,
+    CustomTaskKind, EventData, FailureKind, GameplayEvent, InputEdge, Instancing, NO_INPUT,
+    TargetData, TargetQuery, TargetView, TaskEvent, TaskRec, TaskResult, TaskSpec, TimelineDef,
+    TriggerDef,
+};
+// Cue records.
+pub use cue::{
+    ActiveCue, CueDef, CueHandle, CueKey, CueKind, CueOrigin, CueParams, CuePolicy, CueRecord,
+    StandaloneCue,
+};
+// Capacities.
+pub use capacity::{Capacity, CapacityExceeded, MAX_SPEC_ROOM, MAX_TARGET_ROOM};
 pub use located::LocatedError;
 pub use num::{Frame, Fx, TickRate};
-pub use tag::{TagContainer, TagQuery, TagQueryExpr, TagRegistry, TagRequirements, TagSet};
-pub use world::AbilityCtx;
-pub use world::TaskCtx;
-pub use world::{
-    AbilityInput, Applied, ApplyError, AttrCause, AttrEvent, AttrValue, Behaviour, Checksums,
-    Diagnostic, EffectEvent, FrameInputs, FrameOutput, Game, Hooks, InputStatus, RemovalReason,
-    Snapshot, SnapshotRing, Subsystem, TagEvent, World, WorldConfig, WorldError,
-};
 
 /// The most used items in one import.
 pub mod prelude {
-    pub use crate::attribute::{ModOp, MulPolicy};
     pub use crate::{
         Applied, ApplyError, AttrId, AttrSetId, Content, EffectDefId, EffectHandle, EffectQuery,
         EffectSpec, Entity, FrameOutput, Fx, Game, Hooks, TagId, TagSet, World, WorldConfig,
     };
+    pub use crate::{ModOp, MulPolicy};
 }
 
 #[cfg(doctest)]

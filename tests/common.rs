@@ -80,6 +80,58 @@ pub fn world(text: &str) -> World<Plain> {
     World::new(content(text), &Hooks::new(), WorldConfig::default()).expect("world")
 }
 
+/// A world of `Plain` on `text` with these hooks.
+pub fn build(text: &str, hooks: Hooks<Plain>) -> World<Plain> {
+    World::new(content(text), &hooks, WorldConfig::default()).expect("world")
+}
+
+/// A tag of the world's content, by name.
+pub fn tag<G: Game>(w: &World<G>, name: &str) -> TagId {
+    w.content().tag(name).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An attribute of the world's content, by name.
+pub fn attr<G: Game>(w: &World<G>, name: &str) -> AttrId {
+    w.content().attr(name).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An effect definition of the world's content, by name.
+pub fn def<G: Game>(w: &World<G>, name: &str) -> EffectDefId {
+    w.content().effect(name).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Spawns an actor with the named attribute sets.
+pub fn actor<G: Game>(w: &mut World<G>, sets: &[&str]) -> Entity {
+    let ids: Vec<AttrSetId> = sets.iter().map(|s| w.content().attr_set(s).unwrap()).collect();
+    w.spawn_actor(&ids).expect("spawn")
+}
+
+/// A level-1 spec of a named definition made by `source`.
+pub fn spec<G: Game>(w: &World<G>, name: &str, source: Entity) -> EffectSpec {
+    w.make_spec(def(w, name), 1, source)
+}
+
+/// Applies a named definition from `source` to `target` and expects success.
+pub fn apply<G: Game>(w: &mut World<G>, name: &str, source: Entity, target: Entity) -> Applied {
+    let s = spec(w, name, source);
+    w.apply_effect(s, target).unwrap_or_else(|e| panic!("{name}: {e:?}"))
+}
+
+/// The handle of an application that left an active effect.
+pub fn handle(a: Applied) -> EffectHandle {
+    match a {
+        Applied::Added(h) | Applied::Stacked(h) | Applied::Redirected(h) => h,
+        other => panic!("not an active effect: {other:?}"),
+    }
+}
+
+/// Steps until the world has stepped `frame` (the next step simulates `frame + 1`).
+pub fn run_through<G: Game>(w: &mut World<G>, frame: u32) {
+    while w.next_frame() <= frame {
+        w.step(&[]);
+    }
+}
+
 pub fn fx(s: &str) -> Fx {
     rollback_abilities::num::parse_fx(s).expect("decimal")
 }
@@ -148,7 +200,7 @@ pub const RICH: &str = r#"(
 /// Hooks for [`RICH`]: a post-execute that moves meta damage into Health and marks death, and
 /// a crit execution that draws from the execution's random stream.
 pub fn rich_hooks() -> Hooks<Plain> {
-    use rollback_abilities::world::{Capture, ExecCtx, ExecutedMod};
+    use rollback_abilities::{Capture, ExecCtx, ExecutedMod};
     fn vitals_post(w: &mut World<Plain>, m: &ExecutedMod) {
         let c = w.content().clone();
         let damage = c.attr("Damage").unwrap();

@@ -3,7 +3,6 @@
 //! presenter invariants.
 
 use proptest::prelude::*;
-use rollback_abilities::cue::{CueKind, CueParams};
 use rollback_abilities::prelude::*;
 use rollback_abilities::present::{
     Cue, CueCall, CueDirector, CueInstance, CueOptions, CueRouter, CueSession, PresenterLog,
@@ -11,6 +10,7 @@ use rollback_abilities::present::{
 };
 use rollback_abilities::session::{PredictionDriver, RollbackDriver};
 use rollback_abilities::{AbilityInput, TagEvent};
+use rollback_abilities::{CueKind, CueParams};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -455,7 +455,7 @@ fn bursty(burst: usize, latency: usize) -> (Log, CueDirector) {
 }
 
 /// The persistent instances whose start a presenter confirmed, sorted.
-fn confirmed_instances(log: &Log, before: u32) -> Vec<rollback_abilities::cue::CueKey> {
+fn confirmed_instances(log: &Log, before: u32) -> Vec<rollback_abilities::CueKey> {
     let mut v: Vec<_> = log
         .calls()
         .filter_map(|c| match c {

@@ -3,7 +3,7 @@
 //! leaving mid-match (`--leave`), and frame-by-frame checks of each move and recipe on a plain
 //! stepped world.
 
-use rollback_abilities::cue::CueKind;
+use rollback_abilities::CueKind;
 use rollback_abilities::duel::{
     self, Duel, DuelMatch, FIREBALL_DAMAGE, HEAVY_DAMAGE, Input, KO_PAUSE, LIGHT_DAMAGE,
     LIGHT_HITSTOP, LastInput, MatchOptions, MatchReport,

@@ -6,16 +6,16 @@
 //! `Script` behaviour does when an ability activates or one of its tasks reports) and read back
 //! what happened from a thread-local *log*. Both are reset whenever a world is built.
 
-use crate::common::int;
-use rollback_abilities::ability::Instancing;
-use rollback_abilities::ability::TriggerDef;
-use rollback_abilities::ability::{Cmp, Confirmation, TargetQuery, TargetView};
+use crate::common::{apply, attr, handle, int, run_through, tag};
+use rollback_abilities::Instancing;
+use rollback_abilities::TriggerDef;
 use rollback_abilities::prelude::*;
 use rollback_abilities::{
     AbilityCtx, AbilityDefId, AbilityEvent, AbilityHandle, AbilityInput, Activation,
     ActivationFailure, Behaviour, ContentBuilder, ContentErrorKind, EventData, InputEdge,
     TargetData, TaskEvent, TaskHandle, TaskResult, TaskSpec,
 };
+use rollback_abilities::{Cmp, Confirmation, TargetQuery, TargetView};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -56,9 +56,11 @@ pub struct Body {
     pos: [i64; 2],
 }
 
-pub struct Arena;
+/// The abilities tests' game: a pad input (buttons and an aim), a body moved by root motion,
+/// and behaviours that record what they were called with (probes).
+pub struct PadProbeGame;
 
-impl Game for Arena {
+impl Game for PadProbeGame {
     type Input = Pad;
     type Component = Body;
     type Global = ();
@@ -291,11 +293,11 @@ fn spawned(h: AbilityHandle, user: u16) -> Vec<TaskHandle> {
     SPAWNED.with(|s| s.borrow().iter().filter(|x| x.0 == h && x.1 == user).map(|x| x.2).collect())
 }
 
-fn ctx_def(ctx: &AbilityCtx<'_, Arena>) -> AbilityDefId {
+fn ctx_def(ctx: &AbilityCtx<'_, PadProbeGame>) -> AbilityDefId {
     ctx.world().ability(ctx.handle()).map(|s| s.def).unwrap_or(AbilityDefId(u16::MAX))
 }
 
-fn run_act(ctx: &mut AbilityCtx<'_, Arena>, act: Act) {
+fn run_act(ctx: &mut AbilityCtx<'_, PadProbeGame>, act: Act) {
     let h = ctx.handle();
     let frame = ctx.frame();
     match act {
@@ -363,7 +365,7 @@ fn run_act(ctx: &mut AbilityCtx<'_, Arena>, act: Act) {
     }
 }
 
-fn s_activate(ctx: &mut AbilityCtx<'_, Arena>) {
+fn s_activate(ctx: &mut AbilityCtx<'_, PadProbeGame>) {
     push(Rec::Activated {
         frame: ctx.frame(),
         h: ctx.handle(),
@@ -380,7 +382,7 @@ fn s_activate(ctx: &mut AbilityCtx<'_, Arena>) {
     }
 }
 
-fn s_task(ctx: &mut AbilityCtx<'_, Arena>, r: &TaskResult) {
+fn s_task(ctx: &mut AbilityCtx<'_, PadProbeGame>, r: &TaskResult) {
     push(Rec::Task { frame: ctx.frame(), h: ctx.handle(), user: r.user_id, event: r.event });
     let def = ctx_def(ctx);
     let acts: Vec<Act> = TASK_PLAN.with(|p| {
@@ -391,16 +393,16 @@ fn s_task(ctx: &mut AbilityCtx<'_, Arena>, r: &TaskResult) {
     }
 }
 
-fn s_input(ctx: &mut AbilityCtx<'_, Arena>, edge: InputEdge) {
+fn s_input(ctx: &mut AbilityCtx<'_, PadProbeGame>, edge: InputEdge) {
     push(Rec::Input { frame: ctx.frame(), h: ctx.handle(), edge });
 }
 
-fn s_end(ctx: &mut AbilityCtx<'_, Arena>, cancelled: bool) {
+fn s_end(ctx: &mut AbilityCtx<'_, PadProbeGame>, cancelled: bool) {
     push(Rec::Ended { frame: ctx.frame(), h: ctx.handle(), cancelled });
 }
 
 /// `Lifecycle`'s `on_granted`: logs, heals the owner by 5 (`Heal`) and writes 7 into the state.
-fn l_granted(ctx: &mut AbilityCtx<'_, Arena>) {
+fn l_granted(ctx: &mut AbilityCtx<'_, PadProbeGame>) {
     push(Rec::Granted { frame: ctx.frame(), h: ctx.handle(), level: ctx.level() });
     let heal = ctx.make_spec(ctx.world().content().effect("Heal").unwrap());
     let owner = ctx.owner();
@@ -409,7 +411,7 @@ fn l_granted(ctx: &mut AbilityCtx<'_, Arena>) {
 }
 
 /// `Lifecycle`'s `on_removed`: logs the state and damages the owner by 20 (`Damage`).
-fn l_removed(ctx: &mut AbilityCtx<'_, Arena>) {
+fn l_removed(ctx: &mut AbilityCtx<'_, PadProbeGame>) {
     let (h, frame) = (ctx.handle(), ctx.frame());
     push(Rec::Removed { frame, h, state: ctx.state(), active: ctx.world().is_ability_active(h) });
     let damage = ctx.make_spec(ctx.world().content().effect("Damage").unwrap());
@@ -418,14 +420,14 @@ fn l_removed(ctx: &mut AbilityCtx<'_, Arena>) {
 }
 
 /// The custom activation check: refuses with code 42 while the owner has `Gate.Closed`.
-fn gate(w: &World<Arena>, h: AbilityHandle, _: Option<&EventData>) -> Result<(), u16> {
+fn gate(w: &World<PadProbeGame>, h: AbilityHandle, _: Option<&EventData>) -> Result<(), u16> {
     match w.content().tags().get("Gate.Closed") {
         Some(t) if w.has_tag(h.owner, t) => Err(42),
         _ => Ok(()),
     }
 }
 
-fn hooks() -> Hooks<Arena> {
+fn hooks() -> Hooks<PadProbeGame> {
     Hooks::new()
         .behaviour(
             "Script",
@@ -496,7 +498,7 @@ const BASE: &str = r#"(
     },
 )"#;
 
-fn build(extra: &str, config: WorldConfig) -> World<Arena> {
+fn build(extra: &str, config: WorldConfig) -> World<PadProbeGame> {
     reset();
     let c = ContentBuilder::new()
         .file("base.ron", BASE)
@@ -506,68 +508,43 @@ fn build(extra: &str, config: WorldConfig) -> World<Arena> {
     World::new(Arc::new(c), &hooks(), config).expect("world")
 }
 
-fn arena(extra: &str) -> World<Arena> {
+fn arena(extra: &str) -> World<PadProbeGame> {
     build(extra, WorldConfig::default())
 }
 
-fn ab(w: &World<Arena>, name: &str) -> AbilityDefId {
+fn ab(w: &World<PadProbeGame>, name: &str) -> AbilityDefId {
     w.content().ability(name).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn tag(w: &World<Arena>, name: &str) -> TagId {
-    w.content().tag(name).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn eff(w: &World<Arena>, name: &str) -> EffectDefId {
+fn eff(w: &World<PadProbeGame>, name: &str) -> EffectDefId {
     w.content().effect(name).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn attr(w: &World<Arena>, name: &str) -> AttrId {
-    w.content().attr(name).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn actor(w: &mut World<Arena>) -> Entity {
+fn actor(w: &mut World<PadProbeGame>) -> Entity {
     let stats = w.content().attr_set("Stats").unwrap();
     w.spawn_actor(&[stats]).expect("spawn")
 }
 
-fn grant(w: &mut World<Arena>, owner: Entity, name: &str) -> AbilityHandle {
+fn grant(w: &mut World<PadProbeGame>, owner: Entity, name: &str) -> AbilityHandle {
     let d = ab(w, name);
     w.grant_ability(owner, d, 1).expect("grant")
 }
 
 /// Steps one frame with no input, running `script` in P6; returns the frame's output.
-fn frame(w: &mut World<Arena>, script: impl FnOnce(&mut World<Arena>)) -> FrameOutput {
+fn frame(
+    w: &mut World<PadProbeGame>,
+    script: impl FnOnce(&mut World<PadProbeGame>),
+) -> FrameOutput {
     w.step_with(&[], script).clone()
 }
 
 /// Steps one frame with inputs.
 fn frame_in(
-    w: &mut World<Arena>,
+    w: &mut World<PadProbeGame>,
     inputs: &[Pad],
-    script: impl FnOnce(&mut World<Arena>),
+    script: impl FnOnce(&mut World<PadProbeGame>),
 ) -> FrameOutput {
     w.step_with(inputs, script).clone()
-}
-
-/// Steps empty frames until frame `f` has been stepped.
-fn run_through(w: &mut World<Arena>, f: u32) {
-    while w.next_frame() <= f {
-        w.step(&[]);
-    }
-}
-
-fn apply(w: &mut World<Arena>, name: &str, source: Entity, target: Entity) -> Applied {
-    let d = eff(w, name);
-    let spec = w.make_spec(d, 1, source);
-    w.apply_effect(spec, target).unwrap_or_else(|e| panic!("{name}: {e:?}"))
-}
-
-fn handle_of(a: Applied) -> EffectHandle {
-    match a {
-        Applied::Added(h) | Applied::Stacked(h) => h,
-        other => panic!("not an active effect: {other:?}"),
-    }
 }
 
 fn activated(out: &FrameOutput) -> Vec<(AbilityHandle, u32, Option<TagId>)> {
@@ -863,7 +840,7 @@ fn f_ga_02_effect_granted_abilities_follow_their_removal_policy() {
     let mut effs = Vec::new();
     frame(&mut w, |w| {
         for n in ["GrantDash", "GrantChannel", "GrantGuard"] {
-            effs.push(handle_of(apply(w, n, hero, hero)));
+            effs.push(handle(apply(w, n, hero, hero)));
         }
     });
     let hd = w.find_ability(hero, dash).unwrap();
@@ -1002,7 +979,7 @@ const GAUNTLET: &str = r#"(
 fn f_ga_04_pipeline_checks_run_in_order() {
     use ActivationFailure as F;
     let mut w = arena(GAUNTLET);
-    let t = |w: &World<Arena>, n: &str| tag(w, n);
+    let t = |w: &World<PadProbeGame>, n: &str| tag(w, n);
     let (ready, stunned, dead, red, blue, closed) = (
         t(&w, "State.Ready"),
         t(&w, "State.Stunned"),
@@ -1034,7 +1011,7 @@ fn f_ga_04_pipeline_checks_run_in_order() {
     w.set_base(hero, mana, int(5));
     w.add_loose_tag(hero, closed);
     let mut seen = Vec::new();
-    let mut attempt = |w: &mut World<Arena>| {
+    let mut attempt = |w: &mut World<PadProbeGame>| {
         let a = w.can_activate(g, Some(&ev));
         let r = w.try_activate_with_event(g, ev);
         assert_eq!(r.map(|_| ()), a, "can_activate agrees with try_activate");
@@ -1194,7 +1171,7 @@ fn f_ga_04_effect_blocked_ability_tags_block_hierarchically_while_active() {
     let dash = grant(&mut w, hero, "Dash");
     let skill = tag(&w, "Ability.Skill");
     w.step(&[]);
-    let silence = handle_of(apply(&mut w, "Silence", hero, hero));
+    let silence = handle(apply(&mut w, "Silence", hero, hero));
     assert!(w.block_set(hero, None).contains(skill));
     assert_eq!(w.try_activate(fire), Err(ActivationFailure::BlockedByAbility));
     assert_eq!(w.try_activate(dash), ok(1));
@@ -1227,7 +1204,7 @@ fn f_ga_04_event_activation_checks_source_and_target_tags() {
     let counter = grant(&mut w, hero, "Counter");
     let heavy = tag(&w, "Event.Hit.Heavy");
     let ev = EventData::new(heavy, enemy, hero).with_magnitude(int(7));
-    let send = |w: &mut World<Arena>| frame(w, |w| w.send_event(hero, ev));
+    let send = |w: &mut World<PadProbeGame>| frame(w, |w| w.send_event(hero, ev));
     // 0: the instigator lacks Team.Red.
     let out = send(&mut w);
     assert_eq!(failed(&out), vec![(counter, ActivationFailure::SourceOrTargetTags)]);
@@ -1551,7 +1528,8 @@ fn f_ga_07_cost_is_affordable_while_every_touched_value_stays_non_negative() {
         .map(|n| grant(&mut w, hero, n))
         .collect();
     let (pricey, steps, seven, fifteen, sixteen) = (hs[0], hs[1], hs[2], hs[3], hs[4]);
-    let values = |w: &World<Arena>| (w.attr(hero, mana).unwrap(), w.attr(hero, stamina).unwrap());
+    let values =
+        |w: &World<PadProbeGame>| (w.attr(hero, mana).unwrap(), w.attr(hero, stamina).unwrap());
     w.step(&[]);
     // Two attributes: Mana 50 → 30 → 10; Stamina 10 → 6 → 2; then Stamina would go negative.
     assert_eq!(w.try_activate(pricey), ok(1));
@@ -2582,7 +2560,7 @@ fn f_at_04_despawned_entities_are_safe_for_running_tasks() {
     let hero = actor(&mut w);
     let enemy = actor(&mut w);
     let worker = grant(&mut w, hero, "Worker");
-    let burn = handle_of(apply(&mut w, "Burn", hero, enemy));
+    let burn = handle(apply(&mut w, "Burn", hero, enemy));
     plan(
         ab(&w, "Worker"),
         &[
@@ -2625,7 +2603,7 @@ fn f_at_04_despawned_entities_are_safe_for_running_tasks() {
 // ---------------------------------------------------------------------------------------------
 
 /// A world with one `Worker` ability on `hero` whose activation spawns `tasks` (user ids 0..).
-fn worker_world(tasks: &[TaskSpec]) -> (World<Arena>, Entity, AbilityHandle) {
+fn worker_world(tasks: &[TaskSpec]) -> (World<PadProbeGame>, Entity, AbilityHandle) {
     let mut w = arena(WORKERS);
     let hero = actor(&mut w);
     let worker = grant(&mut w, hero, "Worker");
@@ -2955,8 +2933,8 @@ fn f_at_02_wait_effect_added_removed_and_stack_change() {
             1 => {
                 apply(w, "Heal", enemy, hero);
             }
-            2 => buff = handle_of(apply(w, "Buff", enemy, hero)),
-            3 => burn = handle_of(apply(w, "Burn", enemy, hero)),
+            2 => buff = handle(apply(w, "Buff", enemy, hero)),
+            3 => burn = handle(apply(w, "Burn", enemy, hero)),
             4 => {
                 let hdef = ab(w, "Helper");
                 plan(
@@ -3073,7 +3051,7 @@ const TIMELINES: &str = r#"(
 )"#;
 
 /// Per frame: which of the phase and window tags the owner has, as a 4-char string.
-fn phases(w: &World<Arena>, e: Entity) -> String {
+fn phases(w: &World<PadProbeGame>, e: Entity) -> String {
     ["Phase.Startup", "Phase.Active", "Phase.Recovery", "Cancel.Window.Light"]
         .iter()
         .zip(['S', 'A', 'R', 'W'])
@@ -3339,7 +3317,7 @@ fn f_tgt_01_target_data_constructors_and_views() {
 }
 
 /// A world of four actors (hero first) with one `Worker` on the hero, bound to `player`.
-fn targeting_world(player: usize) -> (World<Arena>, [Entity; 4], AbilityHandle) {
+fn targeting_world(player: usize) -> (World<PadProbeGame>, [Entity; 4], AbilityHandle) {
     let mut w = build(WORKERS, WorldConfig { players: 2, ..WorldConfig::default() });
     let es = [actor(&mut w), actor(&mut w), actor(&mut w), actor(&mut w)];
     w.spawn().unwrap();
@@ -3585,7 +3563,7 @@ fn f_tgt_03_persistent_targeting_keeps_the_last_valid_target() {
 // F-REC-04 Shared randomness
 // ---------------------------------------------------------------------------------------------
 
-fn dice_run(seed: u64, frames: u32) -> (World<Arena>, AbilityHandle, Vec<Rec>) {
+fn dice_run(seed: u64, frames: u32) -> (World<PadProbeGame>, AbilityHandle, Vec<Rec>) {
     let mut w = build(
         r#"(abilities: { "Dice": (tags: ["Ability.Skill.Fire"], behaviour: "Script") })"#,
         WorldConfig { seed, ..WorldConfig::default() },
@@ -3703,7 +3681,7 @@ const BATTLE: &str = r#"(
     },
 )"#;
 
-fn battle_world() -> (World<Arena>, [Entity; 3], [AbilityHandle; 4]) {
+fn battle_world() -> (World<PadProbeGame>, [Entity; 3], [AbilityHandle; 4]) {
     let mut w = build(BATTLE, WorldConfig { players: 2, seed: 1234, ..WorldConfig::default() });
     let hero = actor(&mut w);
     let enemy = actor(&mut w);
@@ -3741,7 +3719,7 @@ fn battle_world() -> (World<Arena>, [Entity; 3], [AbilityHandle; 4]) {
 }
 
 /// The inputs and scripted actions of frame `f` (a pure function of the frame).
-fn battle_frame(w: &mut World<Arena>, f: u32, es: [Entity; 3]) -> FrameOutput {
+fn battle_frame(w: &mut World<PadProbeGame>, f: u32, es: [Entity; 3]) -> FrameOutput {
     let hero_bits: u16 = match f {
         8 => 2 | 1,
         5..=20 => 2,
@@ -4055,7 +4033,7 @@ fn f_ga_06_a_commit_that_cannot_apply_fails_the_activation_with_a_typed_reason()
     assert!(activations_of(spark).is_empty() && ends_of(spark).is_empty(), "no behaviour ran");
     assert!(overflow.to_string().contains("committing the cooldown failed"), "{overflow}");
     // Immune to the cost (the spec carries Fire's ability tags).
-    let sanctuary = handle_of(apply(&mut w, "Sanctuary", hero, hero));
+    let sanctuary = handle(apply(&mut w, "Sanctuary", hero, hero));
     let immune = ActivationFailure::CommitFailed {
         part: CommitPart::Cost,
         error: ApplyError::Immune { blocker: sanctuary },
@@ -4118,7 +4096,7 @@ fn f_ga_06_can_activate_reports_the_commit_failure_activation_would_give() {
     assert_eq!(w.specs_matching(hero, &sparks, false), vec![spark]);
     assert!(w.specs_matching(hero, &sparks, true).is_empty());
     // The cost part, with the immunity as the reason.
-    let sanctuary = handle_of(apply(&mut w, "Sanctuary", hero, hero));
+    let sanctuary = handle(apply(&mut w, "Sanctuary", hero, hero));
     let immune = ActivationFailure::CommitFailed {
         part: CommitPart::Cost,
         error: ApplyError::Immune { blocker: sanctuary },
@@ -4249,7 +4227,7 @@ fn f_ga_16_set_and_effect_grants_bind_the_abilitys_own_input() {
     w.bind_player(0, hero);
     let kit = w.content().ability_set("Kit").unwrap();
     let hs = w.grant_ability_set(hero, kit);
-    let inputs = |w: &World<Arena>| -> Vec<Option<u8>> {
+    let inputs = |w: &World<PadProbeGame>| -> Vec<Option<u8>> {
         w.abilities(hero).map(|(_, s)| s.input_id()).collect()
     };
     assert_eq!(inputs(&w), vec![Some(3), Some(5)]);
@@ -4287,7 +4265,7 @@ const LIFECYCLE: &str = r#"(
 )"#;
 
 /// The ability `hero` got from an active or expired effect named `effect` (or directly: "").
-fn blessed(w: &World<Arena>, hero: Entity, level: u16, from: &str) -> Option<AbilityHandle> {
+fn blessed(w: &World<PadProbeGame>, hero: Entity, level: u16, from: &str) -> Option<AbilityHandle> {
     w.abilities(hero)
         .filter(|(_, s)| s.level == level)
         .find(|(h, _)| match w.granting_effect(*h).and_then(|e| w.effect(e)) {
@@ -4301,7 +4279,7 @@ fn blessed(w: &World<Arena>, hero: Entity, level: u16, from: &str) -> Option<Abi
 /// (2, 4, 6), a removal by code (3) and at an effect's end (Gift at 12; Loan's `RemoveOnEnd`
 /// ability, activated at 5, when it ends at 14), a kept grant (Keep's `DoNothing`), and a removal
 /// of the set's grant (15).
-fn lifecycle_frame(w: &mut World<Arena>, f: u32, hero: Entity) -> FrameOutput {
+fn lifecycle_frame(w: &mut World<PadProbeGame>, f: u32, hero: Entity) -> FrameOutput {
     frame(w, |w| match f {
         0 => {
             w.grant_ability(hero, ab(w, "Blessed"), 1).unwrap();

@@ -2,51 +2,13 @@
 
 use crate::common::*;
 use proptest::prelude::*;
-use rollback_abilities::id::FnKind;
+use rollback_abilities::FnKind;
 use rollback_abilities::prelude::*;
-use rollback_abilities::world::{ExecutedMod, ModContribution};
 use rollback_abilities::{
     AttrCause, AttrEvent, ContentErrorKind, Diagnostic, EffectEvent, WorldError,
 };
+use rollback_abilities::{ExecutedMod, ModContribution};
 use std::cell::RefCell;
-
-fn build(text: &str, hooks: Hooks<Plain>) -> World<Plain> {
-    World::new(content(text), &hooks, WorldConfig::default()).expect("world")
-}
-
-fn attr(w: &World<Plain>, name: &str) -> AttrId {
-    w.content().attr(name).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn def(w: &World<Plain>, name: &str) -> EffectDefId {
-    w.content().effect(name).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn actor(w: &mut World<Plain>, sets: &[&str]) -> Entity {
-    let ids: Vec<AttrSetId> = sets.iter().map(|s| w.content().attr_set(s).unwrap()).collect();
-    w.spawn_actor(&ids).expect("spawn")
-}
-
-/// Applies a definition from `source` to `target`, returning the handle of a new active effect.
-fn apply(w: &mut World<Plain>, name: &str, source: Entity, target: Entity) -> Applied {
-    let d = def(w, name);
-    let spec = w.make_spec(d, 1, source);
-    w.apply_effect(spec, target).unwrap_or_else(|e| panic!("{name}: {e:?}"))
-}
-
-fn handle(a: Applied) -> EffectHandle {
-    match a {
-        Applied::Added(h) | Applied::Stacked(h) => h,
-        other => panic!("not an active effect: {other:?}"),
-    }
-}
-
-/// Steps until the world has stepped `frame` (the next step simulates `frame + 1`).
-fn run_through(w: &mut World<Plain>, frame: u32) {
-    while w.next_frame() <= frame {
-        w.step(&[]);
-    }
-}
 
 fn value(w: &World<Plain>, e: Entity, a: AttrId) -> (Fx, Fx) {
     let v = w.attr_value(e, a).expect("attribute present");
@@ -588,14 +550,11 @@ fn f_attr_06_transient_attributes_are_validated() {
     // A registered calculation cannot capture a transient attribute either.
     let text = r#"(attribute_sets: { "S": (attributes: { "Damage": (transient: true), "H": (default: 1) }) },
                    effects: { "E": (modifiers: [(attribute: "H", op: Add, magnitude: Custom(calc: "C"))]) })"#;
-    fn calc(_: &rollback_abilities::world::CalcInput<'_>) -> Fx {
+    fn calc(_: &rollback_abilities::CalcInput<'_>) -> Fx {
         Fx::ZERO
     }
-    let hooks = Hooks::<Plain>::new().calc(
-        "C",
-        &[rollback_abilities::world::Capture::target("Damage")],
-        calc,
-    );
+    let hooks =
+        Hooks::<Plain>::new().calc("C", &[rollback_abilities::Capture::target("Damage")], calc);
     let err = World::new(content(text), &hooks, WorldConfig::default()).unwrap_err();
     assert!(matches!(err, WorldError::UnknownCaptureAttribute { .. }), "{err:?}");
 }

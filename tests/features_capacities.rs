@@ -4,14 +4,14 @@
 //! (never a silent drop), the raised capacity working, and the raised world rolling back and
 //! re-simulating to the same checksums.
 
-use crate::common::int;
-use rollback_abilities::ability::{Confirmation, TargetQuery};
+use crate::common::{int, tag};
 use rollback_abilities::prelude::*;
-use rollback_abilities::world::{Capacity, CapacityExceeded, ExecCtx, TargetListError};
 use rollback_abilities::{
     AbilityCtx, AbilityHandle, Behaviour, Diagnostic, Snapshot, TargetData, TaskEvent, TaskResult,
     TaskSpec, WorldError,
 };
+use rollback_abilities::{Capacity, CapacityExceeded, ExecCtx, TargetListError};
+use rollback_abilities::{Confirmation, TargetQuery};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -119,8 +119,8 @@ fn burn(ctx: &mut ExecCtx<'_>) {
 
 fn post(
     w: &mut World<Area>,
-    _: &rollback_abilities::world::ExecutedMod,
-    ctx: &rollback_abilities::world::PostExecuteContext,
+    _: &rollback_abilities::ExecutedMod,
+    ctx: &rollback_abilities::PostExecuteContext,
 ) {
     let k6 = w.content().tag("Data.K6").unwrap();
     POSTS.with(|p| p.borrow_mut().push(ctx.set_by_caller(k6)));
@@ -185,10 +185,6 @@ fn rig(content: Arc<Content>, config: WorldConfig) -> Rig {
 
 fn health(w: &World<Area>, e: Entity) -> i64 {
     w.attr(e, w.content().attr("Health").unwrap()).unwrap().to_num()
-}
-
-fn tag(w: &World<Area>, name: &str) -> TagId {
-    w.content().tag(name).unwrap()
 }
 
 fn exceeded(w: &World<Area>) -> Vec<CapacityExceeded> {

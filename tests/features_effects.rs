@@ -9,68 +9,20 @@
 
 use crate::common::*;
 use proptest::prelude::*;
-use rollback_abilities::effect::DurationDef;
-use rollback_abilities::id::FnKind;
+use rollback_abilities::DurationDef;
+use rollback_abilities::FnKind;
 use rollback_abilities::num::NEVER;
 use rollback_abilities::prelude::*;
-use rollback_abilities::world::{
-    CalcInput, Capture, ExecCtx, ExecutedMod, PostExecuteContext, Verdict,
-};
 use rollback_abilities::{
     AttrCause, ContentErrorKind, Diagnostic, EffectEvent, EffectOrigin, RemovalReason, TagQuery,
     TagQueryExpr, TargetData, WorldError,
 };
+use rollback_abilities::{CalcInput, Capture, ExecCtx, ExecutedMod, PostExecuteContext, Verdict};
 use std::cell::RefCell;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-fn build(text: &str, hooks: Hooks<Plain>) -> World<Plain> {
-    World::new(content(text), &hooks, WorldConfig::default()).expect("world")
-}
-
-fn attr<G: Game>(w: &World<G>, name: &str) -> AttrId {
-    w.content().attr(name).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn def<G: Game>(w: &World<G>, name: &str) -> EffectDefId {
-    w.content().effect(name).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn tag<G: Game>(w: &World<G>, name: &str) -> TagId {
-    w.content().tag(name).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn actor<G: Game>(w: &mut World<G>, sets: &[&str]) -> Entity {
-    let ids: Vec<AttrSetId> = sets.iter().map(|s| w.content().attr_set(s).unwrap()).collect();
-    w.spawn_actor(&ids).expect("spawn")
-}
-
-/// A level-1 spec of a named definition made by `source`.
-fn spec<G: Game>(w: &World<G>, name: &str, source: Entity) -> EffectSpec {
-    w.make_spec(def(w, name), 1, source)
-}
-
-/// Applies a named definition from `source` to `target` and expects success.
-fn apply<G: Game>(w: &mut World<G>, name: &str, source: Entity, target: Entity) -> Applied {
-    let s = spec(w, name, source);
-    w.apply_effect(s, target).unwrap_or_else(|e| panic!("{name}: {e:?}"))
-}
-
-fn handle(a: Applied) -> EffectHandle {
-    match a {
-        Applied::Added(h) | Applied::Stacked(h) | Applied::Redirected(h) => h,
-        other => panic!("not an active effect: {other:?}"),
-    }
-}
-
-/// Steps until the world has stepped `frame` (the next step simulates `frame + 1`).
-fn run_through<G: Game>(w: &mut World<G>, frame: u32) {
-    while w.next_frame() <= frame {
-        w.step(&[]);
-    }
-}
 
 /// Steps empty frames until the next step simulates `frame`.
 fn run_until<G: Game>(w: &mut World<G>, frame: u32) {
@@ -3028,7 +2980,7 @@ fn f_ge_24_inline_instant_specs_carry_their_own_modifiers() {
     assert_eq!(
         w.apply_effect(five, e),
         Err(ApplyError::SpecValuesDropped {
-            capacity: rollback_abilities::world::Capacity::InlineModifiersPerSpec
+            capacity: rollback_abilities::Capacity::InlineModifiersPerSpec
         })
     );
     let s = EffectSpec::inline(&mods[..4]).with_instigator(src);
@@ -3433,9 +3385,9 @@ proptest! {
                     prop_assert_eq!(Some(&o.instigator), applied_by.get(&ef.seq));
                     prop_assert_eq!(o.causer, o.instigator);
                     if o.instigator == e {
-                        prop_assert_eq!(ef.origin, rollback_abilities::effect::SELF_ORIGIN);
+                        prop_assert_eq!(ef.origin, rollback_abilities::SELF_ORIGIN);
                     } else {
-                        prop_assert!(ef.origin != rollback_abilities::effect::SELF_ORIGIN);
+                        prop_assert!(ef.origin != rollback_abilities::SELF_ORIGIN);
                         pooled += 1;
                     }
                 }
@@ -3469,7 +3421,7 @@ fn removing_a_pooled_origin_moves_the_last_record_and_repoints_its_effect() {
     let hc = handle(apply(&mut w, "Mark", c, a));
     let record = core::mem::size_of::<EffectOrigin>() + 8;
     assert_eq!(w.live_snapshot_bytes(), before + 2 * record, "two pooled, the own one not");
-    assert_eq!(w.effect(own).unwrap().origin, rollback_abilities::effect::SELF_ORIGIN);
+    assert_eq!(w.effect(own).unwrap().origin, rollback_abilities::SELF_ORIGIN);
     assert_eq!((w.effect(hb).unwrap().origin, w.effect(hc).unwrap().origin), (0, 1));
     w.remove_effect(hb);
     assert_eq!(w.effect(hc).unwrap().origin, 0, "the last record moved into the hole");
@@ -4123,7 +4075,7 @@ const CUE_TAGS: &str = r#"(
 /// An execution that plays its own cue on the target.
 fn scorch(ctx: &mut ExecCtx<'_>) {
     let cue = ctx.content().tag("GameplayCue.Zap").unwrap();
-    ctx.cue(cue, rollback_abilities::cue::CueParams::default());
+    ctx.cue(cue, rollback_abilities::CueParams::default());
 }
 
 #[test]
@@ -4157,7 +4109,7 @@ fn f_gc_09_effect_cues_carry_the_aggregated_source_and_target_tags() {
         w.apply_effect(burn, dst).unwrap();
     });
     let added = w.output().cues[0];
-    assert_eq!(added.key.kind, rollback_abilities::cue::CueKind::Added);
+    assert_eq!(added.key.kind, rollback_abilities::CueKind::Added);
     assert!(added.source_tags.contains(red) && added.target_tags.contains(wet));
     let mut active = Vec::new();
     w.active_cues(&mut active);
@@ -4171,7 +4123,7 @@ fn f_gc_09_effect_cues_carry_the_aggregated_source_and_target_tags() {
         .output()
         .cues
         .iter()
-        .filter(|c| c.key.kind == rollback_abilities::cue::CueKind::Removed)
+        .filter(|c| c.key.kind == rollback_abilities::CueKind::Removed)
         .copied()
         .collect();
     assert_eq!(removed.len(), 1);
@@ -4190,7 +4142,7 @@ fn f_gc_09_effect_cues_carry_the_aggregated_source_and_target_tags() {
     // Cues no effect triggered carry none.
     let code = tag(&w, "GameplayCue.Code");
     w.step_with(&[0, 0], |w| {
-        w.execute_cue(dst, code, rollback_abilities::cue::CueOrigin::NONE, Default::default());
+        w.execute_cue(dst, code, rollback_abilities::CueOrigin::NONE, Default::default());
     });
     let own = w.output().cues.iter().find(|c| c.key.tag == code).copied().unwrap();
     assert!(own.source_tags.is_empty() && own.target_tags.is_empty());

@@ -26,10 +26,6 @@ const TAGS: &str = r#"(
     },
 )"#;
 
-fn tag(w: &World<Plain>, name: &str) -> TagId {
-    w.content().tag(name).unwrap_or_else(|e| panic!("{e}"))
-}
-
 fn names(w: &World<Plain>) -> Vec<String> {
     w.content().tags().names().to_vec()
 }
@@ -239,7 +235,7 @@ fn f_tag_02_entity_views_hierarchical_vs_exact() {
 
 #[test]
 fn f_tag_02_tag_set_is_a_fixed_pod_bitset() {
-    assert_eq!(rollback_abilities::tag::MAX_TAGS, 1024);
+    assert_eq!(rollback_abilities::MAX_TAGS, 1024);
     assert_eq!(core::mem::size_of::<TagSet>(), 1024 / 8);
     let s = TagSet::of(&[TagId(0), TagId(63), TagId(64), TagId(1023)]);
     let bytes = bytemuck::bytes_of(&s);

@@ -15,10 +15,10 @@
 //!
 //! writes the file again.
 
+use rollback_abilities::SnapshotError;
 use rollback_abilities::debug::WorldDump;
 use rollback_abilities::duel;
 use rollback_abilities::replay::{Recorder, Replay, ReplayError};
-use rollback_abilities::world::SnapshotError;
 use std::path::PathBuf;
 
 const NAME: &str = "resealed-keyframe-bad-ability-def";

@@ -4,10 +4,10 @@
 //! this file holds replays (damaged, foreign, truncated and crafted: resealed with a valid
 //! integrity check over a tampered snapshot) and the command-line tool's arguments.
 
+use rollback_abilities::SnapshotError;
 use rollback_abilities::World;
 use rollback_abilities::duel::{self, Duel};
 use rollback_abilities::replay::{Recorder, Replay, ReplayError};
-use rollback_abilities::world::SnapshotError;
 
 /// A 2-fighter duel replay of 40 frames with keyframes every 10.
 fn duel_replay() -> (Replay, Vec<u8>) {

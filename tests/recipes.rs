@@ -10,15 +10,15 @@
 //! a post-execute hook.
 
 use proptest::prelude::*;
-use rollback_abilities::ability::Cmp;
+use rollback_abilities::Cmp;
 use rollback_abilities::num;
 use rollback_abilities::prelude::*;
 use rollback_abilities::session::Determinism;
-use rollback_abilities::world::{Capture, ExecCtx, ExecutedMod};
 use rollback_abilities::{
     AbilityCtx, AbilityDefId, AbilityEvent, AbilityHandle, AbilityInput, ActivationFailure,
     Behaviour, CurveId, EffectEvent, InputEdge, TaskEvent, TaskResult, TaskSpec,
 };
+use rollback_abilities::{Capture, ExecCtx, ExecutedMod};
 use std::sync::{Arc, OnceLock};
 
 // ============================================================================================

@@ -2,11 +2,11 @@
 //! reported with expected and actual values, and malformed files give located errors; cue
 //! routing checks, operations before the abilities and runtime cooldown tags.
 
+use rollback_abilities::Hooks;
 use rollback_abilities::duel;
 use rollback_abilities::scenario::{
     self, FileOutcome, Mode, ModeOutcome, RunOptions, Scenario, ScenarioGame, run,
 };
-use rollback_abilities::world::Hooks;
 use std::path::Path;
 
 fn shipped() -> Vec<std::path::PathBuf> {
@@ -691,7 +691,7 @@ fn an_operation_before_the_abilities_is_seen_in_its_frame() {
 /// refused with a reason when it cannot work.
 #[test]
 fn runtime_cooldown_tags_are_snapshot_state() {
-    use rollback_abilities::ability::CooldownTagsError;
+    use rollback_abilities::CooldownTagsError;
     use rollback_abilities::{Content, Game, World, WorldConfig};
     struct G;
     impl Game for G {
@@ -743,10 +743,7 @@ fn runtime_cooldown_tags_are_snapshot_state() {
     assert_eq!(w.ability_cooldown_remaining(bolt), Some((40, 40)));
     w.step(&[0, 0]);
     assert!(!w.is_ability_active(bolt));
-    assert_eq!(
-        w.can_activate(bolt, None),
-        Err(rollback_abilities::ability::ActivationFailure::OnCooldown)
-    );
+    assert_eq!(w.can_activate(bolt, None), Err(rollback_abilities::ActivationFailure::OnCooldown));
 
     // A load rolls the tag back with everything else.
     w.load(&saved).unwrap();

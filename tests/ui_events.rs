@@ -5,7 +5,7 @@
 //! depths.
 
 use proptest::prelude::*;
-use rollback_abilities::ability::EventData;
+use rollback_abilities::EventData;
 use rollback_abilities::prelude::*;
 use rollback_abilities::random::Stream;
 use rollback_abilities::session::{

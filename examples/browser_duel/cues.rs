@@ -11,9 +11,9 @@
 //! Presentation runs on the wall clock (fades, flashes): it never feeds back into the
 //! simulation.
 
-use rollback_abilities::cue::{CueKey, CueKind};
 use rollback_abilities::present::{Cue, Presenter, RemoveReason};
 use rollback_abilities::{Content, Entity, TagId};
+use rollback_abilities::{CueKey, CueKind};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 

@@ -457,6 +457,25 @@ pub(crate) mod spec_flags {
 }
 
 /// A granted ability, as stored in the snapshot (F-GA-02).
+///
+/// # Abilities
+///
+/// Gameplay abilities: granting, the activation pipeline, costs and cooldowns, triggers, input
+/// binding, ability tasks and targeting.
+///
+/// ## Model
+///
+/// An ability is *granted* to an owner entity (which holds the ability system) as an
+/// [`AbilitySpec`] in one of the owner's spec slots; an [`AbilityHandle`] names the slot and
+/// its generation. Activation runs the activation pipeline (F-GA-04) and every failure has a
+/// reason ([`ActivationFailure`]). Behaviour that data cannot express is a registered
+/// [`Behaviour`](crate::world::Behaviour): plain functions over the world and the ability's
+/// fixed-size `Pod` state blob stored in the snapshot. Latent work runs in ability
+/// [tasks](TaskSpec), small state machines in a snapshot pool whose results are delivered to
+/// the behaviour's `on_task`.
+///
+/// Everything here is ordinary snapshot state: activations, cooldowns, costs, tasks and their
+/// timers roll back and re-simulate like attributes do, on every peer (no prediction keys).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
 pub struct AbilitySpec {

@@ -20,6 +20,23 @@ use crate::num::{self, Fx, ONE, ZERO};
 use bytemuck::{Pod, Zeroable};
 
 /// An attribute's base and current value.
+///
+/// # Attributes
+///
+/// Attributes: base and current values, modifier aggregation and clamps.
+///
+/// An attribute's current value is always `evaluate(base, qualifying modifiers)`:
+///
+/// ```text
+/// if an Override qualifies:  current = the most recently applied override
+/// else:                      current = (base + Σadd) × mul / div
+/// ```
+///
+/// where `mul` and `div` combine their channel's magnitudes per the attribute's [`MulPolicy`]:
+/// `GasCompat` is GAS's bias sum `1 + Σ(mᵢ − 1)` (two ×1.5 buffs give ×2), `Compound` is the
+/// product `Π mᵢ` (×2.25). A stacked modifier's magnitude is `bias + (m − bias) × stacks`
+/// (bias 0 for Add, 1 for Multiply and Divide). Clamps apply to the result. Every operation
+/// saturates; a divide channel that sums to zero is treated as 1 and reported.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
 pub struct AttrValue {

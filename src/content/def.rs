@@ -1,19 +1,20 @@
 //! Frozen definitions: what content becomes after validation, with every name resolved to an id.
 
 use super::raw::MulPolicy;
-pub use crate::ability::{AbilityDef, AbilitySetDef, CancelRuleDef, TimelineDef, TriggerDef};
-pub use crate::attribute::{AttrDef, AttrLevelRow, AttrSetDef, Bound, ModFilter};
-pub use crate::capacity::MAX_SPEC_ROOM;
-pub use crate::cue::CueDef;
-pub use crate::effect::GrantDef;
-pub use crate::effect::{
+pub(crate) use crate::ability::{
+    AbilityDef, AbilitySetDef, CancelRuleDef, TimelineDef, TriggerDef,
+};
+pub(crate) use crate::attribute::{AttrDef, AttrLevelRow, AttrSetDef, Bound, ModFilter};
+pub(crate) use crate::cue::CueDef;
+pub(crate) use crate::effect::GrantDef;
+pub(crate) use crate::effect::{
     AttrTagFilterDef, DurationDef, EffectCueDef, EffectDef, MAX_MODIFIERS, MAX_SCOPED_MODIFIERS,
     MAX_SET_BY_CALLER, MAX_SET_BY_CALLER_KEYS, MagnitudeDef, ModifierDef, ScopedModifierDef,
     ScopedTarget, StackingDef, round_frames,
 };
-use crate::id::TagId;
-pub use crate::id::{FnKind, FnRef};
-pub use crate::num::CurveDef;
+pub(crate) use crate::id::TagId;
+pub(crate) use crate::id::{FnKind, FnRef};
+pub(crate) use crate::num::CurveDef;
 use serde::Serialize;
 
 /// Global settings.

@@ -65,6 +65,56 @@ use std::path::Path;
 
 /// Frozen, validated content: the definitions every peer must share (their hash is part of the
 /// session handshake).
+///
+/// # Content
+///
+/// Content: tags, attribute sets, curves and effect definitions written in RON, validated and
+/// frozen into an immutable [`Content`] with a stable hash.
+///
+/// ## The file format
+///
+/// A content file is one RON struct whose sections are all optional. A content directory merges
+/// the sections of all its `*.ron` files (in file-name order; a name defined twice is an error
+/// that names both places).
+///
+/// ```
+/// use rollback_abilities::Content;
+///
+/// let content = Content::from_ron_str(r#"(
+///     settings: (tick_rate: 60, default_mul_policy: Compound),
+///     tags: ["State.Debuff.Stun", "GameplayCue.Poison", "Data.Damage"],
+///     attribute_sets: {
+///         "Vitals": (attributes: {
+///             "Health": (default: 100, min: Const(0), max: Attr("MaxHealth")),
+///             "MaxHealth": (default: 100),
+///         }),
+///     },
+///     curves: { "PoisonDamage": (points: [(1, 4), (5, 12)]) },
+///     effects: {
+///         "Poison": (
+///             duration: Seconds(5),
+///             period: Frames(60),
+///             modifiers: [(attribute: "Health", op: Add,
+///                          magnitude: Scalable(coef: -1, curve: "PoisonDamage"))],
+///             stacking: (kind: ByTarget, limit: 3),
+///             cues: [(tag: "GameplayCue.Poison")],
+///         ),
+///     },
+/// )"#)?;
+/// assert_eq!(content.effect_def(content.effect("Poison")?).period, 60);
+/// # Ok::<(), rollback_abilities::ContentError>(())
+/// ```
+///
+/// Numbers may be written as integers, decimals (`1.1`) or strings (`"1.1"`); decimals are
+/// converted exactly from their text, never through float arithmetic. Durations may be written
+/// in frames (`Frames(300)`) or seconds (`Seconds(4.15)` → `ceil(4.15 × 60) = 249` frames,
+/// computed exactly). The full reference is in `docs/guide.md`.
+///
+/// ## Errors
+///
+/// Every problem is a [`ContentError`] naming the file, the line and column, the definition path
+/// and what is wrong, for example
+/// `effects.ron:14:17: effects.Poison.modifiers[1].attribute: unknown attribute "Helth" (did you mean "Health"?)`.
 #[derive(Clone, Debug)]
 pub struct Content {
     pub(crate) settings: Settings,

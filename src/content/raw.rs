@@ -5,15 +5,15 @@
 //! Every struct denies unknown fields (a typo is an error, never a silently ignored field) and
 //! every named collection keeps duplicates so that validation can report them.
 
-pub use crate::ability::Instancing;
-pub use crate::attribute::{ClampMode, ModOp, MulPolicy};
-pub use crate::cue::CuePolicy;
-pub use crate::effect::GrantRemoval;
-pub use crate::effect::{
+pub(crate) use crate::ability::Instancing;
+pub(crate) use crate::attribute::{ClampMode, ModOp, MulPolicy};
+pub(crate) use crate::cue::CuePolicy;
+pub(crate) use crate::effect::GrantRemoval;
+pub(crate) use crate::effect::{
     CaptureSide, CaptureWhich, CueEvents, StackExpiration, StackKind, StackPeriod, StackRefresh,
 };
-pub use crate::num::Interp;
-use crate::num::{Fx, fx_from_authored_f64, parse_fx, plain_decimal};
+pub(crate) use crate::num::Interp;
+pub(crate) use crate::num::{Fx, fx_from_authored_f64, parse_fx, plain_decimal};
 use core::fmt;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};

@@ -151,6 +151,26 @@ pub struct CueParams {
 /// and stays small — and are filled for cues an effect triggers: executed cues of instant
 /// effects, periodic executions and executions, and the persistent edges of duration and
 /// infinite effects. Cues of abilities, standalone cues and cues from game code have none.
+///
+/// # Cue records
+///
+/// Gameplay cue records: what the simulation emits ([`CueRecord`]s in the frame's output) and
+/// what its snapshot derives ([`ActiveCue`]s), with their keys, origins and parameters.
+///
+/// ## Emission (simulation side)
+///
+/// The simulation never plays anything: it appends [`CueRecord`]s to the frame's output —
+/// `Executed` bursts (instant effects, periodic executions, executions, abilities and game code)
+/// and `Added`/`Removed` edges of persistent cues (duration/infinite effects, active abilities,
+/// standalone cues added by code). Persistent cues are also *derivable from the snapshot*
+/// ([`World::active_cues`](crate::World::active_cues)): that is what lets a presenter rebuild itself after a snapshot
+/// load, a replay seek or a spectator join.
+///
+/// ## Presentation
+///
+/// Presenting cues exactly once under rollback is [`crate::present`]'s job: its `CueDirector`
+/// reconciles what was shown with the corrected timeline, and its `CueRouter` routes cues to
+/// handlers by tag hierarchy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CueRecord {
     /// Its identity.

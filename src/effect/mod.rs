@@ -131,6 +131,24 @@ pub struct EffectContext {
 
 /// An effect application in waiting: plain data (`Pod`), so it can be stored in a projectile's
 /// component and applied frames later.
+///
+/// # Effects
+///
+/// Gameplay effects: specs, active effects, the application pipeline, periodic execution,
+/// expiry, stacking and queries.
+///
+/// ## Lifecycle and timing
+///
+/// An [`EffectSpec`] is a value: definition, level, context, SetByCaller values and the source
+/// values it captured when it was created. Applying it runs the application pipeline of F-GE-07
+/// (requirements → immunity → custom requirements → SetByCaller validation → captures →
+/// stacking → execute or insert → remove-with-tags → events). Instant specs change base values;
+/// duration and infinite specs become [`ActiveEffect`]s whose modifiers change current values.
+///
+/// An effect applied in frame `S` with a duration of `D` frames is active from its application
+/// through phase P1 of frame `S + D` and is gone from phase P2 of frame `S + D`; its remaining
+/// time at frame `t` is `S + D − t`. Periodic executions happen at `S + k·period` (P1 precedes
+/// P2, so an execution due on the expiry frame still happens).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
 pub struct EffectSpec {

@@ -48,7 +48,7 @@ use bytemuck::{cast_slice, cast_slice_mut};
 use core::fmt;
 
 use crate::capacity::ext;
-pub use crate::capacity::{Capacity, CapacityExceeded, MAX_SPEC_ROOM, MAX_TARGET_ROOM};
+pub use crate::capacity::{Capacity, CapacityExceeded, MAX_SPEC_ROOM};
 /// The most values any record holds beyond its inline room (sized for [`MAX_SPEC_ROOM`]).
 pub(crate) const MAX_EXTRA: usize = MAX_SPEC_ROOM as usize - 2;
 

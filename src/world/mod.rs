@@ -1,33 +1,5 @@
-//! The world: all simulation state in one snapshot, advanced one frame at a time.
-//!
-//! A [`World`] owns frozen [`Content`], the bound [`Hooks`] and the snapshot state. It is
-//! generic over one [`Game`] type that bundles the game's own `Pod` types (input, per-entity
-//! component, global block) and its systems, the way ggrs bundles its generics in `Config`.
-//!
-//! # Frame schedule
-//!
-//! [`World::step`] runs these phases in order; the same-frame work queue settles
-//! after every phase:
-//!
-//! | Phase | Work |
-//! |---|---|
-//! | P0 Input | store inputs and their status, derive pressed/released edges |
-//! | P1 Periodic | periodic executions due this frame |
-//! | P2 Expiry | effects whose `expires_at` is this frame leave (stack expiration policy) |
-//! | P3–P5 | gameplay events, abilities, ability tasks |
-//! | P6 User systems | [`Game::systems`] |
-//! | P7 Apply | effects queued with [`World::queue_effect`] are applied |
-//! | P8 Output | the [`FrameOutput`] is final |
-//!
-//! # Mutations and the cascade
-//!
-//! Calls that change simulation state (`apply_effect`, `set_base`, `add_loose_tag`, …) run at
-//! once and settle (tag events, inhibition, attribute re-evaluation) before returning — unless
-//! they are made from inside a running change (a post-execute hook, for example), in which case
-//! they are queued and run right after it, in order (D-9). A frame processes at most
-//! `max_cascade_steps` queued changes; the rest are dropped with a [`Diagnostic::CascadeCap`],
-//! identically on every peer.
-
+//! The world: all simulation state in one snapshot and every pipeline that changes it (see
+//! [`World`]).
 mod abilities;
 pub(crate) mod capacity;
 pub(crate) mod cascade;
@@ -43,11 +15,11 @@ mod validate;
 
 pub use crate::effect::ApplyError;
 pub use abilities::{AbilityCtx, CustomTaskFn, TaskCtx};
-pub use capacity::{Capacity, CapacityExceeded, MAX_SPEC_ROOM, MAX_TARGET_ROOM, TargetListError};
+pub use capacity::{Capacity, CapacityExceeded, MAX_SPEC_ROOM, TargetListError};
 pub use hooks::{
     Behaviour, CalcFn, CalcInput, CanActivateFn, Capture, ExecCtx, ExecFn, ExecOutput, Hooks,
-    ModContribution, ModFilterFn, PostExecuteContext, PostExecuteCtxFn, PostExecuteFn, PreChangeFn,
-    PrepareFn, RequirementFn, Verdict,
+    PostExecuteContext, PostExecuteCtxFn, PostExecuteFn, PreChangeFn, PrepareFn, RequirementFn,
+    Verdict,
 };
 pub use output::{
     Applied, AttrCause, AttrEvent, Diagnostic, EffectEvent, ExecutedMod, FrameOutput,
@@ -458,7 +430,90 @@ impl<G: Game> Snapshot<G> {
     }
 }
 
-/// The deterministic simulation world. See the [`world`](crate::world) module documentation.
+/// The deterministic simulation world: all simulation state in one snapshot, advanced one
+/// frame at a time.
+///
+/// A [`World`] owns frozen [`Content`], the bound [`Hooks`] and the snapshot state. It is
+/// generic over one [`Game`] type that bundles the game's own `Pod` types (input, per-entity
+/// component, global block) and its systems, the way ggrs bundles its generics in `Config`.
+///
+/// # Frame schedule
+///
+/// [`World::step`] runs these phases in order; the same-frame work queue settles
+/// after every phase:
+///
+/// | Phase | Work |
+/// |---|---|
+/// | P0 Input | store inputs and their status, derive pressed/released edges |
+/// | P1 Periodic | periodic executions due this frame |
+/// | P2 Expiry | effects whose `expires_at` is this frame leave (stack expiration policy) |
+/// | P3–P5 | gameplay events, abilities, ability tasks |
+/// | P6 User systems | [`Game::systems`] |
+/// | P7 Apply | effects queued with [`World::queue_effect`] are applied |
+/// | P8 Output | the [`FrameOutput`] is final |
+///
+/// # Mutations and the cascade
+///
+/// Calls that change simulation state (`apply_effect`, `set_base`, `add_loose_tag`, …) run at
+/// once and settle (tag events, inhibition, attribute re-evaluation) before returning — unless
+/// they are made from inside a running change (a post-execute hook, for example), in which case
+/// they are queued and run right after it, in order (D-9). A frame processes at most
+/// `max_cascade_steps` queued changes; the rest are dropped with a [`Diagnostic::CascadeCap`],
+/// identically on every peer.
+///
+/// # API themes
+///
+/// `World` has many methods because it is the one owner of every piece of simulation state.
+/// They fall into a few themes; each theme's methods live in one file of `src/world/`.
+///
+/// **Building and stepping** — [`World::new`], [`World::step`], [`World::step_with`] (a script
+/// in phase P6), [`World::set_before_abilities`] (a hook before the abilities run),
+/// [`World::frame`], [`World::output`], [`World::input`], [`World::input_status`].
+///
+/// **Snapshots and checksums** — [`World::snapshot`], [`World::save_into`],
+/// [`World::load`], [`World::load_bytes`], [`World::checksum`], [`World::checksums`] (one per
+/// subsystem), [`World::snapshot_bytes`]. Everything that changes during a frame is in the
+/// snapshot; save and load are copies.
+///
+/// **Entities and game data** — [`World::spawn`], [`World::spawn_actor`],
+/// [`World::despawn`], [`World::is_alive`], [`World::entities`], [`World::component`] /
+/// [`World::component_mut`], [`World::global`] / [`World::global_mut`],
+/// [`World::random`] / [`World::random_for`] (streams kept in the snapshot).
+///
+/// **Attributes** — [`World::attr`], [`World::attr_value`], [`World::base`],
+/// [`World::set_base`], [`World::init_attributes`], [`World::add_attribute_set`],
+/// [`World::remove_attribute_set`].
+///
+/// **Tags** — [`World::has_tag`], [`World::has_tag_exact`], [`World::tag_count`],
+/// [`World::tags`], [`World::explicit_tags`], [`World::matches`], [`World::passes`], loose tags
+/// ([`World::add_loose_tag`], [`World::remove_loose_tag`], [`World::set_loose_tag_count`]).
+///
+/// **Effects** — specs ([`World::make_spec`], [`World::set_by_caller`],
+/// [`World::add_granted_tag`], [`World::inline_spec`]), applying ([`World::apply_effect`],
+/// [`World::queue_effect`]), removing ([`World::remove_effect`],
+/// [`World::remove_effect_stacks`], [`World::remove_matching`]), changing
+/// ([`World::set_effect_level`], [`World::set_remaining`], [`World::extend_effect`]) and
+/// querying ([`World::effect`], [`World::effects`], [`World::effects_matching`] with an
+/// [`EffectQuery`](crate::EffectQuery), [`World::effect_remaining`],
+/// [`World::effect_magnitude`]).
+///
+/// **Abilities** — granting ([`World::grant_ability`], [`World::grant_ability_set`],
+/// [`World::remove_ability`], [`World::set_ability_level`]), input ([`World::bind_player`],
+/// [`World::set_ability_input`], [`World::buffered_press`]), activating
+/// ([`World::try_activate`], [`World::try_activate_with_event`], [`World::can_activate`],
+/// [`World::send_event`]), ending ([`World::end_ability`], [`World::cancel_ability`],
+/// [`World::cancel_abilities_matching`]), cooldowns ([`World::ability_cooldown_remaining`],
+/// [`World::set_cooldown_tags`]), tasks ([`World::task`], [`World::tasks_of`],
+/// [`World::end_task`]) and queries ([`World::ability`], [`World::abilities`],
+/// [`World::find_ability`], [`World::last_activation`]).
+///
+/// **Time** — per-entity hitstop and time scale ([`World::hitstop`],
+/// [`World::set_time_scale`], [`World::is_time_held`]) and timeline rates
+/// ([`World::set_timeline_rate`]).
+///
+/// **Cues** — [`World::execute_cue`], [`World::add_cue`], [`World::remove_cue`], and the
+/// persistent cues derived from the snapshot, [`World::active_cues`], that a
+/// [`CueDirector`](crate::present::CueDirector) diffs against.
 pub struct World<G: Game> {
     pub(crate) content: Arc<Content>,
     pub(crate) bound: Arc<Bound<G>>,

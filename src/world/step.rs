@@ -107,7 +107,7 @@ impl<G: Game> World<G> {
     /// world.step(&[0, 0]);
     /// world.step(&vec![(1, InputStatus::Confirmed), (0, InputStatus::Predicted)]);
     /// assert_eq!(world.input_status(1), InputStatus::Predicted);
-    /// assert_eq!(world.frame(), 2);
+    /// assert_eq!(world.next_frame(), 2);
     /// # Ok::<(), rollback_abilities::ContentError>(())
     /// ```
     pub fn step<F: FrameInputs<G::Input> + ?Sized>(&mut self, inputs: &F) -> &FrameOutput {

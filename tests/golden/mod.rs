@@ -14,9 +14,9 @@
 //! This file uses only the crate's public API and `std`, so the cross-architecture runner can
 //! include it as it is (`#[path]`).
 
+use rollback_abilities::Hooks;
 use rollback_abilities::duel;
 use rollback_abilities::scenario::{Scenario, record};
-use rollback_abilities::world::Hooks;
 
 /// The committed expectations: `name frame checksum` lines (hex), `#` comments.
 pub const GOLDEN: &str = include_str!("checksums.txt");

@@ -6,7 +6,7 @@ use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
 use rollback_abilities::arena::{Arena, ArenaGame, ArenaSpec};
 use rollback_abilities::scenario::{ScenarioGame, ScenarioInput};
-use rollback_abilities::world::{Game, Hooks, SnapshotRing, World, WorldConfig};
+use rollback_abilities::{Game, Hooks, SnapshotRing, World, WorldConfig};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -157,7 +157,7 @@ fn measure<G: Game>(
 
 /// A world of `n` entities on user content, set up as the `--content` help says.
 fn content_world(
-    content: Arc<rollback_abilities::content::Content>,
+    content: Arc<rollback_abilities::Content>,
     n: u32,
 ) -> Result<World<ScenarioGame>, Failure> {
     let config = WorldConfig {
@@ -186,7 +186,7 @@ fn content_world(
             w.bind_player(i, e);
         }
         for d in 0..content.ability_defs().len() {
-            let _ = w.grant_ability(e, rollback_abilities::id::AbilityDefId(d as u16), 1);
+            let _ = w.grant_ability(e, rollback_abilities::AbilityDefId(d as u16), 1);
         }
         for def in content.effect_defs() {
             let Ok(id) = content.effect(&def.name) else { continue };

@@ -5,11 +5,11 @@ use crate::plot::{self, Series};
 use indicatif::{ProgressBar, ProgressStyle};
 use rollback_abilities::debug::{WorldDump, debug_view, diff_dumps};
 use rollback_abilities::duel::{self, Duel};
-use rollback_abilities::id::{AttrId, Entity, TagId};
 use rollback_abilities::present::{CueDirector, PresenterCall, PresenterLog};
 use rollback_abilities::replay::Replay;
 use rollback_abilities::scenario::{Scenario, ScenarioGame};
-use rollback_abilities::world::{Game, Hooks, World};
+use rollback_abilities::{AttrId, Entity, TagId};
+use rollback_abilities::{Game, Hooks, World};
 use std::path::Path;
 
 /// The game a replay belongs to.
@@ -347,7 +347,7 @@ pub struct PlotFilter<'a> {
 /// Resolves `--attribute` names (default: every attribute); an unknown name is a usage error
 /// that lists the attributes there are.
 fn plot_attributes(
-    content: &rollback_abilities::content::Content,
+    content: &rollback_abilities::Content,
     names: &[String],
 ) -> Result<Vec<AttrId>, Failure> {
     if names.is_empty() {
@@ -372,7 +372,7 @@ fn plot_attributes(
 /// `GameplayCue.HitStop`); `GameplayCue.` may be left out. A prefix that matches no tag is a
 /// usage error that lists the cue tags.
 fn plot_cue_tags(
-    content: &rollback_abilities::content::Content,
+    content: &rollback_abilities::Content,
     prefixes: &[String],
 ) -> Result<Option<Vec<TagId>>, Failure> {
     if prefixes.is_empty() {

@@ -2,12 +2,12 @@
 
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
-use rollback_abilities::content::{Content, ContentBuilder, ContentError, ContentErrorKind};
+use rollback_abilities::Hooks;
 use rollback_abilities::duel::{self, Duel};
 use rollback_abilities::scenario::{
     self, FrameTrace, Mode, RunOptions, Scenario, ScenarioGame, ScenarioHost, ScenarioReport,
 };
-use rollback_abilities::world::Hooks;
+use rollback_abilities::{Content, ContentBuilder, ContentError, ContentErrorKind};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 

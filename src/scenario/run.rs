@@ -16,7 +16,8 @@ use crate::present::{CueDirector, CueSession, Presenter, PresenterCall};
 use crate::present::{PresenterLog, RemoveReason};
 use crate::replay::{Recorder, Replay};
 use crate::session::{
-    GgrsConfig, LocalMatch, MatchConfig, NetConditions, PeerAddr, RollbackDriver, Runner,
+    Determinism, DeterminismFailure, GgrsConfig, LocalMatch, MatchConfig, NetConditions, PeerAddr,
+    Runner, StraightRun,
 };
 use crate::world::{Applied, ApplyError, Hooks, World};
 use core::fmt;
@@ -815,56 +816,69 @@ fn rollback<G: ScenarioHost>(
 ) -> Result<ModeResult, ScenarioError> {
     let (mut w, ents) = setup(s, hooks, None)?;
     let inputs = game_inputs::<G>(&input_table(s));
-    let mut driver =
-        RollbackDriver::new(&w, o.rollback_depth.clamp(1, 64), o.rollback_seed ^ s.world.seed);
+    let straight = StraightRun {
+        first_frame: w.next_frame(),
+        checksums: plain.checksums.clone(),
+        final_bytes: plain.final_bytes.clone(),
+    };
+    let check = Determinism {
+        max_depth: o.rollback_depth.clamp(1, 64),
+        seed: o.rollback_seed ^ s.world.seed,
+    };
     let mut director = CueDirector::new().with_log_capacity(0);
     let mut pres = RoutedPresenter::new(s.content.clone(), s.routing.as_ref(), &ents);
-    let mut problem = None;
-    for f in 0..s.frames {
-        pres.at(f);
-        let mut session = CueSession { director: &mut director, presenter: &mut pres };
-        let r = driver.advance_observed(
-            &mut w,
-            |frame, buf| {
-                buf.clear();
-                buf.extend_from_slice(inputs.get(frame as usize).map_or(&[][..], |v| v));
-            },
-            |w| run_ops(&s.ops, &s.content, false, &ents, w, None),
-            &mut session,
-        );
-        if let Err(d) = r {
-            problem = Some(format!(
-                "re-simulating frame {} after a rollback of {} frames gave different state in \
-                 {:?}",
-                d.frame,
-                d.depth,
-                d.subsystems()
-            ));
-            break;
+    pres.at(0);
+    let mut frame = 0;
+    let result = check.against_each(
+        &mut w,
+        &straight,
+        |frame, buf| {
+            buf.clear();
+            buf.extend_from_slice(inputs.get(frame as usize).map_or(&[][..], |v| v));
+        },
+        |w| run_ops(&s.ops, &s.content, false, &ents, w, None),
+        &mut CueSession { director: &mut director, presenter: &mut pres },
+        |_, session| {
+            session.presenter.present_locals(frame);
+            frame += 1;
+            session.presenter.at(frame);
+        },
+    );
+    let (problem, detail) = match result {
+        Ok(st) => {
+            pres.at(s.frames.saturating_sub(1));
+            director.reconcile(&w, Some(s.frames.saturating_sub(1)), &mut pres);
+            (
+                compare_presentation(s, plain, &pres, false),
+                format!(
+                    "{} rollbacks, {} frames re-simulated, deepest {}",
+                    st.rollbacks, st.resimulated, st.max_depth
+                ),
+            )
         }
-        if w.checksum() != plain.checksums[f as usize] {
-            problem = Some(format!("checksum after frame {f} differs from plain stepping"));
-            break;
+        Err(e) => {
+            let problem = match e {
+                DeterminismFailure::Resimulation(d) => format!(
+                    "re-simulating frame {} after a rollback of {} frames gave different state \
+                     in {:?}",
+                    d.frame,
+                    d.depth,
+                    d.subsystems()
+                ),
+                DeterminismFailure::Checksum { frame, .. } => {
+                    format!("checksum after frame {frame} differs from plain stepping")
+                }
+                DeterminismFailure::FinalBytes => {
+                    "final snapshot bytes differ from plain stepping".into()
+                }
+            };
+            (Some(problem), String::new())
         }
-        pres.present_locals(f);
-    }
-    if problem.is_none() {
-        pres.at(s.frames.saturating_sub(1));
-        director.reconcile(&w, Some(s.frames.saturating_sub(1)), &mut pres);
-        if w.state_bytes() != plain.final_bytes {
-            problem = Some("final snapshot bytes differ from plain stepping".into());
-        } else {
-            problem = compare_presentation(s, plain, &pres, false);
-        }
-    }
-    let st = driver.stats();
+    };
     Ok(ModeResult {
         mode: Mode::Rollback,
         outcome: problem.map_or(ModeOutcome::Agrees, ModeOutcome::Disagrees),
-        detail: format!(
-            "{} rollbacks, {} frames re-simulated, deepest {}",
-            st.rollbacks, st.resimulated, st.max_depth
-        ),
+        detail,
     })
 }
 

@@ -163,20 +163,20 @@ impl Determinism {
         mut script: impl FnMut(&mut World<G>),
         observer: &mut impl BatchObserver<G>,
     ) -> Result<RollbackStats, DeterminismFailure> {
-        self.against_each(world, straight, &mut inputs, &mut script, observer, |_| {})
+        self.against_each(world, straight, &mut inputs, &mut script, observer, |_, _| {})
     }
 
-    /// [`Determinism::against`], calling `after(world)` once each frame's batch is over (after
-    /// the rollback and re-simulation, with the world at the frame just advanced): to present,
-    /// record or check per frame.
-    pub fn against_each<G: Game>(
+    /// [`Determinism::against`], calling `after(world, observer)` once each frame's batch is
+    /// over (after the rollback and re-simulation, with the world at the frame just advanced):
+    /// to present, record or check per frame.
+    pub fn against_each<G: Game, O: BatchObserver<G>>(
         &self,
         world: &mut World<G>,
         straight: &StraightRun,
         mut inputs: impl FnMut(Frame, &mut Vec<G::Input>),
         mut script: impl FnMut(&mut World<G>),
-        observer: &mut impl BatchObserver<G>,
-        mut after: impl FnMut(&World<G>),
+        observer: &mut O,
+        mut after: impl FnMut(&World<G>, &mut O),
     ) -> Result<RollbackStats, DeterminismFailure> {
         let mut driver = RollbackDriver::new(world, self.max_depth, self.seed);
         for (i, want) in straight.checksums.iter().enumerate() {
@@ -191,7 +191,7 @@ impl Determinism {
                     rolled,
                 });
             }
-            after(world);
+            after(world, observer);
         }
         if world.state_bytes() != straight.final_bytes {
             return Err(DeterminismFailure::FinalBytes);

@@ -75,10 +75,10 @@ mod world;
 pub use world::{
     AbilityCtx, AbilityInput, Applied, AttrCause, AttrEvent, Behaviour, CalcFn, CalcInput,
     CanActivateFn, Capture, Checksums, CustomTaskFn, Diagnostic, EffectEvent, ExecCtx, ExecFn,
-    ExecOutput, ExecutedMod, FrameInputs, FrameOutput, Game, Hooks, InputStatus,
+    ExecOutput, ExecutedMod, FrameInputs, FrameOutput, Game, Hooks, InputStatus, InvalidSnapshot,
     PostExecuteContext, PostExecuteCtxFn, PostExecuteFn, PreChangeFn, PrepareFn, RemovalReason,
-    RequirementFn, Snapshot, SnapshotError, SnapshotRing, Subsystem, TagEvent, TargetListError,
-    TaskCtx, Verdict, World, WorldConfig, WorldError,
+    RequirementFn, Snapshot, SnapshotError, SnapshotProblem, SnapshotRing, Subsystem, TagEvent,
+    TargetListError, TaskCtx, Verdict, World, WorldConfig, WorldError,
 };
 // Content.
 pub use content::def::Settings;

@@ -365,7 +365,78 @@ pub enum SnapshotError {
     LayoutMismatch,
     /// Snapshot bytes have the right size but do not describe a state of this world (an id,
     /// count or link out of range: a damaged or crafted file). Names the first bad field.
-    Invalid(String),
+    Invalid(InvalidSnapshot),
+}
+
+/// The first part of a snapshot's bytes that does not describe a state of this world
+/// ([`SnapshotError::Invalid`]): `column[record][slot].field` and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InvalidSnapshot {
+    /// The snapshot column (`"header"`, `"entities"`, `"effects"`, `"tasks"`, … — the names of
+    /// the snapshot's columns in world dumps).
+    pub column: &'static str,
+    /// The record in the column (for `"effects"`, the entity whose effect rows it is), when the
+    /// problem is in one.
+    pub record: Option<usize>,
+    /// The effect slot within the entity's rows (column `"effects"` only).
+    pub slot: Option<usize>,
+    /// The field of the record or column; empty when the whole record is at fault.
+    pub field: &'static str,
+    /// What is wrong with it.
+    pub problem: SnapshotProblem,
+}
+
+/// What is wrong with an [`InvalidSnapshot`]'s field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SnapshotProblem {
+    /// An id, count, slot or link outside what the world's content and capacities allow.
+    OutOfRange,
+    /// A count or mark above the value that bounds it.
+    Exceeds {
+        /// The stored value.
+        value: u64,
+        /// The largest value it may have here.
+        limit: u64,
+    },
+    /// A free list that does not end (it has a cycle).
+    ListDoesNotEnd,
+    /// An entity on the free list that is marked alive.
+    FreeButAlive,
+    /// A cached value that disagrees with the records it summarises.
+    Stale,
+    /// Bytes past the column's used records that a new world would not have.
+    UnusedBytes {
+        /// The first byte past the used records.
+        from: usize,
+    },
+}
+
+impl fmt::Display for InvalidSnapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.column)?;
+        if let Some(r) = self.record {
+            write!(f, "[{r}]")?;
+        }
+        if let Some(s) = self.slot {
+            write!(f, "[{s}]")?;
+        }
+        if !self.field.is_empty() {
+            write!(f, ".{}", self.field)?;
+        }
+        match self.problem {
+            SnapshotProblem::OutOfRange => f.write_str(" is out of range"),
+            SnapshotProblem::Exceeds { value, limit } => write!(f, " is {value}, above {limit}"),
+            SnapshotProblem::ListDoesNotEnd => f.write_str(": the free list does not end"),
+            SnapshotProblem::FreeButAlive => f.write_str(": on the free list but alive"),
+            SnapshotProblem::Stale => f.write_str(" disagrees with the records it summarises"),
+            SnapshotProblem::UnusedBytes { from } => write!(
+                f,
+                ": the bytes past its used records (from byte {from}) are not those of a new world"
+            ),
+        }
+    }
 }
 
 impl fmt::Display for SnapshotError {
@@ -374,10 +445,9 @@ impl fmt::Display for SnapshotError {
             SnapshotError::LayoutMismatch => {
                 write!(f, "the snapshot comes from a world with different content or capacities")
             }
-            SnapshotError::Invalid(field) => write!(
-                f,
-                "the snapshot bytes are not a valid state of this world ({field} is out of range)"
-            ),
+            SnapshotError::Invalid(at) => {
+                write!(f, "the snapshot bytes are not a valid state of this world: {at}")
+            }
         }
     }
 }

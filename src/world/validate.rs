@@ -18,11 +18,34 @@ use crate::effect::SELF_ORIGIN;
 use crate::id::{Entity, TagId};
 use crate::num::NEVER;
 
-/// Why a snapshot does not fit (a human-readable path to the first bad field).
-pub(crate) type Invalid = String;
+use super::{InvalidSnapshot, SnapshotProblem as P};
 
-fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), Invalid> {
+/// Why a snapshot does not fit: the first bad field.
+pub(crate) type Invalid = InvalidSnapshot;
+
+fn check(ok: bool, what: impl FnOnce() -> Invalid) -> Result<(), Invalid> {
     if ok { Ok(()) } else { Err(what()) }
+}
+
+/// `column[record][slot].field` is out of range.
+fn bad(
+    column: &'static str,
+    record: Option<usize>,
+    slot: Option<usize>,
+    field: &'static str,
+) -> Invalid {
+    InvalidSnapshot { column, record, slot, field, problem: P::OutOfRange }
+}
+
+/// `column.field` is `value`, above `limit`.
+fn exceeds(column: &'static str, field: &'static str, value: u64, limit: u64) -> Invalid {
+    InvalidSnapshot {
+        column,
+        record: None,
+        slot: None,
+        field,
+        problem: P::Exceeds { value, limit },
+    }
 }
 
 impl<G: Game> State<G> {
@@ -36,25 +59,34 @@ impl<G: Game> State<G> {
         let h = &self.header;
 
         // Header: allocation counters and free lists.
-        check(h.high_water as usize <= n, || format!("header.high_water {} > {n}", h.high_water))?;
-        check(h.alive <= h.high_water, || format!("header.alive {} > high_water", h.alive))?;
+        check(h.high_water as usize <= n, || {
+            exceeds("header", "high_water", h.high_water.into(), n as u64)
+        })?;
+        check(h.alive <= h.high_water, || {
+            exceeds("header", "alive", h.alive.into(), h.high_water.into())
+        })?;
         check(h.free_head == u32::MAX || h.free_head < h.high_water, || {
-            format!("header.free_head {} out of range", h.free_head)
+            bad("header", None, None, "free_head")
         })?;
         check(h.task_high_water as usize <= l.tasks, || {
-            format!("header.task_high_water {} > {}", h.task_high_water, l.tasks)
+            exceeds("header", "task_high_water", h.task_high_water.into(), l.tasks as u64)
         })?;
         check(h.tasks_live <= h.task_high_water, || {
-            format!("header.tasks_live {} > task_high_water", h.tasks_live)
+            exceeds("header", "tasks_live", h.tasks_live.into(), h.task_high_water.into())
         })?;
         check(h.task_free_head == u32::MAX || h.task_free_head < h.task_high_water, || {
-            format!("header.task_free_head {} out of range", h.task_free_head)
+            bad("header", None, None, "task_free_head")
         })?;
         check(h.origins_len as usize <= self.origins.len(), || {
-            format!("header.origins_len {} > {}", h.origins_len, self.origins.len())
+            exceeds("header", "origins_len", h.origins_len.into(), self.origins.len() as u64)
         })?;
         check(h.specs_high_water as usize <= self.effect_specs.len(), || {
-            format!("header.specs_high_water {} > {}", h.specs_high_water, self.effect_specs.len())
+            exceeds(
+                "header",
+                "specs_high_water",
+                h.specs_high_water.into(),
+                self.effect_specs.len() as u64,
+            )
         })?;
         // The free lists end (no cycle, every link in range).
         let mut at = h.free_head;
@@ -62,25 +94,40 @@ impl<G: Game> State<G> {
             if at == u32::MAX {
                 break;
             }
-            let r = self.entities.get(at as usize).ok_or_else(|| format!("free list {at}"))?;
-            check(r.flags & entity_flags::ALIVE == 0, || format!("entity {at} is free and alive"))?;
+            let r = self
+                .entities
+                .get(at as usize)
+                .ok_or_else(|| bad("entities", Some(at as usize), None, "next_free"))?;
+            check(r.flags & entity_flags::ALIVE == 0, || InvalidSnapshot {
+                problem: P::FreeButAlive,
+                ..bad("entities", Some(at as usize), None, "flags")
+            })?;
             at = r.next_free;
         }
-        check(at == u32::MAX, || "the entity free list does not end".into())?;
+        check(at == u32::MAX, || InvalidSnapshot {
+            problem: P::ListDoesNotEnd,
+            ..bad("header", None, None, "free_head")
+        })?;
         let mut at = h.task_free_head;
         for _ in 0..=l.tasks {
             if at == u32::MAX {
                 break;
             }
-            let t = self.tasks.get(at as usize).ok_or_else(|| format!("task free list {at}"))?;
+            let t = self
+                .tasks
+                .get(at as usize)
+                .ok_or_else(|| bad("tasks", Some(at as usize), None, "next_free"))?;
             at = t.next_free;
         }
-        check(at == u32::MAX, || "the task free list does not end".into())?;
+        check(at == u32::MAX, || InvalidSnapshot {
+            problem: P::ListDoesNotEnd,
+            ..bad("header", None, None, "task_free_head")
+        })?;
 
         // Entities.
         let sets = content.attr_set_defs().len();
         for (i, r) in self.entities.iter().enumerate() {
-            let w = |f: &str| format!("entities[{i}].{f}");
+            let w = |f| bad("entities", Some(i), None, f);
             check(r.flags & !(entity_flags::ALIVE | entity_flags::ASC) == 0, || w("flags"))?;
             check(sets >= 64 || r.sets >> sets == 0, || w("sets"))?;
             check(r.n_effects as usize <= l.effects, || w("n_effects"))?;
@@ -97,8 +144,8 @@ impl<G: Game> State<G> {
         for (i, words) in self.tag_bits.chunks(l.tag_words.max(1)).enumerate() {
             for (wi, word) in words.iter().enumerate() {
                 let first = wi * 64;
-                let bad = (0..64).any(|b| word & (1u64 << b) != 0 && first + b >= tags);
-                check(!bad, || format!("tag_bits of entity {i}: a tag id past the registry"))?;
+                let past = (0..64).any(|b| word & (1u64 << b) != 0 && first + b >= tags);
+                check(!past, || bad("tag_bits", Some(i), None, ""))?;
             }
         }
 
@@ -108,7 +155,7 @@ impl<G: Game> State<G> {
             let start = i * l.effects;
             let live = start..start + r.n_effects as usize;
             for (j, e) in self.effects[live.clone()].iter().enumerate() {
-                let w = |f: &str| format!("effects[{i}][{j}].{f}");
+                let w = |f| bad("effects", Some(i), Some(j), f);
                 check(e.def.index() < effects, || w("def"))?;
                 check(e.dynamic_tags.iter().all(|t| tag(*t)), || w("dynamic_tags"))?;
                 // A pooled origin is this effect's (the pool's records point back).
@@ -130,15 +177,16 @@ impl<G: Game> State<G> {
                         (p.min(t.next_period_at), x.min(t.expires_at))
                     });
                 let wake = self.wake[i];
-                check(wake.period == period && wake.expiry == expiry, || {
-                    format!("entity_wake[{i}]: not the earliest timer of its effects")
+                check(wake.period == period && wake.expiry == expiry, || InvalidSnapshot {
+                    problem: P::Stale,
+                    ..bad("entity_wake", Some(i), None, "")
                 })?;
             }
         }
         // The origin pool: every used record belongs to a live effect that points at it (with
         // the check above, a one-to-one match).
         for (j, p) in self.origins.iter().enumerate().take(h.origins_len as usize) {
-            let w = |f: &str| format!("effect_origins[{j}].{f}");
+            let w = |f| bad("effect_origins", Some(j), None, f);
             let o = &p.origin;
             check(ent(o.instigator) && ent(o.causer) && ent(o.source_object), || w("entity"))?;
             check(ent(o.ability.owner) && (o.ability.slot as usize) < l.abilities.max(1), || {
@@ -156,7 +204,7 @@ impl<G: Game> State<G> {
         // Stored specs.
         let attrs = content.attr_defs().len();
         for (i, s) in self.effect_specs.iter().enumerate() {
-            let w = |f: &str| format!("effect_specs[{i}].{f}");
+            let w = |f| bad("effect_specs", Some(i), None, f);
             if s.stored == 0 {
                 continue;
             }
@@ -189,7 +237,7 @@ impl<G: Game> State<G> {
         // Granted abilities.
         let abilities = content.ability_defs().len();
         for (i, s) in self.specs.iter().enumerate() {
-            let w = |f: &str| format!("ability_specs[{i}].{f}");
+            let w = |f| bad("ability_specs", Some(i), None, f);
             if s.flags & spec_flags::GRANTED == 0 {
                 continue;
             }
@@ -201,7 +249,7 @@ impl<G: Game> State<G> {
             )?;
             check(ent(s.source_object), || w("source_object"))?;
         }
-        check(self.player_owner.iter().all(|e| ent(*e)), || "player_owner".into())?;
+        check(self.player_owner.iter().all(|e| ent(*e)), || bad("player_owner", None, None, ""))?;
 
         // Tasks.
         let curves = content.curve_defs().len();
@@ -210,7 +258,7 @@ impl<G: Game> State<G> {
             if !t.is_live() {
                 continue;
             }
-            let w = |f: &str| format!("tasks[{i}].{f}");
+            let w = |f| bad("tasks", Some(i), None, f);
             check(ent(t.owner) && ent(t.other), || w("entity"))?;
             check((t.ability_slot as usize) < l.abilities.max(1), || w("ability_slot"))?;
             check(t.kind <= task_kind::CUSTOM, || w("kind"))?;
@@ -232,34 +280,42 @@ impl<G: Game> State<G> {
         // Entity clocks and input buffers (their marks and the entities they name).
         let x = &self.ext;
         check(x.time_high_water as usize <= n, || {
-            format!("ext_header.time_high_water {} > {n}", x.time_high_water)
+            exceeds("ext_header", "time_high_water", x.time_high_water.into(), n as u64)
         })?;
         check(x.buffer_high_water as usize <= l.players, || {
-            format!("ext_header.buffer_high_water {} > {}", x.buffer_high_water, l.players)
+            exceeds("ext_header", "buffer_high_water", x.buffer_high_water.into(), l.players as u64)
         })?;
         for (i, t) in self.entity_time.iter().enumerate().take(x.time_high_water as usize) {
-            check(ent(t.entity), || format!("entity_time[{i}].entity"))?;
+            check(ent(t.entity), || bad("entity_time", Some(i), None, "entity"))?;
             check(t.scale >= crate::num::Fx::ZERO && t.scale <= crate::num::Fx::ONE, || {
-                format!("entity_time[{i}].scale: outside [0, 1]")
+                bad("entity_time", Some(i), None, "scale")
             })?;
         }
         for (i, b) in self.input_buffers.iter().enumerate().take(x.buffer_high_water as usize) {
-            check(ent(b.owner), || format!("input_buffers[{i}].owner"))?;
+            check(ent(b.owner), || bad("input_buffers", Some(i), None, "owner"))?;
         }
         // Values beyond the inline rooms (src/world/capacity.rs): tag ids + 1 in the rows, a
         // spill whose records in use fit.
         let row_tag = |t: u16| t == 0 || usize::from(t - 1) < tags;
-        check(self.effect_tags_ext.iter().all(|t| row_tag(*t)), || "effect_tag_overflow".into())?;
-        check(self.ability_tags_ext.iter().all(|t| row_tag(*t)), || "ability_tag_overflow".into())?;
+        check(self.effect_tags_ext.iter().all(|t| row_tag(*t)), || {
+            bad("effect_tag_overflow", None, None, "")
+        })?;
+        check(self.ability_tags_ext.iter().all(|t| row_tag(*t)), || {
+            bad("ability_tag_overflow", None, None, "")
+        })?;
         if let Some(w) = self.spill.first() {
-            check((w >> 32) as usize <= l.spills, || "frame_spill: records in use".into())?;
+            check((w >> 32) as usize <= l.spills, || {
+                bad("frame_spill", None, None, "records in use")
+            })?;
         }
         // Standalone cues.
         for (i, c) in self.standalone_cues.iter().enumerate() {
             if c.live == 0 {
                 continue;
             }
-            check(ent(c.target) && c.tag.index() < tags, || format!("standalone_cues[{i}]"))?;
+            check(ent(c.target) && c.tag.index() < tags, || {
+                bad("standalone_cues", Some(i), None, "")
+            })?;
         }
         // Past the entity, task and stored-spec high-water marks and the origin pool's used
         // front, every record is as a new world has it: copies and checksums stop at those
@@ -270,11 +326,12 @@ impl<G: Game> State<G> {
         let mut mine = Vec::new();
         self.visit_columns(|_, name, b, used| mine.push((name, b, used)));
         for ((name, b, used), new) in mine.into_iter().zip(new_columns) {
-            check(new.get(used..) == b.get(used..), || {
-                format!(
-                    "{name}: the bytes past its used records (from byte {used}) are not those of \
-                     a new world"
-                )
+            check(new.get(used..) == b.get(used..), || InvalidSnapshot {
+                column: name,
+                record: None,
+                slot: None,
+                field: "",
+                problem: P::UnusedBytes { from: used },
             })?;
         }
         Ok(())

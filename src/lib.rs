@@ -35,15 +35,12 @@ compile_error!(
 );
 
 pub mod ability;
-pub mod arena;
 pub mod attribute;
 mod bytes;
 pub mod content;
 pub mod cue;
 pub mod debug;
-pub mod duel;
 pub mod effect;
-pub mod fuzz;
 pub mod id;
 mod located;
 pub mod num;

@@ -2,11 +2,11 @@
 //! reported with expected and actual values, and malformed files give located errors; cue
 //! routing checks, operations before the abilities and runtime cooldown tags.
 
-use rollback_abilities::duel;
 use rollback_abilities::scenario::{
     self, FileOutcome, Mode, ModeOutcome, RunOptions, Scenario, ScenarioGame, run,
 };
 use rollback_abilities::world::Hooks;
+use rollback_abilities_kit::duel;
 use std::path::Path;
 
 fn shipped() -> Vec<std::path::PathBuf> {

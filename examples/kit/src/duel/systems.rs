@@ -10,12 +10,12 @@ use super::{
     HEAVY_DAMAGE, HEAVY_HITSTOP, HEAVY_REACH, KO_PAUSE, Kind, LIGHT_DAMAGE, LIGHT_HITSTOP,
     LIGHT_REACH, MAX_FIGHTERS, ROUND_FRAMES,
 };
-use crate::ability::AbilityEvent;
-use crate::cue::{CueOrigin, CueParams};
-use crate::effect::EffectQuery;
-use crate::id::Entity;
-use crate::num::{self, Frame, Fx};
-use crate::world::{ApplyError, World};
+use rollback_abilities::ability::AbilityEvent;
+use rollback_abilities::cue::{CueOrigin, CueParams};
+use rollback_abilities::effect::EffectQuery;
+use rollback_abilities::id::Entity;
+use rollback_abilities::num::{self, Frame, Fx};
+use rollback_abilities::world::{ApplyError, World};
 
 /// What hit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,9 +11,9 @@
 //! ```
 
 use criterion::{Bencher, BenchmarkId, Criterion};
-use rollback_abilities::arena::{Arena, ArenaGame, ArenaSpec};
 use rollback_abilities::present::{Cue, CueDirector, Presenter, RemoveReason};
 use rollback_abilities::{FrameOutput, Snapshot, SnapshotRing};
+use rollback_abilities_kit::arena::{Arena, ArenaGame, ArenaSpec};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::hint::black_box;

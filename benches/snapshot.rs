@@ -12,8 +12,10 @@
 //! and the targets they are held to is printed.
 
 use criterion::{Bencher, Criterion, Throughput};
-use rollback_abilities::arena::baseline::{GgrsState, IdiomaticWorld, ggrs_save, serialize_fixint};
-use rollback_abilities::arena::{Arena, ArenaSpec};
+use rollback_abilities_kit::arena::baseline::{
+    GgrsState, IdiomaticWorld, ggrs_save, serialize_fixint,
+};
+use rollback_abilities_kit::arena::{Arena, ArenaSpec};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::hint::black_box;

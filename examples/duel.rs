@@ -22,26 +22,23 @@
 //! but the other peers'; the crate's `GuardedSocket` validates every message before GGRS reads
 //! it.
 //!
-//! The game itself is the library module `rollback_abilities::duel` (its documentation names
-//! the kit's content and functions, matches and departures); this file is the command line
-//! around it.
-
-// The command-line tool's chart module (the tool uses all of it, this example a part).
-#[allow(dead_code)]
-#[path = "../src/bin/rollback-abilities/plot.rs"]
-mod plot;
+//! The game itself is the kit's module `rollback_abilities_kit::duel` (examples/kit; its
+//! documentation names the duel's content and functions, matches and departures) and the chart
+//! is the kit's `plot`, shared with the command-line tool; this file is the command line around
+//! them.
 
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use rollback_abilities::CueKind;
-use rollback_abilities::duel::{
-    self, Duel, DuelMatch, DuelPeer, MatchOptions, MatchReport, PeerSummary, Transport,
-};
 use rollback_abilities::num::Frame;
 use rollback_abilities::replay::Replay;
 use rollback_abilities::session::{
     GuardedSocket, RunnerStats, message_from_bytes, message_to_bytes,
 };
+use rollback_abilities_kit::duel::{
+    self, Duel, DuelMatch, DuelPeer, MatchOptions, MatchReport, PeerSummary, Transport,
+};
+use rollback_abilities_kit::plot;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
@@ -140,7 +137,7 @@ impl Args {
     }
 }
 
-/// `--leave`'s value parser (the library's [`duel::parse_leave`]).
+/// `--leave`'s value parser (the kit's [`duel::parse_leave`]).
 fn parse_leave_arg(value: &str) -> Result<(usize, Frame), String> {
     duel::parse_leave(value).map_err(|e| match e {
         duel::MatchError::InvalidOptions(m) => m,

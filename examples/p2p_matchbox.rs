@@ -27,7 +27,7 @@
 //! inputs; bit 0 holds Sprint (an ability triggered by a tag), bit 1 fires a hit at the next
 //! player every third frame.
 //!
-//! `--game duel` plays the crate's duel instead (`rollback_abilities::duel`, 2 to 4 players,
+//! `--game duel` plays the kit's duel instead (`rollback_abilities_kit::duel`, 2 to 4 players,
 //! `--seed S`), every fighter played by the duel's bot: the game of the `browser_duel` page. A
 //! native peer and a browser tab can then share a room (the page's server is also the
 //! signaling server), and the page shows the same checksums the native peer prints:
@@ -45,13 +45,13 @@ use args::{Cli, GameKind};
 use clap::Parser;
 use ggrs::P2PSession;
 use rollback_abilities::AbilityInput;
-use rollback_abilities::duel::{self, Duel, DuelPeer, MatchOptions};
 use rollback_abilities::prelude::*;
 use rollback_abilities::random::Stream;
 use rollback_abilities::session::{
     Handshake, MatchboxConfig, MatchboxOptions, MatchboxSession, PeerId, Runner, RunnerStats,
     SessionEvent, hardened_builder,
 };
+use rollback_abilities_kit::duel::{self, Duel, DuelPeer, MatchOptions};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::ExitCode;
@@ -262,7 +262,7 @@ impl Side for BrawlSide {
     }
 }
 
-/// The duel: the crate's duel peer, played by its bot (from its confirmed view of the match),
+/// The duel: the kit's duel peer, played by its bot (from its confirmed view of the match),
 /// as a `browser_duel` page with `bot=1` plays it.
 struct DuelSide {
     peer: DuelPeer,

@@ -48,16 +48,13 @@ compile_error!(
 );
 
 mod ability;
-pub mod arena;
 mod attribute;
 mod bytes;
 mod capacity;
 mod content;
 mod cue;
 pub mod debug;
-pub mod duel;
 mod effect;
-pub mod fuzz;
 mod id;
 mod located;
 pub mod num;

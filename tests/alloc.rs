@@ -12,7 +12,7 @@
 //! ```
 
 use rollback_abilities::SnapshotRing;
-use rollback_abilities::arena::{Arena, ArenaSpec};
+use rollback_abilities_kit::arena::{Arena, ArenaSpec};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 

@@ -1,17 +1,17 @@
-//! The duel (`rollback_abilities::duel`): whole matches over the in-memory emulated network
+//! The duel (`rollback_abilities_kit::duel`): whole matches over the in-memory emulated network
 //! (checksums agree, the report adds up, the replay verifies, bots are deterministic), a player
 //! leaving mid-match (`--leave`), and frame-by-frame checks of each move and recipe on a plain
 //! stepped world.
 
 use rollback_abilities::CueKind;
-use rollback_abilities::duel::{
-    self, Duel, DuelMatch, FIREBALL_DAMAGE, HEAVY_DAMAGE, Input, KO_PAUSE, LIGHT_DAMAGE,
-    LIGHT_HITSTOP, LastInput, MatchOptions, MatchReport,
-};
 use rollback_abilities::num::{self, Frame};
 use rollback_abilities::prelude::*;
 use rollback_abilities::replay::Replay;
 use rollback_abilities::{AbilityDefId, ActivationFailure};
+use rollback_abilities_kit::duel::{
+    self, Duel, DuelMatch, FIREBALL_DAMAGE, HEAVY_DAMAGE, Input, KO_PAUSE, LIGHT_DAMAGE,
+    LIGHT_HITSTOP, LastInput, MatchOptions, MatchReport,
+};
 
 // ============================================================================================
 // Whole matches
@@ -40,7 +40,7 @@ fn assert_sound(r: &MatchReport) {
         assert!(p.stats.frames >= u64::from(r.frames), "{:?}", p.stats);
     }
     // Every peer confirmed the same bursts: the confirmed timeline is the same everywhere.
-    let bursts = |p: &rollback_abilities::duel::PeerSummary| -> Vec<(String, u64)> {
+    let bursts = |p: &rollback_abilities_kit::duel::PeerSummary| -> Vec<(String, u64)> {
         p.cues.by_tag.iter().map(|(t, c)| (t.clone(), c.0)).collect()
     };
     assert!(r.peers.iter().all(|p| bursts(p) == bursts(&r.peers[0])), "{:?}", r.peers);

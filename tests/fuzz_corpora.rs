@@ -1,9 +1,9 @@
 //! Replays the fuzz targets' committed inputs (`fuzz/corpus/<target>/*`, the minimised corpora,
 //! and `fuzz/regressions/<target>/*`, every finding of the fuzzers, kept after its fix) and the
-//! built-in seeds through `rollback_abilities::fuzz`: each must run without a panic. See
+//! built-in seeds through `rollback_abilities_kit::fuzz`: each must run without a panic. See
 //! `fuzz/README.md`.
 
-use rollback_abilities::fuzz::{self, TARGETS};
+use rollback_abilities_kit::fuzz::{self, TARGETS};
 use std::path::{Path, PathBuf};
 
 fn inputs(kind: &str, target: &str) -> Vec<(PathBuf, Vec<u8>)> {

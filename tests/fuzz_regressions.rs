@@ -17,8 +17,8 @@
 
 use rollback_abilities::SnapshotError;
 use rollback_abilities::debug::WorldDump;
-use rollback_abilities::duel;
 use rollback_abilities::replay::{Recorder, Replay, ReplayError};
+use rollback_abilities_kit::duel;
 use std::path::PathBuf;
 
 const NAME: &str = "resealed-keyframe-bad-ability-def";
@@ -128,7 +128,7 @@ fn the_bad_ability_def_regression_reaches_the_snapshot_validation() {
     }
     // It is exactly what `build` makes from today's duel.
     assert!(file == build(), "stale: regenerate it (see the module documentation)");
-    assert!(rollback_abilities::fuzz::run("replay", &file));
+    assert!(rollback_abilities_kit::fuzz::run("replay", &file));
 }
 
 /// Writes the regression file again (run with `REGENERATE_FUZZ_REGRESSIONS=1`).

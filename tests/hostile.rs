@@ -3,11 +3,11 @@
 //! pin the premise: the same bytes given to a bare GGRS session panic inside it.
 
 use ggrs::{NonBlockingSocket, PlayerType, SessionBuilder};
-use rollback_abilities::duel::{self, Duel, Input};
 use rollback_abilities::session::{
     EmulatedNetwork, Fault, GgrsConfig, LocalMatch, MatchConfig, NetConditions, PeerAddr,
     SessionError, SessionEvent, forge,
 };
+use rollback_abilities_kit::duel::{self, Duel, Input};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// The bots' input: every button and stick direction in turn, different per player.

@@ -4,8 +4,6 @@ mod alloc;
 mod architecture;
 #[cfg(feature = "browser")]
 mod browser;
-#[cfg(feature = "cli")]
-mod cli;
 mod common;
 mod content_errors;
 mod cues;
@@ -23,8 +21,6 @@ mod hostile;
 mod malformed;
 #[cfg(feature = "matchbox")]
 mod matchbox;
-#[cfg(feature = "cli")]
-mod plot;
 mod recipes;
 mod rollback;
 mod scenario_files;

@@ -282,7 +282,7 @@ proptest! {
 #[test]
 fn a_ring_never_claims_a_frame_it_could_not_save() {
     use rollback_abilities::SnapshotRing;
-    use rollback_abilities::arena::{Arena, ArenaSpec};
+    use rollback_abilities_kit::arena::{Arena, ArenaSpec};
     let mut a = Arena::new(ArenaSpec { entities: 4, ..Default::default() });
     let mut other = Arena::new(ArenaSpec { entities: 6, ..Default::default() });
     let mut ring = SnapshotRing::new(&a.world, 4);

@@ -3,10 +3,10 @@
 //! routing checks, operations before the abilities and runtime cooldown tags.
 
 use rollback_abilities::Hooks;
-use rollback_abilities::duel;
 use rollback_abilities::scenario::{
     self, FileOutcome, Mode, ModeOutcome, RunOptions, Scenario, ScenarioGame, run,
 };
+use rollback_abilities_kit::duel;
 use std::path::Path;
 
 fn shipped() -> Vec<std::path::PathBuf> {

@@ -6,11 +6,11 @@
 //! the [`CueFx`] presenter; nothing writes back.
 
 use crate::cues::{CueFx, Status};
-use rollback_abilities::duel::{
+use rollback_abilities::{AttrId, Entity, Fx, TagId, World};
+use rollback_abilities_kit::duel::{
     ARENA_HALF, Body, Duel, FIGHTER_HALF, HEAVY_REACH, Kind, LIGHT_REACH,
 };
-use rollback_abilities::duel::{KO_PAUSE, ROUND_FRAMES};
-use rollback_abilities::{AttrId, Entity, Fx, TagId, World};
+use rollback_abilities_kit::duel::{KO_PAUSE, ROUND_FRAMES};
 use web_sys::CanvasRenderingContext2d;
 
 /// The canvas's size in CSS pixels (the backing store is scaled by the device pixel ratio).
@@ -258,7 +258,7 @@ impl Painter {
         let x = sx(b.x);
         let y = FLOOR - 62.0;
         let dir = if b.vx >= Fx::ZERO { 1.0 } else { -1.0 };
-        let r = fx(rollback_abilities::duel::FIREBALL_RADIUS) * SCALE;
+        let r = fx(rollback_abilities_kit::duel::FIREBALL_RADIUS) * SCALE;
         for k in 1..5 {
             self.ctx.set_global_alpha(0.35 - 0.07 * f64::from(k));
             self.circle(

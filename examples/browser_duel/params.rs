@@ -1,8 +1,8 @@
 //! The page's URL parameters (`?room=duel&bot=1&frames=600…`), checked: a bad value is an error
 //! that names the parameter and says what is allowed, shown on the page.
 
-use rollback_abilities::duel::{Input, MAX_FIGHTERS};
 use rollback_abilities::num::Frame;
+use rollback_abilities_kit::duel::{Input, MAX_FIGHTERS};
 
 /// The most frames a match may be asked to play (`frames=`), as the duel allows.
 pub const MAX_FRAMES: Frame = 1_000_000;

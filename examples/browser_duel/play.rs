@@ -10,12 +10,12 @@
 
 use crate::params::Params;
 use rollback_abilities::World;
-use rollback_abilities::duel::{self, Duel, DuelPeer, Input, MatchOptions};
 use rollback_abilities::num::Frame;
 use rollback_abilities::present::{CueDirector, Presenter};
 use rollback_abilities::session::{
     LocalMatch, MatchConfig, MatchboxSession, NetConditions, PeerId, SessionEvent,
 };
+use rollback_abilities_kit::duel::{self, Duel, DuelPeer, Input, MatchOptions};
 use std::collections::BTreeMap;
 
 /// Confirmed checksums are compared every this many frames: after frames 59, 119, 179…

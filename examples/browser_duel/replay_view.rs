@@ -6,10 +6,10 @@
 use crate::cues::CueFx;
 use rollback_abilities::World;
 use rollback_abilities::debug::debug_view;
-use rollback_abilities::duel::{self, Duel};
 use rollback_abilities::num::Frame;
 use rollback_abilities::present::CueDirector;
 use rollback_abilities::replay::Replay;
+use rollback_abilities_kit::duel::{self, Duel};
 
 /// Frames a forward move steps one by one, presenting their cues, instead of seeking.
 const STEP_LIMIT: Frame = 120;

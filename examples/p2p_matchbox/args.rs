@@ -75,7 +75,7 @@ pub struct Cli {
 pub enum GameKind {
     /// Every player drives a fighter with scripted bot inputs and hits the next player.
     Brawl,
-    /// The duel of `rollback_abilities::duel`, played by its bot (`browser_duel`'s game).
+    /// The duel of `rollback_abilities_kit::duel`, played by its bot (`browser_duel`'s game).
     Duel,
 }
 

@@ -1,4 +1,4 @@
-//! Fuzz target `content`: see `rollback_abilities::fuzz::content` and fuzz/README.md.
+//! Fuzz target `content`: see `rollback_abilities_kit::fuzz::content` and fuzz/README.md.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| rollback_abilities::fuzz::content(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| rollback_abilities_kit::fuzz::content(data));

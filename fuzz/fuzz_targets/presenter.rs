@@ -1,4 +1,4 @@
-//! Fuzz target `presenter`: see `rollback_abilities::fuzz::presenter` and fuzz/README.md.
+//! Fuzz target `presenter`: see `rollback_abilities_kit::fuzz::presenter` and fuzz/README.md.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| rollback_abilities::fuzz::presenter(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| rollback_abilities_kit::fuzz::presenter(data));

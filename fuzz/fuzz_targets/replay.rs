@@ -1,4 +1,4 @@
-//! Fuzz target `replay`: see `rollback_abilities::fuzz::replay` and fuzz/README.md.
+//! Fuzz target `replay`: see `rollback_abilities_kit::fuzz::replay` and fuzz/README.md.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| rollback_abilities::fuzz::replay(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| rollback_abilities_kit::fuzz::replay(data));

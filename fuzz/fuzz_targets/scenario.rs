@@ -1,4 +1,4 @@
-//! Fuzz target `scenario`: see `rollback_abilities::fuzz::scenario` and fuzz/README.md.
+//! Fuzz target `scenario`: see `rollback_abilities_kit::fuzz::scenario` and fuzz/README.md.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| rollback_abilities::fuzz::scenario(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| rollback_abilities_kit::fuzz::scenario(data));

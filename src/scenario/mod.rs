@@ -107,13 +107,6 @@ impl ScenarioHost for ScenarioGame {
     }
 }
 
-/// The duel's fighters: ability inputs 0–4 are its five buttons, the stick stays centred.
-impl ScenarioHost for crate::duel::Duel {
-    fn scenario_input(input: &ScenarioInput) -> crate::duel::Input {
-        crate::duel::Input { buttons: (input.held as u8) & crate::duel::Input::ALL, axis: 0 }
-    }
-}
-
 /// One player's input in a scenario.
 #[derive(
     Clone,

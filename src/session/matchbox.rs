@@ -1057,14 +1057,28 @@ impl<G: Game> Connecting<G> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::duel::{self, Duel, DuelPeer, MatchOptions};
+    use crate::content::Content;
+    use crate::session::hardened_builder;
+    use crate::world::{Hooks, World, WorldConfig};
 
-    /// The handshake and session builder of a two-player duel.
+    /// A two-player game the connection tests hand to matchbox (they never step it).
+    #[derive(Debug)]
+    struct Duel;
+
+    impl Game for Duel {
+        type Input = u8;
+        type Component = ();
+        type Global = ();
+    }
+
+    /// The handshake and session builder of a two-player match: 8 frames of prediction, 2 of
+    /// input delay, desync detection every 10 frames (the duel's settings).
     fn duel_setup() -> (Handshake, SessionBuilder<MatchboxConfig<Duel>>) {
-        let options = MatchOptions::default();
-        let template = DuelPeer::new(options, 0).expect("a duel peer");
-        let handshake = Handshake::of(&duel::new_world(options.seed, options.peers));
-        (handshake, template.session_builder().expect("a session builder"))
+        let content = Arc::new(Content::from_ron_str("()").expect("empty content"));
+        let config = WorldConfig { players: 2, ..WorldConfig::default() };
+        let world = World::<Duel>::new(content, &Hooks::new(), config).expect("a world");
+        let builder = hardened_builder::<MatchboxConfig<Duel>>(2, 8, 2, 10).expect("a builder");
+        (Handshake::of(&world), builder)
     }
 
     /// Polls until the attempt ends (at most `limit`), sleeping between polls.

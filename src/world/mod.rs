@@ -1191,10 +1191,20 @@ impl<G: Game> World<G> {
     /// snapshot whose state used more also resets that snapshot's extra records.
     ///
     /// ```
-    /// use rollback_abilities::duel;
+    /// use rollback_abilities::prelude::*;
+    /// # struct G; impl Game for G { type Input = u8; type Component = (); type Global = (); }
     ///
-    /// let w = duel::new_world(7, 2); // 16 entity slots, 2 fighters
+    /// let content = std::sync::Arc::new(Content::from_ron_str(
+    ///     r#"(attribute_sets: { "Vitals": (attributes: { "Health": (default: 100) }) })"#,
+    /// )?);
+    /// let config = WorldConfig { max_entities: 16, ..WorldConfig::default() };
+    /// let mut w = World::<G>::new(content.clone(), &Hooks::new(), config)?;
+    /// let vitals = content.attr_set("Vitals")?;
+    /// for _ in 0..2 {
+    ///     w.spawn_actor(&[vitals]).unwrap(); // 2 of the 16 entity slots used
+    /// }
     /// assert!(w.live_snapshot_bytes() * 5 < w.snapshot_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn live_snapshot_bytes(&self) -> usize {
         self.state.live_byte_len()

@@ -27,8 +27,8 @@ mod netns;
 
 use cdp::{Browser, WINDOW};
 use netns::{Pair, Proc};
-use rollback_abilities::duel::{self, DuelMatch, MatchOptions};
 use rollback_abilities::prelude::World;
+use rollback_abilities_kit::duel::{self, DuelMatch, MatchOptions};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
@@ -700,11 +700,27 @@ fn replay_viewer_seeks_to_native_checksums() {
 
 /// With feature `cli`: the command-line replay tool (`rollback-abilities replay seek REPLAY
 /// --frame F`) prints, for every frame, the same checksum after frame F as the library's
-/// replay reader.
+/// replay reader. The tool is the kit's binary (examples/kit), which `cargo test --all-features`
+/// at the root builds next to this test binary (`target/debug/rollback-abilities`).
 #[cfg(feature = "cli")]
 fn cli_cross_check(replay: &Path, frames: &[u32], want: &[String]) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    // target/debug/deps/integration-HASH → target/debug/rollback-abilities
+    let tool = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join(format!("rollback-abilities{}", std::env::consts::EXE_SUFFIX)))
+        .filter(|p| p.is_file())
+        .ok_or_else(|| {
+            format!(
+                "the command-line tool is not built next to {}: run `cargo test --all-features` \
+                 at the repository's root (it builds the kit's binary) or `cargo build --features \
+                 cli`",
+                exe.display()
+            )
+        })?;
     for (frame, want) in frames.iter().zip(want) {
-        let out = Command::new(env!("CARGO_BIN_EXE_rollback-abilities"))
+        let out = Command::new(&tool)
             .args(["replay", "seek"])
             .arg(replay)
             .args(["--frame", &frame.to_string()])

@@ -11,12 +11,13 @@
 //! GOLDEN_UPDATE=1 cargo test --test integration golden
 //! ```
 //!
-//! This file uses only the crate's public API and `std`, so the cross-architecture runner can
-//! include it as it is (`#[path]`).
+//! This file uses only the library's public API, the kit (`examples/kit`: the duel and the
+//! arena) and `std`, so the cross-architecture runner can include it as it is (`#[path]`).
 
 use rollback_abilities::Hooks;
-use rollback_abilities::duel;
 use rollback_abilities::scenario::{Scenario, record};
+use rollback_abilities_kit::arena::{Arena, ArenaSpec};
+use rollback_abilities_kit::duel;
 
 /// The committed expectations: `name frame checksum` lines (hex), `#` comments.
 pub const GOLDEN: &str = include_str!("checksums.txt");
@@ -48,10 +49,7 @@ pub const ARENA: (u32, u32) = (32, 600);
 /// Computes every golden line: `(name, frame, checksum)`; frame `-` lines are content hashes.
 pub fn compute() -> Vec<(String, String, u64)> {
     let mut out = Vec::new();
-    let mut arena = rollback_abilities::arena::Arena::new(rollback_abilities::arena::ArenaSpec {
-        entities: ARENA.0,
-        ..Default::default()
-    });
+    let mut arena = Arena::new(ArenaSpec { entities: ARENA.0, ..Default::default() });
     out.push(("arena/content_hash".to_string(), "-".to_string(), arena.world.content().hash()));
     for f in 0..ARENA.1 {
         arena.step();

@@ -12,7 +12,9 @@
 //! its value changes (and the frame before), so a step-shaped series costs its steps, not its
 //! frames.
 //!
-//! ```ignore
+//! ```
+//! use rollback_abilities_kit::plot::{Chart, Panel, Series};
+//!
 //! let mut health = Series::new("P0 Health", Some(0));
 //! health.push(0, 150.0);
 //! health.push(60, 120.0);
@@ -20,7 +22,9 @@
 //! chart.panels.push(Panel { series: vec![health] });
 //! chart.rows = vec!["P0".into()];
 //! chart.cues.burst("GameplayCue.KO", 0, 60);
-//! chart.write_svg(Path::new("duel.svg"))?;
+//! let svg = chart.to_svg()?; // or `chart.write_svg(path)`
+//! assert!(svg.contains("<polyline") && svg.contains("P0 Health"));
+//! # Ok::<(), String>(())
 //! ```
 
 use plotters::coord::Shift;

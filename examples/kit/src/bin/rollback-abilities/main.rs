@@ -5,7 +5,6 @@
 //! every command with examples.
 
 mod bench;
-mod plot;
 mod replays;
 mod scenarios;
 

@@ -2,17 +2,14 @@
 //! reports, errors, replays, traces, plots and desync diffs.
 
 use crate::common::TempDir;
+use crate::root;
 use rollback_abilities::debug::WorldDump;
 use rollback_abilities::scenario::Scenario;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rollback-abilities"))
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// A fresh scratch directory for one test, removed when the test ends.
@@ -284,7 +281,7 @@ fn help_teaches() {
     assert!(!examples.is_empty(), "{help}");
     for line in examples {
         let args: Vec<&str> = line.split_whitespace().skip(1).collect();
-        let (code, out, err) = run(bin().args(&args).current_dir(env!("CARGO_MANIFEST_DIR")));
+        let (code, out, err) = run(bin().args(&args).current_dir(root()));
         assert_eq!(code, 0, "`{line}` from the help failed: {out}{err}");
     }
 }
@@ -310,7 +307,7 @@ fn bench_summaries(out: &str) -> Vec<std::collections::BTreeMap<String, f64>> {
 /// timing is the benches' business, not a test's).
 #[test]
 fn bench_quick_prints_a_summary_per_size() {
-    use rollback_abilities::arena::{Arena, ArenaSpec};
+    use rollback_abilities_kit::arena::{Arena, ArenaSpec};
     let fields = [
         "entities",
         "snapshot_bytes",
@@ -395,7 +392,7 @@ fn bench_quick_prints_a_summary_per_size() {
 #[test]
 fn help_shows_flag_ranges() {
     let mut files = vec![root().join("examples/p2p_matchbox/args.rs")];
-    for dir in ["examples", "src/bin/rollback-abilities"] {
+    for dir in ["examples", "examples/kit/src/bin/rollback-abilities"] {
         for entry in std::fs::read_dir(root().join(dir)).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|e| e == "rs") {

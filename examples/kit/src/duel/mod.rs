@@ -1,5 +1,5 @@
-//! The duel: a complete reference fighting game on this crate, and a worked example of the
-//! [`Game`] trait.
+//! The duel: a complete reference fighting game on `rollback_abilities`, and a worked example
+//! of the [`Game`] trait.
 //!
 //! Two to four fighters on a one-dimensional stage ([`ARENA_HALF`]) with five buttons
 //! ([`Input`]): a light attack (poison, lifesteal), a heavy attack that stuns and can cancel the
@@ -13,7 +13,7 @@
 //! [`DuelMatch`] plays a whole match in one process over the seeded in-memory network, one
 //! GGRS peer per fighter; [`DuelPeer`] is one peer under any GGRS P2P session (the
 //! `duel` example's `--udp` mode runs one per OS process, over UDP bound to 127.0.0.1 behind a
-//! [`GuardedSocket`](crate::session::GuardedSocket)). A [`MatchReport`] sums it up: rollbacks,
+//! [`GuardedSocket`](rollback_abilities::session::GuardedSocket)). A [`MatchReport`] sums it up: rollbacks,
 //! checksum agreement, the re-verified replay, cue reconciliation, what happened, who won.
 //!
 //! # Departures
@@ -23,7 +23,7 @@
 //! process exits. The others wait for it for their departure time
 //! ([`EMULATED_DEPARTURE_TICKS`] emulated ticks, two seconds; about ten seconds of stalling in
 //! `--udp` mode), agree on the last frame of its real input
-//! ([`SessionEvent::Left`](crate::session::SessionEvent::Left)) and play on to the end.
+//! ([`SessionEvent::Left`](rollback_abilities::session::SessionEvent::Left)) and play on to the end.
 //!
 //! The leaver's fighter stays on the stage: from the frame after the agreed last frame its
 //! input is GGRS's disconnected input, the default [`Input`] (no button, stick centred), so it
@@ -56,10 +56,11 @@ pub use report::{
     PeerSummary, replay_cue_log,
 };
 
-use crate::id::Entity;
-use crate::num::{self, Frame, Fx};
-use crate::world::{AbilityInput, Game, World, WorldConfig, WorldError};
 use bytemuck::{Pod, Zeroable};
+use rollback_abilities::Entity;
+use rollback_abilities::num::{self, Frame, Fx};
+use rollback_abilities::scenario::{ScenarioHost, ScenarioInput};
+use rollback_abilities::{AbilityInput, Game, World, WorldConfig, WorldError};
 
 /// The most fighters (players) in a duel.
 pub const MAX_FIGHTERS: usize = 4;
@@ -246,6 +247,15 @@ impl Game for Duel {
     /// Bits 0–4 of `buttons` are ability inputs 0–4.
     fn ability_input(input: &Input) -> AbilityInput {
         AbilityInput { held: u32::from(input.buttons & Input::ALL), ..AbilityInput::default() }
+    }
+}
+
+/// The duel's fighters in scenarios: ability inputs 0–4 are its five buttons, the stick stays
+/// centred. The command-line tool runs scenario files whose content names functions with the
+/// duel's [`hooks`] (`kit.ron`, `duel.ron`).
+impl ScenarioHost for Duel {
+    fn scenario_input(input: &ScenarioInput) -> Input {
+        Input { buttons: (input.held as u8) & Input::ALL, axis: 0 }
     }
 }
 

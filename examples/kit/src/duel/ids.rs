@@ -1,11 +1,11 @@
 //! The duel's content (embedded) and every id its code refers to, resolved once.
 
-use crate::content::{Content, ContentBuilder, ContentError};
-use crate::id::{AbilityDefId, AttrId, AttrSetId, EffectDefId, TagId};
+use rollback_abilities::{AbilityDefId, AttrId, AttrSetId, EffectDefId, TagId};
+use rollback_abilities::{Content, ContentBuilder, ContentError};
 use std::sync::{Arc, OnceLock};
 
-/// The duel's content file, `examples/content/duel.ron`, embedded in the library.
-pub const CONTENT_RON: &str = include_str!("../../examples/content/duel.ron");
+/// The duel's content file, `examples/content/duel.ron`, embedded in the kit.
+pub const CONTENT_RON: &str = include_str!("../../../content/duel.ron");
 
 /// The name content errors use for the embedded file.
 const CONTENT_FILE: &str = "examples/content/duel.ron";

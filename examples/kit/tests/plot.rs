@@ -3,7 +3,7 @@
 //! neither overlap nor hide data.
 
 use crate::common::TempDir;
-use rollback_abilities::duel::{DuelMatch, MatchOptions};
+use rollback_abilities_kit::duel::{DuelMatch, MatchOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -236,7 +236,7 @@ fn plot_names_the_valid_choices_on_a_bad_filter() {
 #[test]
 fn plot_of_a_scenario_replay_names_its_entities() {
     let dir = TempDir::new("plot_scenario");
-    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/as16_stun.ron");
+    let scenario = crate::root().join("examples/scenarios/as16_stun.ron");
     let (code, out, err) = run(bin()
         .args(["scenario", "run", "--mode", "plain", "-q", "--replay-dir"])
         .arg(dir.path())

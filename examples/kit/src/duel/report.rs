@@ -4,14 +4,14 @@
 use super::ids::ids;
 use super::play::{MatchError, MatchOptions, Transport};
 use super::{Duel, MAX_FIGHTERS, Stats, systems};
-use crate::cue::{CueKey, CueKind};
-use crate::id::TagId;
-use crate::num::{Frame, Fx};
-use crate::present::{Cue, CueDirector, Presenter, RemoveReason};
-use crate::replay::Replay;
-use crate::session::{Runner, RunnerStats};
-use crate::world::World;
 use core::fmt;
+use rollback_abilities::TagId;
+use rollback_abilities::World;
+use rollback_abilities::num::{Frame, Fx};
+use rollback_abilities::present::{Cue, CueDirector, Presenter, RemoveReason};
+use rollback_abilities::replay::Replay;
+use rollback_abilities::session::{Runner, RunnerStats};
+use rollback_abilities::{CueKey, CueKind};
 use std::collections::BTreeMap;
 
 /// A [`Presenter`] that counts what a [`CueDirector`] asks it to show: bursts played,
@@ -186,7 +186,7 @@ pub struct PeerSummary {
     /// ([`MatchOptions::leave`]); its numbers stop there.
     pub left_after: Option<Frame>,
     /// The departures this peer's runner reported
-    /// ([`SessionEvent::Left`](crate::session::SessionEvent::Left)), in order: the players who
+    /// ([`SessionEvent::Left`](rollback_abilities::session::SessionEvent::Left)), in order: the players who
     /// left and the last frame of their real input (`None`: they never sent any).
     pub departures: Vec<(Vec<usize>, Option<Frame>)>,
     /// The cues this peer's director confirmed for the match's frames, sorted (bursts and the

@@ -3,22 +3,23 @@
 
 use super::ids::ids;
 use super::{Body, Duel, FIGHTER_HALF, FIREBALL_SPEED, FIREBALL_TTL, Kind};
-use crate::ability::TaskSpec;
-use crate::ability::{AbilityEvent, Cmp, EventData, InputEdge, TaskEvent, TaskResult};
-use crate::attribute::ModOp;
-use crate::cue::{CueOrigin, CueParams};
-use crate::effect::EffectSpec;
-use crate::id::{AbilityHandle, EffectDefId, EffectHandle, TagId};
-use crate::num::{self, Fx};
-use crate::world::AbilityCtx;
-use crate::world::{Behaviour, Capture, ExecCtx, ExecutedMod, Hooks, World};
+use rollback_abilities::EffectSpec;
+use rollback_abilities::ModOp;
+use rollback_abilities::TaskSpec;
+use rollback_abilities::num::{self, Fx};
+use rollback_abilities::{
+    AbilityCtx, AbilityEvent, Cmp, EventData, InputEdge, TaskEvent, TaskResult,
+};
+use rollback_abilities::{AbilityHandle, EffectDefId, EffectHandle, TagId};
+use rollback_abilities::{Behaviour, Capture, ExecCtx, ExecutedMod, Hooks, World};
+use rollback_abilities::{CueOrigin, CueParams};
 
 type Ctx<'w> = AbilityCtx<'w, Duel>;
 
 /// The hooks table of the duel: every function `duel.ron` names.
 ///
 /// ```
-/// use rollback_abilities::duel;
+/// use rollback_abilities_kit::duel;
 /// let hooks = duel::hooks();
 /// assert!(hooks.signature().contains("DuelDamage"));
 /// ```

@@ -3,11 +3,11 @@
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
 use rollback_abilities::Hooks;
-use rollback_abilities::duel::{self, Duel};
 use rollback_abilities::scenario::{
     self, FrameTrace, Mode, RunOptions, Scenario, ScenarioGame, ScenarioHost, ScenarioReport,
 };
 use rollback_abilities::{Content, ContentBuilder, ContentError, ContentErrorKind};
+use rollback_abilities_kit::duel::{self, Duel};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -38,7 +38,7 @@ fn trace_path(trace: &Path, scenario_file: &Path, several: bool) -> PathBuf {
 }
 
 /// Whether a scenario runs as the duel: its content names functions, and the shipped tool
-/// registers the duel's (`src/duel/hooks.rs`); content naming none runs on the plain
+/// registers the duel's (`examples/kit/src/duel/hooks.rs`); content naming none runs on the plain
 /// [`ScenarioGame`].
 fn is_duel(scenario: &Scenario) -> bool {
     !scenario.content.functions().is_empty()

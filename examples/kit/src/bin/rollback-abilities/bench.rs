@@ -4,9 +4,9 @@
 
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
-use rollback_abilities::arena::{Arena, ArenaGame, ArenaSpec};
 use rollback_abilities::scenario::{ScenarioGame, ScenarioInput};
 use rollback_abilities::{Game, Hooks, SnapshotRing, World, WorldConfig};
+use rollback_abilities_kit::arena::{Arena, ArenaGame, ArenaSpec};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::Arc;

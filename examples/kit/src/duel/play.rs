@@ -5,20 +5,20 @@
 //! Either can make one player leave mid-match ([`MatchOptions::leave`]): its peer stops (the
 //! emulated peer is cut off the network, the `--udp` process exits), the survivors wait for it
 //! for their departure time, agree on the last frame of its input
-//! ([`SessionEvent::Left`](crate::session::SessionEvent::Left)) and play on to the end.
+//! ([`SessionEvent::Left`](rollback_abilities::session::SessionEvent::Left)) and play on to the end.
 
 use super::report::{CueCounter, MatchReport, PeerSummary};
 use super::{Duel, Input, MAX_FIGHTERS, bot_input, try_new_world};
-use crate::num::Frame;
-use crate::present::{CueDirector, Presenter};
-use crate::replay::{Replay, ReplayError};
-use crate::session::{
+use core::fmt;
+use ggrs::P2PSession;
+use rollback_abilities::WorldError;
+use rollback_abilities::num::Frame;
+use rollback_abilities::present::{CueDirector, Presenter};
+use rollback_abilities::replay::{Replay, ReplayError};
+use rollback_abilities::session::{
     Address, Batch, GgrsConfig, Guard, GuardConfig, LocalMatch, MatchConfig, NetConditions, Runner,
     SessionError, SessionEvent, hardened_builder,
 };
-use crate::world::WorldError;
-use core::fmt;
-use ggrs::P2PSession;
 
 /// Frames between keyframe snapshots in the replay peer's replay (for seeking and divergence
 /// diffs).
@@ -50,7 +50,7 @@ pub const BOT_REACTION_FRAMES: Frame = 12;
 /// view never holds a predicted frame.
 #[derive(Debug)]
 pub struct BotView {
-    world: crate::world::World<Duel>,
+    world: rollback_abilities::World<Duel>,
     late: u64,
 }
 
@@ -141,7 +141,7 @@ impl Default for MatchOptions {
 /// world has simulated frame 600). The range is checked by [`MatchOptions::validate`].
 ///
 /// ```
-/// use rollback_abilities::duel::parse_leave;
+/// use rollback_abilities_kit::duel::parse_leave;
 /// assert_eq!(parse_leave("1@600").unwrap(), (1, 600));
 /// let err = parse_leave("1-600").unwrap_err().to_string();
 /// assert!(err.contains("--leave") && err.contains("PLAYER@FRAME"), "{err}");
@@ -233,7 +233,12 @@ impl MatchOptions {
 
     /// The bot input of `player` in `frame` (the default input from `frames` on), reading
     /// `world` (the drivers pass a [`BotView`]'s world).
-    pub fn input(&self, world: &crate::world::World<Duel>, player: usize, frame: Frame) -> Input {
+    pub fn input(
+        &self,
+        world: &rollback_abilities::World<Duel>,
+        player: usize,
+        frame: Frame,
+    ) -> Input {
         if frame < self.frames {
             bot_input(world, player, frame, self.seed)
         } else {
@@ -358,7 +363,7 @@ fn duel_runner(options: &MatchOptions, player: usize) -> Result<Runner<Duel>, Ma
 fn finished_replay(runner: &mut Runner<Duel>, frames: Frame) -> Replay {
     let mut replay = match runner.take_recorder() {
         Some(r) => r.finish(),
-        None => crate::replay::Recorder::new(runner.world(), 0).finish(),
+        None => rollback_abilities::replay::Recorder::new(runner.world(), 0).finish(),
     };
     replay.frames.truncate(frames as usize);
     replay.keyframes.retain(|(f, _)| *f <= frames);
@@ -366,7 +371,7 @@ fn finished_replay(runner: &mut Runner<Duel>, frames: Frame) -> Replay {
 }
 
 /// A whole match in one process: one GGRS P2P session per fighter over the seeded in-memory
-/// [`EmulatedNetwork`](crate::session::EmulatedNetwork), bots on every peer, a [`CueCounter`]
+/// [`EmulatedNetwork`](rollback_abilities::session::EmulatedNetwork), bots on every peer, a [`CueCounter`]
 /// behind every peer's cue director. Deterministic: the same options give the same report.
 ///
 /// With [`MatchOptions::leave`] the leaver's peer [leaves](LocalMatch::leave) once its world
@@ -375,12 +380,12 @@ fn finished_replay(runner: &mut Runner<Duel>, frames: Frame) -> Replay {
 /// has confirmed every frame and reported the departure.
 ///
 /// ```
-/// use rollback_abilities::duel::{DuelMatch, MatchOptions};
+/// use rollback_abilities_kit::duel::{DuelMatch, MatchOptions};
 /// let options = MatchOptions { frames: 240, ..MatchOptions::default() };
 /// let outcome = DuelMatch::new(options)?.run()?;
 /// assert!(outcome.report.checksums_agree());
 /// assert!(outcome.report.replay_verified());
-/// # Ok::<(), rollback_abilities::duel::MatchError>(())
+/// # Ok::<(), rollback_abilities_kit::duel::MatchError>(())
 /// ```
 pub struct DuelMatch {
     local: LocalMatch<Duel>,
@@ -497,7 +502,7 @@ impl DuelMatch {
         let frames = self.options.frames;
         // A session whose remote players all left confirms frames it has not simulated yet:
         // the recorder holds the frames actually confirmed.
-        let recorded = |p: &crate::session::LocalPeer<Duel>| {
+        let recorded = |p: &rollback_abilities::session::LocalPeer<Duel>| {
             p.runner.recorder().is_none_or(|r| r.next_frame() >= frames)
         };
         if !self.local.all_confirmed(frames)
@@ -565,7 +570,7 @@ impl DuelMatch {
 
 /// One peer of a duel under any GGRS P2P session (UDP, WebRTC…): its runner (recording, cue
 /// director) and the [`CueCounter`] its director feeds. Build the session with
-/// [`DuelPeer::session_builder`] over a [`GuardedSocket`](crate::session::GuardedSocket)
+/// [`DuelPeer::session_builder`] over a [`GuardedSocket`](rollback_abilities::session::GuardedSocket)
 /// configured by [`DuelPeer::guard_config`], [attach](DuelPeer::attach_guard) its guard, then
 /// call [`DuelPeer::advance`] once per tick.
 #[derive(Debug)]
@@ -627,7 +632,7 @@ impl DuelPeer {
         )?)
     }
 
-    /// The configuration of the [`GuardedSocket`](crate::session::GuardedSocket) in front of
+    /// The configuration of the [`GuardedSocket`](rollback_abilities::session::GuardedSocket) in front of
     /// this peer's session (real time: not paced).
     pub fn guard_config(&self) -> GuardConfig {
         GuardConfig::new(self.options.peers, MAX_PREDICTION)
@@ -808,35 +813,43 @@ impl DuelPeer {
 struct Tee<'a>(&'a mut dyn Presenter, &'a mut dyn Presenter);
 
 impl Presenter for Tee<'_> {
-    fn play(&mut self, cue: &crate::present::Cue) {
+    fn play(&mut self, cue: &rollback_abilities::present::Cue) {
         self.0.play(cue);
         self.1.play(cue);
     }
-    fn cancel(&mut self, cue: &crate::present::Cue) {
+    fn cancel(&mut self, cue: &rollback_abilities::present::Cue) {
         self.0.cancel(cue);
         self.1.cancel(cue);
     }
-    fn on_active(&mut self, cue: &crate::present::Cue) {
+    fn on_active(&mut self, cue: &rollback_abilities::present::Cue) {
         self.0.on_active(cue);
         self.1.on_active(cue);
     }
-    fn while_active(&mut self, cue: &crate::present::Cue) {
+    fn while_active(&mut self, cue: &rollback_abilities::present::Cue) {
         self.0.while_active(cue);
         self.1.while_active(cue);
     }
-    fn removed(&mut self, cue: &crate::present::Cue, reason: crate::present::RemoveReason) {
+    fn removed(
+        &mut self,
+        cue: &rollback_abilities::present::Cue,
+        reason: rollback_abilities::present::RemoveReason,
+    ) {
         self.0.removed(cue, reason);
         self.1.removed(cue, reason);
     }
-    fn confirmed(&mut self, cue: &crate::present::Cue) {
+    fn confirmed(&mut self, cue: &rollback_abilities::present::Cue) {
         self.0.confirmed(cue);
         self.1.confirmed(cue);
     }
-    fn retimed(&mut self, from: &crate::present::Cue, to: &crate::present::Cue) {
+    fn retimed(
+        &mut self,
+        from: &rollback_abilities::present::Cue,
+        to: &rollback_abilities::present::Cue,
+    ) {
         self.0.retimed(from, to);
         self.1.retimed(from, to);
     }
-    fn happened(&mut self, cue: &crate::present::Cue) {
+    fn happened(&mut self, cue: &rollback_abilities::present::Cue) {
         self.0.happened(cue);
         self.1.happened(cue);
     }

@@ -4,9 +4,9 @@
 use super::ids::ids;
 use super::systems::{fighter, nearest_opponent, standing};
 use super::{Duel, FIGHTER_HALF, Input, Kind, LIGHT_REACH, MAX_FIGHTERS};
-use crate::num::{self, Frame, Fx};
-use crate::random::Stream;
-use crate::world::World;
+use rollback_abilities::World;
+use rollback_abilities::num::{self, Frame, Fx};
+use rollback_abilities::random::Stream;
 
 /// A bot's decision window in frames: a plan is drawn at the start of each window and buttons
 /// are held for its first half, so every plan makes fresh press edges.
@@ -28,7 +28,7 @@ const PLAN_FRAMES: Frame = 8;
 /// raises its shield against incoming fireballs or when hurt, and backs off now and then.
 ///
 /// ```
-/// use rollback_abilities::duel;
+/// use rollback_abilities_kit::duel;
 /// let world = duel::new_world(7, 2);
 /// let a = duel::bot_input(&world, 0, 100, 42);
 /// assert_eq!(a, duel::bot_input(&world, 0, 100, 42));
@@ -107,7 +107,7 @@ pub fn bot_input(world: &World<Duel>, player: usize, frame: Frame, seed: u64) ->
 }
 
 /// Whether an enemy fireball is flying towards `x` and is less than 70 units away.
-fn incoming_fireball(world: &World<Duel>, x: Fx, me: crate::id::Entity) -> bool {
+fn incoming_fireball(world: &World<Duel>, x: Fx, me: rollback_abilities::Entity) -> bool {
     world.entities().any(|e| {
         world.component(e).is_some_and(|b| {
             let ahead = num::sub(x, b.x);

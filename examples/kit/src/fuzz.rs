@@ -1,6 +1,7 @@
-//! Fuzz oracles: the logic of the fuzz targets in `fuzz/`, kept in the crate so that
-//! `cargo test` replays every committed corpus and regression input (see `fuzz/README.md`) and so
-//! that a game built on this crate can fuzz its own content and inputs the same way.
+//! Fuzz oracles: the logic of the fuzz targets in `fuzz/`, kept in the kit (a library, on the
+//! crate's public API) so that `cargo test` replays every committed corpus and regression input
+//! (see `fuzz/README.md`) and so that a game built on this crate can fuzz its own content and
+//! inputs the same way.
 //!
 //! Every function takes arbitrary bytes and either returns or panics. A panic is a finding:
 //! either the crate panicked on input it must accept (a decode boundary or [`World::step`]), or an
@@ -13,13 +14,13 @@
 //! | [`replay`] | replay bytes (optionally resealed) | [`Replay::decode`] returns a typed error or a replay whose canonical re-encoding decodes back to it; a decoded replay's `verify`, `bisect` and `seek` on a duel world return |
 //! | [`scenario`] | scenario RON text | [`Scenario::from_str`] returns a typed error or a scenario; a short valid one runs in plain mode |
 //! | [`step_inputs`] | raw network bytes | reinterpreted as each game's `Pod` input (duel, arena, scenario game) with any input status and any input count, stepping never panics |
-//! | [`determinism`] | inputs, rollback depth, seed | [`RollbackDriver`](crate::session::RollbackDriver) at random depths gives the straight run's checksum every frame |
+//! | [`determinism`] | inputs, rollback depth, seed | [`RollbackDriver`](rollback_abilities::session::RollbackDriver) at random depths gives the straight run's checksum every frame |
 //! | [`session`] | datagrams from a hostile peer | injected into a live 3-player GGRS match (raw bytes, or GGRS and departure-protocol messages with the impersonated peer's real session number): no peer panics, GGRS never fails an assertion, the honest peers keep advancing and confirm the same frames |
 //! | [`presenter`] | inputs, prediction lag and rollback schedule | [`PresenterLog::check_invariants`] holds and the reconciled log equals the straight run's |
 //!
 //! ```
 //! // Every target accepts any bytes.
-//! for (name, target) in rollback_abilities::fuzz::TARGETS {
+//! for (name, target) in rollback_abilities_kit::fuzz::TARGETS {
 //!     target(b"");
 //!     target(&[0xff; 64]);
 //!     let _ = name;
@@ -27,16 +28,16 @@
 //! ```
 
 use crate::arena::{Arena, ArenaGame, ArenaSpec};
-use crate::content::Content;
 use crate::duel::{self, Duel};
-use crate::id::{AbilityDefId, AttrSetId, EffectDefId};
-use crate::num::Frame;
-use crate::present::{CueDirector, PresenterLog};
-use crate::replay::{Recorder, Replay};
-use crate::scenario::{Mode, RunOptions, Scenario, ScenarioGame, ScenarioInput};
-use crate::session::Determinism;
-use crate::world::{Game, Hooks, SnapshotRing, World, WorldConfig};
-use ggrs::InputStatus;
+use rollback_abilities::Content;
+use rollback_abilities::InputStatus;
+use rollback_abilities::num::Frame;
+use rollback_abilities::present::{CueDirector, PresenterLog};
+use rollback_abilities::replay::{Recorder, Replay};
+use rollback_abilities::scenario::{Mode, RunOptions, Scenario, ScenarioGame, ScenarioInput};
+use rollback_abilities::session::Determinism;
+use rollback_abilities::{AbilityDefId, AttrSetId, EffectDefId};
+use rollback_abilities::{Game, Hooks, SnapshotRing, World, WorldConfig};
 use std::sync::Arc;
 
 /// A fuzz target: takes arbitrary bytes, never panics (a panic is a finding).
@@ -260,11 +261,11 @@ pub fn scenario(data: &[u8]) {
         return;
     }
     let options = RunOptions { modes: Some(vec![Mode::Plain]), ..RunOptions::default() };
-    let _ = crate::scenario::run(&s, &options);
+    let _ = rollback_abilities::scenario::run(&s, &options);
 }
 
 /// Datagrams from a hostile peer fed into a live match: a 3-player match of the duel over the
-/// emulated network, every peer behind a [`GuardedSocket`](crate::session::GuardedSocket); each
+/// emulated network, every peer behind a [`GuardedSocket`](rollback_abilities::session::GuardedSocket); each
 /// tick the data says what the attacker, on player 1's address, sends to player 0 — raw bytes as
 /// a UDP datagram would carry them, or input, checksum, quality, acknowledgement, keep-alive and
 /// departure-protocol messages with any field values and player 1's real session number (an
@@ -274,8 +275,8 @@ pub fn scenario(data: &[u8]) {
 /// be told of the difference (a desync report: the attacker fed player 0 other inputs for
 /// player 1).
 pub fn session(data: &[u8]) {
-    use crate::session::{LocalMatch, MatchConfig, NetConditions, PeerAddr, forge};
     use ggrs::NonBlockingSocket;
+    use rollback_abilities::session::{LocalMatch, MatchConfig, NetConditions, PeerAddr, forge};
     let mut b = Bytes::new(data);
     let loss = u32::from(b.u8() % 3) * 10;
     let config = MatchConfig {
@@ -306,7 +307,7 @@ pub fn session(data: &[u8]) {
                     let len = usize::from(b.u8());
                     let mut raw = vec![0u8; len];
                     b.fill(&mut raw);
-                    crate::session::message_from_bytes(&raw)
+                    rollback_abilities::session::message_from_bytes(&raw)
                 }
                 1..=3 => {
                     let n = usize::from(b.u8() % 5);
@@ -396,7 +397,7 @@ pub fn session(data: &[u8]) {
         .iter()
         .flat_map(|&p| m.peers()[p].events())
         .filter_map(|e| match e {
-            crate::session::SessionEvent::Left { last_frame, .. } => {
+            rollback_abilities::session::SessionEvent::Left { last_frame, .. } => {
                 Some(last_frame.map_or(0, |f| f as usize + 1))
             }
             _ => None,
@@ -412,7 +413,7 @@ pub fn session(data: &[u8]) {
             m.peers()[p]
                 .events()
                 .iter()
-                .any(|e| matches!(e, crate::session::SessionEvent::Desync(_)))
+                .any(|e| matches!(e, rollback_abilities::session::SessionEvent::Desync(_)))
         };
         assert!(told(0) && told(2), "players 0 and 2 confirmed different frames, untold");
     }
@@ -502,7 +503,7 @@ fn input_table<G: Game>(b: &mut Bytes<'_>, frames: usize, players: usize) -> Vec
 }
 
 /// The determinism oracle: arbitrary inputs for up to 200 frames of a game (duel, arena,
-/// scenario game), stepped straight and under [`RollbackDriver`](crate::session::RollbackDriver) with a random depth of
+/// scenario game), stepped straight and under [`RollbackDriver`](rollback_abilities::session::RollbackDriver) with a random depth of
 /// `1..=max_depth` (both from the bytes) after every frame: every frame's checksum, and the
 /// final snapshot bytes, equal the straight run's.
 pub fn determinism(data: &[u8]) {

@@ -1,15 +1,15 @@
 //! `replay …`, `inspect` and `desync diff`: replays of the duel and of scenarios.
 
 use crate::Failure;
-use crate::plot::{self, Series};
 use indicatif::{ProgressBar, ProgressStyle};
 use rollback_abilities::debug::{WorldDump, debug_view, diff_dumps};
-use rollback_abilities::duel::{self, Duel};
 use rollback_abilities::present::{CueDirector, PresenterCall, PresenterLog};
 use rollback_abilities::replay::Replay;
 use rollback_abilities::scenario::{Scenario, ScenarioGame};
 use rollback_abilities::{AttrId, Entity, TagId};
 use rollback_abilities::{Game, Hooks, World};
+use rollback_abilities_kit::duel::{self, Duel};
+use rollback_abilities_kit::plot::{self, Series};
 use std::path::Path;
 
 /// The game a replay belongs to.

@@ -10,12 +10,12 @@ use super::{
     HEAVY_DAMAGE, HEAVY_HITSTOP, HEAVY_REACH, KO_PAUSE, Kind, LIGHT_DAMAGE, LIGHT_HITSTOP,
     LIGHT_REACH, MAX_FIGHTERS, ROUND_FRAMES,
 };
-use crate::ability::AbilityEvent;
-use crate::cue::{CueOrigin, CueParams};
-use crate::effect::EffectQuery;
-use crate::id::Entity;
-use crate::num::{self, Frame, Fx};
-use crate::world::{ApplyError, World};
+use rollback_abilities::AbilityEvent;
+use rollback_abilities::EffectQuery;
+use rollback_abilities::Entity;
+use rollback_abilities::num::{self, Frame, Fx};
+use rollback_abilities::{ApplyError, World};
+use rollback_abilities::{CueOrigin, CueParams};
 
 /// What hit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,9 +16,10 @@ use crate::sessions::{arena_n, bot};
 use ggrs::{DesyncDetection, SessionBuilder};
 use ggrs::{Message, NonBlockingSocket};
 use rollback_abilities::random::Stream;
+use rollback_abilities::session::matchbox::{GgrsChannel, MAX_GGRS_PACKET};
 use rollback_abilities::session::{
-    GgrsChannel, Handshake, MAX_GGRS_PACKET, MatchboxConfig, MatchboxOptions, MatchboxSession,
-    PeerId, Roster, Runner, SessionEvent,
+    Handshake, MatchboxConfig, MatchboxOptions, MatchboxSession, PeerId, Roster, Runner,
+    SessionEvent,
 };
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -21,7 +21,7 @@ mod guard;
 mod handshake;
 mod local;
 #[cfg(feature = "matchbox")]
-mod matchbox;
+pub mod matchbox;
 mod net;
 mod prediction;
 mod runner;
@@ -35,15 +35,13 @@ pub use guard::{
 };
 pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emulated};
 pub use local::{LocalMatch, LocalPeer, MatchConfig};
+// The matchbox session; its building blocks (the socket builders, the message loop, the
+// channels and the blocking steps) are in `session::matchbox`.
 #[cfg(feature = "matchbox")]
 pub use matchbox::{
-    Connecting, GGRS_CHANNEL, GgrsChannel, MAX_GGRS_PACKET, MatchboxConfig, MatchboxError,
-    MatchboxOptions, MatchboxSession, MessageLoop, PeerId, RELIABLE_CHANNEL, Roster, Stage,
-    no_ice_servers, socket_builder, socket_builder_with_ice, spawn_message_loop, start_p2p_session,
+    Connecting, MatchboxConfig, MatchboxError, MatchboxOptions, MatchboxSession, PeerId, Roster,
+    Stage,
 };
-// The blocking steps (they sleep between polls): native only.
-#[cfg(all(feature = "matchbox", not(target_arch = "wasm32")))]
-pub use matchbox::{exchange_handshake, synchronize, wait_for_peers};
 pub use net::{EmulatedNetwork, EmulatedSocket, NetConditions, NetStats, PeerAddr};
 pub use prediction::{PredictionDriver, PredictionStats};
 pub use runner::{

@@ -155,6 +155,12 @@ pub(crate) struct Accel {
     /// effect slot (no application or custom requirements, no stack denying overflow): what an
     /// ability's commit checks without building its specs.
     pub applies_freely: Vec<bool>,
+    /// Per effect definition: `World::make_spec` can capture a source value for it (some
+    /// modifier, duration, period or scoped magnitude is a source snapshot capture or a
+    /// custom calculation, or it has executions). The others' specs capture nothing.
+    pub make_captures: Vec<bool>,
+    /// Some effect definition gives hitstop (to its target or its instigator) on application.
+    pub any_hitstop: bool,
     /// Per effect definition: the attributes its aggregated (non-periodic) modifiers target, one
     /// bit per attribute id; ids from 127 on share bit 127 (a superset is safe).
     pub effect_attrs: Vec<u128>,
@@ -225,6 +231,22 @@ impl Accel {
                 })
                 .collect(),
             blocks_abilities: effects.iter().map(|d| !d.blocked_ability_tags.is_empty()).collect(),
+            make_captures: effects
+                .iter()
+                .map(|d| {
+                    let captures = |m: &def::MagnitudeDef| match m {
+                        def::MagnitudeDef::Attribute { side, snapshot, .. } => {
+                            *side == raw::CaptureSide::Source && *snapshot
+                        }
+                        def::MagnitudeDef::Custom { .. } => true,
+                        _ => false,
+                    };
+                    !d.executions.is_empty()
+                        || d.modifiers.iter().any(|m| captures(&m.magnitude))
+                        || d.extra_magnitudes().any(captures)
+                })
+                .collect(),
+            any_hitstop: effects.iter().any(|d| d.hitstop != 0 || d.instigator_hitstop != 0),
             aggregated_attrs: effect_attrs.iter().fold(0, |m, a| m | a),
             any_immune: immune.iter().any(|i| *i),
             immune,

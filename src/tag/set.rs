@@ -153,8 +153,17 @@ impl TagSet {
     /// loop over every tag).
     pub(crate) fn from_words(words: &[u64], n_tags: usize) -> TagSet {
         let mut s = TagSet::EMPTY;
+        s.copy_words(words, n_tags);
+        s
+    }
+
+    /// Overwrites the words that hold tags `0..n_tags` with `words` (bits from `n_tags` on
+    /// cleared); the words past them are left as they are (empty in a set built from
+    /// [`TagSet::EMPTY`]).
+    #[inline]
+    pub(crate) fn copy_words(&mut self, words: &[u64], n_tags: usize) {
         let n = n_tags.min(MAX_TAGS);
-        for (i, (d, w)) in s.words.iter_mut().zip(words).enumerate() {
+        for (i, (d, w)) in self.words.iter_mut().zip(words).enumerate() {
             let first = i * 64;
             if first >= n {
                 break;
@@ -162,7 +171,6 @@ impl TagSet {
             let keep = n - first;
             *d = if keep >= 64 { *w } else { *w & ((1u64 << keep) - 1) };
         }
-        s
     }
 }
 

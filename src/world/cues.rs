@@ -36,11 +36,12 @@ impl<G: Game> World<G> {
         origin: CueOrigin,
         params: CueParams,
     ) {
-        self.push_cue(target, tag, kind, origin, params, TagSet::EMPTY, TagSet::EMPTY);
+        self.push_cue(target, tag, kind, origin, params);
     }
 
     /// [`World::emit_cue`] for a cue an effect triggers: with the spec's captured source tags
-    /// and the target's aggregated tags now (F-GC-09).
+    /// and the target's aggregated tags now (F-GC-09). Both are written into the pushed record
+    /// in place, the target's only as far as the registry's words go (the rest stay empty).
     pub(crate) fn emit_effect_cue(
         &mut self,
         target: Entity,
@@ -50,11 +51,21 @@ impl<G: Game> World<G> {
         params: CueParams,
         source_tags: &TagSet,
     ) {
-        let target_tags = self.tags(target);
-        self.push_cue(target, tag, kind, origin, params, *source_tags, target_tags);
+        self.push_cue(target, tag, kind, origin, params);
+        let view = self.has_ability_system(target).then(|| {
+            let w = self.state.layout.tag_words;
+            let start = target.index as usize * w;
+            &self.state.tag_bits[start..start + w]
+        });
+        if let Some(r) = self.out.cues.last_mut() {
+            r.source_tags = *source_tags;
+            if let Some(words) = view {
+                r.target_tags.copy_words(words, self.state.layout.tags);
+            }
+        }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Pushes a cue record without aggregated tags.
     fn push_cue(
         &mut self,
         target: Entity,
@@ -62,14 +73,17 @@ impl<G: Game> World<G> {
         kind: CueKind,
         origin: CueOrigin,
         mut params: CueParams,
-        source_tags: TagSet,
-        target_tags: TagSet,
     ) {
         let ordinal = self.cue_ordinal(target, tag, kind, origin);
         // The simulation emits untranslated tags; translation happens in presentation.
         params.original_tag = tag;
         let key = CueKey { frame: self.frame(), target, tag, kind, origin, ordinal };
-        self.out.cues.push(CueRecord { key, params, source_tags, target_tags });
+        self.out.cues.push(CueRecord {
+            key,
+            params,
+            source_tags: TagSet::EMPTY,
+            target_tags: TagSet::EMPTY,
+        });
     }
 
     /// Emits a burst cue from game code or an ability (F-GC-03).

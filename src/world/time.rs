@@ -47,8 +47,10 @@ impl<G: Game> World<G> {
 
     /// An effect application that landed gives its definition's hitstop to the target and its
     /// instigator hitstop to the spec's instigator.
+    #[inline]
     pub(crate) fn effect_hitstop(&mut self, spec: &crate::effect::EffectSpec, target: Entity) {
-        if spec.is_inline() {
+        // Content without hitstop (one load) skips the definition's lookup.
+        if !self.content.accel.any_hitstop || spec.is_inline() {
             return;
         }
         let Some((on_target, on_instigator)) = self

@@ -552,15 +552,10 @@ impl<G: Game> World<G> {
         // A `Scalable` magnitude reads nothing of the spec but its level: costs made only of
         // those (the common case) skip building the ability's spec (source tags, captures,
         // context), which was most of an activation attempt's cost.
-        let spec = if edef
-            .modifiers
-            .iter()
-            .all(|m| matches!(m.magnitude, MagnitudeDef::Scalable { .. }))
-        {
-            EffectSpec::new(cost, self.ability(h).map(|s| s.level).unwrap_or(1))
-        } else {
-            self.cost_spec(h, cost, def)
-        };
+        let mut spec = EffectSpec::new(cost, self.ability(h).map(|s| s.level).unwrap_or(1));
+        if !edef.modifiers.iter().all(|m| matches!(m.magnitude, MagnitudeDef::Scalable { .. })) {
+            self.init_cost_spec(&mut spec, h, def);
+        }
         let owner = h.owner;
         // Apply the cost modifiers to scratch base values in order, then require every touched
         // attribute's resulting current value to stay at or above 0.
@@ -589,19 +584,35 @@ impl<G: Game> World<G> {
         })
     }
 
-    fn cost_spec(&self, h: AbilityHandle, cost: EffectDefId, def: &AbilityDef) -> EffectSpec {
-        let mut spec = self.make_ability_spec(h, cost);
+    /// The cost spec of an ability, built in `spec`, which must be `EffectSpec::new(cost,
+    /// level)` with the ability's level (see [`World::init_ability_spec`]): the ability's spec
+    /// and its `cost_set_by_caller` values.
+    fn init_cost_spec(&self, spec: &mut EffectSpec, h: AbilityHandle, def: &AbilityDef) {
+        self.init_ability_spec(spec, h);
         for (t, v) in &def.cost_set_by_caller {
             spec.set_by_caller_value(*t, *v);
         }
-        spec
     }
 
     /// A spec made by an ability: instigator the owner, causer the avatar, the ability's level,
     /// handle and serial in the context, and its tags among the source tags.
+    #[inline]
     pub fn make_ability_spec(&self, h: AbilityHandle, def: EffectDefId) -> EffectSpec {
+        let mut spec = EffectSpec::new(def, self.ability_level(h));
+        self.init_ability_spec(&mut spec, h);
+        spec
+    }
+
+    /// The level an ability's specs are made at (1 for a handle that names no ability).
+    fn ability_level(&self, h: AbilityHandle) -> u16 {
+        self.ability(h).map(|s| s.level).unwrap_or(1)
+    }
+
+    /// What [`World::make_ability_spec`] adds to `EffectSpec::new(def, level)`, written into
+    /// `spec` in place (which must be that new spec, at [`World::ability_level`]).
+    pub(crate) fn init_ability_spec(&self, spec: &mut EffectSpec, h: AbilityHandle) {
         let a = self.ability(h).copied();
-        let mut spec = self.make_spec(def, a.map(|s| s.level).unwrap_or(1), h.owner);
+        self.init_spec(spec, h.owner);
         spec.context.causer = self.avatar(h.owner);
         spec.context.ability = h;
         spec.context.activation_serial = a.map(|s| s.activation_serial).unwrap_or(0);
@@ -609,7 +620,6 @@ impl<G: Game> World<G> {
         if a.is_some() {
             spec.source_tags.union_with(&self.ability_tags(h));
         }
-        spec
     }
 
     pub(crate) fn log_activation(
@@ -947,8 +957,18 @@ impl<G: Game> World<G> {
             None if safe => return Ok(()),
             None => &mut local,
         };
-        specs[0] = def.cost.filter(|_| cost).map(|c| self.cost_spec(h, c, def));
-        specs[1] = def.cooldown.filter(|_| cooldown).map(|c| self.cooldown_spec(h, c, def));
+        // Built where they stay (each spec is 520 bytes: no copies).
+        let level = self.ability_level(h);
+        specs[0] = None;
+        specs[1] = None;
+        if let Some(c) = def.cost.filter(|_| cost) {
+            let spec = specs[0].insert(EffectSpec::new(c, level));
+            self.init_cost_spec(spec, h, def);
+        }
+        if let Some(c) = def.cooldown.filter(|_| cooldown) {
+            let spec = specs[1].insert(EffectSpec::new(c, level));
+            self.init_cooldown_spec(spec, h, def);
+        }
         if safe {
             return Ok(());
         }
@@ -1015,13 +1035,16 @@ impl<G: Game> World<G> {
     /// The cooldown spec of an ability: its `cooldown_set_by_caller` values, its
     /// `cooldown_duration` (which, for a `SetByCaller(key)` duration, is also `key`'s value in
     /// frames) and its `cooldown_tags` as dynamic granted tags.
-    fn cooldown_spec(&self, h: AbilityHandle, cd: EffectDefId, def: &AbilityDef) -> EffectSpec {
-        let mut spec = self.make_ability_spec(h, cd);
+    /// Built in `spec`, which must be `EffectSpec::new(cooldown, level)` with the ability's
+    /// level (see [`World::init_ability_spec`]).
+    fn init_cooldown_spec(&self, spec: &mut EffectSpec, h: AbilityHandle, def: &AbilityDef) {
+        let cd = spec.def;
+        self.init_ability_spec(spec, h);
         for (t, v) in &def.cooldown_set_by_caller {
             spec.set_by_caller_value(*t, *v);
         }
         if let Some(d) = def.cooldown_duration {
-            spec = spec.with_duration(d);
+            spec.duration_override = d.max(1);
             if let DurationDef::SetByCaller(t) = self.content.effect_def(cd).duration {
                 spec.set_by_caller_value(t, crate::num::int(i64::from(d)));
             }
@@ -1032,7 +1055,6 @@ impl<G: Game> World<G> {
                 spec.dynamic_granted_tags[k] = t;
             }
         }
-        spec
     }
 
     /// `(remaining, total)` frames of the longest-remaining active effect on `owner` owning any

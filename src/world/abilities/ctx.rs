@@ -142,6 +142,7 @@ impl<G: Game> AbilityCtx<'_, G> {
     /// A spec from this ability: instigator the owner, causer the avatar, the ability's level,
     /// its handle and activation serial in the context, and the ability's tags among the source
     /// tags.
+    #[inline]
     pub fn make_spec(&self, def: EffectDefId) -> EffectSpec {
         self.world.make_ability_spec(self.handle, def)
     }

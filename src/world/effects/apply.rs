@@ -375,16 +375,24 @@ impl<G: Game> World<G> {
         self.insert_effect(ti, def, spec, duration, &mags, qualified)
     }
 
+    /// The active effect of the target that makes it immune to `spec`, if any. Inlined for
+    /// the common answer (no effect of the content grants immunity: one load), the scan not.
+    #[inline]
     fn immunity_blocker(
         &self,
         ti: u32,
         def: &EffectDef,
         spec: &EffectSpec,
     ) -> Option<EffectHandle> {
-        let accel = &self.content.accel;
-        if !accel.any_immune {
+        if !self.content.accel.any_immune {
             return None;
         }
+        self.immunity_scan(ti, def, spec)
+    }
+
+    #[inline(never)]
+    fn immunity_scan(&self, ti: u32, def: &EffectDef, spec: &EffectSpec) -> Option<EffectHandle> {
+        let accel = &self.content.accel;
         let target = self.entity_of(ti);
         let incoming = spec.source_tags.union(&def.asset_tags.expanded);
         for ef in self.effects(target) {
@@ -427,6 +435,7 @@ impl<G: Game> World<G> {
     }
 
     /// Evaluates modifier `i`'s magnitude for an application (or periodic execution).
+    #[inline(always)]
     pub(crate) fn modifier_magnitude(
         &self,
         def: &EffectDef,
@@ -435,8 +444,14 @@ impl<G: Game> World<G> {
         target: Entity,
         stacks: u16,
     ) -> Fx {
+        let m = &def.modifiers[i].magnitude;
+        // The common magnitude (a coefficient, maybe on a level curve) reads nothing else: it
+        // is evaluated here, without the general evaluator's call.
+        if let MagnitudeDef::Scalable { coef, curve } = *m {
+            return self.scalable_magnitude(coef, curve, spec.level);
+        }
         let slot = super::magnitude::MagSlot::Modifier(i);
-        self.eval_magnitude(def, def.modifiers[i].magnitude, slot, spec, target, stacks)
+        self.eval_magnitude(def, m, slot, spec, target, stacks)
     }
 
     fn find_stack(&self, ti: u32, spec: &EffectSpec, kind: StackKind) -> Option<usize> {

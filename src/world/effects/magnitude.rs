@@ -52,23 +52,34 @@ impl<G: Game> World<G> {
         }
     }
 
+    /// A `Scalable` magnitude at `level`: the coefficient, times its curve's value if it has one.
+    #[inline]
+    pub(crate) fn scalable_magnitude(
+        &self,
+        coef: Fx,
+        curve: Option<crate::id::CurveId>,
+        level: u16,
+    ) -> Fx {
+        match curve.and_then(|c| self.content.curve_defs().get(c.index())) {
+            Some(c) => num::mul(coef, c.eval(level)),
+            None => coef,
+        }
+    }
+
     /// Evaluates a magnitude for an application, a periodic execution or an execution's
     /// scoped modifier. `slot` locates its first source snapshot capture in the spec.
     pub(crate) fn eval_magnitude(
         &self,
         def: &EffectDef,
-        m: MagnitudeDef,
+        m: &MagnitudeDef,
         slot: MagSlot,
         spec: &EffectSpec,
         target: Entity,
         stacks: u16,
     ) -> Fx {
-        match m {
+        match *m {
             MagnitudeDef::Scalable { coef, curve } => {
-                match curve.and_then(|c| self.content.curve_defs().get(c.index())) {
-                    Some(c) => num::mul(coef, c.eval(spec.level)),
-                    None => coef,
-                }
+                self.scalable_magnitude(coef, curve, spec.level)
             }
             MagnitudeDef::Attribute { attr, side, which, coef, pre, post, snapshot, filter } => {
                 let filter = def.tag_filter(filter);
@@ -152,7 +163,7 @@ impl<G: Game> World<G> {
             _ => 0,
         };
         let slot = self.extra_source_slot(def, index);
-        let value = self.eval_magnitude(def, *m, MagSlot::At(slot), spec, target, 1);
+        let value = self.eval_magnitude(def, m, MagSlot::At(slot), spec, target, 1);
         let frames = round_frames(value);
         let clamped = frames.clamp(1, i64::from(MAX_FINITE_FRAMES));
         if clamped != frames {
@@ -301,7 +312,7 @@ impl<G: Game> World<G> {
             let slots = self.source_slots_of(&s.magnitude);
             if usize::from(s.execution) == xi && out.n < MAX_SCOPED_MODIFIERS {
                 let magnitude =
-                    self.eval_magnitude(def, s.magnitude, MagSlot::At(slot), spec, target, stacks);
+                    self.eval_magnitude(def, &s.magnitude, MagSlot::At(slot), spec, target, stacks);
                 let qualifies =
                     s.source_tags.passes(&spec.source_tags) && s.target_tags.passes(target_tags);
                 // Scoped modifiers count as applied after every active one (an Override among

@@ -145,8 +145,33 @@ pub(crate) mod ext {
     pub const SERIAL_MAX: u32 = 0x7FFF_FFFF;
     /// `DROPPED - k`: a builder dropped a value of capacity `k` (see [`dropped`]).
     const DROPPED: u32 = u32::MAX;
-    /// Stored-spec slots below it can be named (the dropped marks sit above `STORED | it`).
-    pub const SLOT_MAX: u32 = 0x7FFF_FF00;
+    /// Stored-spec slots below it can be named (the content references and the dropped marks
+    /// sit above `STORED | it`).
+    pub const SLOT_MAX: u32 = 0x4000_0000;
+    /// `CONTENT | ability << 2 | part`: the values beyond the inline room are frozen content,
+    /// an ability's cost or cooldown values (see [`content`]).
+    const CONTENT: u32 = 0xC000_0000;
+    /// The ability ids a content reference can name (`AbilityDefId` is 16 bits).
+    const CONTENT_MAX: u32 = 1 << 18;
+    /// Content part: the cost's SetByCaller values beyond four.
+    pub const COST: u32 = 0;
+    /// Content part: the cooldown's SetByCaller values beyond four and its definition's
+    /// cooldown tags beyond two.
+    pub const COOLDOWN: u32 = 1;
+    /// Content part: the cooldown's SetByCaller values beyond four only (the ability's
+    /// cooldown tags were set at run time).
+    pub const COOLDOWN_VALUES: u32 = 2;
+
+    /// A reference to `part` of ability definition `ability`'s frozen values.
+    pub fn content(ability: crate::id::AbilityDefId, part: u32) -> u32 {
+        CONTENT | u32::from(ability.0) << 2 | (part & 3)
+    }
+
+    /// The `(ability index, part)` a content reference names, if `ext` is one.
+    pub fn content_ref(ext: u32) -> Option<(usize, u32)> {
+        let rest = ext.checked_sub(CONTENT)?;
+        (rest < CONTENT_MAX).then_some(((rest >> 2) as usize, rest & 3))
+    }
 
     /// The mark of a spec that lost a value of `capacity` to its inline room.
     pub fn dropped(capacity: Capacity) -> u32 {

@@ -3956,22 +3956,34 @@ fn f_ga_08_costs_and_cooldowns_missing_set_by_caller_values_are_refused() {
         "need a `cooldown` effect",
     );
     // With a SetByCaller duration, `cooldown_duration` sets one more value beside those given:
-    // four given would make a fifth, which the commit's spec cannot hold (it used to be lost,
-    // and the commit then failed at run time).
-    let t = text(
+    // 32 given would make a 33rd, more than any world holds in one spec
+    // (`WorldConfig::set_by_caller_per_spec` is at most 32).
+    let keys: Vec<String> = (0..32).map(|i| format!("Data.N{i}")).collect();
+    let list = |f: &dyn Fn(&String) -> String| keys.iter().map(f).collect::<Vec<_>>().join(", ");
+    let t = text(&format!(
         r#"cooldown: "SbcCooldown", cooldown_duration: Frames(5),
-           cooldown_set_by_caller: { "Data.Power": 1, "Data.A": 1, "Data.B": 1, "Data.C": 1 }"#,
-    )
-    .replace(tags, r#"tags: ["Data.Cooldown", "Data.Power", "Data.A", "Data.B", "Data.C"],"#);
+           cooldown_set_by_caller: {{ {} }}"#,
+        list(&|k| format!("{k:?}: 1"))
+    ))
+    .replace(
+        tags,
+        &format!(r#"tags: ["Data.Cooldown", "Data.Power", {}],"#, list(&|k| format!("{k:?}"))),
+    );
     refused(
         &t,
         ContentErrorKind::Capacity,
         "cooldown_set_by_caller",
         "abilities.X.cooldown_set_by_caller",
-        "at most 3 values besides the duration `cooldown_duration` sets",
+        "at most 31 values besides the duration `cooldown_duration` sets",
     );
-    // Given, they load.
+    // Given, they load: four values beside the duration's (a fifth value in all, which the
+    // commit's spec names in the definition; it used to be refused).
     for ok_text in [
+        text(
+            r#"cooldown: "SbcCooldown", cooldown_duration: Frames(5),
+               cooldown_set_by_caller: { "Data.Power": 1, "Data.A": 1, "Data.B": 1, "Data.C": 1 }"#,
+        )
+        .replace(tags, r#"tags: ["Data.Cooldown", "Data.Power", "Data.A", "Data.B", "Data.C"],"#),
         text(r#"cooldown: "SbcCooldown", cooldown_duration: Frames(5)"#),
         text(r#"cooldown: "SbcCooldown", cooldown_set_by_caller: { "Data.Cooldown": 5 }"#),
         text(r#"cooldown: "PowerCooldown", cooldown_set_by_caller: { "Data.Power": 2 }"#),

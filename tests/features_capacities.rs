@@ -7,8 +7,8 @@
 use crate::common::{int, tag};
 use rollback_abilities::prelude::*;
 use rollback_abilities::{
-    AbilityCtx, AbilityHandle, Behaviour, Diagnostic, Snapshot, TargetData, TaskEvent, TaskResult,
-    TaskSpec, WorldError,
+    AbilityCtx, AbilityHandle, Activation, ActivationFailure, Behaviour, CommitPart, Diagnostic,
+    Snapshot, TargetData, TaskEvent, TaskResult, TaskSpec, WorldError,
 };
 use rollback_abilities::{Capacity, CapacityExceeded, ExecCtx, TargetListError};
 use rollback_abilities::{Confirmation, TargetQuery};
@@ -698,4 +698,217 @@ fn a_spec_made_between_frames_is_saved_loaded_and_applied_identically() {
     r.w.step(&[0, 0]);
     assert_eq!(r.w.checksum(), after);
     assert_eq!(health(&r.w, r.actors[1]), 1000 - 12);
+}
+
+// ---------------------------------------------------------------------------------------------
+// An ability's cost and cooldown values and cooldown tags beyond the spec's room
+// ---------------------------------------------------------------------------------------------
+
+/// `Nova` pays a cost made of six SetByCaller values and starts a cooldown given six values
+/// (plus its SetByCaller duration's key, which `cooldown_duration` sets: seven) and three
+/// extra cooldown tags. A spec holds four values and two granted tags in itself: the commit's
+/// specs name the rest, which stay in the frozen definition.
+const NOVA: &str = r#"(
+    tags: ["Data.K1", "Data.K2", "Data.K3", "Data.K4", "Data.K5", "Data.K6", "Data.Cd",
+           "Cooldown.A", "Cooldown.B", "Cooldown.C", "Cooldown.Nova", "State.Silenced"],
+    attribute_sets: { "S": (post_execute: "Post", attributes: {
+        "Health": (default: 1000), "Mana": (default: 100) }) },
+    effects: {
+        // Its requirement makes the commit check its specs before applying them.
+        "Cost6": (application_requirements: (ignore: ["State.Silenced"]), modifiers: [
+            (attribute: "Mana", op: Add, magnitude: SetByCaller("Data.K1")),
+            (attribute: "Mana", op: Add, magnitude: SetByCaller("Data.K2")),
+            (attribute: "Mana", op: Add, magnitude: SetByCaller("Data.K3")),
+            (attribute: "Mana", op: Add, magnitude: SetByCaller("Data.K4")),
+            (attribute: "Mana", op: Add, magnitude: SetByCaller("Data.K5")),
+            (attribute: "Mana", op: Add, magnitude: SetByCaller("Data.K6")),
+        ]),
+        "NovaCooldown": (duration: SetByCaller("Data.Cd"), period: Frames(10),
+                         granted_tags: ["Cooldown.Nova"], executions: [(calc: "Burn")]),
+    },
+    abilities: { "Nova": (
+        cost: "Cost6",
+        cost_set_by_caller: { "Data.K1": -1, "Data.K2": -2, "Data.K3": -3, "Data.K4": -4,
+                              "Data.K5": -5, "Data.K6": -6 },
+        cooldown: "NovaCooldown",
+        cooldown_duration: Frames(30),
+        cooldown_set_by_caller: { "Data.K1": 1, "Data.K2": 1, "Data.K3": 1, "Data.K4": 1,
+                                  "Data.K5": 1, "Data.K6": 2 },
+        cooldown_tags: ["Cooldown.A", "Cooldown.B", "Cooldown.C"],
+        end_after: Frames(1),
+    ) },
+)"#;
+
+fn nova_hooks() -> Hooks<Area> {
+    Hooks::new().execution("Burn", &[], burn).post_execute_with_context("Post", post)
+}
+
+/// Seven values per spec (the cooldown's six and its duration's key), three granted tags.
+fn nova_config() -> WorldConfig {
+    WorldConfig { set_by_caller_per_spec: 7, granted_tags_per_spec: 3, ..WorldConfig::default() }
+}
+
+fn attr(w: &World<Area>, e: Entity, name: &str) -> i64 {
+    w.attr(e, w.content().attr(name).unwrap()).unwrap().to_num()
+}
+
+#[test]
+fn an_ability_pays_six_cost_values_and_starts_a_cooldown_with_seven_values_and_three_tags() {
+    let content = Arc::new(Content::from_ron_str(NOVA).unwrap());
+    let nova_def = content.ability_def(content.ability("Nova").unwrap());
+    assert_eq!(nova_def.cost_set_by_caller.len(), 6);
+    assert_eq!(nova_def.cooldown_values.len(), 7, "six given, the duration's key set");
+    assert_eq!(nova_def.cooldown_tags.len(), 3);
+
+    // A world whose capacities cannot hold the commit's specs says so when it is built, naming
+    // the ability, what it gives and the field to raise.
+    let small = |sbc: u16, tags: u16| WorldConfig {
+        set_by_caller_per_spec: sbc,
+        granted_tags_per_spec: tags,
+        ..WorldConfig::default()
+    };
+    for (config, what, exceeded) in [
+        (
+            small(6, 3),
+            "ability \"Nova\": its cooldown gives 7 SetByCaller values",
+            CapacityExceeded { capacity: Capacity::SetByCallerPerSpec, needed: 7, limit: 6 },
+        ),
+        (
+            small(7, 2),
+            "ability \"Nova\": it has 3 cooldown_tags",
+            CapacityExceeded { capacity: Capacity::GrantedTagsPerSpec, needed: 3, limit: 2 },
+        ),
+    ] {
+        match World::new(content.clone(), &nova_hooks(), config) {
+            Err(WorldError::CapacityTooSmall { what: w, exceeded: e }) => {
+                assert_eq!((w.as_str(), e), (what, exceeded));
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
+
+    POSTS.with(|p| p.borrow_mut().clear());
+    let mut w = World::new(content.clone(), &nova_hooks(), nova_config()).unwrap();
+    let hero = w.spawn_actor(&[content.attr_set("S").unwrap()]).unwrap();
+    let nova = w.grant_ability(hero, content.ability("Nova").unwrap(), 1).unwrap();
+    let cooldown_tags = ["Cooldown.A", "Cooldown.B", "Cooldown.C", "Cooldown.Nova"];
+    // The commit's check sees every value (a spec missing one would fail it with
+    // `MissingSetByCaller`) and still reports what does fail it.
+    assert_eq!(w.can_activate(nova, None), Ok(()));
+    let silenced = tag(&w, "State.Silenced");
+    w.add_loose_tag(hero, silenced);
+    let requirements =
+        ActivationFailure::CommitFailed { part: CommitPart::Cost, error: ApplyError::Requirements };
+    assert_eq!(w.can_activate(nova, None), Err(requirements));
+    assert_eq!(w.try_activate(nova), Err(requirements));
+    w.remove_loose_tag(hero, silenced);
+    w.step(&[0, 0]);
+    let before = w.snapshot();
+    // The commit: the cost's six values (-21 Mana), the cooldown with its four tags.
+    assert!(matches!(w.try_activate(nova), Ok(Activation::Activated { .. })));
+    assert_eq!(attr(&w, hero, "Mana"), 100 - 21);
+    for t in cooldown_tags {
+        assert!(w.has_tag(hero, tag(&w, t)), "{t}");
+    }
+    assert_eq!(w.ability_cooldown_remaining(nova), Some((30, 30)));
+    assert!(exceeded(&w).is_empty());
+    // The cooldown's tags block the next activation (the third one alone would too).
+    w.step(&[0, 0]);
+    assert_eq!(w.try_activate(nova), Err(ActivationFailure::OnCooldown));
+    let mut third_only = TagSet::EMPTY;
+    third_only.insert(tag(&w, "Cooldown.C"));
+    assert!(w.cooldown_remaining(hero, &third_only).is_some());
+    // The cooldown keeps its spec (its execution re-reads it): every 10 frames the execution
+    // reads all six values (1 + 1 + 1 + 1 + 1 + 2 = 7), and the post-execute context the
+    // sixth, long after the commit's frame (after the cost's six changes, whose contexts saw
+    // the cost's sixth value).
+    for _ in 0..40 {
+        w.step(&[0, 0]);
+    }
+    assert_eq!(attr(&w, hero, "Health"), 1000 - 3 * 7);
+    let posts = POSTS.with(|p| p.borrow().clone());
+    assert_eq!(posts, [vec![Some(int(-6)); 6], vec![Some(int(2)); 3]].concat());
+    for t in cooldown_tags {
+        assert!(!w.has_tag(hero, tag(&w, t)), "{t} after the cooldown");
+    }
+    assert!(matches!(w.try_activate(nova), Ok(Activation::Activated { .. })));
+    assert_eq!(attr(&w, hero, "Mana"), 100 - 42);
+
+    // Rolled back to before the first activation and re-simulated, through the snapshot's
+    // bytes: the same states.
+    let straight = {
+        let mut w2 = World::new(content.clone(), &nova_hooks(), nova_config()).unwrap();
+        w2.load_bytes(&before.to_bytes()).unwrap();
+        let mut sums = Vec::new();
+        w2.try_activate(nova).unwrap();
+        for _ in 0..35 {
+            w2.step(&[0, 0]);
+            sums.push(w2.checksum());
+        }
+        sums
+    };
+    w.load(&before).unwrap();
+    w.try_activate(nova).unwrap();
+    for (f, sum) in straight.iter().enumerate() {
+        w.step(&[0, 0]);
+        assert_eq!(w.checksum(), *sum, "frame {f}");
+    }
+}
+
+#[test]
+fn an_ability_with_runtime_cooldown_tags_grants_them_instead_of_its_definitions() {
+    let content = Arc::new(Content::from_ron_str(NOVA).unwrap());
+    let mut w = World::new(content.clone(), &nova_hooks(), nova_config()).unwrap();
+    let hero = w.spawn_actor(&[content.attr_set("S").unwrap()]).unwrap();
+    let nova = w.grant_ability(hero, content.ability("Nova").unwrap(), 1).unwrap();
+    let b = tag(&w, "Cooldown.B");
+    w.set_cooldown_tags(nova, Some(b)).unwrap();
+    w.try_activate(nova).unwrap();
+    // The runtime tag and the effect's own; none of the definition's three beyond it.
+    assert!(w.has_tag(hero, b));
+    assert!(w.has_tag(hero, tag(&w, "Cooldown.Nova")));
+    assert!(!w.has_tag(hero, tag(&w, "Cooldown.A")));
+    assert!(!w.has_tag(hero, tag(&w, "Cooldown.C")));
+    // The cooldown's seven values are still all there.
+    for _ in 0..11 {
+        w.step(&[0, 0]);
+    }
+    assert_eq!(attr(&w, hero, "Health"), 1000 - 7);
+}
+
+#[test]
+fn more_values_or_cooldown_tags_than_any_world_can_hold_are_located_content_errors() {
+    let keys: Vec<String> = (0..33).map(|i| format!("Data.N{i}")).collect();
+    let tags = keys.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", ");
+    let values = keys.iter().map(|k| format!("{k:?}: 1")).collect::<Vec<_>>().join(", ");
+    let text = |ability: &str| {
+        format!(
+            r#"(tags: [{tags}, "Cooldown.Own"],
+                effects: {{ "Cost": (), "Cd": (duration: Frames(5), granted_tags: ["Cooldown.Own"]) }},
+                abilities: {{ "X": ({ability}) }})"#
+        )
+    };
+    let cases = [
+        (
+            format!(r#"cost: "Cost", cost_set_by_caller: {{ {values} }}"#),
+            "abilities.X.cost_set_by_caller",
+            "at most 32 values",
+        ),
+        (
+            format!(r#"cooldown: "Cd", cooldown_set_by_caller: {{ {values} }}"#),
+            "abilities.X.cooldown_set_by_caller",
+            "at most 32 values",
+        ),
+        (
+            format!(r#"cooldown: "Cd", cooldown_tags: [{tags}]"#),
+            "abilities.X.cooldown_tags[32]",
+            "at most 32 extra cooldown tags",
+        ),
+    ];
+    for (ability, path, message) in cases {
+        let err = Content::from_ron_str(&text(&ability)).unwrap_err();
+        assert_eq!(err.kind, rollback_abilities::ContentErrorKind::Capacity, "{err}");
+        assert_eq!(err.path, path, "{err}");
+        assert!(err.message.contains(message), "{err}");
+    }
 }

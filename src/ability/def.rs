@@ -67,6 +67,24 @@ pub struct AbilityDef {
     pub cooldown_set_by_caller: Vec<(TagId, Fx)>,
     /// Extra cooldown tags granted by the cooldown effect for this ability.
     pub cooldown_tags: Vec<TagId>,
+    /// The cost spec's SetByCaller values beyond the four a spec holds in itself
+    /// (`cost_set_by_caller` from the fifth on): the commit's spec names them (its `ext`,
+    /// `src/world/capacity.rs`) instead of copying them. Derived, so not hashed.
+    #[serde(skip)]
+    pub cost_values_beyond: Vec<crate::effect::SbcEntry>,
+    /// Every SetByCaller value of the cooldown spec in the order the commit sets them:
+    /// `cooldown_set_by_caller`, then a SetByCaller duration's key set by
+    /// `cooldown_duration`. Derived, so not hashed.
+    #[serde(skip)]
+    pub cooldown_values: Vec<(TagId, Fx)>,
+    /// [`AbilityDef::cooldown_values`] from the fifth on (see
+    /// [`AbilityDef::cost_values_beyond`]).
+    #[serde(skip)]
+    pub cooldown_values_beyond: Vec<crate::effect::SbcEntry>,
+    /// `cooldown_tags` from the third on (the cooldown spec's dynamic granted tags beyond its
+    /// two), as tag id + 1. Derived, so not hashed.
+    #[serde(skip)]
+    pub cooldown_tags_beyond: Vec<u16>,
     /// The cooldown tags: the cooldown effect's granted tags ∪ `cooldown_tags` (computed at
     /// freeze, never in a shared scratch: G-18).
     pub all_cooldown_tags: TagSet,

@@ -16,6 +16,7 @@
 //! | an active effect's dynamic granted tags | `effect_tag_overflow`, a row per effect slot (moves with its effect) | the effect |
 //! | a kept spec (an active effect that re-reads its spec) | `spec_overflow`, a row per stored-spec slot | the effect |
 //! | an effect spec value, a target list | `frame_spill`, a record per spec or list | the frame it was made in |
+//! | an ability's cost and cooldown spec (its `cost_set_by_caller`, `cooldown_set_by_caller`, `cooldown_tags`) | the frozen ability definition, named by the spec (not in the snapshot) | the content |
 //!
 //! Effect specs and target data are plain values that game code copies freely, so what they
 //! hold beyond their inline room is a record of the *frame spill*, named by a serial kept in
@@ -107,7 +108,6 @@ impl fmt::Display for TargetListError {
 
 impl std::error::Error for TargetListError {}
 
-/// Encoding of [`EffectSpec`]'s `ext` word.
 /// Spill record kinds (the header word's high half).
 const KIND_SPEC: u64 = 1;
 const KIND_TARGETS: u64 = 2;
@@ -248,18 +248,31 @@ pub(crate) fn check_config(c: &WorldConfig, content: &Content) -> Result<(), Wor
             });
         }
     }
-    let limit = configured(Capacity::SetByCallerPerSpec, c);
+    let too_small = |capacity: Capacity, needed: usize| {
+        let (needed, limit) = (needed as u32, configured(capacity, c));
+        (needed > limit).then_some(CapacityExceeded { capacity, needed, limit })
+    };
+    let sbc = Capacity::SetByCallerPerSpec;
     for d in content.effect_defs() {
-        let needed = d.set_by_caller_keys.len() as u32;
-        if needed > limit {
-            return Err(WorldError::CapacityTooSmall {
-                what: format!("effect \"{}\" reads {needed} SetByCaller keys", d.name),
-                exceeded: CapacityExceeded {
-                    capacity: Capacity::SetByCallerPerSpec,
-                    needed,
-                    limit,
-                },
-            });
+        let n = d.set_by_caller_keys.len();
+        if let Some(exceeded) = too_small(sbc, n) {
+            let what = format!("effect \"{}\" reads {n} SetByCaller keys", d.name);
+            return Err(WorldError::CapacityTooSmall { what, exceeded });
+        }
+    }
+    // An ability's cost and cooldown specs carry its values (and cooldown tags): the world
+    // must hold them in one spec, kept or not.
+    for d in content.ability_defs() {
+        let checks = [
+            (d.cost_set_by_caller.len(), sbc, "its cost gives", "SetByCaller values"),
+            (d.cooldown_values.len(), sbc, "its cooldown gives", "SetByCaller values"),
+            (d.cooldown_tags.len(), Capacity::GrantedTagsPerSpec, "it has", "cooldown_tags"),
+        ];
+        for (n, cap, verb, counted) in checks {
+            if let Some(exceeded) = too_small(cap, n) {
+                let what = format!("ability \"{}\": {verb} {n} {counted}", d.name);
+                return Err(WorldError::CapacityTooSmall { what, exceeded });
+            }
         }
     }
     Ok(())
@@ -334,6 +347,22 @@ impl<G: Game> World<G> {
         }
         if let Some(capacity) = ext::dropped_capacity(spec.ext) {
             return Err(ApplyError::SpecValuesDropped { capacity });
+        }
+        if let Some((a, part)) = ext::content_ref(spec.ext) {
+            // An ability's cost or cooldown values, frozen with its definition: they last as
+            // long as the content (World::new checked that the world's capacities hold them).
+            let Some(d) = self.content.ability_defs().get(a) else {
+                return Err(ApplyError::SpecExpired);
+            };
+            return Ok(match part {
+                ext::COST => SpecExtra { sbc: &d.cost_values_beyond, ..SpecExtra::default() },
+                ext::COOLDOWN => SpecExtra {
+                    sbc: &d.cooldown_values_beyond,
+                    tags: &d.cooldown_tags_beyond,
+                    ..SpecExtra::default()
+                },
+                _ => SpecExtra { sbc: &d.cooldown_values_beyond, ..SpecExtra::default() },
+            });
         }
         let words = l.spec_words();
         if let Some(slot) = ext::stored_slot(spec.ext) {

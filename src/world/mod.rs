@@ -197,13 +197,14 @@ pub struct WorldConfig {
     pub max_target_entities: u16,
     /// The most SetByCaller values one effect spec holds (4 to 32; default 4, the spec's
     /// inline room). Values beyond four are set with [`World::set_by_caller`]; content whose
-    /// effects read more keys than this is refused when the world is built
-    /// ([`WorldError::CapacityTooSmall`]).
+    /// effects read more keys than this, or whose abilities give their cost or cooldown more
+    /// values, is refused when the world is built ([`WorldError::CapacityTooSmall`]).
     #[serde(default = "capacity::default_set_by_caller")]
     pub set_by_caller_per_spec: u16,
     /// The most dynamic granted tags one effect spec (and the active effect it becomes) holds
     /// (2 to 32; default 2, the inline room). Tags beyond two are added with
-    /// [`World::add_granted_tag`].
+    /// [`World::add_granted_tag`]; content with an ability of more `cooldown_tags` than this
+    /// is refused when the world is built ([`WorldError::CapacityTooSmall`]).
     #[serde(default = "capacity::default_granted_tags")]
     pub granted_tags_per_spec: u16,
     /// The most modifiers of one inline instant spec (4 to 32; default 4, the inline room);

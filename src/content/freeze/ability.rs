@@ -1,6 +1,7 @@
 //! Validation and freezing of abilities, ability sets, timelines and cancel rules.
 
 use super::{Cx, Loc, Names, root};
+use crate::capacity::MAX_SPEC_ROOM;
 use crate::content::def::*;
 use crate::content::error::Clip;
 use crate::content::raw::*;
@@ -34,6 +35,15 @@ pub(super) fn frames(
     Ok(n)
 }
 
+/// The values of a cost or cooldown beyond the spec's inline room.
+fn beyond_inline(values: &[(TagId, crate::num::Fx)]) -> Vec<crate::effect::SbcEntry> {
+    values
+        .iter()
+        .skip(MAX_SET_BY_CALLER)
+        .map(|(t, v)| crate::effect::SbcEntry::new(*t, *v))
+        .collect()
+}
+
 /// SetByCaller values written as `{ "Data.X": value }` under `field`.
 fn set_by_caller_values(
     names: &Names<'_>,
@@ -45,11 +55,16 @@ fn set_by_caller_values(
     for (k, v) in &map.0 {
         out.push((names.tag(&loc.at(field).at(k.as_str()), k)?, v.0));
     }
-    if out.len() > MAX_SET_BY_CALLER {
+    // Four live in the commit's spec, the rest in the definition (the spec names them); a
+    // world holds up to `WorldConfig::set_by_caller_per_spec` values per spec, at most
+    // `MAX_SPEC_ROOM`.
+    if out.len() > usize::from(MAX_SPEC_ROOM) {
         return Err(names.cx.err(
             &loc.at(field),
             K::Capacity,
-            format!("at most {MAX_SET_BY_CALLER} values"),
+            format!(
+                "at most {MAX_SPEC_ROOM} values (the largest WorldConfig::set_by_caller_per_spec)"
+            ),
         ));
     }
     Ok(out)
@@ -361,27 +376,33 @@ pub(super) fn freeze(
                 &cooldown_set_by_caller,
                 duration_key.filter(|_| cooldown_duration.is_some()),
             )?;
-            // `cooldown_duration` also sets a SetByCaller duration's key: with four values it
-            // would be a fifth, which the commit's spec cannot hold.
+            // `cooldown_duration` also sets a SetByCaller duration's key: one value more.
             if duration_key.is_some()
                 && cooldown_duration.is_some()
-                && cooldown_set_by_caller.len() >= MAX_SET_BY_CALLER
+                && cooldown_set_by_caller.len() >= usize::from(MAX_SPEC_ROOM)
             {
                 return Err(cx.err(
                     &loc.at("cooldown_set_by_caller"),
                     K::Capacity,
                     format!(
                         "at most {} values besides the duration `cooldown_duration` sets",
-                        MAX_SET_BY_CALLER - 1
+                        MAX_SPEC_ROOM - 1
                     ),
                 ));
             }
         }
-        if a.cooldown_tags.len() > 2 {
+        // Two live in the cooldown spec, the rest in the definition (the spec names them); a
+        // world holds up to `WorldConfig::granted_tags_per_spec` per spec, at most
+        // `MAX_SPEC_ROOM`.
+        let max_tags = usize::from(MAX_SPEC_ROOM);
+        if a.cooldown_tags.len() > max_tags {
             return Err(cx.err(
-                &loc.at("cooldown_tags").at(2),
+                &loc.at("cooldown_tags").at(max_tags),
                 K::Capacity,
-                "at most 2 extra cooldown tags",
+                format!(
+                    "at most {max_tags} extra cooldown tags (the largest \
+                     WorldConfig::granted_tags_per_spec)"
+                ),
             ));
         }
         let cooldown_tags: Vec<TagId> = a
@@ -390,6 +411,14 @@ pub(super) fn freeze(
             .enumerate()
             .map(|(i, t)| names.tag(&loc.at("cooldown_tags").at(i), t))
             .collect::<Result<_, _>>()?;
+        // The cooldown spec's values in the order the commit sets them: the given ones, then
+        // the SetByCaller duration's key from `cooldown_duration`.
+        let mut cooldown_values = cooldown_set_by_caller.clone();
+        if let (Some(c), Some(d)) = (cooldown, cooldown_duration)
+            && let DurationDef::SetByCaller(t) = effects[c.index()].duration
+        {
+            cooldown_values.push((t, crate::num::int(i64::from(d))));
+        }
         let mut all_cooldown_tags = TagSet::of(&cooldown_tags);
         if let Some(c) = cooldown {
             all_cooldown_tags.union_with(&effects[c.index()].granted_tags.explicit);
@@ -491,10 +520,14 @@ pub(super) fn freeze(
             target_required_tags: set("target_required_tags", &a.target_required_tags)?,
             target_blocked_tags: set("target_blocked_tags", &a.target_blocked_tags)?,
             cost,
+            cost_values_beyond: beyond_inline(&cost_set_by_caller),
             cost_set_by_caller,
             cooldown,
             cooldown_duration,
+            cooldown_values_beyond: beyond_inline(&cooldown_values),
+            cooldown_values,
             cooldown_set_by_caller,
+            cooldown_tags_beyond: cooldown_tags.iter().skip(2).map(|t| t.0 + 1).collect(),
             cooldown_tags,
             all_cooldown_tags,
             instancing: a.instancing,

@@ -8,10 +8,11 @@ use crate::ability::{
     AbilityEvent, AbilitySpec, Activation, ActivationFailure, ActivationRecord, CommitPart,
     EventData, NO_INPUT, spec_flags,
 };
+use crate::capacity::ext as capacity_ext;
 use crate::effect::EffectSpec;
 use crate::effect::GrantDef;
 use crate::effect::GrantRemoval;
-use crate::effect::{DurationDef, MagnitudeDef};
+use crate::effect::{MAX_SET_BY_CALLER, MagnitudeDef};
 use crate::id::{AbilityDefId, AbilityHandle, EffectDefId, EffectHandle, Entity};
 use crate::num::{Fx, NEVER};
 use crate::tag::TagSet;
@@ -589,8 +590,14 @@ impl<G: Game> World<G> {
     /// and its `cost_set_by_caller` values.
     fn init_cost_spec(&self, spec: &mut EffectSpec, h: AbilityHandle, def: &AbilityDef) {
         self.init_ability_spec(spec, h);
-        for (t, v) in &def.cost_set_by_caller {
+        for (t, v) in def.cost_set_by_caller.iter().take(MAX_SET_BY_CALLER) {
             spec.set_by_caller_value(*t, *v);
+        }
+        // Values beyond the spec's four stay in the definition: the spec names them.
+        if !def.cost_values_beyond.is_empty()
+            && let Some(s) = self.ability(h)
+        {
+            spec.ext = capacity_ext::content(s.def, capacity_ext::COST);
         }
     }
 
@@ -1038,21 +1045,26 @@ impl<G: Game> World<G> {
     /// Built in `spec`, which must be `EffectSpec::new(cooldown, level)` with the ability's
     /// level (see [`World::init_ability_spec`]).
     fn init_cooldown_spec(&self, spec: &mut EffectSpec, h: AbilityHandle, def: &AbilityDef) {
-        let cd = spec.def;
         self.init_ability_spec(spec, h);
-        for (t, v) in &def.cooldown_set_by_caller {
+        // `cooldown_set_by_caller`, then a SetByCaller duration's key (`cooldown_values`).
+        for (t, v) in def.cooldown_values.iter().take(MAX_SET_BY_CALLER) {
             spec.set_by_caller_value(*t, *v);
         }
         if let Some(d) = def.cooldown_duration {
             spec.duration_override = d.max(1);
-            if let DurationDef::SetByCaller(t) = self.content.effect_def(cd).duration {
-                spec.set_by_caller_value(t, crate::num::int(i64::from(d)));
-            }
         }
         if let Some(s) = self.ability(h) {
             let extra = self.cooldown_extra_words(s, def);
             for (k, t) in extra.into_iter().enumerate().filter(|(_, t)| *t != u16::MAX) {
                 spec.dynamic_granted_tags[k] = t;
+            }
+            // Values and definition tags beyond the spec's room stay in the definition: the
+            // spec names them.
+            let tags = !def.cooldown_tags_beyond.is_empty() && !self.has_runtime_cooldown_tags(h);
+            if tags || !def.cooldown_values_beyond.is_empty() {
+                let part =
+                    if tags { capacity_ext::COOLDOWN } else { capacity_ext::COOLDOWN_VALUES };
+                spec.ext = capacity_ext::content(s.def, part);
             }
         }
     }

@@ -163,13 +163,12 @@ impl TagSet {
     #[inline]
     pub(crate) fn copy_words(&mut self, words: &[u64], n_tags: usize) {
         let n = n_tags.min(MAX_TAGS);
-        for (i, (d, w)) in self.words.iter_mut().zip(words).enumerate() {
-            let first = i * 64;
-            if first >= n {
-                break;
-            }
-            let keep = n - first;
-            *d = if keep >= 64 { *w } else { *w & ((1u64 << keep) - 1) };
+        let k = n.div_ceil(64).min(words.len());
+        self.words[..k].copy_from_slice(&words[..k]);
+        // The word holding the last tags keeps only theirs.
+        let (last, bits) = (n / 64, n % 64);
+        if bits != 0 && last < k {
+            self.words[last] &= (1u64 << bits) - 1;
         }
     }
 }

@@ -659,12 +659,17 @@ impl<G: Game> World<G> {
     }
 
     /// Granted tags of effect `seq` of entity slot `ti` beyond its inline two, counted
-    /// `delta` (nothing to do unless `granted_tags_per_spec` is raised).
+    /// `delta` (nothing to do unless `granted_tags_per_spec` is raised: one comparison).
+    #[inline]
     fn change_extra_tags(&mut self, ti: u32, seq: u32, delta: i32) {
-        let l = self.state.layout;
-        if l.tags_extra == 0 {
-            return;
+        if self.state.layout.tags_extra != 0 {
+            self.change_extra_tags_raised(ti, seq, delta);
         }
+    }
+
+    #[inline(never)]
+    fn change_extra_tags_raised(&mut self, ti: u32, seq: u32, delta: i32) {
+        let l = self.state.layout;
         let Some(k) = self.effects(self.entity_of(ti)).iter().position(|e| e.seq == seq) else {
             return;
         };
@@ -776,8 +781,17 @@ impl<G: Game> World<G> {
         } else {
             self.deactivate_parts(ti, def, &ef);
             // Deactivating can run behaviour code (a granted ability's `on_end` and
-            // `on_removed`) that applies effects at once: find this one again.
-            let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else { return };
+            // `on_removed`) that applies or removes effects at once: find this one again
+            // (nearly always where it was: effects are added at the end, and seqs are unique).
+            let here = self.effects(target).get(k).is_some_and(|e| e.seq == seq);
+            let k = if here {
+                k
+            } else {
+                let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else {
+                    return;
+                };
+                k
+            };
             (k, self.state.effects[ti as usize * l.effects + k])
         };
         if ef.origin != SELF_ORIGIN {

@@ -23,6 +23,11 @@ impl<G: Game> World<G> {
     ///
     /// Failures are also reported as [`EffectEvent::ApplyFailed`] (or
     /// [`EffectEvent::ImmunityBlocked`]) events, identically on every peer.
+    // Out of line on purpose: inlined into a game's systems (it was, from issue 17 on) it
+    // made their loops too big for LLVM to unroll — the arena's script then divided for each
+    // of its aura checks instead of multiplying by constants, 2 % of its step. The call costs
+    // nothing next to the pipeline it runs.
+    #[inline(never)]
     pub fn apply_effect(
         &mut self,
         spec: EffectSpec,

@@ -671,16 +671,19 @@ pub struct RawAbility {
     pub target_blocked_tags: Vec<String>,
     /// An instant effect paid on commit.
     pub cost: Option<String>,
-    /// SetByCaller values for the cost spec.
+    /// SetByCaller values for the cost spec (at most 32; a world needs
+    /// `WorldConfig::set_by_caller_per_spec` at least their number).
     pub cost_set_by_caller: NamedMap<Num>,
     /// A duration effect applied on commit; its granted tags are the cooldown tags.
     pub cooldown: Option<String>,
     /// Overrides the cooldown effect's duration (shared cooldown effects); also the value of
     /// the key of a `SetByCaller` cooldown duration.
     pub cooldown_duration: Option<RawFrames>,
-    /// SetByCaller values for the cooldown spec.
+    /// SetByCaller values for the cooldown spec (at most 32 with the one `cooldown_duration`
+    /// may set; a world needs `WorldConfig::set_by_caller_per_spec` at least their number).
     pub cooldown_set_by_caller: NamedMap<Num>,
-    /// Extra cooldown tags granted by the cooldown effect for this ability (at most 2).
+    /// Extra cooldown tags granted by the cooldown effect for this ability (at most 32; a world
+    /// needs `WorldConfig::granted_tags_per_spec` at least their number).
     pub cooldown_tags: Vec<String>,
     /// State-blob policy.
     pub instancing: Instancing,

@@ -49,7 +49,8 @@ pub struct Cue {
 /// the presenter starts showing an instance; `removed` once for every instance shown; and
 /// `confirmed` once for every cue whose frame became confirmed while it was shown, and for
 /// every persistent instance that was shown and ended before its start frame was confirmed
-/// (once that frame is). A confirmed persistent instance that began and ended while
+/// (once that frame is) — once per instance, also when a predicted end is taken back and the
+/// instance is shown again (`while_active` again, never a second `on_active`). A confirmed persistent instance that began and ended while
 /// presentation never saw it — inside one re-simulated batch, or between two reconciles — is
 /// presented late, never lost: [`Presenter::happened`] once its end frame is confirmed.
 pub trait Presenter {
@@ -211,8 +212,11 @@ pub struct CueDirector {
     played: BTreeMap<Frame, Vec<Played>>,
     held: BTreeMap<Frame, Vec<Cue>>,
     batch: BTreeMap<Frame, Vec<CueRecord>>,
-    batch_removed: BTreeSet<Identity>,
     rewind_from: Option<Frame>,
+    /// Frames simulated, reconciled and confirmed: final and presented. A session may simulate
+    /// one again (GGRS loads its last saved state, which can be a confirmed frame): its
+    /// records are not taken a second time.
+    settled: Option<Frame>,
     shown: BTreeMap<Identity, Shown>,
     active: Vec<ActiveCue>,
     counters: CueCounters,
@@ -236,6 +240,9 @@ pub struct CueDirector {
     ended_unconfirmed: BTreeMap<(Identity, Frame), Cue>,
     /// Instances whose start is confirmed and whose end is not: start frame and parameters.
     open: BTreeMap<Identity, (Frame, CueRecord)>,
+    /// Instances the presenter has been told are confirmed, whose end is not confirmed yet. A
+    /// predicted end can be taken back (the instance is shown again): it is not confirmed twice.
+    confirmed_shown: BTreeSet<(Identity, Frame)>,
 }
 
 impl Default for CueDirector {
@@ -252,8 +259,8 @@ impl CueDirector {
             played: BTreeMap::new(),
             held: BTreeMap::new(),
             batch: BTreeMap::new(),
-            batch_removed: BTreeSet::new(),
             rewind_from: None,
+            settled: None,
             shown: BTreeMap::new(),
             active: Vec::new(),
             counters: CueCounters::default(),
@@ -269,6 +276,7 @@ impl CueDirector {
             seen: BTreeSet::new(),
             ended_unconfirmed: BTreeMap::new(),
             open: BTreeMap::new(),
+            confirmed_shown: BTreeSet::new(),
         }
     }
 
@@ -345,21 +353,24 @@ impl CueDirector {
     }
 
     /// The session loaded the state saved for `frame`: frames from `frame` on will be
-    /// re-simulated (and re-ingested) in this batch.
+    /// re-simulated (and re-ingested) in this batch. Frames already confirmed and reconciled
+    /// are final: simulating them again changes nothing that was presented.
     pub fn rewound_to(&mut self, frame: Frame) {
+        let frame = self.settled.map_or(frame, |s| frame.max(s + 1));
         self.rewind_from = Some(self.rewind_from.map_or(frame, |r| r.min(frame)));
         self.batch.retain(|f, _| *f < frame);
         self.edges.retain(|f, _| *f < frame);
     }
 
-    /// Takes the cue records of one advanced frame.
+    /// Takes the cue records of one advanced frame. A frame already confirmed and reconciled
+    /// that the session simulates again is final: its records were presented and are skipped.
     pub fn ingest(&mut self, out: &FrameOutput) {
+        if self.settled.is_some_and(|s| out.frame <= s) {
+            return;
+        }
         let mut records = Vec::with_capacity(out.cues.len());
         let mut edges = Vec::new();
         for r in &out.cues {
-            if r.key.kind == CueKind::Removed {
-                self.batch_removed.insert((r.key.target, r.key.tag, r.key.origin));
-            }
             if r.key.kind != CueKind::Executed {
                 edges.push(*r);
             }
@@ -473,9 +484,15 @@ impl CueDirector {
             self.played.entry(p.key.frame).or_default().push(Played { cue: p, confirmed: false });
         }
 
-        // Persistent instances: diff against the snapshot.
-        self.diff_persistent(world, confirmed, rewind.is_some(), false, presenter);
-        self.batch_removed.clear();
+        // Persistent instances: diff against the snapshot. An instance that vanished ended if
+        // this batch's frames (as finally simulated) have its `Removed` record.
+        let ended: BTreeSet<Identity> = batch
+            .values()
+            .flatten()
+            .filter(|r| r.key.kind == CueKind::Removed)
+            .map(|r| (r.key.target, r.key.tag, r.key.origin))
+            .collect();
+        self.diff_persistent(world, confirmed, rewind.is_some(), false, &ended, presenter);
 
         // Confirmation.
         if let Some(c) = confirmed {
@@ -483,6 +500,12 @@ impl CueDirector {
             self.settle_edges(world, c, now, presenter);
         }
         self.last_confirmed = confirmed.or(self.last_confirmed);
+        // Frames both simulated and confirmed are settled (a session can confirm frames it has
+        // not simulated yet: the remote inputs arrived before the local input delay ran out).
+        if let (Some(c), Some(last)) = (confirmed, world.next_frame().checked_sub(1)) {
+            let s = c.min(last);
+            self.settled = Some(self.settled.map_or(s, |old| old.max(s)));
+        }
     }
 
     fn spam_check<G: Game>(
@@ -529,6 +552,7 @@ impl CueDirector {
         confirmed: Option<Frame>,
         rolled_back: bool,
         rebuild: bool,
+        ended: &BTreeSet<Identity>,
         presenter: &mut P,
     ) {
         let now = world.frame();
@@ -549,7 +573,10 @@ impl CueDirector {
                 let instance = (id, s.cue.key.frame);
                 let reason = if live.get(&id) == Some(&s.cue.key.frame) {
                     RemoveReason::Culled
-                } else if self.batch_removed.contains(&id) || !rolled_back {
+                } else if ended.contains(&id)
+                    || !rolled_back
+                    || self.confirmed_shown.contains(&instance)
+                {
                     RemoveReason::Ended
                 } else {
                     RemoveReason::Mispredicted
@@ -595,8 +622,12 @@ impl CueDirector {
                 source_tags: a.source_tags,
                 target_tags: a.target_tags,
             };
+            let instance = (id, a.since);
+            // Shown before in this timeline: a predicted end was taken back. The instance is
+            // shown again (`while_active`), never started twice, never confirmed twice.
+            let shown_before = self.seen.contains(&instance);
             let recent = now.saturating_sub(a.since) <= self.recent_window;
-            if recent && !rebuild && !self.reentered.contains(&a.target) {
+            if recent && !rebuild && !shown_before && !self.reentered.contains(&a.target) {
                 presenter.on_active(&cue);
                 self.counters.on_active += 1;
                 self.record(now, &cue, CueLogKind::OnActive);
@@ -604,8 +635,10 @@ impl CueDirector {
             presenter.while_active(&cue);
             self.counters.while_active += 1;
             self.record(now, &cue, CueLogKind::WhileActive);
-            self.shown.insert(id, Shown { cue, confirmed: false });
-            self.seen.insert((id, a.since));
+            self.ended_unconfirmed.remove(&instance);
+            let confirmed = self.confirmed_shown.contains(&instance);
+            self.shown.insert(id, Shown { cue, confirmed });
+            self.seen.insert(instance);
         }
         self.reentered.clear();
         self.active = active;
@@ -646,6 +679,7 @@ impl CueDirector {
             if let Some(s) = self.shown.get_mut(&id) {
                 s.confirmed = true;
                 let cue = s.cue;
+                self.confirmed_shown.insert((id, cue.key.frame));
                 presenter.confirmed(&cue);
                 self.counters.confirmed += 1;
                 self.record(now, &cue, CueLogKind::Confirmed);
@@ -671,6 +705,7 @@ impl CueDirector {
                 match r.key.kind {
                     CueKind::Added => {
                         if let Some(cue) = self.ended_unconfirmed.remove(&(id, f)) {
+                            self.confirmed_shown.insert((id, f));
                             presenter.confirmed(&cue);
                             self.counters.confirmed += 1;
                             self.record(now, &cue, CueLogKind::Confirmed);
@@ -678,6 +713,8 @@ impl CueDirector {
                         self.open.insert(id, (f, r));
                     }
                     CueKind::Removed => {
+                        // The instance of this identity live before `f` ended for good.
+                        self.confirmed_shown.retain(|(i, s)| *i != id || *s >= f);
                         let Some((since, added)) = self.open.remove(&id) else { continue };
                         let was_seen = self.seen.remove(&(id, since));
                         let showing = self.shown.get(&id).is_some_and(|s| s.cue.key.frame == since);
@@ -714,11 +751,12 @@ impl CueDirector {
         }
         // Anything older left here was shown on a prediction, ended in it, and then never
         // happened (a later correction erased its start): there is nothing left to confirm.
-        let (open, shown) = (&self.open, &self.shown);
-        self.seen.retain(|(id, s)| {
+        let (open, shown, confirmed_shown) = (&self.open, &self.shown, &self.confirmed_shown);
+        self.seen.retain(|instance @ (id, s)| {
             *s > c
                 || open.get(id).is_some_and(|o| o.0 == *s)
                 || shown.get(id).is_some_and(|x| x.cue.key.frame == *s)
+                || confirmed_shown.contains(instance)
         });
         self.ended_unconfirmed.retain(|(_, s), _| *s > c);
     }
@@ -734,8 +772,8 @@ impl CueDirector {
         self.played.clear();
         self.held.clear();
         self.batch.clear();
-        self.batch_removed.clear();
         self.rewind_from = None;
+        self.settled = None;
         self.forget_edges();
         let now = world.frame();
         let shown = core::mem::take(&mut self.shown);
@@ -752,7 +790,9 @@ impl CueDirector {
             }
         }
         self.active = active;
-        self.diff_persistent(world, self.last_confirmed, false, true, presenter);
+        let shown = &self.shown;
+        self.confirmed_shown.retain(|(id, s)| shown.get(id).is_some_and(|x| x.cue.key.frame == *s));
+        self.diff_persistent(world, self.last_confirmed, false, true, &BTreeSet::new(), presenter);
     }
 
     /// Ends presentation: every shown instance gets `removed(Unloaded)` (session change).
@@ -766,9 +806,10 @@ impl CueDirector {
         self.played.clear();
         self.held.clear();
         self.batch.clear();
-        self.batch_removed.clear();
         self.rewind_from = None;
+        self.settled = None;
         self.forget_edges();
+        self.confirmed_shown.clear();
     }
 
     /// Forgets the instance history (a snapshot load outside the session, a session change):

@@ -4,7 +4,7 @@
 use super::director::{Cue, Presenter, RemoveReason};
 use crate::cue::CueKey;
 use crate::num::Frame;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One presenter call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -92,13 +92,16 @@ impl PresenterLog {
     }
 
     /// What a viewer finally saw, sorted: every `cancel` removes itself and the `play` it
-    /// cancels, every `Removed{Mispredicted}` removes itself and the show it ends, and
-    /// `confirmed` calls are dropped. Two runs of the same match — plain stepping, rollbacks
+    /// cancels, every `Removed{Mispredicted}` removes itself and the show it ends, a
+    /// `Removed{Ended}` followed by a `WhileActive` of the same instance (a predicted end taken
+    /// back) removes itself and that `WhileActive`, and `confirmed` calls are dropped. Two runs of the same match — plain stepping, rollbacks
     /// at any depth, peers on a lossy network — give equal reconciled logs.
     pub fn reconciled(&self) -> Vec<PresenterCall> {
         let mut keep = vec![true; self.calls.len()];
         let mut plays: BTreeMap<CueKey, Vec<usize>> = BTreeMap::new();
         let mut shows: BTreeMap<CueKey, Vec<usize>> = BTreeMap::new();
+        // The last `Removed{Ended}` of an instance not shown since.
+        let mut ended: BTreeMap<CueKey, usize> = BTreeMap::new();
         for (i, (_, c)) in self.calls.iter().enumerate() {
             match c {
                 PresenterCall::Play(k) => plays.entry(*k).or_default().push(i),
@@ -108,7 +111,15 @@ impl PresenterLog {
                         keep[p] = false;
                     }
                 }
+                PresenterCall::WhileActive(k) if ended.contains_key(k) => {
+                    // Shown again: the end was a prediction the session took back.
+                    keep[i] = false;
+                    if let Some(r) = ended.remove(k) {
+                        keep[r] = false;
+                    }
+                }
                 PresenterCall::OnActive(k) | PresenterCall::WhileActive(k) => {
+                    ended.remove(k);
                     shows.entry(*k).or_default().push(i);
                 }
                 PresenterCall::Removed(k, RemoveReason::Mispredicted) => {
@@ -132,6 +143,9 @@ impl PresenterLog {
                     }
                 }
                 PresenterCall::Confirmed(_) => keep[i] = false,
+                PresenterCall::Removed(k, RemoveReason::Ended) => {
+                    ended.insert(*k, i);
+                }
                 PresenterCall::Removed(..) => {}
             }
         }
@@ -143,11 +157,14 @@ impl PresenterLog {
 
     /// Checks the presenter contract: a key is never playing twice at once (a play repeats
     /// only after a cancel), every cancel matches an earlier play, `WhileActive` is not
-    /// repeated while shown, `OnActive` never comes while shown, and every removal ends a
-    /// show. The error names the first broken call.
+    /// repeated while shown, `OnActive` never comes while shown nor twice for one instance
+    /// (unless a `Removed{Mispredicted}` took the first back), every removal ends a show, and
+    /// no key is confirmed twice. The error names the first broken call.
     pub fn check_invariants(&self) -> Result<(), String> {
         let mut playing: BTreeMap<CueKey, bool> = BTreeMap::new();
         let mut showing: BTreeMap<CueKey, bool> = BTreeMap::new();
+        let mut started: BTreeSet<CueKey> = BTreeSet::new();
+        let mut confirmed: BTreeSet<CueKey> = BTreeSet::new();
         for (i, (at, c)) in self.calls.iter().enumerate() {
             let fail = |what: &str| Err(format!("call {i} (frame {at}): {what}: {c:?}"));
             match c {
@@ -169,6 +186,9 @@ impl PresenterLog {
                     if showing.get(k).copied().unwrap_or(false) {
                         return fail("OnActive while shown");
                     }
+                    if !started.insert(*k) {
+                        return fail("OnActive twice for one instance");
+                    }
                 }
                 PresenterCall::WhileActive(k) => {
                     let s = showing.entry(*k).or_default();
@@ -177,14 +197,21 @@ impl PresenterLog {
                     }
                     *s = true;
                 }
-                PresenterCall::Removed(k, _) => {
+                PresenterCall::Removed(k, reason) => {
                     let s = showing.entry(*k).or_default();
                     if !*s {
                         return fail("removed without a show");
                     }
                     *s = false;
+                    if *reason == RemoveReason::Mispredicted {
+                        started.remove(k);
+                    }
                 }
-                PresenterCall::Confirmed(_) => {}
+                PresenterCall::Confirmed(k) => {
+                    if !confirmed.insert(*k) {
+                        return fail("confirmed twice");
+                    }
+                }
             }
         }
         Ok(())

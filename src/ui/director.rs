@@ -114,6 +114,12 @@ pub struct EventDirector {
     batch: BTreeMap<Frame, Vec<UiEvent>>,
     rewind_from: Option<Frame>,
     last_confirmed: Option<Frame>,
+    /// The newest frame ingested.
+    newest: Option<Frame>,
+    /// Frames simulated, reconciled and confirmed: final and delivered. A session can confirm
+    /// frames it has not simulated yet (the remote inputs arrived before the local input delay
+    /// ran out); those are taken when they are simulated.
+    settled: Option<Frame>,
     queue: VecDeque<UiNotice>,
     queue_capacity: usize,
     counters: EventCounters,
@@ -135,6 +141,8 @@ impl EventDirector {
             batch: BTreeMap::new(),
             rewind_from: None,
             last_confirmed: None,
+            newest: None,
+            settled: None,
             queue: VecDeque::new(),
             queue_capacity: 65_536,
             counters: EventCounters::default(),
@@ -190,19 +198,23 @@ impl EventDirector {
     }
 
     /// The session loaded the state saved for `frame`: frames from `frame` on will be
-    /// re-simulated (and re-ingested) in this batch.
+    /// re-simulated (and re-ingested) in this batch. Frames already confirmed and reconciled
+    /// are final: simulating them again changes nothing that was delivered.
     pub fn rewound_to(&mut self, frame: Frame) {
+        let frame = self.settled.map_or(frame, |s| frame.max(s + 1));
         self.rewind_from = Some(self.rewind_from.map_or(frame, |r| r.min(frame)));
         self.batch.retain(|f, _| *f < frame);
     }
 
     /// Takes the events of the frame the world just advanced (`world.output()`). Frames already
-    /// confirmed are ignored (they cannot change).
+    /// confirmed and reconciled are ignored (they cannot change); a frame confirmed before it
+    /// was first simulated is taken.
     pub fn ingest<G: Game>(&mut self, world: &World<G>) {
         let out = world.output();
-        if self.last_confirmed.is_some_and(|c| out.frame <= c) {
+        if self.settled.is_some_and(|s| out.frame <= s) {
             return;
         }
+        self.newest = Some(out.frame);
         if self.subs.is_empty() {
             self.batch.insert(out.frame, Vec::new());
             return;
@@ -280,6 +292,10 @@ impl EventDirector {
         if let Some(c) = confirmed {
             self.confirm_through(c);
             self.last_confirmed = Some(self.last_confirmed.map_or(c, |l| l.max(c)));
+            if let Some(n) = self.newest {
+                let s = c.min(n);
+                self.settled = Some(self.settled.map_or(s, |old| old.max(s)));
+            }
         }
     }
 
@@ -382,6 +398,8 @@ impl EventDirector {
         self.batch.clear();
         self.rewind_from = None;
         self.last_confirmed = None;
+        self.newest = None;
+        self.settled = None;
     }
 }
 

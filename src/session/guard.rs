@@ -157,6 +157,11 @@ pub mod forge {
         build(magic, WireBody::QualityReport { frame_advantage, ping })
     }
 
+    /// A quality reply echoing `pong`, the stamp of a quality report.
+    pub fn quality_reply(magic: u16, pong: u128) -> Message {
+        build(magic, WireBody::QualityReply(pong))
+    }
+
     /// An input acknowledgement.
     pub fn ack(magic: u16, frame: i32) -> Message {
         build(magic, WireBody::InputAck(frame))
@@ -228,14 +233,6 @@ pub mod forge {
 pub enum Fault {
     /// The message does not have GGRS's layout.
     Undecodable,
-    /// The message carries another session number than the sender's first message (a process
-    /// that took over the address, or a forgery).
-    WrongMagic {
-        /// The number pinned at the sender's first message.
-        expected: u16,
-        /// The number this message carries.
-        got: u16,
-    },
     /// The input payload's run-length encoding is truncated or malformed.
     BadInputEncoding {
         /// What is wrong.
@@ -301,6 +298,14 @@ pub enum Fault {
         /// Messages dropped.
         dropped: usize,
     },
+    /// The sender sent input for frames further ahead of this peer's session than any honest
+    /// peer can be (GGRS's input queue holds 128 frames and asserts beyond them).
+    InputAhead {
+        /// The last frame of the message.
+        frame: i32,
+        /// The newest frame an honest sender could have sent.
+        limit: i32,
+    },
     /// The sender reached [`GuardConfig::ban_after`] faults: nothing more from it is delivered.
     Banned,
 }
@@ -309,9 +314,6 @@ impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Fault::Undecodable => f.write_str("sent a packet that is not a GGRS message"),
-            Fault::WrongMagic { expected, got } => {
-                write!(f, "sent session number {got:#06x}, but its session is {expected:#06x}")
-            }
             Fault::BadInputEncoding { what } => write!(f, "sent an input payload that {what}"),
             Fault::TooManyFrames { limit } => {
                 write!(f, "sent an input payload with more than {limit} frames")
@@ -345,6 +347,11 @@ impl fmt::Display for Fault {
             Fault::Flood { dropped } => {
                 write!(f, "flooded: {dropped} messages beyond the per-poll limit were dropped")
             }
+            Fault::InputAhead { frame, limit } => write!(
+                f,
+                "sent input up to frame {frame}, past frame {limit}, the newest an honest peer can \
+                 have sent"
+            ),
             Fault::Banned => f.write_str("is banned after repeated faults"),
         }
     }
@@ -414,6 +421,11 @@ pub struct GuardConfig {
     /// The guard fronts a spectator session (its remote is the host, which speaks for every
     /// player): connection statuses pass unchanged and there are no departures.
     pub spectating: bool,
+    /// The largest frame advantage a peer's time-sync report may claim, either way. GGRS turns
+    /// the claims into wait recommendations; a claim beyond this is clamped to it. A peer can
+    /// be at most the prediction window ahead before GGRS stops it, plus its share of the round
+    /// trip: the default is the prediction window plus 8 frames.
+    pub max_frame_advantage: i16,
 }
 
 impl GuardConfig {
@@ -430,6 +442,8 @@ impl GuardConfig {
             paced: false,
             resend_ticks: 6,
             spectating: false,
+            max_frame_advantage: i16::try_from(max_prediction.saturating_add(8))
+                .unwrap_or(i16::MAX),
         }
     }
 
@@ -468,6 +482,14 @@ pub struct GuardStats {
     pub paced_dropped: u64,
     /// Input messages resent in paced mode.
     pub paced_resent: u64,
+    /// Messages dropped because nothing ties them to the member whose address they came from
+    /// (another session number than the sender's, or a guard message before any input). A
+    /// source address can be forged by anyone: they count toward nobody's faults.
+    pub unattributed: u64,
+    /// Time-sync messages the network cannot explain: a quality reply to a report this peer
+    /// never sent (dropped), or a frame advantage beyond [`GuardConfig::max_frame_advantage`]
+    /// (clamped).
+    pub implausible: u64,
 }
 
 /// The start frame that marks a message of the guards' own protocol (negative: GGRS itself
@@ -477,6 +499,16 @@ const GUARD_FRAME: GgrsFrame = -0x4752;
 /// The start frame of an injected status-only input message: its decoding reference is never
 /// present, so GGRS reads the statuses and nothing else.
 const STATUS_ONLY_FRAME: GgrsFrame = GgrsFrame::MAX;
+
+/// The newest input frame an honest remote can have sent to a peer whose session is at
+/// `current` and which has sent the remote its own input through `sent`: the remote's prediction
+/// window and up to 32 frames of input delay past what it has from this peer — and never more
+/// than GGRS's input queue (128 frames) holds past this peer's oldest unconfirmed frame.
+fn ahead_limit(current: GgrsFrame, sent: GgrsFrame, max_pred: GgrsFrame) -> GgrsFrame {
+    let honest = current.max(sent).saturating_add(max_pred).saturating_add(32);
+    let queue = current.saturating_sub(max_pred).saturating_add(120);
+    honest.min(queue)
+}
 
 /// Frames one relay message carries.
 const RELAY_CHUNK: usize = 32;
@@ -525,7 +557,12 @@ struct Remote<A> {
     own_frames: BTreeMap<GgrsFrame, Vec<u8>>,
     /// The newest of this peer's frames it acknowledged.
     acked: GgrsFrame,
+    /// The ping stamps of the last quality reports this peer sent it (a reply must echo one).
+    pings: VecDeque<u128>,
 }
+
+/// Quality reports remembered per remote (GGRS sends one every 200 ms).
+const PINGS_KEPT: usize = 16;
 
 struct Leave {
     /// Index of the leaver in `remotes`.
@@ -1113,6 +1150,7 @@ impl<S, A: Clone + Eq> GuardedSocket<S, A> {
                 newest_tick: 0,
                 own_frames: BTreeMap::new(),
                 acked: NULL_FRAME,
+                pings: VecDeque::with_capacity(PINGS_KEPT),
             });
         }
         let shared = Arc::new(Mutex::new(Shared {
@@ -1267,6 +1305,10 @@ enum Verdict {
     Pass(bool),
     /// A message of the guards' protocol, handled.
     Consumed,
+    /// Not attributable to the sender (dropped, no fault: see [`GuardStats::unattributed`]).
+    Unattributed,
+    /// A time-sync message the network cannot explain (dropped, no fault).
+    Implausible,
 }
 
 impl<A: Clone + Eq> Shared<A> {
@@ -1289,27 +1331,43 @@ impl<A: Clone + Eq> Shared<A> {
                     let bytes = input.bytes.clone();
                     self.on_guard_msg(i, &bytes).map(|()| Verdict::Consumed)
                 }
-                Some(m) => Err(Fault::WrongMagic { expected: m, got: wire.magic }),
-                None => Err(Fault::BadDepartureMessage { what: "came before any input" }),
+                // Another session number, or none pinned yet: nothing ties it to the member.
+                _ => Ok(Verdict::Unattributed),
             };
         }
+        let max_advantage = self.config.max_frame_advantage.max(0);
         let remote = &mut self.remotes[i];
         // The session number is pinned at the sender's first input (sent only once GGRS has
-        // synchronised, so the synchronisation handshake cannot be raced to pin a forgery).
+        // synchronised, so the synchronisation handshake cannot be raced to pin a forgery). A
+        // message with another number did not come from the member: anyone can forge a source
+        // address, so it is dropped without counting against the member.
         if let Some(m) = remote.magic
             && m != wire.magic
         {
-            return Err(Fault::WrongMagic { expected: m, got: wire.magic });
+            return Ok(Verdict::Unattributed);
         }
         let mut rewritten = false;
         match &mut wire.body {
-            WireBody::SyncRequest(_) | WireBody::KeepAlive | WireBody::QualityReply(_) => {}
+            WireBody::SyncRequest(_) | WireBody::KeepAlive => {}
+            WireBody::QualityReply(pong) => {
+                // A reply echoes the stamp of a report this peer sent; GGRS computes the round
+                // trip from it (a forged stamp overflows its arithmetic or claims minutes).
+                if !remote.pings.contains(pong) {
+                    return Ok(Verdict::Implausible);
+                }
+            }
             WireBody::SyncReply(_) => {
                 if remote.sync_magic.is_none() {
                     remote.sync_magic = Some(wire.magic);
                 }
             }
-            WireBody::QualityReport { .. } => {}
+            WireBody::QualityReport { frame_advantage, .. } => {
+                let clamped = (*frame_advantage).clamp(-max_advantage, max_advantage);
+                if clamped != *frame_advantage {
+                    *frame_advantage = clamped;
+                    rewritten = true;
+                }
+            }
             WireBody::InputAck(f) => {
                 if *f < NULL_FRAME {
                     return Err(Fault::FrameOutOfRange { field: "ack_frame", frame: *f });
@@ -1381,6 +1439,14 @@ impl<A: Clone + Eq> Shared<A> {
                 let frames = delta_decode(reference.as_deref().unwrap_or(&[]), &buf, frame_len)?;
                 if frames.len() > max_frames {
                     return Err(Fault::TooManyFrames { limit: max_frames });
+                }
+                // An honest sender is at most its prediction window (plus its input delay)
+                // ahead of the input this peer sent it, and GGRS's input queue holds 128
+                // frames past this peer's confirmed frame (at least `current − max_pred`).
+                let last = input.start_frame.saturating_add(frames.len() as GgrsFrame - 1);
+                let limit = ahead_limit(current, remote.sent_frame, max_pred);
+                if !frames.is_empty() && last > limit {
+                    return Err(Fault::InputAhead { frame: last, limit });
                 }
                 if reference.is_some() {
                     for (k, bytes) in frames.iter().enumerate() {
@@ -1481,6 +1547,14 @@ impl<A: Clone + Eq> Shared<A> {
                 self.stats.paced_dropped += 1;
                 false
             }
+            WireBody::QualityReport { ping, .. } => {
+                let pings = &mut self.remotes[i].pings;
+                if pings.len() == PINGS_KEPT {
+                    pings.pop_front();
+                }
+                pings.push_back(*ping);
+                true
+            }
             _ => true,
         }
     }
@@ -1544,11 +1618,24 @@ where
             }
             match s.check(i, &mut wire) {
                 Ok(Verdict::Consumed) => {}
+                Ok(Verdict::Unattributed) => {
+                    s.stats.dropped += 1;
+                    s.stats.unattributed += 1;
+                }
+                Ok(Verdict::Implausible) => {
+                    s.stats.dropped += 1;
+                    s.stats.implausible += 1;
+                }
                 Ok(Verdict::Pass(false)) => {
                     s.stats.passed += 1;
                     out.push((from, msg));
                 }
                 Ok(Verdict::Pass(true)) => match wire.to_ggrs() {
+                    Some(m) if matches!(wire.body, WireBody::QualityReport { .. }) => {
+                        s.stats.passed += 1;
+                        s.stats.implausible += 1;
+                        out.push((from, m));
+                    }
                     Some(m) => {
                         s.stats.passed += 1;
                         s.stats.rewritten += 1;

@@ -189,7 +189,9 @@ pub enum SessionEvent {
     NetworkInterrupted(String),
     /// A peer is back.
     NetworkResumed(String),
-    /// GGRS recommends waiting this many frames to let peers catch up (time sync).
+    /// GGRS recommends waiting this many frames to let peers catch up (time sync), at most
+    /// [`Runner::set_max_wait_frames`] (default: the prediction window): a peer's time-sync
+    /// reports can claim any advantage, and a game that obeyed them unbounded would freeze.
     WaitRecommendation(u32),
     /// A desync was detected at this frame (the report is in [`Runner::desync_reports`]).
     Desync(Frame),
@@ -286,6 +288,8 @@ pub struct Runner<G: Game> {
     departures_seen: u64,
     /// Saves of keyframe frames, final once the frame before them is confirmed.
     pending_keyframes: BTreeMap<Frame, Vec<u8>>,
+    /// The cap on [`SessionEvent::WaitRecommendation`].
+    max_wait_frames: u32,
 }
 
 impl<G: Game> fmt::Debug for Runner<G> {
@@ -372,7 +376,17 @@ impl<G: Game> Runner<G> {
             departure_wait: 0,
             departures_seen: 0,
             pending_keyframes: BTreeMap::new(),
+            max_wait_frames: u32::try_from(max_prediction).unwrap_or(u32::MAX),
         }
+    }
+
+    /// The most frames a [`SessionEvent::WaitRecommendation`] asks a game to wait (default: the
+    /// prediction window; 0 turns the recommendations off). GGRS derives them from the peers'
+    /// own time-sync reports; the guard clamps each report to
+    /// [`GuardConfig::max_frame_advantage`](super::GuardConfig::max_frame_advantage), and this
+    /// caps what reaches the game whatever the session is fronted by.
+    pub fn set_max_wait_frames(&mut self, frames: u32) {
+        self.max_wait_frames = frames;
     }
 
     /// Records confirmed inputs into a replay from now on (the world must be at frame 0).
@@ -727,7 +741,11 @@ impl<G: Game> Runner<G> {
             }
             GgrsEvent::NetworkResumed { addr } => SessionEvent::NetworkResumed(format!("{addr:?}")),
             GgrsEvent::WaitRecommendation { skip_frames } => {
-                SessionEvent::WaitRecommendation(skip_frames)
+                let frames = skip_frames.min(self.max_wait_frames);
+                if frames == 0 {
+                    return;
+                }
+                SessionEvent::WaitRecommendation(frames)
             }
             GgrsEvent::DesyncDetected { frame, local_checksum, remote_checksum, addr } => {
                 let f = frame.max(0) as Frame;

@@ -283,8 +283,12 @@ fn a_process_on_a_departed_peers_port_is_refused_whatever_magic_it_tries() {
     }
     ticks(&mut m, 120);
     // Nothing ties a wrong session number to a member (anyone can forge a source address):
-    // dropped, counted, and no fault against anyone.
-    assert!(m.peers()[0].guard.stats().unattributed >= 60_000, "{:?}", m.peers()[0].guard.stats());
+    // dropped and counted, never a fault of its own; past the sender's fair share the rest are
+    // dropped unread (a flood).
+    let stats = m.peers()[0].guard.stats();
+    assert!(stats.unattributed > 0 && stats.dropped >= 60_000, "{stats:?}");
+    let f = faults(&m, 0);
+    assert!(f.iter().all(|f| matches!(f, Fault::Flood { .. } | Fault::Banned)), "{f:?}");
     // Player 2 left; 0 and 1 agreed on its last frame and carry on together.
     assert_eq!(lefts(&m, 0), lefts(&m, 1));
     assert_eq!(lefts(&m, 0).len(), 1);
@@ -498,10 +502,20 @@ fn a_seeded_match_is_the_same_at_any_machine_load() {
     assert_eq!(idle, loaded);
 }
 
-#[test]
-fn spectators_and_their_host_are_guarded_both_ways() {
+type Session = ggrs::P2PSession<GgrsConfig<Duel, PeerAddr>>;
+type Spectator = ggrs::SpectatorSession<GgrsConfig<Duel, PeerAddr>>;
+type Guard = rollback_abilities::session::Guard<PeerAddr>;
+
+/// Two guarded players and a guarded spectator of player 0 (address 9), synchronised.
+fn spectated_match(
+    net: &EmulatedNetwork,
+) -> (
+    Vec<(rollback_abilities::session::Runner<Duel>, Session, Guard)>,
+    Spectator,
+    rollback_abilities::session::Runner<Duel>,
+    Guard,
+) {
     use rollback_abilities::session::{GuardConfig, GuardedSocket, Runner};
-    let net = EmulatedNetwork::new(NetConditions { latency_ms: 20, ..NetConditions::PERFECT }, 8);
     let spectator = PeerAddr(9);
     let mut peers = Vec::new();
     for i in 0..2u16 {
@@ -546,6 +560,15 @@ fn spectators_and_their_host_are_guarded_both_ways() {
         spec_session.poll_remote_clients();
         net.advance_ms(5);
     }
+    (peers, spec_session, spec, spec_guard)
+}
+
+#[test]
+fn spectators_and_their_host_are_guarded_both_ways() {
+    use rollback_abilities::session::Runner;
+    let net = EmulatedNetwork::new(NetConditions { latency_ms: 20, ..NetConditions::PERFECT }, 8);
+    let spectator = PeerAddr(9);
+    let (mut peers, mut spec_session, mut spec, spec_guard) = spectated_match(&net);
     let mut attacker_as_spectator = net.socket(spectator);
     let mut attacker_as_host = net.socket(PeerAddr(0));
     for t in 0..600u32 {
@@ -767,4 +790,66 @@ fn datagrams_with_a_wrong_session_number_from_a_live_players_address_get_nobody_
         assert!(m.peers()[0].guard.stats().unattributed >= 800, "seed {seed}");
         assert!(m.confirmed_checksums_agree(), "seed {seed}");
     }
+}
+
+#[test]
+fn host_frames_beyond_a_spectators_buffer_never_break_it() {
+    // GGRS's spectator keeps 60 frames of the host's input. A spectator whose game paused for
+    // 100 frames (a throttled background tab) while the host played on received 100 frames
+    // at once: they overwrote frames it still needed, and every later call failed with
+    // `SpectatorTooFarBehind`. Its guard now cuts what does not fit; the host sends it again.
+    let net = EmulatedNetwork::new(NetConditions { latency_ms: 20, ..NetConditions::PERFECT }, 8);
+    let (mut peers, mut spec_session, mut spec, spec_guard) = spectated_match(&net);
+    for t in 0..700u32 {
+        for (i, (r, s, _)) in peers.iter_mut().enumerate() {
+            let f = r.world().next_frame() + 1;
+            r.advance_p2p(s, &[(i, bot(i, f))], None, |_| {}).unwrap();
+        }
+        if !(100..200).contains(&t)
+            && let Err(e) = spec.advance_spectator(&mut spec_session, None, |_| {})
+        {
+            panic!("tick {t}: the spectator broke: {e}");
+        }
+        net.advance_ms(16);
+    }
+    assert!(spec_guard.stats().deferred >= 1, "{:?}", spec_guard.stats());
+    let sums = |r: &rollback_abilities::session::Runner<Duel>| -> Vec<u64> {
+        r.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
+    };
+    let (host, follower) = (sums(&peers[0].0), sums(&spec));
+    assert!(
+        follower.len() > 550,
+        "the spectator caught up to {} of {}",
+        follower.len(),
+        host.len()
+    );
+    assert_eq!(follower[..], host[..follower.len()]);
+}
+
+#[test]
+fn a_flood_under_the_per_poll_limit_is_faulted_and_the_flooder_leaves() {
+    // 1,000 well-formed messages a tick, just under the per-poll limit, were never faulted and
+    // cost the victim milliseconds of every frame. A sender gets a fair share of messages per
+    // poll (GGRS sends a handful a frame); past it they are dropped unread and faulted.
+    let mut m = duel_match(3, NetConditions::PERFECT, 6, 120);
+    ticks(&mut m, 30);
+    ticks_ok(&mut m, 200, |m| {
+        let magic = m.peers()[0].guard.remote_magic(&PeerAddr(2)).unwrap();
+        let ka = forge::keep_alive(magic);
+        let mut flooder = m.network().socket(PeerAddr(2));
+        for _ in 0..1000 {
+            flooder.send_to(&ka, &PeerAddr(0));
+        }
+    });
+    let f = faults(&m, 0);
+    assert!(f.iter().any(|f| matches!(f, Fault::Flood { .. })), "{f:?}");
+    assert!(f.contains(&Fault::Banned), "{f:?}");
+    // The flooder was banned; the survivors agreed on its departure and play on together.
+    assert_eq!(lefts(&m, 0), lefts(&m, 1));
+    assert_eq!(lefts(&m, 0).len(), 1);
+    assert!(frame_of(&m, 0) >= 200 && frame_of(&m, 1) >= 200);
+    assert!(m.confirmed_checksums_agree());
+    // What reached the guard's checks stayed within the fair share.
+    let stats = m.peers()[0].guard.stats();
+    assert!(stats.dropped >= 150_000, "{stats:?}");
 }

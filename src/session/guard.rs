@@ -293,7 +293,8 @@ pub enum Fault {
         /// What is wrong.
         what: &'static str,
     },
-    /// More messages in one poll than allowed; the rest were dropped.
+    /// More messages than the sender's fair share ([`GuardConfig::flood_rate`]) or than one
+    /// poll takes; the rest were dropped unread.
     Flood {
         /// Messages dropped.
         dropped: usize,
@@ -401,8 +402,15 @@ pub struct GuardConfig {
     /// Frames one input message may carry (GGRS resends unacknowledged inputs; 128 is GGRS's
     /// own input queue length).
     pub max_frames_per_message: usize,
-    /// Messages accepted from one sender per poll.
+    /// Messages accepted from one sender per poll, at most.
     pub max_messages_per_poll: usize,
+    /// A sender's fair share: each poll adds this many messages to its allowance, which holds
+    /// at most [`GuardConfig::flood_burst`]. GGRS sends a handful of messages a frame; a sender
+    /// past its allowance has its messages dropped unread and is faulted (`Flood`).
+    pub flood_rate: u32,
+    /// The most messages a sender's allowance holds (what arrives at once after a network
+    /// hiccup of a second or more).
+    pub flood_burst: u32,
     /// Faults after which a sender is banned (0: never).
     pub ban_after: u32,
     /// Faults kept for [`Guard::drain_faults`] before the oldest are dropped (counts stay exact).
@@ -436,6 +444,8 @@ impl GuardConfig {
             max_prediction,
             max_frames_per_message: 128,
             max_messages_per_poll: 1024,
+            flood_rate: 32,
+            flood_burst: 256,
             ban_after: 64,
             fault_log: 256,
             departure_linger: 600,
@@ -486,6 +496,9 @@ pub struct GuardStats {
     /// (another session number than the sender's, or a guard message before any input). A
     /// source address can be forged by anyone: they count toward nobody's faults.
     pub unattributed: u64,
+    /// Input messages from a spectator's host whose frames its buffer cannot hold yet: cut to
+    /// what fits, or dropped when nothing does (the host sends them again).
+    pub deferred: u64,
     /// Time-sync messages the network cannot explain: a quality reply to a report this peer
     /// never sent (dropped), or a frame advantage beyond [`GuardConfig::max_frame_advantage`]
     /// (clamped).
@@ -509,6 +522,9 @@ fn ahead_limit(current: GgrsFrame, sent: GgrsFrame, max_pred: GgrsFrame) -> Ggrs
     let queue = current.saturating_sub(max_pred).saturating_add(120);
     honest.min(queue)
 }
+
+/// Frames of the host's input a GGRS spectator holds (`SPECTATOR_BUFFER_SIZE` in GGRS 0.13).
+const SPECTATOR_BUFFER: GgrsFrame = 60;
 
 /// Frames one relay message carries.
 const RELAY_CHUNK: usize = 32;
@@ -559,6 +575,8 @@ struct Remote<A> {
     acked: GgrsFrame,
     /// The ping stamps of the last quality reports this peer sent it (a reply must echo one).
     pings: VecDeque<u128>,
+    /// Messages it may still send before it floods (see [`GuardConfig::flood_rate`]).
+    allowance: u32,
 }
 
 /// Quality reports remembered per remote (GGRS sends one every 200 ms).
@@ -1151,6 +1169,7 @@ impl<S, A: Clone + Eq> GuardedSocket<S, A> {
                 own_frames: BTreeMap::new(),
                 acked: NULL_FRAME,
                 pings: VecDeque::with_capacity(PINGS_KEPT),
+                allowance: config.flood_burst,
             });
         }
         let shared = Arc::new(Mutex::new(Shared {
@@ -1309,6 +1328,8 @@ enum Verdict {
     Unattributed,
     /// A time-sync message the network cannot explain (dropped, no fault).
     Implausible,
+    /// Host input a spectator cannot hold yet (dropped, no fault).
+    Deferred,
 }
 
 impl<A: Clone + Eq> Shared<A> {
@@ -1443,10 +1464,31 @@ impl<A: Clone + Eq> Shared<A> {
                 // An honest sender is at most its prediction window (plus its input delay)
                 // ahead of the input this peer sent it, and GGRS's input queue holds 128
                 // frames past this peer's confirmed frame (at least `current − max_pred`).
+                let mut frames = frames;
                 let last = input.start_frame.saturating_add(frames.len() as GgrsFrame - 1);
-                let limit = ahead_limit(current, remote.sent_frame, max_pred);
-                if !frames.is_empty() && last > limit {
-                    return Err(Fault::InputAhead { frame: last, limit });
+                if spectating {
+                    // GGRS's spectator keeps the host's input in a ring of 60 frames past its
+                    // own: a frame beyond it overwrites one still needed and the spectator is
+                    // broken for good (`SpectatorTooFarBehind`). Such frames are cut from the
+                    // message; the host sends them again once the spectator has room.
+                    let room = current.saturating_add(SPECTATOR_BUFFER - 1);
+                    if !frames.is_empty() && last > room {
+                        let Some(reference) = reference.as_deref() else {
+                            return Ok(Verdict::Deferred);
+                        };
+                        let keep = usize::try_from(room - input.start_frame + 1).unwrap_or(0);
+                        if keep == 0 {
+                            return Ok(Verdict::Deferred);
+                        }
+                        frames.truncate(keep);
+                        input.bytes = encode_inputs(reference, &frames);
+                        rewritten = true;
+                    }
+                } else {
+                    let limit = ahead_limit(current, remote.sent_frame, max_pred);
+                    if !frames.is_empty() && last > limit {
+                        return Err(Fault::InputAhead { frame: last, limit });
+                    }
                 }
                 if reference.is_some() {
                     for (k, bytes) in frames.iter().enumerate() {
@@ -1586,6 +1628,11 @@ where
         let mut s = lock(&self.shared);
         let mut out = Vec::with_capacity(received.len());
         let mut per_sender = vec![0usize; s.remotes.len()];
+        let mut flooded = vec![0usize; s.remotes.len()];
+        let (rate, burst) = (s.config.flood_rate, s.config.flood_burst);
+        for r in &mut s.remotes {
+            r.allowance = r.allowance.saturating_add(rate).min(burst);
+        }
         for (from, msg) in received {
             let Some(i) = s.index(&from) else {
                 s.stats.unknown_sender += 1;
@@ -1598,10 +1645,12 @@ where
                 continue;
             }
             per_sender[i] += 1;
-            if per_sender[i] > s.config.max_messages_per_poll {
+            if per_sender[i] > s.config.max_messages_per_poll || s.remotes[i].allowance == 0 {
                 s.stats.dropped += 1;
+                flooded[i] += 1;
                 continue;
             }
+            s.remotes[i].allowance -= 1;
             let Some(mut wire) = WireMessage::from_ggrs(&msg) else {
                 s.stats.dropped += 1;
                 s.fault(i, Fault::Undecodable);
@@ -1626,6 +1675,10 @@ where
                     s.stats.dropped += 1;
                     s.stats.implausible += 1;
                 }
+                Ok(Verdict::Deferred) => {
+                    s.stats.dropped += 1;
+                    s.stats.deferred += 1;
+                }
                 Ok(Verdict::Pass(false)) => {
                     s.stats.passed += 1;
                     out.push((from, msg));
@@ -1634,6 +1687,11 @@ where
                     Some(m) if matches!(wire.body, WireBody::QualityReport { .. }) => {
                         s.stats.passed += 1;
                         s.stats.implausible += 1;
+                        out.push((from, m));
+                    }
+                    Some(m) if s.config.spectating => {
+                        s.stats.passed += 1;
+                        s.stats.deferred += 1;
                         out.push((from, m));
                     }
                     Some(m) => {
@@ -1654,10 +1712,9 @@ where
                 }
             }
         }
-        for (i, n) in per_sender.iter().enumerate() {
-            let limit = s.config.max_messages_per_poll;
-            if *n > limit {
-                s.fault(i, Fault::Flood { dropped: n - limit });
+        for (i, dropped) in flooded.into_iter().enumerate() {
+            if dropped > 0 {
+                s.fault(i, Fault::Flood { dropped });
             }
         }
         out.append(&mut s.inject);

@@ -7,6 +7,7 @@ mod browser;
 mod common;
 mod content_errors;
 mod cues;
+mod departures;
 mod docs_citations;
 mod duel;
 mod features_abilities;

@@ -817,6 +817,11 @@ impl<A: Clone + Eq> Shared<A> {
         }
         let survivors: Vec<usize> = self.survivors().collect();
         let mut finished = Vec::new();
+        // GGRS keeps one rollback frame for disconnects, and every disconnect it learns of in one
+        // `advance_frame` overwrites it: two departures reaching it together would roll back for
+        // only one of them, and the survivors would split. One agreed departure reaches GGRS per
+        // tick; the next waits for the following tick.
+        let mut injected = false;
         for li in 0..self.leaves.len() {
             let x = self.leaves[li].remote;
             let player = self.remotes[x].handles[0] as u16;
@@ -856,7 +861,7 @@ impl<A: Clone + Eq> Shared<A> {
             }
             // Agreement: every survivor's `have` is known; the leaver's input ends at the
             // latest frame any survivor has, once this peer has it too (relayed).
-            if survivors.iter().any(|&s| l.haves[s].is_none()) {
+            if injected || survivors.iter().any(|&s| l.haves[s].is_none()) {
                 continue;
             }
             let q = survivors.iter().filter_map(|&s| l.haves[s]).fold(own, GgrsFrame::max);
@@ -866,6 +871,7 @@ impl<A: Clone + Eq> Shared<A> {
             }
             l.agreed = Some(q);
             self.inject_disconnect(x, q);
+            injected = true;
         }
         for li in finished.into_iter().rev() {
             self.leaves.remove(li);

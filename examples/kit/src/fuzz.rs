@@ -327,11 +327,13 @@ pub fn session(data: &[u8]) {
                     ))
                 }
                 4 => Some(forge::checksum(magic, near(&mut b), u128::from(b.u64()))),
-                5 => Some(forge::quality(
+                5 if b.u8().is_multiple_of(2) => Some(forge::quality(
                     magic,
                     i16::from(b.u8() as i8).saturating_mul(300),
                     u128::from(b.u64()),
                 )),
+                // A reply whose stamp this peer may or may not have sent.
+                5 => Some(forge::quality_reply(magic, u128::from(b.u64()))),
                 6 => Some(forge::ack(magic, near(&mut b))),
                 _ => match b.u8() % 4 {
                     // The guards' departure protocol, as a liar would speak it.

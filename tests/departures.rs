@@ -161,10 +161,14 @@ fn overlapping_departures_with_eight_players() {
     soak(8, 200..225);
 }
 
-/// The full soak: 100 seeds per player count, 2 and 3 leavers each.
+/// The full soak: 100 seeds per player count, 2 and 3 leavers each. It does not pass yet: in
+/// about 1 match in 100 (2 of the first 200 four-player matches) a member leaves while the
+/// survivors are still agreeing on another leaver's last frame, one survivor had counted the
+/// frames that member held and another had not, and they disagree on that frame by one or two.
+/// The survivors must agree on who takes part in an agreement before they agree on its frame.
 /// `cargo test --test integration departures::overlapping_departures_soak_100 -- --ignored`
 #[test]
-#[ignore = "long: 600 matches, about 4 minutes (cargo test --test integration departures::overlapping_departures_soak_100 -- --ignored)"]
+#[ignore = "fails in about 1 match in 100 (a member leaving during another's agreement); about 4 minutes: cargo test --test integration departures::overlapping_departures_soak_100 -- --ignored"]
 fn overlapping_departures_soak_100() {
     for (players, base) in [(4, 1000), (6, 2000), (8, 3000)] {
         soak(players, base..base + 100);

@@ -853,3 +853,31 @@ fn a_flood_under_the_per_poll_limit_is_faulted_and_the_flooder_leaves() {
     let stats = m.peers()[0].guard.stats();
     assert!(stats.dropped >= 150_000, "{stats:?}");
 }
+
+#[test]
+fn an_inflated_claim_to_hold_a_leavers_input_is_refused() {
+    // A member claiming to hold a crashed player's input up to 280 frames past the session's
+    // frame, and never relaying it, held the agreement up until every survivor gave up on the
+    // others and played alone.
+    let mut m = duel_match(4, NetConditions::PERFECT, 31, 60);
+    ticks(&mut m, 40);
+    m.leave(1);
+    let mut sent = 0;
+    ticks_ok(&mut m, 400, |m| {
+        // Twenty claims, fewer than a ban takes: the liar stays a member.
+        if sent < 20 {
+            sent += 1;
+            let magic = m.peers()[0].guard.remote_magic(&PeerAddr(3)).unwrap();
+            let now = frame_of(m, 0) as i32;
+            send(m, 3, 0, &forge::depart(magic, 1, now + 280));
+        }
+    });
+    let f = faults(&m, 0);
+    assert!(f.contains(&Fault::BadDepartureMessage { what: "claims input far ahead" }), "{f:?}");
+    for p in [0, 2, 3] {
+        assert_eq!(lefts(&m, p).len(), 1, "peer {p}: {:?}", lefts(&m, p));
+        assert_eq!(lefts(&m, p), lefts(&m, 0));
+        assert!(frame_of(&m, p) >= 300, "peer {p}: {}", frame_of(&m, p));
+    }
+    assert!(m.confirmed_checksums_agree());
+}

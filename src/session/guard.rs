@@ -641,10 +641,13 @@ impl<A: Clone + Eq> Shared<A> {
         self.faults.push_back(f);
     }
 
-    /// How far past the session's frame a peer's claims about input may lie.
+    /// How far past the session's frame a survivor's claim to hold a leaver's input may lie:
+    /// the survivor is at most a prediction window ahead of this peer, the leaver at most a
+    /// prediction window and its input delay (up to 32 frames) ahead of the survivor. A larger
+    /// claim can never be relayed and would only hold the agreement up.
     fn frame_window(&self) -> GgrsFrame {
         let p = GgrsFrame::try_from(self.config.max_prediction).unwrap_or(GgrsFrame::MAX / 8);
-        p.saturating_mul(4).saturating_add(256)
+        p.saturating_mul(2).saturating_add(40)
     }
 
     fn frame_len(&self, i: usize) -> usize {

@@ -245,7 +245,7 @@ impl Default for WorldConfig {
 }
 
 /// Why a world cannot be built.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum WorldError {
     /// Content refers to a function that is not registered (or registered as another kind).
@@ -358,8 +358,10 @@ impl fmt::Display for WorldError {
 
 impl std::error::Error for WorldError {}
 
+crate::located::readable_debug!(WorldError);
+
 /// Why a snapshot cannot be loaded.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SnapshotError {
     /// The snapshot was taken from a world with other content or capacities.
@@ -454,6 +456,8 @@ impl fmt::Display for SnapshotError {
 }
 
 impl std::error::Error for SnapshotError {}
+
+crate::located::readable_debug!(SnapshotError);
 
 /// A saved copy of a world's state. Saving into an existing snapshot and loading from one copy
 /// memory without allocating.

@@ -1436,3 +1436,32 @@ fn errors_returned_from_main_print_their_message() {
     let fields = format!("{e:#?}");
     assert!(fields.contains("kind: Syntax") && fields.contains("line: 2"), "{fields}");
 }
+
+/// A function registered under a name that differs in case or spelling from the content's is
+/// suggested, by the world and by the scenario runner.
+#[test]
+fn a_hook_name_in_another_case_is_suggested() {
+    use rollback_abilities::scenario::{self, Scenario, ScenarioGame};
+    use rollback_abilities::{Behaviour, Hooks, World, WorldConfig};
+    use std::sync::Arc;
+
+    let text = r#"(abilities: { "Dash": (behaviour: "Dash", end_after: Frames(1)) })"#;
+    let hooks = Hooks::<ScenarioGame>::new().behaviour("dash", Behaviour::default());
+    let e = World::new(Arc::new(Content::from_ron_str(text).unwrap()), &hooks, Default::default())
+        .unwrap_err();
+    assert!(e.to_string().contains("(did you mean \"dash\", registered as a"), "{e}");
+    let hooks = Hooks::<ScenarioGame>::new().behaviour("Dahs", Behaviour::default());
+    let e =
+        World::new(Arc::new(Content::from_ron_str(text).unwrap()), &hooks, WorldConfig::default())
+            .unwrap_err();
+    assert!(e.to_string().contains("did you mean \"Dahs\""), "{e}");
+
+    let s = Scenario::from_str(
+        &format!("(content: Inline(r##\"{text}\"##), entities: {{ \"hero\": () }})"),
+        "dash.ron",
+        None,
+    )
+    .unwrap();
+    let e = scenario::run_with_hooks(&s, &hooks, &Default::default(), None).unwrap_err();
+    assert!(e.message.contains("behaviour \"Dash\" (did you mean \"Dahs\"?)"), "{e}");
+}

@@ -245,3 +245,27 @@ fn first_ability_looks_ids_up_at_start_up() {
     }
     assert!(example.contains("Ids::look_up(&content)?"), "main looks the ids up");
 }
+
+/// The commands the README and the guides give write their files under `target/` (which git
+/// ignores), never into the repository's root.
+#[test]
+fn documented_commands_write_under_target() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut bad = Vec::new();
+    for doc in ["README.md", "docs/guide.md", "docs/replays.md"] {
+        let text = fs::read_to_string(root.join(doc)).expect("the document");
+        for (n, line) in text.lines().enumerate() {
+            if !line.contains("cargo run") {
+                continue;
+            }
+            let words: Vec<&str> = line.split_whitespace().collect();
+            for pair in words.windows(2) {
+                let written = ["--replay", "--out", "--plot", "--replay-dir", "--trace"];
+                if written.contains(&pair[0]) && !pair[1].starts_with("target/") {
+                    bad.push(format!("{doc}:{}: {line}", n + 1));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "commands writing outside target/:\n{}", bad.join("\n"));
+}

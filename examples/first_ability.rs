@@ -10,9 +10,10 @@
 
 use rollback_abilities::prelude::*;
 use rollback_abilities::{
-    AbilityCtx, AbilityInput, ActivationFailure, Behaviour, TaskEvent, TaskResult, TaskSpec,
+    AbilityCtx, AbilityInput, ActivationFailure, Behaviour, ContentError, TaskEvent, TaskResult,
+    TaskSpec,
 };
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// One player's input for one frame. `Pod` because it is stored in the snapshot, serde because
 /// GGRS sends it to the other peers: the `Game` trait requires both.
@@ -67,27 +68,43 @@ const CONTENT: &str = r#"(
     },
 )"#;
 
+/// The ids the behaviour uses, looked up once at start-up: a misspelt name fails there, with
+/// the content's "did you mean", never in the middle of a frame.
+struct Ids {
+    hit: TagId,
+    damage: EffectDefId,
+}
+
+impl Ids {
+    fn look_up(content: &Content) -> Result<Ids, ContentError> {
+        Ok(Ids { hit: content.tag("Event.Hit")?, damage: content.effect("PunchDamage")? })
+    }
+}
+
+/// Set by `main` before the first step; the behaviours only read it.
+static IDS: OnceLock<Ids> = OnceLock::new();
+
 /// The `Punch` behaviour, on activation: wait for the timeline's hit notify.
 fn punch_activate(ctx: &mut AbilityCtx<'_, Brawl>) {
-    let hit = ctx.world().content().tag("Event.Hit").unwrap();
-    let _ = ctx.spawn_task(0, TaskSpec::WaitEvent { tag: hit, once: true });
+    let Some(ids) = IDS.get() else { return };
+    let _ = ctx.spawn_task(0, TaskSpec::WaitEvent { tag: ids.hit, once: true });
 }
 
 /// …and when it comes, the fist connects.
 fn punch_task(ctx: &mut AbilityCtx<'_, Brawl>, report: &TaskResult) {
-    if let TaskEvent::Event(_) = report.event {
-        let me = ctx.owner();
-        let world = ctx.world();
-        let foe = (0..world.players()).filter_map(|p| world.player_owner(p)).find(|&e| e != me);
-        if let Some(foe) = foe {
-            let damage = ctx.make_spec(ctx.world().content().effect("PunchDamage").unwrap());
-            ctx.apply(damage, foe);
-        }
+    let (Some(ids), TaskEvent::Event(_)) = (IDS.get(), report.event) else { return };
+    let me = ctx.owner();
+    let world = ctx.world();
+    let foe = (0..world.players()).filter_map(|p| world.player_owner(p)).find(|&e| e != me);
+    if let Some(foe) = foe {
+        let damage = ctx.make_spec(ids.damage);
+        ctx.apply(damage, foe);
     }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let content = Arc::new(Content::from_ron_str(CONTENT)?);
+    let _ = IDS.set(Ids::look_up(&content)?);
     let punch_behaviour = Behaviour {
         on_activate: Some(punch_activate),
         on_task: Some(punch_task),

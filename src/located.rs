@@ -15,7 +15,10 @@ use core::fmt;
 ///
 /// [`ContentError`](crate::ContentError) and [`ScenarioError`](crate::scenario::ScenarioError)
 /// are this type with their own kind.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `Debug` prints the same readable message as `Display` (what `fn main() -> Result<(),
+/// Box<dyn Error>>` shows when it returns the error); `{:#?}` prints the fields.
+#[derive(Clone, PartialEq, Eq)]
 pub struct LocatedError<K> {
     /// What kind of problem.
     pub kind: K,
@@ -48,7 +51,39 @@ impl<K> fmt::Display for LocatedError<K> {
     }
 }
 
+impl<K: fmt::Debug> fmt::Debug for LocatedError<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !f.alternate() {
+            return fmt::Display::fmt(self, f);
+        }
+        f.debug_struct("LocatedError")
+            .field("kind", &self.kind)
+            .field("file", &self.file)
+            .field("line", &self.line)
+            .field("col", &self.col)
+            .field("path", &self.path)
+            .field("message", &self.message)
+            .finish()
+    }
+}
+
 impl<K: fmt::Debug> std::error::Error for LocatedError<K> {}
+
+/// Implements `Debug` as the type's `Display` for the public error types: the readable message
+/// is what a user sees however the error is printed, including by `fn main() -> Result<(),
+/// Box<dyn Error>>`, which prints the `Debug` of the error it returns. (Outcome values such as
+/// `ActivationFailure` and `ApplyError` keep their derived `Debug`: reports print their variant
+/// names.)
+macro_rules! readable_debug {
+    ($t:ty) => {
+        impl core::fmt::Debug for $t {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                core::fmt::Display::fmt(self, f)
+            }
+        }
+    };
+}
+pub(crate) use readable_debug;
 
 /// The most characters of a user-supplied string (a name, a key, a field, a value) that an
 /// error message echoes: see [`Clip`].

@@ -130,7 +130,7 @@ pub fn to_decimal(v: Fx) -> String {
 }
 
 /// An error converting decimal text into a number or a frame count.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct DecimalError {
     /// The text that was rejected.
     pub text: String,
@@ -145,6 +145,8 @@ impl fmt::Display for DecimalError {
 }
 
 impl std::error::Error for DecimalError {}
+
+crate::located::readable_debug!(DecimalError);
 
 /// Parses decimal text (`"-1.25"`, `"4"`, `"0.1"`) into an [`Fx`], rounding to the nearest
 /// representable value (ties to even), exactly: no floating point is involved.

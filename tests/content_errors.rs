@@ -230,6 +230,52 @@ fn syntax() {
             message: &["trailing characters"],
         },
         Case {
+            // A bare number where a time is meant: the unit must be said (frames or seconds).
+            name: "bare_number_for_an_effect_duration",
+            text: r#"(
+    effects: { "Burn": (duration: 3) },
+)"#,
+            error: (K::Syntax, Once("3)"), "effects.Burn.duration"),
+            message: &[
+                "a number alone is not a duration",
+                "`Frames(3)`",
+                "`Seconds(3)`",
+                "`Instant`",
+                "`Infinite`",
+            ],
+        },
+        Case {
+            name: "bare_number_for_an_ability_end_after",
+            text: r#"(
+    abilities: { "Dash": (end_after: 12) },
+)"#,
+            error: (K::Syntax, Once("12"), "abilities.Dash.end_after"),
+            message: &["a number alone is not a duration", "`Frames(12)`", "`Seconds(12)`"],
+        },
+        Case {
+            name: "bare_decimal_for_a_period",
+            text: r#"(
+    effects: { "Burn": (duration: Frames(60), period: 0.5) },
+)"#,
+            error: (K::Syntax, Once("0.5"), "effects.Burn.period"),
+            message: &["`Seconds(0.5)`", "`Frames(n)` takes a whole number of frames"],
+        },
+        Case {
+            name: "bare_number_for_a_magnitude",
+            text: r#"(
+    attribute_sets: { "V": (attributes: { "Health": (default: 100) }) },
+    effects: { "Hit": (modifiers: [(attribute: "Health", op: Add, magnitude: -10)]) },
+)"#,
+            error: (K::Syntax, Once("-10"), "effects.Hit.modifiers[0].magnitude"),
+            message: &[
+                "a number alone is not a magnitude",
+                "`Scalable(coef: -10)`",
+                "`SetByCaller(",
+                "`Attribute((",
+                "`Custom(calc:",
+            ],
+        },
+        Case {
             // The full list stays after the suggestion.
             name: "unknown_top_level_section",
             text: r#"(
@@ -1352,4 +1398,70 @@ fn no_input_panics() {
         let text = String::from_utf8_lossy(&bytes);
         assert_well_formed(&text);
     }
+}
+
+/// `fn main() -> Result<(), Box<dyn Error>>` prints the `Debug` of the error it returns: the
+/// public error types print their readable message there (`{:#?}` keeps the fields of a
+/// located error).
+#[test]
+fn errors_returned_from_main_print_their_message() {
+    use rollback_abilities::scenario::{Scenario, ScenarioGame};
+    use rollback_abilities::{Hooks, World, WorldConfig};
+    use std::error::Error;
+    use std::sync::Arc;
+
+    fn content() -> Result<(), Box<dyn Error>> {
+        Content::from_ron_str("(\n  effects: { \"Hit\": (durration: Frames(1)) },\n)")?;
+        Ok(())
+    }
+    fn world() -> Result<(), Box<dyn Error>> {
+        let content =
+            Arc::new(Content::from_ron_str(r#"(abilities: { "Dash": (behaviour: "Dash") })"#)?);
+        World::<ScenarioGame>::new(content, &Hooks::new(), WorldConfig::default())?;
+        Ok(())
+    }
+    fn scenario() -> Result<(), Box<dyn Error>> {
+        Scenario::from_str("(content: Inline(\"()\"), players: 0)", "bad.ron", None)?;
+        Ok(())
+    }
+    for (name, result) in [("content", content()), ("world", world()), ("scenario", scenario())] {
+        let e = result.expect_err(name);
+        let debug = format!("{e:?}");
+        assert_eq!(debug, e.to_string(), "{name}");
+        assert!(!debug.contains("kind:") && !debug.contains("{ "), "{name}: {debug}");
+    }
+    let e =
+        Content::from_ron_str("(\n  effects: { \"Hit\": (durration: Frames(1)) },\n)").unwrap_err();
+    assert!(e.to_string().starts_with("<inline>:2:"), "{e}");
+    let fields = format!("{e:#?}");
+    assert!(fields.contains("kind: Syntax") && fields.contains("line: 2"), "{fields}");
+}
+
+/// A function registered under a name that differs in case or spelling from the content's is
+/// suggested, by the world and by the scenario runner.
+#[test]
+fn a_hook_name_in_another_case_is_suggested() {
+    use rollback_abilities::scenario::{self, Scenario, ScenarioGame};
+    use rollback_abilities::{Behaviour, Hooks, World, WorldConfig};
+    use std::sync::Arc;
+
+    let text = r#"(abilities: { "Dash": (behaviour: "Dash", end_after: Frames(1)) })"#;
+    let hooks = Hooks::<ScenarioGame>::new().behaviour("dash", Behaviour::default());
+    let e = World::new(Arc::new(Content::from_ron_str(text).unwrap()), &hooks, Default::default())
+        .unwrap_err();
+    assert!(e.to_string().contains("(did you mean \"dash\", registered as a"), "{e}");
+    let hooks = Hooks::<ScenarioGame>::new().behaviour("Dahs", Behaviour::default());
+    let e =
+        World::new(Arc::new(Content::from_ron_str(text).unwrap()), &hooks, WorldConfig::default())
+            .unwrap_err();
+    assert!(e.to_string().contains("did you mean \"Dahs\""), "{e}");
+
+    let s = Scenario::from_str(
+        &format!("(content: Inline(r##\"{text}\"##), entities: {{ \"hero\": () }})"),
+        "dash.ron",
+        None,
+    )
+    .unwrap();
+    let e = scenario::run_with_hooks(&s, &hooks, &Default::default(), None).unwrap_err();
+    assert!(e.message.contains("behaviour \"Dash\" (did you mean \"Dahs\"?)"), "{e}");
 }

@@ -228,3 +228,44 @@ fn first_ability_matches_the_guide() {
         body.lines().zip(in_guide.lines()).find(|(a, b)| a != b)
     );
 }
+
+/// The first ability's behaviours look no name up and unwrap nothing: ids are looked up once
+/// in `main`, where a misspelt name is a `ContentError` with "did you mean".
+#[test]
+fn first_ability_looks_ids_up_at_start_up() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = fs::read_to_string(root.join("examples/first_ability.rs")).expect("the example");
+    for f in ["fn punch_activate", "fn punch_task"] {
+        let start = example.find(f).unwrap_or_else(|| panic!("{f} in the example"));
+        let end = start + example[start..].find("\n}\n").expect("the function ends");
+        let body = &example[start..end];
+        for banned in [".unwrap()", ".expect(", ".tag(\"", ".effect(\""] {
+            assert!(!body.contains(banned), "{f} uses {banned} in the step:\n{body}");
+        }
+    }
+    assert!(example.contains("Ids::look_up(&content)?"), "main looks the ids up");
+}
+
+/// The commands the README and the guides give write their files under `target/` (which git
+/// ignores), never into the repository's root.
+#[test]
+fn documented_commands_write_under_target() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut bad = Vec::new();
+    for doc in ["README.md", "docs/guide.md", "docs/replays.md"] {
+        let text = fs::read_to_string(root.join(doc)).expect("the document");
+        for (n, line) in text.lines().enumerate() {
+            if !line.contains("cargo run") {
+                continue;
+            }
+            let words: Vec<&str> = line.split_whitespace().collect();
+            for pair in words.windows(2) {
+                let written = ["--replay", "--out", "--plot", "--replay-dir", "--trace"];
+                if written.contains(&pair[0]) && !pair[1].starts_with("target/") {
+                    bad.push(format!("{doc}:{}: {line}", n + 1));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "commands writing outside target/:\n{}", bad.join("\n"));
+}

@@ -5002,3 +5002,21 @@ mod beyond_gas {
         assert_ne!(r.w.checksums(), r2.w.checksums());
     }
 }
+
+/// Granting a definition the owner already has gives a second spec, as each `GiveAbility`
+/// does in GAS: its own slot and handle, listed by `abilities`, while `find_ability` finds the
+/// first; each activates and ends on its own.
+#[test]
+fn granting_twice_gives_a_second_spec() {
+    let mut w = crate::common::world(r#"(abilities: { "Dash": (end_after: Frames(3)) })"#);
+    let hero = crate::common::actor(&mut w, &[]);
+    let dash = w.content().ability("Dash").unwrap();
+    let first = w.grant_ability(hero, dash, 1).unwrap();
+    let second = w.grant_ability(hero, dash, 2).unwrap();
+    assert_ne!(first, second);
+    let handles: Vec<_> = w.abilities(hero).map(|(h, s)| (h, s.level)).collect();
+    assert_eq!(handles, [(first, 1), (second, 2)]);
+    assert_eq!(w.find_ability(hero, dash), Some(first));
+    assert!(w.try_activate(second).is_ok());
+    assert!(w.is_ability_active(second) && !w.is_ability_active(first));
+}

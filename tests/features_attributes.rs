@@ -340,7 +340,8 @@ fn f_attr_04_pre_change_hook_adjusts_current_only() {
         WorldError::MissingFunction {
             name: "CapAt500".into(),
             kind: FnKind::PreChange,
-            registered_as: None
+            registered_as: None,
+            did_you_mean: None
         }
     );
 }

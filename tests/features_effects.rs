@@ -1750,7 +1750,8 @@ fn f_ge_13_registration_is_checked_when_the_world_is_built() {
         WorldError::MissingFunction {
             name: "Calc".into(),
             kind: FnKind::Calc,
-            registered_as: None
+            registered_as: None,
+            did_you_mean: None
         }
     );
     fn exec(_: &mut ExecCtx<'_>) {}
@@ -1765,7 +1766,8 @@ fn f_ge_13_registration_is_checked_when_the_world_is_built() {
         WorldError::MissingFunction {
             name: "Calc".into(),
             kind: FnKind::Calc,
-            registered_as: Some(FnKind::Execution)
+            registered_as: Some(FnKind::Execution),
+            did_you_mean: None
         }
     );
     // A capture of an attribute content does not have is refused (G-43).

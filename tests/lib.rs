@@ -22,6 +22,7 @@ mod hostile;
 mod malformed;
 #[cfg(feature = "matchbox")]
 mod matchbox;
+mod my_scenarios;
 mod recipes;
 mod rollback;
 mod scenario_files;

@@ -817,3 +817,44 @@ fn trace_lists_handler_calls() {
     assert!(frames[25].handled.iter().all(|h| h.contains("(local)")), "{:?}", frames[25].handled);
     assert!(frames[0].handled.is_empty());
 }
+
+/// One vocabulary: a scenario's cue kinds accept the Rust names (`Added` as a cue record's
+/// kind, `Play` as the presenter's burst call) besides `OnActive` and `Executed`, an unknown
+/// kind's error lists the accepted spellings without naming a Rust type, and tags are named
+/// like everything else (`Content::tag_name`).
+#[test]
+fn cue_kinds_accept_the_rust_names() {
+    let text = |kind: &str| {
+        format!(
+            r###"(
+    content: Inline(r#"(
+        tags: ["GameplayCue.Burn", "GameplayCue.Hit"],
+        effects: {{
+            "Burn": (duration: Frames(10), cues: [(tag: "GameplayCue.Burn")]),
+            "Hit": (cues: [(tag: "GameplayCue.Hit")]),
+        }},
+    )"#),
+    entities: {{ "hero": () }},
+    script: [ (frame: 2, do: ApplyEffect(effect: "Burn", on: "hero")),
+              (frame: 3, do: ApplyEffect(effect: "Hit", on: "hero")) ],
+    expect: [
+        (frame: 2, that: Cue(tag: "GameplayCue.Burn", kind: {kind}, count: 1)),
+        (frame: 3, that: Cue(tag: "GameplayCue.Hit", kind: Play, count: 1)),
+        (frame: 3, that: Cue(tag: "GameplayCue.Hit", kind: Executed, count: 1)),
+    ],
+)"###
+        )
+    };
+    let plain = RunOptions { modes: Some(vec![Mode::Plain]), ..RunOptions::default() };
+    for kind in ["OnActive", "Added"] {
+        let s = Scenario::from_str(&text(kind), "kinds.ron", None).unwrap();
+        let report = run(&s, &plain).unwrap();
+        assert!(report.passed(), "{kind}: {report}");
+        let tag = s.content.tag("GameplayCue.Burn").unwrap();
+        assert_eq!(s.content.tag_name(tag), s.content.tags().name(tag));
+        assert_eq!(s.content.tag_name(tag), "GameplayCue.Burn");
+    }
+    let e = Scenario::from_str(&text("Add"), "kinds.ron", None).unwrap_err();
+    assert!(!e.message.contains("Raw"), "{e}");
+    assert!(e.message.contains("`Added`") && e.message.contains("`OnActive`"), "{e}");
+}

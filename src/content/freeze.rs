@@ -210,7 +210,13 @@ fn syntax_error(name: &str, text: &str, e: &ron::error::SpannedError) -> Content
     let line = e.span.start.line.try_into().unwrap_or(u32::MAX);
     let col = e.span.start.col.try_into().unwrap_or(u32::MAX);
     let pos = Position { line, col };
-    let mut message = ron_message(&e.code);
+    let segs = path_at(text, pos);
+    let mut message = match (&e.code, segs.last()) {
+        (R::SuggestRawIdentifier(n), Some(PathSeg::Key(field))) => {
+            bare_number(field, n).unwrap_or_else(|| ron_message(&e.code))
+        }
+        _ => ron_message(&e.code),
+    };
     // ron's wording names serde containers and grammar; where it reads like the parser's
     // internals rather than the content format, say what is probably meant.
     let hint = match &e.code {
@@ -236,9 +242,43 @@ fn syntax_error(name: &str, text: &str, e: &ron::error::SpannedError) -> Content
         file: name.to_string(),
         line,
         col,
-        path: render(&path_at(text, pos)),
+        path: render(&segs),
         message,
     }
+}
+
+/// The message for a number written alone where a field takes a variant (ron reads it as an
+/// invalid identifier): the forms the field takes, with the number put in them. `None` when
+/// `field` is not a duration, period or magnitude or `n` is not a number.
+fn bare_number(field: &str, n: &str) -> Option<String> {
+    let n = Clip(n);
+    if !n.0.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.')) {
+        return None;
+    }
+    let whole = n.0.bytes().all(|b| b.is_ascii_digit());
+    let time = |others: &str| {
+        let frames = if whole {
+            format!("`Frames({n})` for {n} frames or ")
+        } else {
+            String::from("(`Frames(n)` takes a whole number of frames) ")
+        };
+        format!(
+            "a number alone is not a duration: the unit must be said: write {frames}`Seconds({n})` \
+             for {n} seconds{others}"
+        )
+    };
+    let computed = "`SetByCaller(\"Data.…\")`, `Scalable(coef: …, curve: \"…\")`, \
+                    `Attribute((attribute: \"…\", side: Source))`, `Custom(calc: \"…\")`";
+    Some(match field {
+        "duration" => time(&format!(" (the other forms: `Instant`, `Infinite`, {computed})")),
+        "period" => time(&format!(" (the other forms: {computed})")),
+        "end_after" | "cooldown_duration" => time(""),
+        "magnitude" => format!(
+            "a number alone is not a magnitude: write `Scalable(coef: {n})` for the constant {n} \
+             (the other forms: {computed})"
+        ),
+        _ => return None,
+    })
 }
 
 pub(crate) fn parse_raw(name: &str, text: &str) -> Result<RawContent, ContentError> {

@@ -530,6 +530,13 @@ impl Content {
         self.effects.get(id.index()).map(|a| a.name.as_str()).unwrap_or("?")
     }
 
+    /// The name of a tag (`"?"` for a foreign id): the same as `content.tags().name(id)`,
+    /// named like [`Content::attr_name`], [`Content::effect_name`] and
+    /// [`Content::ability_name`].
+    pub fn tag_name(&self, id: TagId) -> &str {
+        self.tags.name(id)
+    }
+
     /// A canonical RON rendering of the frozen definitions (what the hash covers); useful to
     /// diff two peers' content.
     pub fn canonical_text(&self) -> String {

@@ -25,7 +25,7 @@ const DUMP_MAGIC: &[u8; 8] = b"RBADUMP\0";
 const DUMP_VERSION: u32 = 1;
 
 /// Why a dump cannot be read or compared.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DumpError {
     /// Reading or writing a file failed.
@@ -118,6 +118,8 @@ impl fmt::Display for DumpError {
 }
 
 impl std::error::Error for DumpError {}
+
+crate::located::readable_debug!(DumpError);
 
 /// A snapshot's bytes with the column table that decodes them.
 #[derive(Clone, Debug, PartialEq, Eq)]

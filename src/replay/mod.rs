@@ -40,7 +40,7 @@ pub const MAGIC: &[u8; 8] = b"RBAREPLY";
 pub const FORMAT_VERSION: u32 = 5;
 
 /// Why a replay cannot be read, written or used.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReplayError {
     /// Reading or writing the file failed.
@@ -221,6 +221,8 @@ impl fmt::Display for ReplayError {
 }
 
 impl std::error::Error for ReplayError {}
+
+crate::located::readable_debug!(ReplayError);
 
 impl ReplayError {
     fn io(path: &Path, e: &std::io::Error) -> ReplayError {

@@ -194,7 +194,10 @@ pub fn check_hooks<G: crate::world::Game>(
     // (file, line, col, path, what)
     let mut places: Vec<(String, u32, u32, String, String)> = Vec::new();
     for f in &missing {
-        let what = format!("{} \"{}\"", f.kind.with_article(), Clip(&f.name));
+        let mut what = format!("{} \"{}\"", f.kind.with_article(), Clip(&f.name));
+        if let Some(s) = hooks.similar(&f.name, f.kind) {
+            what.push_str(&format!(" (did you mean \"{s}\"?)"));
+        }
         let needle = format!("\"{}\"", f.name);
         let before = places.len();
         for src in &scenario.sources {

@@ -721,12 +721,15 @@ pub struct RawCueOptions {
     pub ignore_notifies: bool,
 }
 
-/// A handler call to count.
+/// A handler call to count (`Play` and `Added` accepted as for [`RawCueKind`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename = "handler event")]
 pub enum RawHandlerEvent {
     /// A burst.
+    #[serde(alias = "Play")]
     Executed,
     /// A persistent cue became active (instanced: its instance's first).
+    #[serde(alias = "Added")]
     OnActive,
     /// A persistent cue started being shown (instanced: its instance's first).
     WhileActive,
@@ -736,6 +739,7 @@ pub enum RawHandlerEvent {
 
 /// An instance lifecycle event to count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename = "instance event")]
 pub enum RawInstanceEvent {
     /// An instance came alive (new or from the pool).
     Created,
@@ -789,12 +793,17 @@ pub enum RawCooldown {
     Remaining(u32, u32),
 }
 
-/// A presenter call kind to count.
+/// A presenter call kind to count. The Rust names are accepted too: `Play` (the presenter's
+/// call for a burst) for `Executed`, `Added` (a cue record's kind, `CueKind::Added`) for
+/// `OnActive`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename = "cue kind")]
 pub enum RawCueKind {
     /// A burst was played (`Executed`).
+    #[serde(alias = "Play")]
     Executed,
     /// A persistent cue became active.
+    #[serde(alias = "Added")]
     OnActive,
     /// A persistent cue started being shown.
     WhileActive,

@@ -78,7 +78,7 @@ pub struct DeterminismReport {
 }
 
 /// Why a determinism check failed: the first difference found.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DeterminismFailure {
     /// Re-simulating a frame after a rollback gave other state than its first simulation.
@@ -114,6 +114,8 @@ impl fmt::Display for DeterminismFailure {
 }
 
 impl std::error::Error for DeterminismFailure {}
+
+crate::located::readable_debug!(DeterminismFailure);
 
 impl Determinism {
     /// Runs `build()` straight and a second `build()` with rollbacks for `frames` frames and

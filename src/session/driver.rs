@@ -7,7 +7,7 @@ use crate::world::{Checksums, Game, SnapshotRing, Subsystem, World};
 use core::fmt;
 
 /// A re-simulated frame whose checksum differs from the first simulation of the same frame.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Divergence {
     /// The frame whose re-simulation diverged.
     pub frame: Frame,
@@ -42,6 +42,8 @@ impl fmt::Display for Divergence {
 }
 
 impl std::error::Error for Divergence {}
+
+crate::located::readable_debug!(Divergence);
 
 /// Counters of a driver run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

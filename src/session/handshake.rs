@@ -35,7 +35,7 @@ pub struct Handshake {
 }
 
 /// Why a handshake failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HandshakeError {
     /// A peer sent something that is not a handshake.
@@ -81,6 +81,8 @@ impl fmt::Display for HandshakeError {
 }
 
 impl std::error::Error for HandshakeError {}
+
+crate::located::readable_debug!(HandshakeError);
 
 impl Handshake {
     /// The handshake of a world (set up, before its first frame) for `players` players.

@@ -116,7 +116,6 @@ impl fmt::Display for Stage {
 }
 
 /// Why a matchbox match could not start.
-#[derive(Debug)]
 #[non_exhaustive]
 pub enum MatchboxError {
     /// A match needs at least two players.
@@ -222,6 +221,8 @@ impl std::error::Error for MatchboxError {
         }
     }
 }
+
+crate::located::readable_debug!(MatchboxError);
 
 impl From<HandshakeError> for MatchboxError {
     fn from(e: HandshakeError) -> Self {

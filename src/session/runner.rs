@@ -74,7 +74,6 @@ pub fn differing_subsystems(local: u128, remote: u128) -> Vec<Subsystem> {
 }
 
 /// Why a runner call failed.
-#[derive(Debug)]
 #[non_exhaustive]
 pub enum SessionError {
     /// GGRS refused (the session is not synchronised, a local input is missing…).
@@ -129,6 +128,8 @@ impl fmt::Display for SessionError {
 }
 
 impl std::error::Error for SessionError {}
+
+crate::located::readable_debug!(SessionError);
 
 impl From<GgrsError> for SessionError {
     fn from(e: GgrsError) -> Self {

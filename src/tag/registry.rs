@@ -7,7 +7,7 @@ use ahash::AHashMap;
 use core::fmt;
 
 /// Why a set of tag names cannot form a registry.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TagRegistryError {
     /// A name is empty, has an empty segment (`A..B`, `.A`, `A.`) or a character other than
@@ -50,6 +50,8 @@ impl fmt::Display for TagRegistryError {
 }
 
 impl std::error::Error for TagRegistryError {}
+
+crate::located::readable_debug!(TagRegistryError);
 
 /// Checks one tag name: non-empty dot-separated segments of `[A-Za-z0-9_]`.
 pub(crate) fn validate_name(name: &str) -> Result<(), TagRegistryError> {

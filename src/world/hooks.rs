@@ -685,6 +685,25 @@ impl<G: Game> Hooks<G> {
         self.kind_of(name).contains(&kind)
     }
 
+    /// The registered name of this kind closest to `name` (another case, a typo), for the "did
+    /// you mean" of a missing function.
+    pub(crate) fn similar(&self, name: &str, kind: FnKind) -> Option<&str> {
+        fn names<T>(v: &[(String, T)]) -> Vec<&str> {
+            v.iter().map(|c| c.0.as_str()).collect()
+        }
+        let known = match kind {
+            FnKind::Calc => names(&self.calcs),
+            FnKind::Execution => names(&self.execs),
+            FnKind::Requirement => names(&self.reqs),
+            FnKind::PostExecute => names(&self.posts),
+            FnKind::PreChange => names(&self.pres),
+            FnKind::ModFilter => names(&self.filters),
+            FnKind::Behaviour => names(&self.behaviours),
+            FnKind::CanActivate => names(&self.checks),
+        };
+        crate::located::suggest(name, known.into_iter()).filter(|s| *s != name)
+    }
+
     fn kind_of(&self, name: &str) -> Vec<FnKind> {
         let mut v = Vec::new();
         if self.calcs.iter().any(|c| c.0 == name) {
@@ -724,6 +743,7 @@ impl<G: Game> Hooks<G> {
                     name: f.name.clone(),
                     kind: f.kind,
                     registered_as: registered.first().copied(),
+                    did_you_mean: self.similar(&f.name, f.kind).map(str::to_string),
                 }
             };
             let resolve_caps = |caps: &[Capture]| -> Result<Vec<BoundCapture>, WorldError> {

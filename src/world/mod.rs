@@ -245,7 +245,7 @@ impl Default for WorldConfig {
 }
 
 /// Why a world cannot be built.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum WorldError {
     /// Content refers to a function that is not registered (or registered as another kind).
@@ -256,6 +256,9 @@ pub enum WorldError {
         kind: FnKind,
         /// The kind it is registered as, if any.
         registered_as: Option<FnKind>,
+        /// A function of the needed kind registered under a name that differs in case or
+        /// spelling, if any.
+        did_you_mean: Option<String>,
     },
     /// A registered function declares a capture of an attribute content does not have.
     UnknownCaptureAttribute {
@@ -316,17 +319,28 @@ pub enum WorldError {
 impl fmt::Display for WorldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WorldError::MissingFunction { name, kind, registered_as: None } => write!(
-                f,
-                "content uses the {} \"{name}\" but no function of that name is registered in the Hooks",
-                kind.describe()
-            ),
-            WorldError::MissingFunction { name, kind, registered_as: Some(other) } => write!(
-                f,
-                "content uses \"{name}\" as a {} but it is registered as a {}",
-                kind.describe(),
-                other.describe()
-            ),
+            WorldError::MissingFunction { name, kind, registered_as, did_you_mean } => {
+                match registered_as {
+                    None => write!(
+                        f,
+                        "content uses the {} \"{name}\" but no function of that name is \
+                         registered in the Hooks",
+                        kind.describe()
+                    )?,
+                    Some(other) => write!(
+                        f,
+                        "content uses \"{name}\" as a {} but it is registered as a {}",
+                        kind.describe(),
+                        other.describe()
+                    )?,
+                }
+                match did_you_mean {
+                    Some(s) => {
+                        write!(f, " (did you mean \"{s}\", registered as a {}?)", kind.describe())
+                    }
+                    None => Ok(()),
+                }
+            }
             WorldError::UnknownCaptureAttribute { function, attribute } => {
                 write!(f, "function \"{function}\" captures unknown attribute \"{attribute}\"")
             }
@@ -358,8 +372,10 @@ impl fmt::Display for WorldError {
 
 impl std::error::Error for WorldError {}
 
+crate::located::readable_debug!(WorldError);
+
 /// Why a snapshot cannot be loaded.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SnapshotError {
     /// The snapshot was taken from a world with other content or capacities.
@@ -454,6 +470,8 @@ impl fmt::Display for SnapshotError {
 }
 
 impl std::error::Error for SnapshotError {}
+
+crate::located::readable_debug!(SnapshotError);
 
 /// A saved copy of a world's state. Saving into an existing snapshot and loading from one copy
 /// memory without allocating.

@@ -445,3 +445,45 @@ fn help_shows_flag_ranges() {
     let (_, out, _) = run(bin().args(["inspect", "--help"]));
     assert!(out.contains("0 to the replay's last frame"), "{out}");
 }
+
+#[test]
+fn scenario_run_gives_the_duels_functions_to_the_duels_content_only() {
+    let dir = scratch("own_functions");
+    // A game's own content naming a behaviour the duel also registers.
+    let own = dir.join("own.ron");
+    std::fs::write(
+        &own,
+        r###"(
+    content: Inline(r#"(
+        tags: ["Ability.Fireball"],
+        attribute_sets: { "V": (attributes: { "Health": (default: 100) }) },
+        abilities: { "Fireball": (tags: ["Ability.Fireball"], behaviour: "Fireball", end_after: Frames(1)) },
+    )"#),
+    players: 1,
+    entities: { "hero": (attribute_sets: ["V"], abilities: [(ability: "Fireball")], player: 0) },
+    script: [ (frame: 1, do: Tap(player: 0, input: 0)) ],
+    expect: [ (frame: 5, that: Attribute(on: "hero", attribute: "Health", current: 100)) ],
+)"###,
+    )
+    .unwrap();
+    let (code, out, err) = run(bin().args(["scenario", "run", "--mode", "plain"]).arg(&own));
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(err.contains("the content names 1 function the hooks do not register"), "{err}");
+    assert!(err.contains("an ability behaviour \"Fireball\""), "{err}");
+    assert!(err.contains("own.ron:5:"), "the place of the name in the file: {err}");
+    assert!(out.contains("1 could not run"), "{out}");
+
+    // Asked for, the duel's functions run under the content's names.
+    let (code, out, err) =
+        run(bin().args(["scenario", "run", "--mode", "plain", "--game", "duel"]).arg(&own));
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // The duel's own content still gets the duel's functions without asking.
+    let duel = root().join("examples/scenarios/duel01_damage_and_lifesteal.ron");
+    let (code, out, err) = run(bin().args(["scenario", "run", "--mode", "plain"]).arg(&duel));
+    assert_eq!(code, 0, "{out}\n{err}");
+    let (code, _, err) =
+        run(bin().args(["scenario", "run", "--mode", "plain", "--game", "none"]).arg(&duel));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("the hooks do not register"), "{err}");
+}

@@ -190,6 +190,11 @@ impl<G: Game> World<G> {
 
     /// Grants an ability at a level, bound to the definition's default input. `None` when the
     /// owner has no ability system or no free spec slot.
+    ///
+    /// Each grant is its own spec, as each `GiveAbility` is in GAS: granting a definition the
+    /// owner already has gives a second spec in another slot, with its own handle, level,
+    /// cooldown-independent state and input binding (both bound to the same input activate on
+    /// its press). To grant an ability once, check [`World::find_ability`] first.
     pub fn grant_ability(
         &mut self,
         owner: Entity,

@@ -107,6 +107,13 @@ The format is specified in docs/scenarios.md.")]
         /// Print only failures and the summary.
         #[arg(long, short)]
         quiet: bool,
+        /// The registered functions (executions, calculations, behaviours…) the content gets:
+        /// `auto` gives the duel's to the duel's own content (examples/content/duel.ron) and
+        /// none to any other, whose named functions are then reported missing; `duel` gives
+        /// the duel's to any content; `none` gives none. A game runs its own content with its
+        /// own functions through its own scenario command (examples/my_scenarios.rs).
+        #[arg(long, value_enum, default_value = "auto")]
+        game: scenarios::GameChoice,
     },
 }
 
@@ -257,8 +264,8 @@ fn main() -> ExitCode {
     quiet_on_closed_stdout();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Scenario(ScenarioCmd::Run { files, modes, trace, replay_dir, quiet }) => {
-            scenarios::run(&files, &modes, trace.as_deref(), replay_dir.as_deref(), quiet)
+        Command::Scenario(ScenarioCmd::Run { files, modes, trace, replay_dir, quiet, game }) => {
+            scenarios::run(&files, &modes, trace.as_deref(), replay_dir.as_deref(), quiet, game)
         }
         Command::Content(ContentCmd::Check { path }) => scenarios::check_content(&path),
         Command::Replay(ReplayCmd::Verify { replay, scenario }) => {

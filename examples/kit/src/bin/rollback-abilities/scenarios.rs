@@ -37,19 +37,38 @@ fn trace_path(trace: &Path, scenario_file: &Path, several: bool) -> PathBuf {
     trace.with_file_name(format!("{stem}.{name}.jsonl"))
 }
 
-/// Whether a scenario runs as the duel: its content names functions, and the shipped tool
-/// registers the duel's (`examples/kit/src/duel/hooks.rs`); content naming none runs on the plain
-/// [`ScenarioGame`].
-fn is_duel(scenario: &Scenario) -> bool {
-    !scenario.content.functions().is_empty()
+/// Which registered functions `scenario run` gives a scenario's content (`--game`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GameChoice {
+    /// The duel's functions (`examples/kit/src/duel/hooks.rs`) for the duel's own content
+    /// (`examples/content/duel.ron`, recognised by its content hash), none for any other: content
+    /// naming functions is then refused with the list of missing ones.
+    Auto,
+    /// The duel's functions, whatever the content.
+    Duel,
+    /// No functions: the plain scenario game.
+    None,
+}
+
+/// Whether a scenario runs as the duel: its content is the duel's (or `--game duel` asks for
+/// the duel's functions). Any other content runs on the plain [`ScenarioGame`] with no
+/// functions, so content naming its own functions gets the runner's typed error listing them
+/// rather than the duel's functions of the same names.
+fn is_duel(scenario: &Scenario, game: GameChoice) -> bool {
+    match game {
+        GameChoice::Auto => scenario.content.hash() == duel::content().hash(),
+        GameChoice::Duel => true,
+        GameChoice::None => false,
+    }
 }
 
 fn write_trace(
     scenario: &Scenario,
+    game: GameChoice,
     options: &RunOptions,
     path: &Path,
 ) -> Result<ScenarioReport, Failure> {
-    if is_duel(scenario) {
+    if is_duel(scenario, game) {
         write_trace_with(scenario, &duel::hooks(), options, path)
     } else {
         write_trace_with(scenario, &Hooks::<ScenarioGame>::new(), options, path)
@@ -104,6 +123,7 @@ pub fn run(
     trace: Option<&Path>,
     replay_dir: Option<&Path>,
     quiet: bool,
+    game: GameChoice,
 ) -> Result<(), Failure> {
     let modes: Vec<Mode> = modes.iter().map(|m| parse_mode(m)).collect::<Result<_, _>>()?;
     let options =
@@ -133,8 +153,10 @@ pub fn run(
             }
         };
         let report = match trace {
-            Some(t) => write_trace(&scenario, &options, &trace_path(t, file, files.len() > 1)),
-            None if is_duel(&scenario) => {
+            Some(t) => {
+                write_trace(&scenario, game, &options, &trace_path(t, file, files.len() > 1))
+            }
+            None if is_duel(&scenario, game) => {
                 scenario::run_with_hooks::<Duel>(&scenario, &duel::hooks(), &options, None)
                     .map_err(|e| Failure::Usage(e.to_string()))
             }
@@ -154,7 +176,7 @@ pub fn run(
             let path = dir.join(format!("{name}.replay"));
             // The directory is created only once there is a replay to put in it (nothing is
             // written for bad input).
-            let recorded = if is_duel(&scenario) {
+            let recorded = if is_duel(&scenario, game) {
                 scenario::record(&scenario, &duel::hooks())
             } else {
                 scenario::record(&scenario, &Hooks::<ScenarioGame>::new())

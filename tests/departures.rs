@@ -73,7 +73,7 @@ fn overlapping(players: usize, leavers: usize, seed: u64) -> Result<(), String> 
             let who = players - leavers + k;
             // One seed in two: every leaver goes the same way (two crashes time out together);
             // otherwise each its own way.
-            let exit = if seed % 2 == 0 { seed as usize / 2 } else { seed as usize + k };
+            let exit = if seed.is_multiple_of(2) { seed as usize / 2 } else { seed as usize + k };
             (who, at + gap * k as u32, exits[exit % exits.len()])
         })
         .collect();

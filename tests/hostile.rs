@@ -505,16 +505,12 @@ fn a_seeded_match_is_the_same_at_any_machine_load() {
 type Session = ggrs::P2PSession<GgrsConfig<Duel, PeerAddr>>;
 type Spectator = ggrs::SpectatorSession<GgrsConfig<Duel, PeerAddr>>;
 type Guard = rollback_abilities::session::Guard<PeerAddr>;
+type Runner = rollback_abilities::session::Runner<Duel>;
+/// The two players (runner, session, guard) and the spectator's session, runner and guard.
+type SpectatedMatch = (Vec<(Runner, Session, Guard)>, Spectator, Runner, Guard);
 
 /// Two guarded players and a guarded spectator of player 0 (address 9), synchronised.
-fn spectated_match(
-    net: &EmulatedNetwork,
-) -> (
-    Vec<(rollback_abilities::session::Runner<Duel>, Session, Guard)>,
-    Spectator,
-    rollback_abilities::session::Runner<Duel>,
-    Guard,
-) {
+fn spectated_match(net: &EmulatedNetwork) -> SpectatedMatch {
     use rollback_abilities::session::{GuardConfig, GuardedSocket, Runner};
     let spectator = PeerAddr(9);
     let mut peers = Vec::new();

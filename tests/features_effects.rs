@@ -4061,6 +4061,124 @@ fn f_ge_14_scoped_modifiers_are_checked_against_the_execution_captures() {
 // F-GC-09: the aggregated source and target tags of the cues an effect triggers
 // ---------------------------------------------------------------------------------------------
 
+const EXEC_CUES: &str = r#"(
+    tags: ["Data.Damage", "GameplayCue.Hit", "GameplayCue.Meta", "GameplayCue.Split"],
+    attribute_sets: { "Vitals": (post_execute: "Distribute", attributes: {
+        "Health": (default: 100, min: Const(0)),
+        "Shield": (default: 50, min: Const(0)),
+        "Mana": (default: 40),
+        "Damage": (transient: true),
+    }) },
+    effects: {
+        "Hit": (executions: [(calc: "Direct")],
+                cues: [(tag: "GameplayCue.Hit", magnitude_attribute: "Health")]),
+        "MetaHit": (executions: [(calc: "Meta")],
+                    cues: [(tag: "GameplayCue.Meta", magnitude_attribute: "Damage"),
+                           (tag: "GameplayCue.Hit")]),
+        "Split": (modifiers: [(attribute: "Mana", op: Add, magnitude: Scalable(coef: -4))],
+                  executions: [(calc: "Split")],
+                  cues: [(tag: "GameplayCue.Split", magnitude_attribute: "Health"),
+                         (tag: "GameplayCue.Meta", magnitude_attribute: "Shield"),
+                         (tag: "GameplayCue.Hit")]),
+    },
+)"#;
+
+/// `Health Add −Data.Damage`, the guide's damage execution.
+fn direct_damage(ctx: &mut ExecCtx<'_>) {
+    let (c, dmg) = (ctx.content(), ctx.content().tag("Data.Damage").unwrap());
+    let health = c.attr("Health").unwrap();
+    let v = ctx.set_by_caller(dmg, Fx::ZERO);
+    ctx.output(health, ModOp::Add, -v);
+}
+
+/// `Damage Add Data.Damage`: meta damage the post-execute hook moves into Health.
+fn meta_damage(ctx: &mut ExecCtx<'_>) {
+    let (c, dmg) = (ctx.content(), ctx.content().tag("Data.Damage").unwrap());
+    let damage = c.attr("Damage").unwrap();
+    let v = ctx.set_by_caller(dmg, Fx::ZERO);
+    ctx.output(damage, ModOp::Add, v);
+}
+
+/// Two changes of Health and one of Shield.
+fn split_damage(ctx: &mut ExecCtx<'_>) {
+    let c = ctx.content();
+    let (health, shield) = (c.attr("Health").unwrap(), c.attr("Shield").unwrap());
+    ctx.output(health, ModOp::Add, int(-6));
+    ctx.output(shield, ModOp::Add, int(-20));
+    ctx.output(health, ModOp::Add, int(-4));
+}
+
+fn distribute_meta_damage(w: &mut World<Plain>, m: &ExecutedMod) {
+    let c = w.content().clone();
+    if m.attr == c.attr("Damage").unwrap() {
+        let health = c.attr("Health").unwrap();
+        let _ = w.apply_effect(EffectSpec::inline(&[(health, ModOp::Add, -m.new_base)]), m.target);
+    }
+}
+
+/// The magnitude of every `Executed` cue of the last step, by tag name, sorted by name.
+fn executed_cue_magnitudes<G: Game>(w: &World<G>) -> Vec<(String, Fx)> {
+    let mut cues: Vec<(String, Fx)> = w
+        .output()
+        .cues
+        .iter()
+        .filter(|c| c.key.kind == rollback_abilities::CueKind::Executed)
+        .map(|c| (w.content().tags().name(c.key.tag).to_string(), c.params.magnitude))
+        .collect();
+    cues.sort();
+    cues
+}
+
+/// An `Executed` cue's magnitude is the total magnitude the execution applied to the cue's
+/// attribute — executions' outputs as well as modifiers (GAS's modified attributes); without
+/// a magnitude attribute, the first attribute changed; an attribute left alone gives 0.
+#[test]
+fn f_gc_09_executed_cue_magnitude_is_what_the_execution_applied() {
+    let hooks = Hooks::new()
+        .execution("Direct", &[], direct_damage)
+        .execution("Meta", &[], meta_damage)
+        .execution("Split", &[], split_damage)
+        .post_execute("Distribute", distribute_meta_damage);
+    let mut w = build(EXEC_CUES, hooks);
+    let e = actor(&mut w, &["Vitals"]);
+    let (health, data) = (attr(&w, "Health"), tag(&w, "Data.Damage"));
+    let hit = |w: &World<Plain>, name: &str| spec(w, name, e).with_set_by_caller(data, int(25));
+    let s = hit(&w, "Hit");
+    w.step_with(&[], |w| {
+        w.apply_effect(s, e).unwrap();
+    });
+    assert_eq!(w.base(e, health), Some(int(75)));
+    assert_eq!(executed_cue_magnitudes(&w), [("GameplayCue.Hit".into(), int(-25))]);
+
+    // Meta damage: the cue naming the meta attribute carries the 25 the execution put into
+    // it, and so does the cue without a magnitude attribute (the first attribute changed).
+    let s = hit(&w, "MetaHit");
+    w.step_with(&[], |w| {
+        w.apply_effect(s, e).unwrap();
+    });
+    assert_eq!(w.base(e, health), Some(int(50)));
+    assert_eq!(
+        executed_cue_magnitudes(&w),
+        [("GameplayCue.Hit".into(), int(25)), ("GameplayCue.Meta".into(), int(25))]
+    );
+
+    // Several attributes, one changed twice: each cue reads its own attribute's total; the
+    // cue without a magnitude attribute reads the first modifier's.
+    let s = spec(&w, "Split", e);
+    w.step_with(&[], |w| {
+        w.apply_effect(s, e).unwrap();
+    });
+    assert_eq!(w.base(e, health), Some(int(40)));
+    assert_eq!(
+        executed_cue_magnitudes(&w),
+        [
+            ("GameplayCue.Hit".into(), int(-4)),
+            ("GameplayCue.Meta".into(), int(-20)),
+            ("GameplayCue.Split".into(), int(-10)),
+        ]
+    );
+}
+
 const CUE_TAGS: &str = r#"(
     tags: ["Team.Red", "State.Wet", "GameplayCue.Zap", "GameplayCue.Burn", "GameplayCue.Code"],
     attribute_sets: { "S": (attributes: { "Health": (default: 100) }) },

@@ -3119,6 +3119,76 @@ fn f_ge_26_effects_matching_filters_by_owned_tags_def_instigator_and_attribute()
     assert_eq!(longest, Some((250, 300)));
 }
 
+/// The granted tags a spec adds (`World::add_granted_tag`, an ability's `cooldown_tags` on its
+/// cooldown), inline and beyond the spec's two, are the effect's own tags: queries, removal by
+/// query and "remove effects with tags" match them, hierarchically (GAS: owned tags are the
+/// spec's asset tags and all its granted tags).
+#[test]
+fn f_ge_26_queries_and_removal_see_the_granted_tags_a_spec_adds() {
+    let text = r#"(
+        tags: ["Cooldown.Skill.Fire", "Cooldown.Skill.Ice", "Cooldown.Slot.A", "Cooldown.Slot.B"],
+        effects: {
+            "Cd": (duration: Frames(100)),
+            "ResetSlots": (remove_effects_with_tags: ["Cooldown.Slot"]),
+        },
+    )"#;
+    let cfg = WorldConfig { granted_tags_per_spec: 4, ..WorldConfig::default() };
+    let mut w = World::<Plain>::new(content(text), &Hooks::new(), cfg).unwrap();
+    let [cooldown, fire, ice, slot, slot_a, slot_b] = [
+        "Cooldown",
+        "Cooldown.Skill.Fire",
+        "Cooldown.Skill.Ice",
+        "Cooldown.Slot",
+        "Cooldown.Slot.A",
+        "Cooldown.Slot.B",
+    ]
+    .map(|n| tag(&w, n));
+    let e = actor(&mut w, &[]);
+    let mut handles = Vec::new();
+    w.step_with(&[], |w| {
+        // Two tags in the spec itself; the third and fourth beyond them.
+        let mut a = spec(w, "Cd", e);
+        w.add_granted_tag(&mut a, fire).unwrap();
+        let mut b = spec(w, "Cd", e);
+        for t in [ice, fire, slot_a] {
+            w.add_granted_tag(&mut b, t).unwrap();
+        }
+        let mut c = spec(w, "Cd", e);
+        w.add_granted_tag(&mut c, slot_b).unwrap();
+        for s in [a, b, c] {
+            handles.push(handle(w.apply_effect(s, e).unwrap()));
+        }
+    });
+    let found = |w: &World<Plain>, q: &EffectQuery| -> Vec<EffectHandle> {
+        w.effects_matching(e, q).map(|f| f.handle(e)).collect()
+    };
+    assert_eq!(found(&w, &EffectQuery::new().with_owned_any(ts(&[cooldown]))), handles);
+    assert_eq!(found(&w, &EffectQuery::new().with_owned_any(ts(&[ice]))), [handles[1]]);
+    assert_eq!(
+        found(&w, &EffectQuery::new().with_owned_all(ts(&[fire, slot_a]))),
+        [handles[1]],
+        "a tag beyond the spec's two"
+    );
+    let q = TagQuery { expr: Some(TagQueryExpr::NoTags(ts(&[slot]))) };
+    assert_eq!(found(&w, &EffectQuery::new().with_owned_query(q)), [handles[0]]);
+    let owned = w.effect_owned_tags(handles[1]);
+    assert!([cooldown, fire, ice, slot, slot_a].iter().all(|t| owned.contains(*t)));
+    assert!(!owned.contains(slot_b));
+    assert!(w.effect_owned_tags(EffectHandle { target: e, seq: 9999 }).is_empty());
+
+    // "Remove effects with tags" by a parent tag: the two slot cooldowns, not the first one.
+    w.step_with(&[], |w| {
+        apply(w, "ResetSlots", e, e);
+    });
+    assert_eq!(removed(w.output()), [1, 2].map(|i| (handles[i], RemovalReason::RemovedByTags)));
+    assert!(w.has_tag(e, fire) && !w.has_tag(e, slot) && !w.has_tag(e, ice));
+    // Removal by query.
+    w.step_with(&[], |w| {
+        assert_eq!(w.remove_matching(e, &EffectQuery::new().with_owned_any(ts(&[fire]))), 1);
+    });
+    assert!(w.effects(e).is_empty() && !w.has_tag(e, cooldown));
+}
+
 #[test]
 fn f_ge_26_remove_matching_removes_in_application_order() {
     let mut w = world(QUERIES);

@@ -2180,6 +2180,51 @@ fn f_ge_17_immunity_query_matches_the_incoming_spec() {
     assert_eq!(w.apply_effect(s, e), Err(ApplyError::Immune { blocker: antidote }));
 }
 
+/// An immunity query matches the incoming spec's asset and granted tags together,
+/// hierarchically — the definition's granted tags and those the spec added (inline and
+/// beyond the spec's two) — as GAS matches an effect query's owning tags.
+#[test]
+fn f_ge_17_immunity_query_matches_the_incoming_granted_tags() {
+    let text = r#"(
+        tags: ["State.Debuff.Stun", "State.Debuff.Root", "State.Buff", "Cooldown.Skill.Bolt",
+               "Effect.Spell"],
+        effects: {
+            "Ward": (duration: Infinite, immunity_query: AnyTags(["State.Debuff"])),
+            "Stun": (duration: Frames(10), granted_tags: ["State.Debuff.Stun"]),
+            "Plain": (duration: Frames(10)),
+            "Mixed": (duration: Infinite, immunity_query: AllTags(["Effect.Spell", "State.Buff"])),
+            "Spell": (duration: Frames(10), asset_tags: ["Effect.Spell"]),
+        },
+    )"#;
+    let cfg = WorldConfig { granted_tags_per_spec: 4, ..WorldConfig::default() };
+    let mut w = World::<Plain>::new(content(text), &Hooks::new(), cfg).unwrap();
+    let [root, buff, cd] =
+        ["State.Debuff.Root", "State.Buff", "Cooldown.Skill.Bolt"].map(|n| tag(&w, n));
+    let (e, f) = (actor(&mut w, &[]), actor(&mut w, &[]));
+    let ward = handle(apply(&mut w, "Ward", e, e));
+    let mixed = handle(apply(&mut w, "Mixed", f, f));
+    let immune = |b| Err(ApplyError::Immune { blocker: b });
+    // The definition's granted tag, by its parent.
+    let s = spec(&w, "Stun", e);
+    assert_eq!(w.apply_effect(s, e), immune(ward));
+    // A granted tag the spec added: inline, and as the third beyond the spec's two.
+    let mut s = spec(&w, "Plain", e);
+    w.add_granted_tag(&mut s, root).unwrap();
+    assert_eq!(w.apply_effect(s, e), immune(ward));
+    let mut s = spec(&w, "Plain", e);
+    for t in [cd, buff, root] {
+        w.add_granted_tag(&mut s, t).unwrap();
+    }
+    assert_eq!(w.apply_effect(s, e), immune(ward));
+    assert!(matches!(apply(&mut w, "Plain", e, e), Applied::Added(_)));
+    // Asset and granted tags together: an asset tag and an added granted tag make the pair.
+    let s = spec(&w, "Spell", f);
+    assert!(matches!(w.apply_effect(s, f), Ok(Applied::Added(_))));
+    let mut s = spec(&w, "Spell", f);
+    w.add_granted_tag(&mut s, buff).unwrap();
+    assert_eq!(w.apply_effect(s, f), immune(mixed));
+}
+
 // ---------------------------------------------------------------------------------------------
 // F-GE-18 Tags on effects
 // ---------------------------------------------------------------------------------------------

@@ -436,7 +436,7 @@ impl<G: Game> World<G> {
     fn immunity_scan(&self, ti: u32, def: &EffectDef, spec: &EffectSpec) -> Option<EffectHandle> {
         let accel = &self.content.accel;
         let target = self.entity_of(ti);
-        let incoming = spec.source_tags.union(&def.asset_tags.expanded);
+        let incoming = self.incoming_tags(def, spec);
         for ef in self.effects(target) {
             if ef.is_inhibited() || !accel.immune.get(ef.def.index()).copied().unwrap_or(false) {
                 continue;
@@ -449,6 +449,26 @@ impl<G: Game> World<G> {
             }
         }
         None
+    }
+
+    /// What an immunity query matches of an incoming spec (GAS: an effect query's owning tags
+    /// are the spec's asset and granted tags): its definition's asset and granted tags, the
+    /// granted tags the spec added (an ability's cooldown tags among them) and the source
+    /// tags, each with its ancestors.
+    fn incoming_tags(&self, def: &EffectDef, spec: &EffectSpec) -> TagSet {
+        let mut tags = spec.source_tags.union(&def.owned_tags.expanded);
+        let registry = self.content.tags();
+        for t in spec.dynamic_granted_tags.iter().filter(|t| **t != u16::MAX) {
+            tags.union_with(registry.self_and_ancestors(TagId(*t)));
+        }
+        if spec.ext != crate::capacity::ext::NONE
+            && let Ok(x) = self.spec_extra(spec)
+        {
+            for t in x.tag_ids() {
+                tags.union_with(registry.self_and_ancestors(t));
+            }
+        }
+        tags
     }
 
     /// The first source-capture slot used by modifier `i` (modifiers in order, then

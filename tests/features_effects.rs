@@ -2182,6 +2182,51 @@ fn f_ge_17_immunity_query_matches_the_incoming_spec() {
     assert_eq!(w.apply_effect(s, e), Err(ApplyError::Immune { blocker: antidote }));
 }
 
+/// An immunity query matches the incoming spec's asset and granted tags together,
+/// hierarchically — the definition's granted tags and those the spec added (inline and
+/// beyond the spec's two) — as GAS matches an effect query's owning tags.
+#[test]
+fn f_ge_17_immunity_query_matches_the_incoming_granted_tags() {
+    let text = r#"(
+        tags: ["State.Debuff.Stun", "State.Debuff.Root", "State.Buff", "Cooldown.Skill.Bolt",
+               "Effect.Spell"],
+        effects: {
+            "Ward": (duration: Infinite, immunity_query: AnyTags(["State.Debuff"])),
+            "Stun": (duration: Frames(10), granted_tags: ["State.Debuff.Stun"]),
+            "Plain": (duration: Frames(10)),
+            "Mixed": (duration: Infinite, immunity_query: AllTags(["Effect.Spell", "State.Buff"])),
+            "Spell": (duration: Frames(10), asset_tags: ["Effect.Spell"]),
+        },
+    )"#;
+    let cfg = WorldConfig { granted_tags_per_spec: 4, ..WorldConfig::default() };
+    let mut w = World::<Plain>::new(content(text), &Hooks::new(), cfg).unwrap();
+    let [root, buff, cd] =
+        ["State.Debuff.Root", "State.Buff", "Cooldown.Skill.Bolt"].map(|n| tag(&w, n));
+    let (e, f) = (actor(&mut w, &[]), actor(&mut w, &[]));
+    let ward = handle(apply(&mut w, "Ward", e, e));
+    let mixed = handle(apply(&mut w, "Mixed", f, f));
+    let immune = |b| Err(ApplyError::Immune { blocker: b });
+    // The definition's granted tag, by its parent.
+    let s = spec(&w, "Stun", e);
+    assert_eq!(w.apply_effect(s, e), immune(ward));
+    // A granted tag the spec added: inline, and as the third beyond the spec's two.
+    let mut s = spec(&w, "Plain", e);
+    w.add_granted_tag(&mut s, root).unwrap();
+    assert_eq!(w.apply_effect(s, e), immune(ward));
+    let mut s = spec(&w, "Plain", e);
+    for t in [cd, buff, root] {
+        w.add_granted_tag(&mut s, t).unwrap();
+    }
+    assert_eq!(w.apply_effect(s, e), immune(ward));
+    assert!(matches!(apply(&mut w, "Plain", e, e), Applied::Added(_)));
+    // Asset and granted tags together: an asset tag and an added granted tag make the pair.
+    let s = spec(&w, "Spell", f);
+    assert!(matches!(w.apply_effect(s, f), Ok(Applied::Added(_))));
+    let mut s = spec(&w, "Spell", f);
+    w.add_granted_tag(&mut s, buff).unwrap();
+    assert_eq!(w.apply_effect(s, f), immune(mixed));
+}
+
 // ---------------------------------------------------------------------------------------------
 // F-GE-18 Tags on effects
 // ---------------------------------------------------------------------------------------------
@@ -3119,6 +3164,76 @@ fn f_ge_26_effects_matching_filters_by_owned_tags_def_instigator_and_attribute()
         .filter_map(|f| w.effect_remaining(f.handle(e)))
         .max();
     assert_eq!(longest, Some((250, 300)));
+}
+
+/// The granted tags a spec adds (`World::add_granted_tag`, an ability's `cooldown_tags` on its
+/// cooldown), inline and beyond the spec's two, are the effect's own tags: queries, removal by
+/// query and "remove effects with tags" match them, hierarchically (GAS: owned tags are the
+/// spec's asset tags and all its granted tags).
+#[test]
+fn f_ge_26_queries_and_removal_see_the_granted_tags_a_spec_adds() {
+    let text = r#"(
+        tags: ["Cooldown.Skill.Fire", "Cooldown.Skill.Ice", "Cooldown.Slot.A", "Cooldown.Slot.B"],
+        effects: {
+            "Cd": (duration: Frames(100)),
+            "ResetSlots": (remove_effects_with_tags: ["Cooldown.Slot"]),
+        },
+    )"#;
+    let cfg = WorldConfig { granted_tags_per_spec: 4, ..WorldConfig::default() };
+    let mut w = World::<Plain>::new(content(text), &Hooks::new(), cfg).unwrap();
+    let [cooldown, fire, ice, slot, slot_a, slot_b] = [
+        "Cooldown",
+        "Cooldown.Skill.Fire",
+        "Cooldown.Skill.Ice",
+        "Cooldown.Slot",
+        "Cooldown.Slot.A",
+        "Cooldown.Slot.B",
+    ]
+    .map(|n| tag(&w, n));
+    let e = actor(&mut w, &[]);
+    let mut handles = Vec::new();
+    w.step_with(&[], |w| {
+        // Two tags in the spec itself; the third and fourth beyond them.
+        let mut a = spec(w, "Cd", e);
+        w.add_granted_tag(&mut a, fire).unwrap();
+        let mut b = spec(w, "Cd", e);
+        for t in [ice, fire, slot_a] {
+            w.add_granted_tag(&mut b, t).unwrap();
+        }
+        let mut c = spec(w, "Cd", e);
+        w.add_granted_tag(&mut c, slot_b).unwrap();
+        for s in [a, b, c] {
+            handles.push(handle(w.apply_effect(s, e).unwrap()));
+        }
+    });
+    let found = |w: &World<Plain>, q: &EffectQuery| -> Vec<EffectHandle> {
+        w.effects_matching(e, q).map(|f| f.handle(e)).collect()
+    };
+    assert_eq!(found(&w, &EffectQuery::new().with_owned_any(ts(&[cooldown]))), handles);
+    assert_eq!(found(&w, &EffectQuery::new().with_owned_any(ts(&[ice]))), [handles[1]]);
+    assert_eq!(
+        found(&w, &EffectQuery::new().with_owned_all(ts(&[fire, slot_a]))),
+        [handles[1]],
+        "a tag beyond the spec's two"
+    );
+    let q = TagQuery { expr: Some(TagQueryExpr::NoTags(ts(&[slot]))) };
+    assert_eq!(found(&w, &EffectQuery::new().with_owned_query(q)), [handles[0]]);
+    let owned = w.effect_owned_tags(handles[1]);
+    assert!([cooldown, fire, ice, slot, slot_a].iter().all(|t| owned.contains(*t)));
+    assert!(!owned.contains(slot_b));
+    assert!(w.effect_owned_tags(EffectHandle { target: e, seq: 9999 }).is_empty());
+
+    // "Remove effects with tags" by a parent tag: the two slot cooldowns, not the first one.
+    w.step_with(&[], |w| {
+        apply(w, "ResetSlots", e, e);
+    });
+    assert_eq!(removed(w.output()), [1, 2].map(|i| (handles[i], RemovalReason::RemovedByTags)));
+    assert!(w.has_tag(e, fire) && !w.has_tag(e, slot) && !w.has_tag(e, ice));
+    // Removal by query.
+    w.step_with(&[], |w| {
+        assert_eq!(w.remove_matching(e, &EffectQuery::new().with_owned_any(ts(&[fire]))), 1);
+    });
+    assert!(w.effects(e).is_empty() && !w.has_tag(e, cooldown));
 }
 
 #[test]
@@ -4062,6 +4177,124 @@ fn f_ge_14_scoped_modifiers_are_checked_against_the_execution_captures() {
 // ---------------------------------------------------------------------------------------------
 // F-GC-09: the aggregated source and target tags of the cues an effect triggers
 // ---------------------------------------------------------------------------------------------
+
+const EXEC_CUES: &str = r#"(
+    tags: ["Data.Damage", "GameplayCue.Hit", "GameplayCue.Meta", "GameplayCue.Split"],
+    attribute_sets: { "Vitals": (post_execute: "Distribute", attributes: {
+        "Health": (default: 100, min: Const(0)),
+        "Shield": (default: 50, min: Const(0)),
+        "Mana": (default: 40),
+        "Damage": (transient: true),
+    }) },
+    effects: {
+        "Hit": (executions: [(calc: "Direct")],
+                cues: [(tag: "GameplayCue.Hit", magnitude_attribute: "Health")]),
+        "MetaHit": (executions: [(calc: "Meta")],
+                    cues: [(tag: "GameplayCue.Meta", magnitude_attribute: "Damage"),
+                           (tag: "GameplayCue.Hit")]),
+        "Split": (modifiers: [(attribute: "Mana", op: Add, magnitude: Scalable(coef: -4))],
+                  executions: [(calc: "Split")],
+                  cues: [(tag: "GameplayCue.Split", magnitude_attribute: "Health"),
+                         (tag: "GameplayCue.Meta", magnitude_attribute: "Shield"),
+                         (tag: "GameplayCue.Hit")]),
+    },
+)"#;
+
+/// `Health Add −Data.Damage`, the guide's damage execution.
+fn direct_damage(ctx: &mut ExecCtx<'_>) {
+    let (c, dmg) = (ctx.content(), ctx.content().tag("Data.Damage").unwrap());
+    let health = c.attr("Health").unwrap();
+    let v = ctx.set_by_caller(dmg, Fx::ZERO);
+    ctx.output(health, ModOp::Add, -v);
+}
+
+/// `Damage Add Data.Damage`: meta damage the post-execute hook moves into Health.
+fn meta_damage(ctx: &mut ExecCtx<'_>) {
+    let (c, dmg) = (ctx.content(), ctx.content().tag("Data.Damage").unwrap());
+    let damage = c.attr("Damage").unwrap();
+    let v = ctx.set_by_caller(dmg, Fx::ZERO);
+    ctx.output(damage, ModOp::Add, v);
+}
+
+/// Two changes of Health and one of Shield.
+fn split_damage(ctx: &mut ExecCtx<'_>) {
+    let c = ctx.content();
+    let (health, shield) = (c.attr("Health").unwrap(), c.attr("Shield").unwrap());
+    ctx.output(health, ModOp::Add, int(-6));
+    ctx.output(shield, ModOp::Add, int(-20));
+    ctx.output(health, ModOp::Add, int(-4));
+}
+
+fn distribute_meta_damage(w: &mut World<Plain>, m: &ExecutedMod) {
+    let c = w.content().clone();
+    if m.attr == c.attr("Damage").unwrap() {
+        let health = c.attr("Health").unwrap();
+        let _ = w.apply_effect(EffectSpec::inline(&[(health, ModOp::Add, -m.new_base)]), m.target);
+    }
+}
+
+/// The magnitude of every `Executed` cue of the last step, by tag name, sorted by name.
+fn executed_cue_magnitudes<G: Game>(w: &World<G>) -> Vec<(String, Fx)> {
+    let mut cues: Vec<(String, Fx)> = w
+        .output()
+        .cues
+        .iter()
+        .filter(|c| c.key.kind == rollback_abilities::CueKind::Executed)
+        .map(|c| (w.content().tags().name(c.key.tag).to_string(), c.params.magnitude))
+        .collect();
+    cues.sort();
+    cues
+}
+
+/// An `Executed` cue's magnitude is the total magnitude the execution applied to the cue's
+/// attribute — executions' outputs as well as modifiers (GAS's modified attributes); without
+/// a magnitude attribute, the first attribute changed; an attribute left alone gives 0.
+#[test]
+fn f_gc_09_executed_cue_magnitude_is_what_the_execution_applied() {
+    let hooks = Hooks::new()
+        .execution("Direct", &[], direct_damage)
+        .execution("Meta", &[], meta_damage)
+        .execution("Split", &[], split_damage)
+        .post_execute("Distribute", distribute_meta_damage);
+    let mut w = build(EXEC_CUES, hooks);
+    let e = actor(&mut w, &["Vitals"]);
+    let (health, data) = (attr(&w, "Health"), tag(&w, "Data.Damage"));
+    let hit = |w: &World<Plain>, name: &str| spec(w, name, e).with_set_by_caller(data, int(25));
+    let s = hit(&w, "Hit");
+    w.step_with(&[], |w| {
+        w.apply_effect(s, e).unwrap();
+    });
+    assert_eq!(w.base(e, health), Some(int(75)));
+    assert_eq!(executed_cue_magnitudes(&w), [("GameplayCue.Hit".into(), int(-25))]);
+
+    // Meta damage: the cue naming the meta attribute carries the 25 the execution put into
+    // it, and so does the cue without a magnitude attribute (the first attribute changed).
+    let s = hit(&w, "MetaHit");
+    w.step_with(&[], |w| {
+        w.apply_effect(s, e).unwrap();
+    });
+    assert_eq!(w.base(e, health), Some(int(50)));
+    assert_eq!(
+        executed_cue_magnitudes(&w),
+        [("GameplayCue.Hit".into(), int(25)), ("GameplayCue.Meta".into(), int(25))]
+    );
+
+    // Several attributes, one changed twice: each cue reads its own attribute's total; the
+    // cue without a magnitude attribute reads the first modifier's.
+    let s = spec(&w, "Split", e);
+    w.step_with(&[], |w| {
+        w.apply_effect(s, e).unwrap();
+    });
+    assert_eq!(w.base(e, health), Some(int(40)));
+    assert_eq!(
+        executed_cue_magnitudes(&w),
+        [
+            ("GameplayCue.Hit".into(), int(-4)),
+            ("GameplayCue.Meta".into(), int(-20)),
+            ("GameplayCue.Split".into(), int(-10)),
+        ]
+    );
+}
 
 const CUE_TAGS: &str = r#"(
     tags: ["Team.Red", "State.Wet", "GameplayCue.Zap", "GameplayCue.Burn", "GameplayCue.Code"],

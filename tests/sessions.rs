@@ -393,6 +393,53 @@ fn replay_round_trip_from_a_lossy_match() {
     assert_eq!(back.bisect(&mut replay_world()).unwrap(), None);
 }
 
+/// A verification that diverges names the field that diverged: a script that lowers an
+/// entity's Health in frame 23 on the verifying run only is reported at frame 23, and the
+/// keyframe after it (30) differs in that entity's Health, recorded against re-simulated.
+#[test]
+fn replay_verification_names_the_diverged_field() {
+    let mut w = replay_world();
+    let health = w.content().attr("Health").unwrap();
+    let mut rec = rollback_abilities::replay::Recorder::new(&w, 10);
+    for f in 0..45 {
+        if rec.keyframe_due(f) {
+            rec.keyframe(&w);
+        }
+        let inputs = [(f % 3) as u8, 0];
+        w.step(&inputs);
+        rec.push(f, &inputs, w.checksum()).unwrap();
+    }
+    let replay = rec.finish();
+    assert_eq!(replay.keyframes.iter().map(|k| k.0).collect::<Vec<_>>(), [10, 20, 30, 40]);
+    let mut clean = replay_world();
+    assert!(replay.verify(&mut clean).unwrap().is_ok());
+    let mut recorded = replay_world();
+    replay.seek(&mut recorded, 30).unwrap();
+    let recorded_hp = recorded.base(recorded.entities().next().unwrap(), health).unwrap();
+
+    let mut diverging = replay_world();
+    let v = replay
+        .verify_with(&mut diverging, |w| {
+            if w.frame() == 23 {
+                let e = w.entities().next().unwrap();
+                let hp = w.base(e, health).unwrap();
+                w.set_base(e, health, hp - rollback_abilities::num::int(1));
+            }
+        })
+        .unwrap();
+    assert_eq!(v.first_divergence, Some(23));
+    assert_eq!(v.diff_frame, Some(30));
+    assert!(!v.diffs.is_empty(), "{v:?}");
+    let d = v.diffs.iter().find(|d| d.column == "attributes").expect("an attribute differs");
+    assert_eq!(d.subsystem, Subsystem::Attributes);
+    assert_eq!((d.entity, d.item.as_str()), (Some(0), "attribute Health"));
+    assert!(d.field == "base" || d.field == "current", "{d:?}");
+    assert_eq!(d.left, recorded_hp.to_string(), "left: the recorded keyframe");
+    assert_eq!(d.right, (recorded_hp - rollback_abilities::num::int(1)).to_string(), "{d:?}");
+    // Only what the script changed differs.
+    assert!(v.diffs.iter().all(|d| d.subsystem == Subsystem::Attributes), "{:?}", v.diffs);
+}
+
 /// Malformed replay files give typed errors, never panics.
 #[test]
 fn malformed_replays_are_typed_errors() {

@@ -599,11 +599,12 @@ pub struct RawEffect {
     pub granted_tags: Vec<String>,
     /// Tags whose abilities the target cannot activate while this is active.
     pub blocked_ability_tags: Vec<String>,
-    /// Active effects on the target whose asset or granted tags match are removed on application.
+    /// Active effects on the target whose asset or granted tags (a spec's added ones included)
+    /// match are removed on application.
     pub remove_effects_with_tags: Vec<String>,
     /// Tags granted to the target that block incoming effects whose source tags match.
     pub immunity_tags: Vec<String>,
-    /// A query on incoming specs' tags (asset ∪ source tags) that blocks them while active.
+    /// A query on incoming specs' tags (asset ∪ granted ∪ source tags) that blocks them while active.
     pub immunity_query: Option<RawQuery>,
     /// Requirements on the target's tags to apply.
     pub application_requirements: Option<RawRequirements>,

@@ -251,7 +251,7 @@ pub struct EffectDef {
     pub remove_effects_with_tags: TagSet,
     /// Tags that block incoming specs whose source tags match.
     pub immunity_tags: TagSet,
-    /// A query that blocks incoming specs whose tags match.
+    /// A query that blocks incoming specs whose asset, granted or source tags match.
     pub immunity_query: Option<TagQuery>,
     /// Requirements on the target's tags to apply.
     pub application_requirements: TagRequirements,

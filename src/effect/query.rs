@@ -114,6 +114,21 @@ impl EffectQuery {
     /// ([`Content::effect_defs`](crate::Content::effect_defs)) and `origin` is the effect's
     /// entry in [`World::effect_origins`](crate::World::effect_origins).
     pub fn matches(&self, defs: &[EffectDef], e: &ActiveEffect, origin: &EffectOrigin) -> bool {
+        self.matches_owning(defs, e, origin, |def| def.owned_tags.expanded)
+    }
+
+    /// Whether the query matches an active effect whose owned tags are `owned(def)` (asked
+    /// only when the query has tag conditions): [`World::effects_matching`] passes the
+    /// effect's own tags, the granted tags its spec added included.
+    ///
+    /// [`World::effects_matching`]: crate::World::effects_matching
+    pub fn matches_owning(
+        &self,
+        defs: &[EffectDef],
+        e: &ActiveEffect,
+        origin: &EffectOrigin,
+        owned: impl FnOnce(&EffectDef) -> TagSet,
+    ) -> bool {
         if !self.include_inhibited && e.is_inhibited() {
             return false;
         }
@@ -124,7 +139,10 @@ impl EffectQuery {
             return false;
         }
         let Some(def) = defs.get(e.def.index()) else { return false };
-        let owned = &def.owned_tags.expanded;
+        if self.owned_any.is_empty() && self.owned_all.is_empty() && self.owned_query.is_none() {
+            return self.modifies.is_none_or(|a| def.modifiers.iter().any(|m| m.attr == a));
+        }
+        let owned = &owned(def);
         if !self.owned_any.is_empty() && !self.owned_any.intersects(owned) {
             return false;
         }

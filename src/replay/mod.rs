@@ -542,7 +542,8 @@ impl Replay {
     }
 
     /// Re-simulates the whole replay headless and compares every recorded checksum; on a
-    /// divergence, names the first divergent frame and diffs the first keyframe after it field
+    /// divergence, names the first divergent frame, simulates the diverged world on to the
+    /// first keyframe after it and diffs that keyframe (left) against the world (right) field
     /// by field.
     pub fn verify<G: Game>(&self, world: &mut World<G>) -> Result<Verification, ReplayError> {
         self.verify_with(world, |_| {})
@@ -570,9 +571,10 @@ impl Replay {
         let mut diffs = Vec::new();
         let mut diff_frame = None;
         if let Some(div) = first_divergence {
-            // The first keyframe after the divergence: re-simulate up to it and diff.
+            // The first keyframe after the divergence: simulate on from the diverged state up
+            // to it (loading nothing: the keyframe is what it is compared with) and diff.
             if let Some((kf, bytes)) = self.keyframes.iter().find(|(k, _)| *k > div) {
-                self.seek_with(world, *kf, &mut script)?;
+                self.seek_by_simulation(world, *kf, &mut script);
                 let mine = WorldDump::of_world(world);
                 let theirs = WorldDump {
                     content_hash: mine.content_hash,

@@ -1133,18 +1133,10 @@ impl<G: Game> World<G> {
         if d.owned_tags.expanded.intersects(tags) {
             return true;
         }
-        let owns = |t: crate::id::TagId| self.content.tags().self_and_ancestors(t).intersects(tags);
-        if ef.dynamic_tags.iter().filter(|t| **t != u16::MAX).any(|t| owns(crate::id::TagId(*t))) {
-            return true;
-        }
-        // Dynamic granted tags beyond two (`WorldConfig::granted_tags_per_spec`): the effect's
-        // row in the `effect_tag_overflow` column.
-        let l = self.state.layout;
-        if l.tags_extra == 0 {
-            return false;
-        }
-        let k = self.effects(owner).iter().position(|e| e.seq == ef.seq);
-        k.is_some_and(|k| self.effect_extra_tags(owner.index as usize * l.effects + k).any(owns))
+        // The granted tags its spec added, when it has any.
+        let dynamic = ef.dynamic_tags.iter().any(|t| *t != u16::MAX);
+        (dynamic || self.state.layout.tags_extra != 0)
+            && self.owned_tags_of(owner, ef, d).intersects(tags)
     }
 
     /// Persistent cue edges of an ability activating or ending.

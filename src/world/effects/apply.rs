@@ -6,8 +6,9 @@ use crate::effect::{
 };
 use crate::effect::{CaptureSide, StackKind, StackPeriod, StackRefresh};
 use crate::effect::{DurationDef, EffectDef, MagnitudeDef};
-use crate::id::{EffectHandle, Entity};
+use crate::id::{EffectHandle, Entity, TagId};
 use crate::num::{Frame, Fx, NEVER};
+use crate::tag::TagSet;
 use crate::world::cascade::Work;
 use crate::world::hooks::{BoundFn, Verdict};
 use crate::world::output::{Applied, ApplyError, AttrCause, EffectEvent, RemovalReason};
@@ -210,8 +211,44 @@ impl<G: Game> World<G> {
         query: &'a EffectQuery,
     ) -> impl Iterator<Item = &'a ActiveEffect> + 'a {
         self.effects(target).iter().filter(move |e| {
-            query.matches(self.content.effect_defs(), e, &self.origin_of(target, e))
+            let owned = |d: &EffectDef| self.owned_tags_of(target, e, d);
+            query.matches_owning(self.content.effect_defs(), e, &self.origin_of(target, e), owned)
         })
+    }
+
+    /// The tags an active effect owns, what effect queries and "remove effects with tags"
+    /// match (GAS: a spec's asset tags and all its granted tags): its definition's asset and
+    /// granted tags, plus the granted tags its spec added — among them an ability's
+    /// `cooldown_tags` on its cooldown — each with its ancestors. Empty for an unknown handle.
+    pub fn effect_owned_tags(&self, handle: EffectHandle) -> TagSet {
+        let Some(ef) = self.effect(handle) else { return TagSet::EMPTY };
+        match self.content.effect_defs().get(ef.def.index()) {
+            Some(d) => self.owned_tags_of(handle.target, ef, d),
+            None => TagSet::EMPTY,
+        }
+    }
+
+    /// [`World::effect_owned_tags`] of `ef`, an active effect of `target` defined by `def`.
+    pub(crate) fn owned_tags_of(
+        &self,
+        target: Entity,
+        ef: &ActiveEffect,
+        def: &EffectDef,
+    ) -> TagSet {
+        let mut owned = def.owned_tags.expanded;
+        let tags = self.content.tags();
+        for t in ef.dynamic_tags.iter().filter(|t| **t != u16::MAX) {
+            owned.union_with(tags.self_and_ancestors(TagId(*t)));
+        }
+        let l = self.state.layout;
+        if l.tags_extra != 0
+            && let Some(k) = self.effects(target).iter().position(|e| e.seq == ef.seq)
+        {
+            for t in self.effect_extra_tags(target.index as usize * l.effects + k) {
+                owned.union_with(tags.self_and_ancestors(t));
+            }
+        }
+        owned
     }
 
     // ----------------------------------------------------------------------------------------
@@ -399,7 +436,7 @@ impl<G: Game> World<G> {
     fn immunity_scan(&self, ti: u32, def: &EffectDef, spec: &EffectSpec) -> Option<EffectHandle> {
         let accel = &self.content.accel;
         let target = self.entity_of(ti);
-        let incoming = spec.source_tags.union(&def.asset_tags.expanded);
+        let incoming = self.incoming_tags(def, spec);
         for ef in self.effects(target) {
             if ef.is_inhibited() || !accel.immune.get(ef.def.index()).copied().unwrap_or(false) {
                 continue;
@@ -412,6 +449,26 @@ impl<G: Game> World<G> {
             }
         }
         None
+    }
+
+    /// What an immunity query matches of an incoming spec (GAS: an effect query's owning tags
+    /// are the spec's asset and granted tags): its definition's asset and granted tags, the
+    /// granted tags the spec added (an ability's cooldown tags among them) and the source
+    /// tags, each with its ancestors.
+    fn incoming_tags(&self, def: &EffectDef, spec: &EffectSpec) -> TagSet {
+        let mut tags = spec.source_tags.union(&def.owned_tags.expanded);
+        let registry = self.content.tags();
+        for t in spec.dynamic_granted_tags.iter().filter(|t| **t != u16::MAX) {
+            tags.union_with(registry.self_and_ancestors(TagId(*t)));
+        }
+        if spec.ext != crate::capacity::ext::NONE
+            && let Ok(x) = self.spec_extra(spec)
+        {
+            for t in x.tag_ids() {
+                tags.union_with(registry.self_and_ancestors(t));
+            }
+        }
+        tags
     }
 
     /// The first source-capture slot used by modifier `i` (modifiers in order, then
@@ -751,9 +808,7 @@ impl<G: Game> World<G> {
         while k < self.effects(target).len() {
             let ef = self.effects(target)[k];
             let matches = ef.seq != except_seq
-                && self.content.effect_defs().get(ef.def.index()).is_some_and(|d| {
-                    d.owned_tags.expanded.intersects(&def.remove_effects_with_tags)
-                });
+                && self.effect_owns_any(target, &ef, &def.remove_effects_with_tags);
             if matches {
                 self.remove_now(ti, ef.seq, 0, RemovalReason::RemovedByTags);
             } else {

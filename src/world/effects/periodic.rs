@@ -193,6 +193,9 @@ impl<G: Game> World<G> {
         let ti = target.index;
         let content = self.content.clone();
         let def_id = (!spec.is_inline()).then_some(spec.def);
+        // The changes this execution makes are appended from here on: the cues read their
+        // magnitudes from them.
+        let first_change = self.out.executions.len();
         if spec.is_inline() {
             let n = usize::from(spec.n_inline).min(spec.inline.len());
             for m in &spec.inline[..n] {
@@ -235,15 +238,9 @@ impl<G: Game> World<G> {
                     None => crate::cue::CueOrigin::NONE,
                 };
                 for c in def.cues.iter().filter(|c| c.executed()) {
-                    let mi = match c.magnitude_attribute {
-                        Some(a) => def.modifiers.iter().position(|m| m.attr == a),
-                        None => (!def.modifiers.is_empty()).then_some(0),
-                    };
+                    let changes = self.out.executions.get(first_change..).unwrap_or(&[]);
                     let params = crate::cue::CueParams {
-                        magnitude: mi
-                            .and_then(|i| mags.get(i).copied())
-                            .map(|m| stacked(def.modifiers[mi.unwrap_or(0)].op, m, stacks))
-                            .unwrap_or(Fx::ZERO),
+                        magnitude: executed_cue_magnitude(c, def, mags, stacks, changes),
                         instigator: spec.context.instigator,
                         causer: spec.context.causer,
                         source_object: spec.context.source_object,
@@ -500,6 +497,35 @@ impl<G: Game> World<G> {
         self.scratch.exec_cues = cues;
         manual
     }
+}
+
+/// The magnitude an `Executed` cue of an effect carries, GAS's rule: the total magnitude the
+/// execution applied to the cue's `magnitude_attribute`, its modifiers and its executions'
+/// outputs alike (`changes`, in execution order). Without a `magnitude_attribute` the
+/// attribute is the first modifier's, else the first one an execution changed. A modifier on
+/// the attribute that did not execute (its tag requirements failed, or the target lacks the
+/// attribute) still gives its magnitude; an attribute the execution did not touch gives 0.
+fn executed_cue_magnitude(
+    c: &crate::content::def::EffectCueDef,
+    def: &EffectDef,
+    mags: &[Fx],
+    stacks: u16,
+    changes: &[ExecutedMod],
+) -> Fx {
+    let attr = c
+        .magnitude_attribute
+        .or_else(|| def.modifiers.first().map(|m| m.attr))
+        .or_else(|| changes.first().map(|m| m.attr));
+    let Some(attr) = attr else { return Fx::ZERO };
+    let mut on_attr = changes.iter().filter(|m| m.attr == attr).peekable();
+    if on_attr.peek().is_some() {
+        return on_attr.fold(Fx::ZERO, |sum, m| crate::num::add(sum, m.magnitude));
+    }
+    def.modifiers
+        .iter()
+        .position(|m| m.attr == attr)
+        .and_then(|i| Some(stacked(def.modifiers[i].op, *mags.get(i)?, stacks)))
+        .unwrap_or(Fx::ZERO)
 }
 
 /// The post-execute hook of an attribute set, as registered.

@@ -41,8 +41,10 @@ fn trace_path(trace: &Path, scenario_file: &Path, several: bool) -> PathBuf {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum GameChoice {
     /// The duel's functions (`examples/kit/src/duel/hooks.rs`) for the duel's own content
-    /// (`examples/content/duel.ron`, recognised by its content hash), none for any other: content
-    /// naming functions is then refused with the list of missing ones.
+    /// (`examples/content/duel.ron`, recognised by its content hash) and for content that adds
+    /// to it (it defines every ability and effect the duel does, as a scenario loading
+    /// `Files(["duel.ron", "more.ron"])`); none for any other: content naming functions is
+    /// then refused with the list of missing ones.
     Auto,
     /// The duel's functions, whatever the content.
     Duel,
@@ -56,10 +58,20 @@ pub enum GameChoice {
 /// rather than the duel's functions of the same names.
 fn is_duel(scenario: &Scenario, game: GameChoice) -> bool {
     match game {
-        GameChoice::Auto => scenario.content.hash() == duel::content().hash(),
+        GameChoice::Auto => {
+            let duel = duel::content();
+            scenario.content.hash() == duel.hash() || extends(&scenario.content, &duel)
+        }
         GameChoice::Duel => true,
         GameChoice::None => false,
     }
+}
+
+/// Whether `content` is the duel's with definitions added: it defines every ability and effect
+/// the duel does.
+fn extends(content: &Content, duel: &Content) -> bool {
+    duel.ability_defs().iter().all(|a| content.ability(&a.name).is_ok())
+        && duel.effect_defs().iter().all(|e| content.effect(&e.name).is_ok())
 }
 
 fn write_trace(

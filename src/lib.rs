@@ -146,3 +146,6 @@ pub struct DeterminismDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/scenarios.md")]
 pub struct ScenariosDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/cookbook.md")]
+pub struct CookbookDoctests;

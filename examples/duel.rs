@@ -321,7 +321,7 @@ fn write_plot(path: &Path, replay: &Replay, options: &MatchOptions) -> Result<()
     let mut cues = plot::Cues::default();
     let frames = replay.len() as u32;
     for f in 0..frames {
-        world.step(&replay.inputs::<Duel>(f));
+        world.step(&replay.frame_inputs::<Duel>(f));
         for (k, e) in fighters.iter().enumerate() {
             for (j, (a, _)) in attrs.iter().enumerate() {
                 if let Some(v) = world.attr(*e, *a) {

@@ -704,7 +704,9 @@ impl<G: Game> Runner<G> {
             let plain: Vec<G::Input> = inputs.iter().map(|(i, _)| *i).collect();
             if let Some(rec) = self.recorder.as_mut() {
                 let sum = self.after.remove(&f).unwrap_or(0);
-                let _ = rec.push(f, &plain, sum);
+                // With the statuses the frame was stepped with: a game may branch on a player
+                // being disconnected, so a replay must step it the same way.
+                let _ = rec.push(f, &inputs, sum);
             }
             self.confirmed_log.push((f, plain));
             self.recorded_through = Some(f);

@@ -48,7 +48,7 @@ use rollback_abilities::AbilityInput;
 use rollback_abilities::prelude::*;
 use rollback_abilities::random::Stream;
 use rollback_abilities::session::{
-    Handshake, MatchboxConfig, MatchboxOptions, MatchboxSession, PeerId, Runner, RunnerStats,
+    Handshake, MatchboxConfig, MatchboxOptions, MatchboxSession, Runner, RunnerStats,
     SessionConfig, SessionEvent,
 };
 use rollback_abilities_kit::duel::{self, Duel, DuelPeer, MatchOptions};

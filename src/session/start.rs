@@ -182,7 +182,8 @@ pub fn unguarded_builder<C: ggrs::Config>(
 ///         Peer::start(world(), net.socket(PeerAddr(i)), players, SessionConfig::default())
 ///     })
 ///     .collect::<Result<_, _>>()?;
-/// while !peers.iter_mut().all(|p| p.synchronized()) {
+/// // Poll every peer each round (`all` would stop at the first one not yet running).
+/// while peers.iter_mut().map(|p| p.synchronized()).filter(|ready| !ready).count() > 0 {
 ///     net.advance_ms(5);
 /// }
 /// for _ in 0..60 {
@@ -224,7 +225,8 @@ impl<G: Game, A: Address> Peer<G, A> {
     }
 
     /// Polls the session (synchronisation with the other peers before the match, and network
-    /// traffic between ticks); whether it runs.
+    /// traffic between ticks); whether it runs. Several peers in one process: poll every one
+    /// each round, since none synchronises while another is not polled.
     pub fn synchronized(&mut self) -> bool {
         self.session.poll_remote_clients();
         self.session.current_state() == SessionState::Running

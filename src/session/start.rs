@@ -12,6 +12,9 @@ use crate::present::Presenter;
 use crate::world::{Game, World};
 use ggrs::{GgrsError, NonBlockingSocket, P2PSession, PlayerType, SessionState, SpectatorSession};
 
+/// A started session and the guard in front of its socket.
+type Started<S, A> = (S, Guard<A>);
+
 /// How [`Peer::start`], [`Spectator::start`] and the matchbox transport set up a guarded
 /// session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +79,7 @@ impl SessionConfig {
         runner: &mut Runner<G>,
         socket: S,
         players: impl IntoIterator<Item = (usize, PlayerType<A>)>,
-    ) -> Result<(P2PSession<GgrsConfig<G, A>>, Guard<A>), SessionError> {
+    ) -> Result<Started<P2PSession<GgrsConfig<G, A>>, A>, SessionError> {
         let players: Vec<(usize, PlayerType<A>)> = players.into_iter().collect();
         let count = players.iter().filter(|(_, t)| !matches!(t, PlayerType::Spectator(_))).count();
         let mut remotes: Vec<(A, Vec<usize>)> = Vec::new();
@@ -118,7 +121,7 @@ impl SessionConfig {
         runner: &mut Runner<G>,
         socket: S,
         host: A,
-    ) -> Result<(SpectatorSession<GgrsConfig<G, A>>, Guard<A>), SessionError> {
+    ) -> Result<Started<SpectatorSession<GgrsConfig<G, A>>, A>, SessionError> {
         let players = runner.world().players();
         let (socket, guard) = GuardedSocket::new::<G::Input>(
             socket,

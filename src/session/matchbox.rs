@@ -886,7 +886,7 @@ enum Step<G: Game> {
     /// Waiting for GGRS to synchronise (since).
     Synchronize {
         roster: Roster,
-        session: P2PSession<MatchboxConfig<G>>,
+        session: Box<P2PSession<MatchboxConfig<G>>>,
         guard: Guard<PeerId>,
         pending: Vec<(PeerId, Vec<u8>)>,
         since: Duration,
@@ -900,7 +900,7 @@ enum Step<G: Game> {
 /// What one [`Step`] led to.
 enum Progress<G: Game> {
     Wait(Step<G>),
-    Done(MatchboxSession<G>),
+    Done(Box<MatchboxSession<G>>),
 }
 
 /// [`MatchboxSession::connect`] one step at a time, for a loop that must not block: a game's
@@ -989,7 +989,7 @@ impl<G: Game> Connecting<G> {
                 self.step = next;
                 Ok(None)
             }
-            Ok(Progress::Done(session)) => Ok(Some(session)),
+            Ok(Progress::Done(session)) => Ok(Some(*session)),
             Err(MatchboxError::SocketClosed { reason: None }) => {
                 // Give the loop a moment to record why it ended.
                 self.step = Step::Closing { since: now };
@@ -1042,7 +1042,13 @@ impl<G: Game> Connecting<G> {
                     return Ok(Progress::Wait(Step::Handshake { roster, round }));
                 };
                 let (session, guard) = start_p2p_session(socket, &roster, &self.options.session)?;
-                let next = Step::Synchronize { roster, session, guard, pending, since: now };
+                let next = Step::Synchronize {
+                    roster,
+                    session: Box::new(session),
+                    guard,
+                    pending,
+                    since: now,
+                };
                 self.advance(next, now)
             }
             Step::Synchronize { roster, mut session, guard, pending, since } => {
@@ -1052,15 +1058,15 @@ impl<G: Game> Connecting<G> {
                     else {
                         return Err(MatchboxError::Spent);
                     };
-                    return Ok(Progress::Done(MatchboxSession {
-                        session,
+                    return Ok(Progress::Done(Box::new(MatchboxSession {
+                        session: *session,
                         guard,
                         roster,
                         socket,
                         message_loop,
                         pending,
                         config: self.options.session,
-                    }));
+                    })));
                 }
                 let waited = now.saturating_sub(since);
                 if waited >= self.options.handshake_timeout {

@@ -32,9 +32,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rollback_abilities::CueKind;
 use rollback_abilities::num::Frame;
 use rollback_abilities::replay::Replay;
-use rollback_abilities::session::{
-    GuardedSocket, RunnerStats, message_from_bytes, message_to_bytes,
-};
+use rollback_abilities::session::{RunnerStats, message_from_bytes, message_to_bytes};
 use rollback_abilities_kit::duel::{
     self, Duel, DuelMatch, DuelPeer, MatchOptions, MatchReport, PeerSummary, Transport,
 };
@@ -321,7 +319,7 @@ fn write_plot(path: &Path, replay: &Replay, options: &MatchOptions) -> Result<()
     let mut cues = plot::Cues::default();
     let frames = replay.len() as u32;
     for f in 0..frames {
-        world.step(&replay.inputs::<Duel>(f));
+        world.step(&replay.frame_inputs::<Duel>(f));
         for (k, e) in fighters.iter().enumerate() {
             for (j, (a, _)) in attrs.iter().enumerate() {
                 if let Some(v) = world.attr(*e, *a) {
@@ -591,8 +589,9 @@ impl ggrs::NonBlockingSocket<SocketAddr> for LoopbackSocket {
     }
 }
 
-/// One peer of a --udp match: GGRS (GGRS's wall-clock disconnect timeout off) over a
-/// [`GuardedSocket`] in front of a [`LoopbackSocket`], the same bots, then the summary on stdout
+/// One peer of a --udp match, started with `DuelPeer::start_session`: GGRS (GGRS's wall-clock
+/// disconnect timeout off) over a [`GuardedSocket`](rollback_abilities::session::GuardedSocket) in front of a
+/// [`LoopbackSocket`], the same bots, then the summary on stdout
 /// (and, for the first peer that stays, the replay in the work directory). The leaver
 /// (`--leave`) exits right after its frame, without lingering, and reports that it left.
 fn udp_child(args: &Args, index: usize) -> Result<(), String> {
@@ -603,31 +602,23 @@ fn udp_child(args: &Args, index: usize) -> Result<(), String> {
     }
     let dir = args.udp_dir.clone().ok_or("needs --udp-dir")?;
     let addr = |port: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let remotes: Vec<(SocketAddr, Vec<usize>)> =
-        (0..n).filter(|j| *j != index).map(|j| (addr(args.udp_ports[j]), vec![j])).collect();
-    let socket =
-        LoopbackSocket::bind(args.udp_ports[index], remotes.iter().map(|(a, _)| *a).collect())
-            .map_err(|e| {
-                format!("cannot bind UDP port 127.0.0.1:{}: {e}", args.udp_ports[index])
-            })?;
+    let remotes: Vec<SocketAddr> =
+        (0..n).filter(|j| *j != index).map(|j| addr(args.udp_ports[j])).collect();
+    let socket = LoopbackSocket::bind(args.udp_ports[index], remotes)
+        .map_err(|e| format!("cannot bind UDP port 127.0.0.1:{}: {e}", args.udp_ports[index]))?;
     let mut peer = DuelPeer::new(options, index).map_err(|e| e.to_string())?;
-    let (socket, guard) = GuardedSocket::<LoopbackSocket, SocketAddr>::new::<duel::Input>(
-        socket,
-        peer.guard_config(),
-        remotes,
-    );
-    peer.attach_guard(guard);
     peer.set_departure_ticks(UDP_DEPARTURE_TICKS);
-    let mut builder = peer.session_builder::<SocketAddr>().map_err(|e| e.to_string())?;
-    for (j, port) in args.udp_ports.iter().enumerate() {
-        let player = if j == index {
+    // The socket goes behind the crate's guard, GGRS is built with the duel's settings and the
+    // guard is attached to the peer's runner, in one call.
+    let players = args.udp_ports.iter().enumerate().map(|(j, port)| {
+        let kind = if j == index {
             ggrs::PlayerType::Local
         } else {
             ggrs::PlayerType::Remote(addr(*port))
         };
-        builder = builder.add_player(player, j).map_err(|e| e.to_string())?;
-    }
-    let mut session = builder.start_p2p_session(socket).map_err(|e| e.to_string())?;
+        (j, kind)
+    });
+    let mut session = peer.start_session(socket, players).map_err(|e| e.to_string())?;
 
     let start = Instant::now();
     while session.current_state() != ggrs::SessionState::Running {

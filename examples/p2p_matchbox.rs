@@ -48,8 +48,8 @@ use rollback_abilities::AbilityInput;
 use rollback_abilities::prelude::*;
 use rollback_abilities::random::Stream;
 use rollback_abilities::session::{
-    Handshake, MatchboxConfig, MatchboxOptions, MatchboxSession, PeerId, Runner, RunnerStats,
-    SessionEvent, hardened_builder,
+    Handshake, MatchboxConfig, MatchboxOptions, MatchboxSession, Runner, RunnerStats,
+    SessionConfig, SessionEvent,
 };
 use rollback_abilities_kit::duel::{self, Duel, DuelPeer, MatchOptions};
 use std::collections::{BTreeMap, BTreeSet};
@@ -310,17 +310,16 @@ fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
         GameKind::Brawl => {
             let world = world(players)?;
             let handshake = Handshake::of(&world);
-            // GGRS's wall-clock disconnect timeout is off: the runner's departure rule decides,
-            // and the survivors agree on the frame a leaver's input ends at.
-            let builder = hardened_builder::<MatchboxConfig<Brawl>>(
-                players,
-                8,
-                usize::from(args.input_delay),
-                DESYNC_INTERVAL,
-            )?;
-            let m = MatchboxSession::<Brawl>::connect(&options, &handshake, builder)?;
-            let mut runner = Runner::new(world, 8, DESYNC_INTERVAL);
-            runner.attach_guard(m.guard.clone());
+            // The session is guarded and GGRS's wall-clock disconnect timeout is off: the
+            // runner's departure rule decides, and the survivors agree on the frame a leaver's
+            // input ends at. Time-sync waits are capped at the prediction window.
+            options.session = SessionConfig {
+                input_delay: usize::from(args.input_delay),
+                desync_interval: DESYNC_INTERVAL,
+                ..SessionConfig::default()
+            };
+            let m = MatchboxSession::<Brawl>::connect(&options, &handshake)?;
+            let mut runner = m.runner(world);
             runner.record(0);
             let side = BrawlSide { runner, handle: m.local_handle(), frames: args.frames };
             play(args, start, m, side)
@@ -337,8 +336,8 @@ fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
             // The handshake and the session's settings are the duel's (any handle has them).
             let template = DuelPeer::new(duel_options, 0)?;
             let handshake = Handshake::of(&duel::try_new_world(args.seed, players)?);
-            let builder = template.session_builder::<PeerId>()?;
-            let m = MatchboxSession::<Duel>::connect(&options, &handshake, builder)?;
+            options.session = template.session_config();
+            let m = MatchboxSession::<Duel>::connect(&options, &handshake)?;
             let mut peer = DuelPeer::new(duel_options, m.local_handle())?;
             peer.attach_guard(m.guard.clone());
             play(args, start, m, DuelSide { peer })

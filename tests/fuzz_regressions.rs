@@ -57,7 +57,7 @@ fn build() -> Vec<u8> {
     at += 4 + u32_at(&bytes, at) as usize; // header
     at += 8 + u64_at(&bytes, at) as usize; // initial state
     let frames = u32_at(&bytes, at) as usize;
-    at += 4 + frames * (replay.frames[0].inputs.len() + 8);
+    at += 4 + frames * (replay.frames[0].inputs.len() + replay.frames[0].statuses.len() + 8);
     let keyframes = u32_at(&bytes, at);
     at += 4;
     let mut state = None;

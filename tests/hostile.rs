@@ -509,45 +509,32 @@ type Runner = rollback_abilities::session::Runner<Duel>;
 /// The two players (runner, session, guard) and the spectator's session, runner and guard.
 type SpectatedMatch = (Vec<(Runner, Session, Guard)>, Spectator, Runner, Guard);
 
-/// Two guarded players and a guarded spectator of player 0 (address 9), synchronised.
+/// Two players and a spectator of player 0 (address 9), synchronised, each built the
+/// documented way ([`SessionConfig`]: guarded socket, hardened GGRS, guard attached).
 fn spectated_match(net: &EmulatedNetwork) -> SpectatedMatch {
-    use rollback_abilities::session::{GuardConfig, GuardedSocket, Runner};
+    use rollback_abilities::session::SessionConfig;
     let spectator = PeerAddr(9);
+    let setup = SessionConfig { input_delay: 1, desync_interval: 0, ..SessionConfig::default() };
     let mut peers = Vec::new();
     for i in 0..2u16 {
-        let mut remotes = vec![(PeerAddr(1 - i), vec![usize::from(1 - i)])];
+        let mut players: Vec<(usize, PlayerType<PeerAddr>)> = (0..2u16)
+            .map(|j| {
+                let t = if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j)) };
+                (usize::from(j), t)
+            })
+            .collect();
         if i == 0 {
-            remotes.push((spectator, Vec::new()));
+            players.push((2, PlayerType::Spectator(spectator)));
         }
-        let (socket, guard) =
-            GuardedSocket::new::<Input>(net.socket(PeerAddr(i)), GuardConfig::new(2, 8), remotes);
-        let mut b =
-            rollback_abilities::session::hardened_builder::<GgrsConfig<Duel, PeerAddr>>(2, 8, 1, 0)
-                .unwrap();
-        for j in 0..2u16 {
-            let t = if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j)) };
-            b = b.add_player(t, usize::from(j)).unwrap();
-        }
-        if i == 0 {
-            b = b.add_player(PlayerType::Spectator(spectator), 2).unwrap();
-        }
-        let session = b.start_p2p_session(socket).unwrap();
-        let mut runner = Runner::new(duel::new_world(8, 2), 8, 0);
-        runner.attach_guard(guard.clone());
+        let mut runner = setup.runner(duel::new_world(8, 2));
+        let (session, guard) =
+            setup.start_p2p(&mut runner, net.socket(PeerAddr(i)), players).unwrap();
         runner.record(0);
         peers.push((runner, session, guard));
     }
-    let (socket, spec_guard) = GuardedSocket::new::<Input>(
-        net.socket(spectator),
-        GuardConfig::new(2, 8).for_spectator(),
-        [(PeerAddr(0), vec![0, 1])],
-    );
-    let mut spec_session = SessionBuilder::<GgrsConfig<Duel, PeerAddr>>::new()
-        .with_num_players(2)
-        .unwrap()
-        .start_spectator_session(PeerAddr(0), socket);
-    let mut spec = Runner::new(duel::new_world(8, 2), 8, 0);
-    spec.attach_guard(spec_guard.clone());
+    let mut spec = setup.runner(duel::new_world(8, 2));
+    let (mut spec_session, spec_guard) =
+        setup.start_spectator(&mut spec, net.socket(spectator), PeerAddr(0)).unwrap();
     spec.record(0);
     for _ in 0..2000 {
         for (_, s, _) in peers.iter_mut() {
@@ -876,4 +863,199 @@ fn an_inflated_claim_to_hold_a_leavers_input_is_refused() {
         assert!(frame_of(&m, p) >= 300, "peer {p}: {}", frame_of(&m, p));
     }
     assert!(m.confirmed_checksums_agree());
+}
+
+#[test]
+fn a_spectator_whose_host_is_banned_or_gone_is_told_so() {
+    // A spectator whose guard banned its host, or whose host banned it and went silent, stalled
+    // for good with nothing but a stall to say so.
+    for host_bans_spectator in [false, true] {
+        let net =
+            EmulatedNetwork::new(NetConditions { latency_ms: 20, ..NetConditions::PERFECT }, 8);
+        let spectator = PeerAddr(9);
+        let (mut peers, mut spec_session, mut spec, spec_guard) = spectated_match(&net);
+        spec.set_departure_ticks(120);
+        let mut attacker_as_spectator = net.socket(spectator);
+        let mut attacker_as_host = net.socket(PeerAddr(0));
+        let mut events = Vec::new();
+        for t in 0..400u32 {
+            if (100..110).contains(&t) {
+                // Ten malformed messages a tick, 100 in all: past the ban (64 faults).
+                for _ in 0..10 {
+                    let (m, socket, to) = if host_bans_spectator {
+                        let magic = peers[0].2.remote_magic(&spectator).unwrap_or(0);
+                        let m = forge::input(magic, &[(false, 0); 2], false, 0, -1, vec![0x80]);
+                        (m, &mut attacker_as_spectator, PeerAddr(0))
+                    } else {
+                        let magic = spec_guard.remote_magic(&PeerAddr(0)).unwrap();
+                        let next = spec_guard.last_input_frame(&PeerAddr(0)).unwrap() + 1;
+                        let m =
+                            forge::input(magic, &[(false, next); 2], false, next, -1, vec![0x80]);
+                        (m, &mut attacker_as_host, spectator)
+                    };
+                    socket.send_to(&m, &to);
+                }
+            }
+            for (i, (r, s, _)) in peers.iter_mut().enumerate() {
+                let f = r.world().next_frame() + 1;
+                r.advance_p2p(s, &[(i, bot(i, f))], None, |_| {}).unwrap();
+            }
+            spec.advance_spectator(&mut spec_session, None, |_| {}).unwrap();
+            events.extend(spec.drain_events().into_iter().map(|e| (t, e)));
+            net.advance_ms(16);
+        }
+        let case = if host_bans_spectator { "banned by its host" } else { "banning its host" };
+        let gone: Vec<u32> = events
+            .iter()
+            .filter(|(_, e)| *e == SessionEvent::Disconnected("PeerAddr(0)".into()))
+            .map(|(t, _)| *t)
+            .collect();
+        assert_eq!(gone.len(), 1, "{case}: {events:?}");
+        let stall = events.iter().find_map(|(_, e)| match e {
+            SessionEvent::Stalled { waiting_on, .. } => Some(waiting_on.clone()),
+            _ => None,
+        });
+        assert_eq!(stall, Some(vec![0, 1]), "{case}: the spectator waits on every player");
+        if host_bans_spectator {
+            // Silent from the ban on: reported after the departure time.
+            assert!((200..300).contains(&gone[0]), "{case}: at tick {}", gone[0]);
+        } else {
+            // At once.
+            assert!((100..110).contains(&gone[0]), "{case}: at tick {}", gone[0]);
+            assert!(
+                events.iter().any(|(_, e)| matches!(
+                    e,
+                    SessionEvent::PeerFault { fault: Fault::Banned, .. }
+                ))
+            );
+        }
+    }
+}
+
+/// Two duel peers, each built with [`Peer::start`] on the emulated network, synchronised and
+/// 30 frames in; every peer records.
+fn documented_pair(
+    net: &EmulatedNetwork,
+    config: rollback_abilities::session::SessionConfig,
+) -> Vec<rollback_abilities::session::Peer<Duel, PeerAddr>> {
+    use rollback_abilities::session::Peer;
+    let mut peers: Vec<Peer<Duel, PeerAddr>> = (0..2u16)
+        .map(|i| {
+            let players = (0..2u16).map(|j| {
+                let t = if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j)) };
+                (usize::from(j), t)
+            });
+            Peer::start(duel::new_world(5, 2), net.socket(PeerAddr(i)), players, config).unwrap()
+        })
+        .collect();
+    for p in &mut peers {
+        p.runner.record(0);
+    }
+    for _ in 0..2000 {
+        if peers.iter_mut().map(|p| p.synchronized()).filter(|ready| !ready).count() == 0 {
+            break;
+        }
+        net.advance_ms(5);
+    }
+    documented_ticks(net, &mut peers, 30, |_, _| {});
+    peers
+}
+
+/// `n` ticks of every peer (every tick must succeed); `each` runs before each tick.
+fn documented_ticks(
+    net: &EmulatedNetwork,
+    peers: &mut [rollback_abilities::session::Peer<Duel, PeerAddr>],
+    n: u32,
+    mut each: impl FnMut(u32, &[rollback_abilities::session::Peer<Duel, PeerAddr>]),
+) {
+    for t in 0..n {
+        each(t, peers);
+        for (i, p) in peers.iter_mut().enumerate() {
+            let f = p.runner.world().next_frame() + 2;
+            if let Err(e) = p.advance(&[(i, bot(i, f))], None, |_| {}) {
+                panic!("tick {t}, peer {i}: {e}");
+            }
+        }
+        net.advance_ms(16);
+    }
+}
+
+#[test]
+fn the_documented_builder_survives_what_breaks_bare_ggrs() {
+    // The probes that panic, abort or hang a session built the plain GGRS way (see the "GGRS
+    // itself" tests), sent from player 1's address with its session number to a peer built
+    // with `Peer::start`, every tenth tick: fewer faults than a ban takes, so both play on.
+    let net = EmulatedNetwork::new(NetConditions::PERFECT, 12);
+    let mut peers = documented_pair(&net, rollback_abilities::session::SessionConfig::default());
+    let mut attacker = net.socket(PeerAddr(1));
+    documented_ticks(&net, &mut peers, 300, |t, peers| {
+        if t % 10 != 0 || t >= 80 {
+            return;
+        }
+        let g = &peers[0].guard;
+        let magic = g.remote_magic(&PeerAddr(1)).unwrap();
+        let last = g.last_input_frame(&PeerAddr(1)).unwrap();
+        let next = last + 1;
+        for m in [
+            // A one-byte payload, a 2^40-byte run, "player 1 left", a forged status far ahead.
+            forge::input(magic, &[(false, last); 2], false, next, -1, vec![0x80]),
+            forge::input(magic, &[(false, last); 2], false, next, -1, huge_run(1 << 40)),
+            forge::input(magic, &[(false, last), (true, last)], false, next, -1, Vec::new()),
+            forge::input(magic, &[(false, last + 500); 2], false, next, -1, Vec::new()),
+            // Time sync: a pong this peer never sent, an advantage of i16::MAX.
+            forge::quality_reply(magic, 0),
+            forge::quality(magic, i16::MAX, 0),
+            // A message of the guards' own protocol that decodes to nothing.
+            forge::guard_bytes(magic, vec![0xff; 3]),
+        ] {
+            attacker.send_to(&m, &PeerAddr(0));
+        }
+    });
+    let events: Vec<SessionEvent> = peers[0].runner.drain_events();
+    assert!(
+        events.iter().any(|e| matches!(e, SessionEvent::PeerFault { .. })),
+        "the probes were seen"
+    );
+    for p in &peers {
+        assert!(!p.runner.is_broken());
+        assert!(p.runner.world().next_frame() >= 300, "{}", p.runner.world().next_frame());
+    }
+    let sums = |p: &rollback_abilities::session::Peer<Duel, PeerAddr>| -> Vec<u64> {
+        p.runner.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
+    };
+    let (a, b) = (sums(&peers[0]), sums(&peers[1]));
+    let n = a.len().min(b.len());
+    assert!(n >= 250, "{n}");
+    assert_eq!(a[..n], b[..n]);
+}
+
+#[test]
+fn the_documented_builder_caps_time_sync_waits_under_inflated_reports() {
+    // A report claiming `frame_advantage: i16::MAX` every tick: whatever the cap, no wait
+    // recommendation exceeds it.
+    for cap in [None, Some(3), Some(0)] {
+        let net = EmulatedNetwork::new(NetConditions::PERFECT, 13);
+        let config = rollback_abilities::session::SessionConfig {
+            max_wait_frames: cap,
+            ..Default::default()
+        };
+        let mut peers = documented_pair(&net, config);
+        let mut attacker = net.socket(PeerAddr(1));
+        let mut waits = Vec::new();
+        for _ in 0..400 {
+            let magic = peers[0].guard.remote_magic(&PeerAddr(1)).unwrap();
+            attacker.send_to(&forge::quality(magic, i16::MAX, 0), &PeerAddr(0));
+            documented_ticks(&net, &mut peers, 1, |_, _| {});
+            waits.extend(peers[0].runner.drain_events().into_iter().filter_map(|e| match e {
+                SessionEvent::WaitRecommendation(n) => Some(n),
+                _ => None,
+            }));
+        }
+        let limit = cap.unwrap_or(8);
+        assert!(waits.iter().all(|n| *n <= limit), "cap {cap:?}: {waits:?}");
+        if limit > 0 {
+            assert!(!waits.is_empty(), "cap {cap:?}: the reports reached GGRS's time sync");
+        }
+        assert!(peers[0].guard.stats().implausible >= 400, "cap {cap:?}");
+    }
 }

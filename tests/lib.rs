@@ -24,6 +24,7 @@ mod malformed;
 mod matchbox;
 mod my_scenarios;
 mod recipes;
+mod replays;
 mod rollback;
 mod scenario_files;
 mod scenarios_abilities;

@@ -379,22 +379,17 @@ fn play(room: &str) {
         arena_n(2).0
     };
     let handshake = Handshake::of(&world);
-    let builder = SessionBuilder::<MatchboxConfig<SprintHitGame>>::new()
-        .with_max_prediction_window(8)
-        .with_input_delay(0)
-        .with_disconnect_timeout(Duration::from_secs(10))
-        .with_desync_detection_mode(DesyncDetection::On { interval: 10 });
     let mut options = MatchboxOptions::new(room, 2);
     options.peers_timeout = Duration::from_secs(60);
+    options.session.input_delay = 0;
     let start = Instant::now();
-    let mut m = MatchboxSession::<SprintHitGame>::connect(&options, &handshake, builder)
+    let mut m = MatchboxSession::<SprintHitGame>::connect(&options, &handshake)
         .unwrap_or_else(|e| panic!("{e}"));
     let handle = m.local_handle();
     eprintln!("connected as player {handle} in {:.2} s", start.elapsed().as_secs_f64());
     println!("peer handle: {handle}");
     let remotes: BTreeSet<_> = m.roster.remotes().collect();
-    let mut runner = Runner::new(world, 8, 10);
-    runner.attach_guard(m.guard.clone());
+    let mut runner = m.runner(world);
     runner.record(0);
     let tick = Duration::from_micros(16_667);
     let mut next = Instant::now();

@@ -255,10 +255,10 @@ impl App {
         let world = duel::try_new_world(options.seed, options.peers).map_err(|e| e.to_string())?;
         self.ids = Some(Ids::new(&world)?);
         let handshake = rollback_abilities::session::Handshake::of(&world);
-        let builder = template.session_builder().map_err(|e| e.to_string())?;
         let mut mo = MatchboxOptions::new(url, self.params.players);
         mo.peers_timeout = Duration::from_secs(u64::from(self.params.wait_secs));
-        Connecting::start(&mo, &handshake, builder, Duration::from_secs_f64(now() / 1000.0))
+        mo.session = template.session_config();
+        Connecting::start(&mo, &handshake, Duration::from_secs_f64(now() / 1000.0))
             .map_err(|e| e.to_string())
     }
 

@@ -97,7 +97,7 @@ impl Viewer {
             self.playing = false;
             return;
         }
-        let inputs = self.replay.inputs::<Duel>(f);
+        let inputs = self.replay.frame_inputs::<Duel>(f);
         self.world.step(&inputs);
         // Every frame of a replay is confirmed: cues show once, solid.
         self.director.ingest(self.world.output());

@@ -1,12 +1,14 @@
 //! Replays: confirmed inputs plus the initial state, per-frame checksums and keyframe
 //! snapshots, in a versioned binary file with an integrity check (F-NET-08, `docs/replays.md`).
 //!
-//! # File format (version 5, little-endian)
+//! # File format (version 6, little-endian)
 //!
 //! ```text
 //! magic "RBAREPLY" | u32 version | u32 header length | header (RON text, see ReplayHeader)
 //! | u64 initial snapshot length | initial snapshot bytes (the state before frame 0)
-//! | u32 frame count | per frame: inputs (players × input size bytes) + u64 checksum after the frame
+//! | u32 frame count | per frame: inputs (players × input size bytes)
+//!   + input statuses (players bytes: 0 confirmed, 1 disconnected, 2 predicted)
+//!   + u64 checksum after the frame
 //! | u32 keyframe count | per keyframe: u32 frame + u64 length + snapshot bytes (state before that frame)
 //! | u64 xxh3-64 of every byte before it
 //! ```
@@ -19,7 +21,10 @@
 //! pool's length in the header and each `ActiveEffect` pointing at its record; version 4 gave
 //! the stored-spec pool a high-water mark in the header (its last word, zero before), past
 //! which the pool's records must be zero; version 5 added the extension header and the
-//! `entity_time` (hitstop, time scale) and `input_buffers` columns.
+//! `entity_time` (hitstop, time scale) and `input_buffers` columns; version 6 added each
+//! frame's input statuses (what [`World::input_status`] reads in the step: a game may branch
+//! on a player being disconnected). Version 5 files are still read, every status `Confirmed`
+//! (what they replayed with).
 //!
 //! A replay is bound to its content (hash), hooks (signature hash), world configuration,
 //! input size and crate version; loading it anywhere else is a typed error, as are truncated,
@@ -29,15 +34,19 @@ use crate::bytes::Reader;
 use crate::content::error::ron_message;
 use crate::debug::{DumpError, FieldDiff, WorldDump, diff_dumps};
 use crate::num::Frame;
-use crate::world::{Game, SnapshotError, World, WorldConfig};
+use crate::world::{FrameInputs, Game, InputStatus, SnapshotError, World, WorldConfig};
 use core::fmt;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The magic bytes.
 pub const MAGIC: &[u8; 8] = b"RBAREPLY";
-/// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 5;
+/// The format version this build writes (it reads this one and [`OLDEST_READABLE_VERSION`]
+/// on).
+pub const FORMAT_VERSION: u32 = 6;
+/// The oldest format version this build reads: version 5, the same layout without input
+/// statuses (read as every player `Confirmed`).
+pub const OLDEST_READABLE_VERSION: u32 = 5;
 
 /// Why a replay cannot be read, written or used.
 #[derive(Clone, PartialEq, Eq)]
@@ -138,6 +147,15 @@ pub enum ReplayError {
         /// Why.
         error: DumpError,
     },
+    /// A frame's input status byte is none of the recorded statuses.
+    BadInputStatus {
+        /// The frame.
+        frame: Frame,
+        /// The player.
+        player: usize,
+        /// The byte.
+        value: u8,
+    },
     /// Frames in a recording must be consecutive.
     FrameGap {
         /// The frame expected.
@@ -160,7 +178,7 @@ impl fmt::Display for ReplayError {
             ),
             ReplayError::UnsupportedVersion { found } => write!(
                 f,
-                "replay format version {found} is not supported: this build reads version {FORMAT_VERSION} (re-record it, or use the crate version that wrote it)"
+                "replay format version {found} is not supported: this build reads versions {OLDEST_READABLE_VERSION} to {FORMAT_VERSION} (re-record it, or use the crate version that wrote it)"
             ),
             ReplayError::Truncated { what, offset } => {
                 write!(
@@ -213,6 +231,10 @@ impl fmt::Display for ReplayError {
             ReplayError::Keyframe { frame, error } => {
                 write!(f, "the replay's keyframe at frame {frame} cannot be compared: {error}")
             }
+            ReplayError::BadInputStatus { frame, player, value } => write!(
+                f,
+                "the replay's input status of player {player} at frame {frame} is {value}, which is no input status"
+            ),
             ReplayError::FrameGap { expected, got } => {
                 write!(f, "frames must be consecutive: expected {expected}, got {got}")
             }
@@ -305,6 +327,10 @@ impl ReplayHeader {
 pub struct ReplayFrame {
     /// Every player's input bytes, concatenated.
     pub inputs: Vec<u8>,
+    /// Every player's input status in the frame ([`World::input_status`]): `Disconnected` from
+    /// the frame the survivors agreed a player left. A confirmed frame's input is the player's
+    /// real one, so a prediction that proved right is recorded as `Confirmed`.
+    pub statuses: Vec<InputStatus>,
     /// The world checksum after stepping the frame (0: not recorded).
     pub checksum: u64,
 }
@@ -334,8 +360,12 @@ impl Replay {
         out.extend_from_slice(&(self.initial.len() as u64).to_le_bytes());
         out.extend_from_slice(&self.initial);
         out.extend_from_slice(&(self.frames.len() as u32).to_le_bytes());
+        let players = usize::from(self.header.players);
         for f in &self.frames {
             out.extend_from_slice(&f.inputs);
+            out.extend((0..players).map(|p| {
+                status_byte(f.statuses.get(p).copied().unwrap_or(InputStatus::Confirmed))
+            }));
             out.extend_from_slice(&f.checksum.to_le_bytes());
         }
         out.extend_from_slice(&(self.keyframes.len() as u32).to_le_bytes());
@@ -366,14 +396,16 @@ impl Replay {
             return Err(ReplayError::BadMagic);
         }
         let version = r.u32().map_err(t("version"))?;
-        if version != FORMAT_VERSION {
+        if !(OLDEST_READABLE_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(ReplayError::UnsupportedVersion { found: version });
         }
+        // Version 5 frames carry no input statuses.
+        let with_statuses = version >= 6;
         // Does the announced structure fit the file? A cut file does not; a damaged one does
         // but fails the integrity check.
         let hlen = r.u32().map_err(t("header length"))? as usize;
         let header_bytes = r.bytes(hlen).map_err(t("header"))?;
-        match Self::structure_len(b, hlen) {
+        match Self::structure_len(b, hlen, with_statuses) {
             None => {
                 return Err(ReplayError::Truncated {
                     what: "frames or keyframes",
@@ -418,11 +450,25 @@ impl Replay {
         let initial = r2.bytes(ilen).map_err(t("initial snapshot"))?.to_vec();
         let n = r2.u32().map_err(t("frame count"))? as usize;
         let per = usize::from(header.players) * header.input_size as usize;
+        let players = usize::from(header.players);
         let mut frames = Vec::with_capacity(n.min(1 << 20));
-        for _ in 0..n {
+        for frame in 0..n {
             let inputs = r2.bytes(per).map_err(t("frame inputs"))?.to_vec();
+            let statuses =
+                if with_statuses {
+                    let bytes = r2.bytes(players).map_err(t("frame input statuses"))?;
+                    let mut statuses = Vec::with_capacity(players);
+                    for (player, &value) in bytes.iter().enumerate() {
+                        statuses.push(status_of_byte(value).ok_or(
+                            ReplayError::BadInputStatus { frame: frame as Frame, player, value },
+                        )?);
+                    }
+                    statuses
+                } else {
+                    vec![InputStatus::Confirmed; players]
+                };
             let checksum = r2.u64().map_err(t("frame checksum"))?;
-            frames.push(ReplayFrame { inputs, checksum });
+            frames.push(ReplayFrame { inputs, statuses, checksum });
         }
         let k = r2.u32().map_err(t("keyframe count"))? as usize;
         let mut keyframes = Vec::with_capacity(k.min(1 << 16));
@@ -443,7 +489,7 @@ impl Replay {
     }
 
     /// The byte length the announced structure would need (None if it cannot be parsed).
-    fn structure_len(b: &[u8], hlen: usize) -> Option<usize> {
+    fn structure_len(b: &[u8], hlen: usize, with_statuses: bool) -> Option<usize> {
         let mut r = Reader::new(b);
         r.bytes(16 + hlen).ok()?;
         let header_text = core::str::from_utf8(b.get(16..16 + hlen)?).ok()?;
@@ -451,7 +497,9 @@ impl Replay {
         let ilen = usize::try_from(r.u64().ok()?).ok()?;
         r.bytes(ilen).ok()?;
         let n = r.u32().ok()? as usize;
-        let per = usize::from(header.players) * header.input_size as usize + 8;
+        let players = usize::from(header.players);
+        let per =
+            players * header.input_size as usize + if with_statuses { players } else { 0 } + 8;
         r.bytes(n.checked_mul(per)?).ok()?;
         let k = r.u32().ok()?;
         for _ in 0..k {
@@ -497,6 +545,20 @@ impl Replay {
             .unwrap_or_default()
     }
 
+    /// The input statuses of a frame (every player `Confirmed` past the end).
+    pub fn statuses(&self, frame: Frame) -> Vec<InputStatus> {
+        let players = usize::from(self.header.players);
+        let recorded = self.frames.get(frame as usize).map_or(&[][..], |f| &f.statuses[..]);
+        (0..players).map(|p| recorded.get(p).copied().unwrap_or_default()).collect()
+    }
+
+    /// The inputs of a frame with their statuses, as the match stepped them: what
+    /// [`Replay::verify`], [`Replay::seek`] and [`Replay::bisect`] step a world with (a game's
+    /// systems that read [`World::input_status`] see what they saw in the match).
+    pub fn frame_inputs<G: Game>(&self, frame: Frame) -> Vec<(G::Input, InputStatus)> {
+        self.inputs::<G>(frame).into_iter().zip(self.statuses(frame)).collect()
+    }
+
     /// Loads the replay's initial state into a world built with the same content, hooks and
     /// configuration.
     pub fn start<G: Game>(&self, world: &mut World<G>) -> Result<(), ReplayError> {
@@ -535,7 +597,7 @@ impl Replay {
             _ => {}
         }
         while world.next_frame() < target {
-            let inputs = self.inputs::<G>(world.next_frame());
+            let inputs = self.frame_inputs::<G>(world.next_frame());
             world.step_with(&inputs, &mut script);
         }
         Ok(())
@@ -560,7 +622,7 @@ impl Replay {
         self.start(world)?;
         let mut first_divergence = None;
         for f in 0..self.frames.len() as Frame {
-            let inputs = self.inputs::<G>(f);
+            let inputs = self.frame_inputs::<G>(f);
             world.step_with(&inputs, &mut script);
             let want = self.frames[f as usize].checksum;
             if want != 0 && world.checksum() != want && first_divergence.is_none() {
@@ -629,9 +691,28 @@ impl Replay {
         script: &mut impl FnMut(&mut World<G>),
     ) {
         while world.next_frame() < target.min(self.frames.len() as Frame) {
-            let inputs = self.inputs::<G>(world.next_frame());
+            let inputs = self.frame_inputs::<G>(world.next_frame());
             world.step_with(&inputs, &mut *script);
         }
+    }
+}
+
+/// An input status's byte in the file.
+fn status_byte(s: InputStatus) -> u8 {
+    match s {
+        InputStatus::Confirmed => 0,
+        InputStatus::Disconnected => 1,
+        InputStatus::Predicted => 2,
+    }
+}
+
+/// The input status of a byte in the file (`None`: no status).
+fn status_of_byte(b: u8) -> Option<InputStatus> {
+    match b {
+        0 => Some(InputStatus::Confirmed),
+        1 => Some(InputStatus::Disconnected),
+        2 => Some(InputStatus::Predicted),
+        _ => None,
     }
 }
 
@@ -681,23 +762,37 @@ impl<G: Game> Recorder<G> {
         self.replay.frames.len() as Frame
     }
 
-    /// Records a frame's confirmed inputs and the checksum after it (0: unknown). Frames must
-    /// come in order; others are ignored (and reported).
-    pub fn push(
+    /// Records a frame's confirmed inputs and the checksum after it (0: unknown). `inputs` is
+    /// what the frame was stepped with ([`FrameInputs`]: plain inputs, or inputs with their
+    /// statuses as a session delivers them); as in [`World::step`], a player beyond the list
+    /// has the default input, `Disconnected`. A `Predicted` status is recorded as `Confirmed`
+    /// (the frame is confirmed: the prediction was right). Frames must come in order; others
+    /// are ignored (and reported).
+    pub fn push<F: FrameInputs<G::Input> + ?Sized>(
         &mut self,
         frame: Frame,
-        inputs: &[G::Input],
+        inputs: &F,
         checksum_after: u64,
     ) -> Result<(), ReplayError> {
         if frame != self.next_frame() {
             return Err(ReplayError::FrameGap { expected: self.next_frame(), got: frame });
         }
-        let mut bytes = Vec::with_capacity(core::mem::size_of_val(inputs));
-        for p in 0..usize::from(self.replay.header.players) {
-            let i = inputs.get(p).copied().unwrap_or_default();
+        let players = usize::from(self.replay.header.players);
+        let mut bytes = Vec::with_capacity(players * core::mem::size_of::<G::Input>());
+        let mut statuses = Vec::with_capacity(players);
+        for p in 0..players {
+            let (i, s) = if p < inputs.players() {
+                inputs.input(p)
+            } else {
+                (G::Input::default(), InputStatus::Disconnected)
+            };
             bytes.extend_from_slice(bytemuck::bytes_of(&i));
+            statuses.push(match s {
+                InputStatus::Predicted => InputStatus::Confirmed,
+                s => s,
+            });
         }
-        self.replay.frames.push(ReplayFrame { inputs: bytes, checksum: checksum_after });
+        self.replay.frames.push(ReplayFrame { inputs: bytes, statuses, checksum: checksum_after });
         Ok(())
     }
 

@@ -933,7 +933,7 @@ fn replay_presentation<G: ScenarioHost>(
     let mut director = CueDirector::new().with_log_capacity(0);
     let mut pres = RoutedPresenter::new(s.content.clone(), s.routing.as_ref(), &ents);
     for f in 0..(decoded.frames.len() as Frame).min(s.frames) {
-        let inputs = decoded.inputs::<G>(f);
+        let inputs = decoded.frame_inputs::<G>(f);
         w.step_with(&inputs, |w| run_ops(&s.ops, &s.content, false, &ents, w, None));
         director.ingest(w.output());
         pres.at(f);

@@ -1029,7 +1029,7 @@ impl<A: Clone + Eq> Guard<A> {
     }
 
     /// Records that GGRS disconnected an address by itself (its own timeout, in a session not
-    /// built with [`hardened_builder`](super::hardened_builder)): it no longer counts as a
+    /// built with [`unguarded_builder`](super::unguarded_builder)): it no longer counts as a
     /// survivor.
     pub fn mark_disconnected(&self, addr: &A) {
         let mut s = lock(&self.shared);

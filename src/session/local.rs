@@ -1,8 +1,9 @@
 //! `LocalMatch`: several GGRS peers in one process, talking over an [`EmulatedNetwork`].
 
-use super::guard::{Guard, GuardConfig, GuardedSocket};
-use super::net::{EmulatedNetwork, EmulatedSocket, NetConditions, PeerAddr};
-use super::runner::{GgrsConfig, Runner, SessionError, SessionEvent, hardened_builder};
+use super::guard::{Guard, GuardConfig};
+use super::net::{EmulatedNetwork, NetConditions, PeerAddr};
+use super::runner::{GgrsConfig, Runner, SessionError, SessionEvent};
+use super::start::SessionConfig;
 use crate::num::Frame;
 use crate::present::Presenter;
 use crate::world::{Game, World};
@@ -152,32 +153,26 @@ impl<G: Game> LocalMatch<G> {
         let net = EmulatedNetwork::new(config.conditions, config.net_seed);
         net.set_impaired(false);
         let mut peers = Vec::with_capacity(config.players);
+        // Every peer is built the documented way ([`SessionConfig::start_p2p`]). Paced: GGRS's
+        // wall-clock traffic is replaced by resends on the emulated clock; GGRS's timeouts run
+        // on the wall clock and are off (`departure_ticks` decides).
+        let setup = SessionConfig {
+            max_prediction: config.max_prediction,
+            input_delay: config.input_delay,
+            desync_interval: config.desync_interval,
+            departure_ticks: config.departure_ticks,
+            max_wait_frames: None,
+            guard: Some(GuardConfig::new(config.players, config.max_prediction).with_paced(true)),
+        };
         for i in 0..config.players {
-            let remotes =
-                (0..config.players).filter(|j| *j != i).map(|j| (PeerAddr(j as u16), vec![j]));
-            // Paced: GGRS's wall-clock traffic is replaced by resends on the emulated clock.
-            let (socket, guard) = GuardedSocket::<EmulatedSocket, PeerAddr>::new::<G::Input>(
-                net.socket(PeerAddr(i as u16)),
-                GuardConfig::new(config.players, config.max_prediction).with_paced(true),
-                remotes,
-            );
-            // GGRS's timeouts run on the wall clock: off (`departure_ticks` decides).
-            let mut b = hardened_builder::<GgrsConfig<G, PeerAddr>>(
-                config.players,
-                config.max_prediction,
-                config.input_delay,
-                config.desync_interval,
-            )?;
-            for j in 0..config.players {
+            let players = (0..config.players).map(|j| {
                 let t =
                     if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j as u16)) };
-                b = b.add_player(t, j)?;
-            }
-            let session = b.start_p2p_session(socket)?;
-            let mut runner =
-                Runner::new(make_world(i), config.max_prediction, config.desync_interval);
-            runner.attach_guard(guard.clone());
-            runner.set_departure_ticks(config.departure_ticks);
+                (j, t)
+            });
+            let mut runner = setup.runner(make_world(i));
+            let (session, guard) =
+                setup.start_p2p(&mut runner, net.socket(PeerAddr(i as u16)), players)?;
             peers.push(LocalPeer {
                 runner,
                 session,

@@ -18,10 +18,12 @@
 //!    handshake with a verdict, so that nobody starts unless everybody agrees
 //!    ([`exchange_handshake`]);
 //! 4. start a GGRS [`P2PSession`] on the unreliable channel, wrapped in a [`GgrsChannel`] that
-//!    drops malformed packets instead of panicking ([`start_p2p_session`]);
+//!    drops malformed packets instead of panicking and a [`GuardedSocket`] that validates every
+//!    message, GGRS built with [`MatchboxOptions::session`] ([`start_p2p_session`]);
 //! 5. poll until GGRS has synchronised with every peer ([`synchronize`]).
 //!
-//! Then drive the session with [`Runner::advance_p2p`](super::Runner::advance_p2p) as usual.
+//! Then take the session's runner, its guard attached ([`MatchboxSession::runner`]), and drive
+//! the session with [`Runner::advance_p2p`](super::Runner::advance_p2p) as usual.
 //!
 //! [`Connecting`] runs the same steps without blocking, one [`Connecting::poll`] at a time, for
 //! a loop that must not wait: a game's frame loop, or a browser page (on `wasm32` it is the
@@ -35,11 +37,12 @@
 
 use super::guard::{Guard, GuardConfig, GuardedSocket};
 use super::handshake::{Handshake, HandshakeError};
-use super::runner::GgrsConfig;
-use crate::world::Game;
+use super::runner::{GgrsConfig, Runner, hardened_builder};
+use super::start::SessionConfig;
+use crate::world::{Game, World};
 use core::fmt;
+use ggrs::SessionState;
 use ggrs::{GgrsError, Message, NonBlockingSocket, P2PSession, PlayerHandle, PlayerType};
-use ggrs::{SessionBuilder, SessionState};
 use matchbox_socket::{
     ChannelConfig, ChannelError, MessageLoopFuture, Packet, RtcIceServerConfig, WebRtcChannel,
     WebRtcSocket, WebRtcSocketBuilder,
@@ -684,17 +687,21 @@ impl NonBlockingSocket<PeerId> for GgrsChannel {
     }
 }
 
-/// Adds every player of the roster to `builder` (after setting its player count to the
-/// roster's) and starts the P2P session on the socket's [`GGRS_CHANNEL`], which is taken out
-/// of the socket, behind a [`GuardedSocket`] (attach the returned [`Guard`] to the session's
-/// [`Runner`](super::Runner)). `max_prediction` is the builder's prediction window.
+/// Starts the P2P session of the roster's players on the socket's [`GGRS_CHANNEL`], which is
+/// taken out of the socket, behind a [`GuardedSocket`], GGRS built with `config`'s settings
+/// (GGRS's wall-clock disconnect timeout off: the runner's departure rule decides). Attach the
+/// returned [`Guard`] to the session's [`Runner`] ([`MatchboxSession::runner`] does).
 pub fn start_p2p_session<G: Game>(
     socket: &mut WebRtcSocket,
     roster: &Roster,
-    builder: SessionBuilder<MatchboxConfig<G>>,
-    max_prediction: usize,
+    config: &SessionConfig,
 ) -> Result<(P2PSession<MatchboxConfig<G>>, Guard<PeerId>), MatchboxError> {
-    let mut builder = builder.with_num_players(roster.len())?;
+    let mut builder = hardened_builder::<MatchboxConfig<G>>(
+        roster.len(),
+        config.max_prediction,
+        config.input_delay,
+        config.desync_interval,
+    )?;
     let mut remotes = Vec::new();
     for (handle, kind) in roster.player_types() {
         if let PlayerType::Remote(peer) = kind {
@@ -705,7 +712,7 @@ pub fn start_p2p_session<G: Game>(
     let channel = socket.take_channel(GGRS_CHANNEL)?;
     let (guarded, guard) = GuardedSocket::new::<G::Input>(
         GgrsChannel::new(channel),
-        GuardConfig::new(roster.len(), max_prediction),
+        config.guard.unwrap_or_else(|| GuardConfig::new(roster.len(), config.max_prediction)),
         remotes,
     );
     Ok((builder.start_p2p_session(guarded)?, guard))
@@ -758,13 +765,14 @@ pub struct MatchboxOptions {
     pub peers_timeout: Duration,
     /// How long to wait for every handshake, then for GGRS to synchronise.
     pub handshake_timeout: Duration,
-    /// The session builder's prediction window (the guard judges frames against it).
-    pub max_prediction: usize,
+    /// The GGRS session's settings (prediction window, input delay, desync detection) and the
+    /// runner's ([`MatchboxSession::runner`]).
+    pub session: SessionConfig,
 }
 
 impl MatchboxOptions {
-    /// Options for `players` players in a room, with no ICE servers, 30 s to wait for peers
-    /// and 10 s for the handshake and the synchronisation.
+    /// Options for `players` players in a room, with no ICE servers, 30 s to wait for peers,
+    /// 10 s for the handshake and the synchronisation, and the default [`SessionConfig`].
     pub fn new(room_url: impl Into<String>, players: usize) -> MatchboxOptions {
         MatchboxOptions {
             room_url: room_url.into(),
@@ -772,7 +780,7 @@ impl MatchboxOptions {
             ice: no_ice_servers(),
             peers_timeout: Duration::from_secs(30),
             handshake_timeout: Duration::from_secs(10),
-            max_prediction: 8,
+            session: SessionConfig::default(),
         }
     }
 }
@@ -793,6 +801,8 @@ pub struct MatchboxSession<G: Game> {
     pub message_loop: MessageLoop,
     /// Reliable messages that arrived during the handshake exchange.
     pending: Vec<(PeerId, Vec<u8>)>,
+    /// The settings the session was built with.
+    config: SessionConfig,
 }
 
 impl<G: Game> fmt::Debug for MatchboxSession<G> {
@@ -806,23 +816,32 @@ impl<G: Game> fmt::Debug for MatchboxSession<G> {
 
 impl<G: Game> MatchboxSession<G> {
     /// Joins the room, waits for every peer, exchanges and checks `handshake` (refusing to
-    /// start on a mismatch), starts the session from `builder` with players ordered by
-    /// [`PeerId`], and waits until GGRS is synchronised. Blocks (native only: on wasm32, and in
-    /// any loop that must not wait, poll a [`Connecting`] instead, which this runs).
+    /// start on a mismatch), starts the guarded session ([`start_p2p_session`], with
+    /// [`MatchboxOptions::session`]) with players ordered by [`PeerId`], and waits until GGRS
+    /// is synchronised. Blocks (native only: on wasm32, and in any loop that must not wait,
+    /// poll a [`Connecting`] instead, which this runs). Then play with
+    /// [`MatchboxSession::runner`].
     #[cfg(not(target_arch = "wasm32"))]
     pub fn connect(
         options: &MatchboxOptions,
         handshake: &Handshake,
-        builder: SessionBuilder<MatchboxConfig<G>>,
     ) -> Result<MatchboxSession<G>, MatchboxError> {
         let origin = Instant::now();
-        let mut connecting = Connecting::start(options, handshake, builder, Duration::ZERO)?;
+        let mut connecting = Connecting::start(options, handshake, Duration::ZERO)?;
         loop {
             if let Some(session) = connecting.poll(origin.elapsed())? {
                 return Ok(session);
             }
             std::thread::sleep(POLL);
         }
+    }
+
+    /// A runner for `world` (the same on every peer) with the session's settings and its
+    /// guard attached: drive [`MatchboxSession::session`] with it.
+    pub fn runner(&self, world: World<G>) -> Runner<G> {
+        let mut runner = self.config.runner(world);
+        runner.attach_guard(self.guard.clone());
+        runner
     }
 
     /// Our player handle.
@@ -861,13 +880,13 @@ impl<G: Game> MatchboxSession<G> {
 /// Where a [`Connecting`] is.
 enum Step<G: Game> {
     /// Waiting for every peer (since).
-    Peers { since: Duration, builder: SessionBuilder<MatchboxConfig<G>> },
+    Peers { since: Duration },
     /// Exchanging handshakes.
-    Handshake { roster: Roster, round: HandshakeRound, builder: SessionBuilder<MatchboxConfig<G>> },
+    Handshake { roster: Roster, round: HandshakeRound },
     /// Waiting for GGRS to synchronise (since).
     Synchronize {
         roster: Roster,
-        session: P2PSession<MatchboxConfig<G>>,
+        session: Box<P2PSession<MatchboxConfig<G>>>,
         guard: Guard<PeerId>,
         pending: Vec<(PeerId, Vec<u8>)>,
         since: Duration,
@@ -881,7 +900,7 @@ enum Step<G: Game> {
 /// What one [`Step`] led to.
 enum Progress<G: Game> {
     Wait(Step<G>),
-    Done(MatchboxSession<G>),
+    Done(Box<MatchboxSession<G>>),
 }
 
 /// [`MatchboxSession::connect`] one step at a time, for a loop that must not block: a game's
@@ -921,7 +940,6 @@ impl<G: Game> Connecting<G> {
     pub fn start(
         options: &MatchboxOptions,
         handshake: &Handshake,
-        builder: SessionBuilder<MatchboxConfig<G>>,
         now: Duration,
     ) -> Result<Connecting<G>, MatchboxError> {
         if options.players < 2 {
@@ -935,7 +953,7 @@ impl<G: Game> Connecting<G> {
             handshake: handshake.clone(),
             socket: Some(socket),
             message_loop: Some(message_loop),
-            step: Step::Peers { since: now, builder },
+            step: Step::Peers { since: now },
         })
     }
 
@@ -971,7 +989,7 @@ impl<G: Game> Connecting<G> {
                 self.step = next;
                 Ok(None)
             }
-            Ok(Progress::Done(session)) => Ok(Some(session)),
+            Ok(Progress::Done(session)) => Ok(Some(*session)),
             Err(MatchboxError::SocketClosed { reason: None }) => {
                 // Give the loop a moment to record why it ended.
                 self.step = Step::Closing { since: now };
@@ -1006,26 +1024,31 @@ impl<G: Game> Connecting<G> {
         let players = self.options.players;
         let Some(socket) = self.socket.as_mut() else { return Err(MatchboxError::Spent) };
         match step {
-            Step::Peers { since, builder } => {
+            Step::Peers { since } => {
                 refresh(socket)?;
                 if let Some(roster) = roster_if_complete(socket, players)? {
                     let round = HandshakeRound::start(socket, &roster, &self.handshake, now)?;
-                    return Ok(Progress::Wait(Step::Handshake { roster, round, builder }));
+                    return Ok(Progress::Wait(Step::Handshake { roster, round }));
                 }
                 let waited = now.saturating_sub(since);
                 if waited >= self.options.peers_timeout {
                     return Err(peers_timeout(socket, players, waited));
                 }
-                Ok(Progress::Wait(Step::Peers { since, builder }))
+                Ok(Progress::Wait(Step::Peers { since }))
             }
-            Step::Handshake { roster, mut round, builder } => {
+            Step::Handshake { roster, mut round } => {
                 let timeout = self.options.handshake_timeout;
                 let Some(pending) = round.poll(socket, &self.handshake, now, timeout)? else {
-                    return Ok(Progress::Wait(Step::Handshake { roster, round, builder }));
+                    return Ok(Progress::Wait(Step::Handshake { roster, round }));
                 };
-                let (session, guard) =
-                    start_p2p_session(socket, &roster, builder, self.options.max_prediction)?;
-                let next = Step::Synchronize { roster, session, guard, pending, since: now };
+                let (session, guard) = start_p2p_session(socket, &roster, &self.options.session)?;
+                let next = Step::Synchronize {
+                    roster,
+                    session: Box::new(session),
+                    guard,
+                    pending,
+                    since: now,
+                };
                 self.advance(next, now)
             }
             Step::Synchronize { roster, mut session, guard, pending, since } => {
@@ -1035,14 +1058,15 @@ impl<G: Game> Connecting<G> {
                     else {
                         return Err(MatchboxError::Spent);
                     };
-                    return Ok(Progress::Done(MatchboxSession {
-                        session,
+                    return Ok(Progress::Done(Box::new(MatchboxSession {
+                        session: *session,
                         guard,
                         roster,
                         socket,
                         message_loop,
                         pending,
-                    }));
+                        config: self.options.session,
+                    })));
                 }
                 let waited = now.saturating_sub(since);
                 if waited >= self.options.handshake_timeout {
@@ -1059,7 +1083,6 @@ impl<G: Game> Connecting<G> {
 mod tests {
     use super::*;
     use crate::content::Content;
-    use crate::session::hardened_builder;
     use crate::world::{Hooks, World, WorldConfig};
 
     /// A two-player game the connection tests hand to matchbox (they never step it).
@@ -1072,14 +1095,12 @@ mod tests {
         type Global = ();
     }
 
-    /// The handshake and session builder of a two-player match: 8 frames of prediction, 2 of
-    /// input delay, desync detection every 10 frames (the duel's settings).
-    fn duel_setup() -> (Handshake, SessionBuilder<MatchboxConfig<Duel>>) {
+    /// The handshake of a two-player match.
+    fn duel_setup() -> Handshake {
         let content = Arc::new(Content::from_ron_str("()").expect("empty content"));
         let config = WorldConfig { players: 2, ..WorldConfig::default() };
         let world = World::<Duel>::new(content, &Hooks::new(), config).expect("a world");
-        let builder = hardened_builder::<MatchboxConfig<Duel>>(2, 8, 2, 10).expect("a builder");
-        (Handshake::of(&world), builder)
+        Handshake::of(&world)
     }
 
     /// Polls until the attempt ends (at most `limit`), sleeping between polls.
@@ -1098,9 +1119,9 @@ mod tests {
 
     #[test]
     fn connecting_needs_two_players() {
-        let (handshake, builder) = duel_setup();
+        let handshake = duel_setup();
         let options = MatchboxOptions::new("ws://127.0.0.1:9/room", 1);
-        let e = Connecting::<Duel>::start(&options, &handshake, builder, Duration::ZERO)
+        let e = Connecting::<Duel>::start(&options, &handshake, Duration::ZERO)
             .expect_err("one player is refused");
         assert!(matches!(e, MatchboxError::TooFewPlayers { players: 1 }), "{e}");
     }
@@ -1109,10 +1130,10 @@ mod tests {
     /// clock, naming what is missing; the spent attempt says so when polled again.
     #[test]
     fn connecting_times_out_on_the_callers_clock_then_is_spent() {
-        let (handshake, builder) = duel_setup();
+        let handshake = duel_setup();
         let mut options = MatchboxOptions::new("ws://127.0.0.1:9/room", 2);
         options.peers_timeout = Duration::from_secs(30);
-        let mut c = Connecting::<Duel>::start(&options, &handshake, builder, Duration::ZERO)
+        let mut c = Connecting::<Duel>::start(&options, &handshake, Duration::ZERO)
             .expect("the socket starts");
         assert_eq!(c.stage(), Some(Stage::Peers));
         assert_eq!(c.connected_peers(), 0);
@@ -1138,9 +1159,9 @@ mod tests {
     /// message loop's reason, then is spent.
     #[test]
     fn connecting_reports_why_the_socket_closed() {
-        let (handshake, builder) = duel_setup();
+        let handshake = duel_setup();
         let options = MatchboxOptions::new("ws://127.0.0.1:9/room", 2);
-        let mut c = Connecting::<Duel>::start(&options, &handshake, builder, Duration::ZERO)
+        let mut c = Connecting::<Duel>::start(&options, &handshake, Duration::ZERO)
             .expect("the socket starts");
         // matchbox tries the signaling server three times, 3 s apart.
         match poll_until_done(&mut c, Duration::from_secs(60)) {

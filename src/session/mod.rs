@@ -7,10 +7,14 @@
 //!   late, are predicted, and mispredictions roll back exactly as a GGRS session would.
 //! - [`Runner`]: a world under a real GGRS session (P2P, spectator, sync test) with snapshots,
 //!   cue reconciliation, recording and desync reports.
+//! - [`Peer::start`] and [`Spectator::start`]: a P2P peer or a spectator on any socket, built
+//!   the safe way in one call ([`SessionConfig`]): the socket behind a [`GuardedSocket`], GGRS
+//!   built with the settings the guarantees need, the [`Guard`] attached to the runner.
 //! - [`GuardedSocket`]: the layer in front of every GGRS socket that validates what peers send
 //!   (GGRS 0.13 panics or aborts on malformed messages) and runs the survivors' departure
-//!   agreement, so a match survives a player leaving. Attach its [`Guard`] to the runner and
-//!   build the session with [`hardened_builder`]; `docs/determinism.md` states the guarantee.
+//!   agreement, so a match survives a player leaving; `docs/determinism.md` states the
+//!   guarantee. [`unguarded_builder`] is GGRS's builder with the crate's settings and no guard:
+//!   a socket handed to it as it is is open to anyone who can reach it.
 //! - [`LocalMatch`]: a whole P2P match in one process, one GGRS session per player over the
 //!   seeded [`EmulatedNetwork`], every peer guarded and paced on the emulated clock (the same
 //!   seed gives the same match at any machine load).
@@ -25,6 +29,7 @@ pub mod matchbox;
 mod net;
 mod prediction;
 mod runner;
+mod start;
 
 pub use crate::observe::{BatchObserver, NoObserver};
 pub use determinism::{Determinism, DeterminismFailure, DeterminismReport, StraightRun};
@@ -46,5 +51,6 @@ pub use net::{EmulatedNetwork, EmulatedSocket, NetConditions, NetStats, PeerAddr
 pub use prediction::{PredictionDriver, PredictionStats};
 pub use runner::{
     Address, Batch, DEFAULT_DEPARTURE_TICKS, DEFAULT_STALL_TICKS, GgrsConfig, Runner, RunnerStats,
-    SavedFrame, SessionError, SessionEvent, differing_subsystems, hardened_builder, pack_checksum,
+    SavedFrame, SessionError, SessionEvent, differing_subsystems, pack_checksum,
 };
+pub use start::{Peer, SessionConfig, Spectator, unguarded_builder};

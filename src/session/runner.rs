@@ -184,7 +184,9 @@ impl RunnerStats {
 pub enum SessionEvent {
     /// Synchronised with a peer.
     Synchronized(String),
-    /// A peer disconnected (its inputs are now the default input).
+    /// A peer disconnected (its inputs are now the default input). For a spectator with a
+    /// [`Guard`] attached: its host is gone — its guard banned it, or it sent nothing for
+    /// [`Runner::set_departure_ticks`] ticks — and no frame will advance any more. Reported once.
     Disconnected(String),
     /// A peer has not been heard from for a while.
     NetworkInterrupted(String),
@@ -284,6 +286,8 @@ pub struct Runner<G: Game> {
     stall_ticks: u32,
     stall_threshold: u32,
     stall_reported: bool,
+    /// A spectator's host was reported gone ([`SessionEvent::Disconnected`]).
+    host_gone: bool,
     departure_ticks: u32,
     departure_wait: u32,
     departures_seen: u64,
@@ -373,6 +377,7 @@ impl<G: Game> Runner<G> {
             stall_ticks: 0,
             stall_threshold: DEFAULT_STALL_TICKS,
             stall_reported: false,
+            host_gone: false,
             departure_ticks: DEFAULT_DEPARTURE_TICKS,
             departure_wait: 0,
             departures_seen: 0,
@@ -704,7 +709,9 @@ impl<G: Game> Runner<G> {
             let plain: Vec<G::Input> = inputs.iter().map(|(i, _)| *i).collect();
             if let Some(rec) = self.recorder.as_mut() {
                 let sum = self.after.remove(&f).unwrap_or(0);
-                let _ = rec.push(f, &plain, sum);
+                // With the statuses the frame was stepped with: a game may branch on a player
+                // being disconnected, so a replay must step it the same way.
+                let _ = rec.push(f, &inputs, sum);
             }
             self.confirmed_log.push((f, plain));
             self.recorded_through = Some(f);
@@ -923,7 +930,24 @@ impl<G: Game> Runner<G> {
             batch.skipped = true;
             self.stats.skipped += 1;
         }
-        self.track_stall(batch.advanced > 0, Vec::new);
+        let guard = self.guard_of::<A>();
+        // The host speaks for every player: a stall waits on all of them.
+        let host = guard.as_ref().and_then(|g| g.address_of(0));
+        let players = || guard.as_ref().zip(host.as_ref()).map(|(g, h)| g.handles(h));
+        self.track_stall(batch.advanced > 0, || players().unwrap_or_default());
+        if let (Some(g), Some(h)) = (&guard, &host)
+            && !self.host_gone
+        {
+            // A host silent for the departure time is left, as a silent player is.
+            if self.departure_ticks > 0 && self.stall_ticks >= self.departure_ticks {
+                g.leave(h);
+            }
+            // Banned or left, nothing more from it reaches GGRS: the spectator cannot advance.
+            if g.is_cut_off(h) {
+                self.host_gone = true;
+                self.events.push(SessionEvent::Disconnected(format!("{h:?}")));
+            }
+        }
         let confirmed = self.world.next_frame().checked_sub(1);
         self.finish(confirmed, presenter);
         Ok(batch)

@@ -865,10 +865,15 @@ impl<G: Game> World<G> {
         self.state.prev_inputs.get(player).copied().unwrap_or_default()
     }
 
-    /// A player's input status this frame. Informational only: it is not
-    /// part of the snapshot, because a correctly predicted input is `Predicted` on one peer and
-    /// `Confirmed` on another; simulation logic must not branch on it (a disconnected player's
-    /// input is simply the default input).
+    /// A player's input status this frame.
+    ///
+    /// `Disconnected` is the same on every peer: it starts at the frame the survivors agreed a
+    /// player left ([`SessionEvent::Left`](crate::session::SessionEvent::Left)), and replays
+    /// record it, so a game's systems may branch on it (a disconnected player's fighter
+    /// stands still, a bot takes over). `Predicted` and `Confirmed` are not: a correctly
+    /// predicted input is `Predicted` on one peer and `Confirmed` on another, and a replay
+    /// records both as `Confirmed` — simulation logic must not tell them apart. The status is
+    /// not part of the snapshot: every step sets it from the frame's inputs.
     pub fn input_status(&self, player: usize) -> InputStatus {
         self.input_status.get(player).copied().unwrap_or_default()
     }

@@ -8,8 +8,8 @@ use super::{Game, World};
 pub(crate) type FrameHook<G> = Box<dyn FnMut(&mut World<G>) + Send + Sync>;
 
 /// A player's input status in one frame, as the session delivers it: GGRS's `InputStatus`,
-/// owned by this crate so that the simulation does not name a network type. Informational only
-/// (see [`World::input_status`]).
+/// owned by this crate so that the simulation does not name a network type. Systems may branch
+/// on `Disconnected`, never on `Predicted` versus `Confirmed` (see [`World::input_status`]).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]

@@ -10,14 +10,14 @@
 use super::report::{CueCounter, MatchReport, PeerSummary};
 use super::{Duel, Input, MAX_FIGHTERS, bot_input, try_new_world};
 use core::fmt;
-use ggrs::P2PSession;
+use ggrs::{NonBlockingSocket, P2PSession, PlayerType};
 use rollback_abilities::WorldError;
 use rollback_abilities::num::Frame;
 use rollback_abilities::present::{CueDirector, Presenter};
 use rollback_abilities::replay::{Replay, ReplayError};
 use rollback_abilities::session::{
-    Address, Batch, GgrsConfig, Guard, GuardConfig, LocalMatch, MatchConfig, NetConditions, Runner,
-    SessionError, SessionEvent, hardened_builder,
+    Address, Batch, GgrsConfig, Guard, LocalMatch, MatchConfig, NetConditions, Runner,
+    SessionConfig, SessionError, SessionEvent,
 };
 
 /// Frames between keyframe snapshots in the replay peer's replay (for seeking and divergence
@@ -569,10 +569,12 @@ impl DuelMatch {
 }
 
 /// One peer of a duel under any GGRS P2P session (UDP, WebRTC…): its runner (recording, cue
-/// director) and the [`CueCounter`] its director feeds. Build the session with
-/// [`DuelPeer::session_builder`] over a [`GuardedSocket`](rollback_abilities::session::GuardedSocket)
-/// configured by [`DuelPeer::guard_config`], [attach](DuelPeer::attach_guard) its guard, then
-/// call [`DuelPeer::advance`] once per tick.
+/// director) and the [`CueCounter`] its director feeds. Start the session on a socket with
+/// [`DuelPeer::start_session`] (the socket behind a
+/// [`GuardedSocket`](rollback_abilities::session::GuardedSocket), GGRS built with the duel's
+/// [`DuelPeer::session_config`], the guard attached), or, for a matchbox session (already
+/// guarded), [attach](DuelPeer::attach_guard) its guard; then call [`DuelPeer::advance`] once
+/// per tick.
 #[derive(Debug)]
 pub struct DuelPeer {
     runner: Runner<Duel>,
@@ -617,29 +619,33 @@ impl DuelPeer {
         })
     }
 
-    /// A GGRS session builder with the duel's settings ([`hardened_builder`]: the players,
-    /// the prediction window, the input delay, desync detection, and GGRS's wall-clock
-    /// disconnect timeout off — the runner's departure rule decides). Add the players and start
-    /// the session.
-    pub fn session_builder<A: Address>(
-        &self,
-    ) -> Result<ggrs::SessionBuilder<GgrsConfig<Duel, A>>, MatchError> {
-        Ok(hardened_builder::<GgrsConfig<Duel, A>>(
-            self.options.peers,
-            MAX_PREDICTION,
-            self.options.input_delay,
-            DESYNC_INTERVAL,
-        )?)
+    /// The duel's session settings: the prediction window, the input delay, desync detection,
+    /// the default guard (real time: not paced).
+    pub fn session_config(&self) -> SessionConfig {
+        SessionConfig {
+            max_prediction: MAX_PREDICTION,
+            input_delay: self.options.input_delay,
+            desync_interval: DESYNC_INTERVAL,
+            ..SessionConfig::default()
+        }
     }
 
-    /// The configuration of the [`GuardedSocket`](rollback_abilities::session::GuardedSocket) in front of
-    /// this peer's session (real time: not paced).
-    pub fn guard_config(&self) -> GuardConfig {
-        GuardConfig::new(self.options.peers, MAX_PREDICTION)
+    /// Starts this peer's P2P session on `socket` ([`SessionConfig::start_p2p`]: the socket
+    /// behind a guard, GGRS built with [`DuelPeer::session_config`], the guard attached to
+    /// this peer's runner). `players` lists every player with its kind (this peer's `Local`).
+    pub fn start_session<A: Address, S: NonBlockingSocket<A> + 'static>(
+        &mut self,
+        socket: S,
+        players: impl IntoIterator<Item = (usize, PlayerType<A>)>,
+    ) -> Result<P2PSession<GgrsConfig<Duel, A>>, MatchError> {
+        let (session, _) = self.session_config().start_p2p(&mut self.runner, socket, players)?;
+        Ok(session)
     }
 
-    /// Attaches the guard of the session's socket to the runner (see [`Runner::attach_guard`]):
-    /// faults, stalls and the departure agreement.
+    /// Attaches the guard of an already guarded session's socket to the runner (a
+    /// [`MatchboxSession`](rollback_abilities::session::MatchboxSession)'s, with the
+    /// `matchbox` feature; see [`Runner::attach_guard`]): faults, stalls and the departure
+    /// agreement.
     pub fn attach_guard<A: Address>(&mut self, guard: Guard<A>) {
         self.runner.attach_guard(guard);
     }

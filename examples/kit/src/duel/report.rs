@@ -323,7 +323,7 @@ pub fn replay_cue_log(
     let mut director = CueDirector::new();
     let mut counter = CueCounter::until(frames);
     for frame in 0..frames.min(replay.len() as Frame) {
-        world.step(&replay.inputs::<Duel>(frame));
+        world.step(&replay.frame_inputs::<Duel>(frame));
         director.ingest(world.output());
         director.reconcile(&world, Some(frame), &mut counter);
     }

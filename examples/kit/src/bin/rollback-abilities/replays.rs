@@ -452,7 +452,7 @@ fn plot_sim<G: Game>(
     let mut cues = plot::Cues::default();
     let shown = |tag: TagId| cue_tags.as_ref().is_none_or(|t| t.contains(&tag));
     for f in 0..replay.frames.len() as u32 {
-        let inputs = replay.inputs::<G>(f);
+        let inputs = replay.frame_inputs::<G>(f);
         sim.world.step_with(&inputs, &mut sim.script);
         for ((e, a), s) in keys.iter().zip(series.iter_mut()) {
             if let Some(v) = sim.world.attr(*e, *a) {

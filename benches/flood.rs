@@ -1,0 +1,175 @@
+//! The victim's CPU per tick under the worst flood the session guard lets through
+//! (`docs/performance.md`): two duel peers built with `Peer::start` (guarded, unpaced: GGRS's
+//! own traffic as over a real socket) on the emulated network; each tick player 1's address,
+//! with its session number, sends peer 0 as many well-formed messages as its fair share allows
+//! (`GuardConfig::flood_rate` per poll, less the honest traffic) — copies of a real input
+//! message of player 1, quality reports (each answered by GGRS) and keep-alives in turn — so
+//! they all reach GGRS and the flooder is never faulted. Only peer 0's `advance` is timed, against
+//! the same tick with no flood, in the same run. The bench checks afterwards that the flood was
+//! neither faulted nor dropped.
+//!
+//! ```sh
+//! cargo bench --bench flood
+//! ```
+
+use criterion::Criterion;
+use ggrs::{Message, NonBlockingSocket, PlayerType};
+use rollback_abilities::session::{
+    EmulatedNetwork, EmulatedSocket, GuardConfig, NetConditions, Peer, PeerAddr, SessionConfig,
+    forge,
+};
+use rollback_abilities_kit::duel::{self, Duel, Input};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+thread_local! {
+    static TIMES: RefCell<BTreeMap<&'static str, Vec<f64>>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// Honest messages a tick from player 1 the flood leaves room for (its input, a resend, GGRS's
+/// occasional quality report and keep-alive).
+const HONEST: u32 = 4;
+
+fn bot(player: usize, frame: u32) -> Input {
+    Input {
+        buttons: ((frame / 7 + player as u32) % 9) as u8,
+        axis: ((frame % 200) as i32 - 100) as i8,
+    }
+}
+
+/// Two synchronised peers, 60 frames in, and a real input message of player 1 to peer 0.
+struct Match {
+    net: EmulatedNetwork,
+    peers: Vec<Peer<Duel, PeerAddr>>,
+    attacker: EmulatedSocket,
+    captured: Message,
+    flood_rate: u32,
+}
+
+impl Match {
+    fn new() -> Match {
+        let net = EmulatedNetwork::new(NetConditions::PERFECT, 3);
+        let mut peers: Vec<Peer<Duel, PeerAddr>> = (0..2u16)
+            .map(|i| {
+                let players = (0..2u16).map(|j| {
+                    let t =
+                        if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j)) };
+                    (usize::from(j), t)
+                });
+                let world = duel::new_world(3, 2);
+                Peer::start(world, net.socket(PeerAddr(i)), players, SessionConfig::default())
+                    .expect("a peer")
+            })
+            .collect();
+        // Poll every peer each round (`all` would stop at the first one not yet running).
+        while peers.iter_mut().map(|p| p.synchronized()).filter(|ready| !ready).count() > 0 {
+            net.advance_ms(5);
+        }
+        let mut m = Match {
+            attacker: net.socket(PeerAddr(1)),
+            net,
+            peers,
+            captured: forge::keep_alive(0),
+            flood_rate: GuardConfig::new(2, 8).flood_rate,
+        };
+        for _ in 0..60 {
+            m.tick(false);
+        }
+        // Take what player 1 sent peer 0 off the network, keep an input message, pass it all on.
+        let mut spy = m.net.socket(PeerAddr(0));
+        m.peers[1].advance(&[(1, bot(1, 62))], None, |_| {}).expect("a tick");
+        m.net.advance_ms(16);
+        let sent = spy.receive_all_messages();
+        m.captured = sent
+            .iter()
+            .map(|(_, msg)| msg)
+            .find(|msg| format!("{msg:?}").contains("Input("))
+            .expect("player 1 sent its input")
+            .clone();
+        for (_, msg) in &sent {
+            m.attacker.send_to(msg, &PeerAddr(0));
+        }
+        m
+    }
+
+    /// One tick of both peers; returns the time of peer 0's advance.
+    fn tick(&mut self, flood: bool) -> Duration {
+        if flood {
+            let magic = self.peers[0].guard.remote_magic(&PeerAddr(1)).expect("player 1's magic");
+            for k in 0..self.flood_rate - HONEST {
+                let msg = match k % 3 {
+                    0 => self.captured.clone(),
+                    1 => forge::quality(magic, 0, 0),
+                    _ => forge::keep_alive(magic),
+                };
+                self.attacker.send_to(&msg, &PeerAddr(0));
+            }
+        }
+        let mut victim = Duration::ZERO;
+        for (i, p) in self.peers.iter_mut().enumerate() {
+            let f = p.runner.world().next_frame() + 2;
+            let t = Instant::now();
+            black_box(p.advance(&[(i, bot(i, f))], None, |_| {}).expect("a tick"));
+            if i == 0 {
+                victim = t.elapsed();
+            }
+        }
+        self.net.advance_ms(16);
+        victim
+    }
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .sample_size(40)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    let mut g = c.benchmark_group("flood");
+    for (name, flood) in [("none", false), ("allowance", true)] {
+        let mut m = Match::new();
+        let before = m.peers[0].guard.stats();
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    total += m.tick(flood);
+                }
+                TIMES.with(|t| {
+                    t.borrow_mut()
+                        .entry(name)
+                        .or_default()
+                        .push(total.as_nanos() as f64 / iters.max(1) as f64)
+                });
+                total
+            })
+        });
+        let after = m.peers[0].guard.stats();
+        assert_eq!(after.faults, before.faults, "{name}: the flood was faulted");
+        assert_eq!(after.dropped, before.dropped, "{name}: messages were dropped");
+        if flood {
+            assert!(after.passed - before.passed > 1000, "{name}: the flood reached GGRS");
+        }
+    }
+    g.finish();
+    let median = |name| {
+        TIMES.with(|t| {
+            let mut v = t.borrow().get(name).cloned().unwrap_or_default();
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(0.0)
+        })
+    };
+    let (quiet, flooded) = (median("none"), median("allowance"));
+    println!(
+        "victim's tick: {:.1} µs without a flood, {:.1} µs under the allowed flood ({} messages \
+         a tick): {:.2}× (+{:.1} µs, {:.2} % of a 16.7 ms frame)",
+        quiet / 1e3,
+        flooded / 1e3,
+        GuardConfig::new(2, 8).flood_rate - HONEST,
+        flooded / quiet.max(1.0),
+        (flooded - quiet) / 1e3,
+        (flooded - quiet) / 1e3 / 16_667.0 * 100.0
+    );
+}

@@ -1,0 +1,435 @@
+//! The plugin: resources, schedules and the systems that connect, drive, mirror and present.
+
+use crate::messages::{
+    CueFx, CueMessage, CuePhase, DesyncDetected, MatchEnded, MatchStarted, SessionMessage,
+    SyncTestMismatch, UiMessage,
+};
+use crate::session::{AbilitiesMatch, MatchSetup, PlayerHandle};
+use crate::spec::MatchSpec;
+use crate::views::{SimData, SimEntity, SimGone, SimViews, ViewChange};
+use bevy::app::{App, Plugin, PreUpdate};
+use bevy::ecs::schedule::{ScheduleLabel, SystemSet};
+use bevy::ecs::world::World as BevyWorld;
+use bevy::prelude::{
+    Commands, DetectChanges, Entity, IntoScheduleConfigs, MessageWriter, Res, Resource, Time,
+};
+use rollback_abilities::{CueKey, CueKind};
+use rollback_abilities::num::Frame;
+use rollback_abilities::ui::EventFilter;
+use rollback_abilities::{Content, Game, Hooks, World as GameWorld, WorldConfig};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The schedule run once before every simulated tick, where the app fills [`LocalInputs`] for
+/// its [`LocalPlayers`] (bevy_ggrs's name and use).
+#[derive(ScheduleLabel, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReadInputs;
+
+/// The local players' inputs for the next tick, by handle: insert it in [`ReadInputs`]. A
+/// local player without an input gets the default input.
+#[derive(Resource)]
+pub struct LocalInputs<G: Game>(pub BTreeMap<PlayerHandle, G::Input>);
+
+impl<G: Game> Default for LocalInputs<G> {
+    fn default() -> Self {
+        LocalInputs(BTreeMap::new())
+    }
+}
+
+/// The players whose inputs this app supplies (every player offline and in a sync test; the
+/// `Local` ones in P2P; none for a spectator). Set when a match starts.
+#[derive(Resource, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LocalPlayers(pub Vec<PlayerHandle>);
+
+/// Simulated frames per second (bevy_ggrs's name; default 60).
+#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RollbackFrameRate(pub usize);
+
+impl Default for RollbackFrameRate {
+    fn default() -> Self {
+        RollbackFrameRate(60)
+    }
+}
+
+/// During [`ReadInputs`]: the frame the inputs being read will apply to (the world's next
+/// frame plus the input delay). Input that depends only on this frame (a script, a bot reading
+/// confirmed state) is the same on every peer and in every run.
+#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InputFrame(pub Frame);
+
+/// The plugin's systems, in `PreUpdate`, chained: start a match, advance it, mirror it into
+/// views, send the messages. Order your input systems before [`AbilitiesSystems::Drive`].
+#[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AbilitiesSystems {
+    /// Starts a match when a [`MatchSpec`] is inserted or changed.
+    Connect,
+    /// Advances the match by the ticks due ([`RollbackFrameRate`]).
+    Drive,
+    /// Spawns, refreshes and retires the view entities ([`SimEntity`]).
+    Views,
+    /// Writes the messages and spawns or despawns the cue effect entities ([`CueFx`]).
+    Present,
+}
+
+type BuildWorld<G> = Arc<dyn Fn() -> Result<GameWorld<G>, String> + Send + Sync>;
+
+/// The rollback abilities plugin, generic over the game (as bevy_ggrs's `GgrsPlugin` is over
+/// its config). It builds the world, the session and the crate's [`Runner`]
+/// (rollback_abilities::session::Runner) when a [`MatchSpec`] is inserted, drives it at
+/// [`RollbackFrameRate`], and tells the app what happened through messages.
+pub struct AbilitiesPlugin<G: Game> {
+    build: BuildWorld<G>,
+    subscriptions: Vec<EventFilter>,
+    record: Option<u32>,
+    script: Option<fn(&mut GameWorld<G>)>,
+    max_ticks_per_update: u32,
+}
+
+/// What the plugin keeps of its settings, for the systems.
+#[derive(Resource)]
+struct PluginSettings<G: Game> {
+    build: BuildWorld<G>,
+    setup: MatchSetup<G>,
+    max_ticks_per_update: u32,
+}
+
+/// Cue effect entities that may still change: played bursts not yet confirmed, shown
+/// persistent cues.
+#[derive(Resource, Default)]
+struct CueFxEntities(BTreeMap<CueKey, Entity>);
+
+impl<G: Game> AbilitiesPlugin<G> {
+    /// A plugin whose matches start from `content` with default hooks and configuration
+    /// (refine with [`AbilitiesPlugin::hooks`], [`AbilitiesPlugin::config`],
+    /// [`AbilitiesPlugin::setup`]).
+    pub fn new(content: Arc<Content>) -> Self {
+        Self::from_parts(content, Hooks::new, WorldConfig::default(), |_| Ok(()))
+    }
+
+    fn from_parts(
+        content: Arc<Content>,
+        hooks: fn() -> Hooks<G>,
+        config: WorldConfig,
+        setup: fn(&mut GameWorld<G>) -> Result<(), String>,
+    ) -> Self {
+        let build: BuildWorld<G> = Arc::new(move || {
+            let mut w = GameWorld::new(content.clone(), &hooks(), config.clone())
+                .map_err(|e| e.to_string())?;
+            setup(&mut w)?;
+            Ok(w)
+        });
+        AbilitiesPlugin {
+            build,
+            subscriptions: Vec::new(),
+            record: None,
+            script: None,
+            max_ticks_per_update: 8,
+        }
+    }
+
+    /// A plugin whose matches start from the world `build` returns (at frame 0, identical on
+    /// every peer): for games that already have a world constructor.
+    pub fn from_world(build: impl Fn() -> Result<GameWorld<G>, String> + Send + Sync + 'static) -> Self {
+        AbilitiesPlugin {
+            build: Arc::new(build),
+            subscriptions: Vec::new(),
+            record: None,
+            script: None,
+            max_ticks_per_update: 8,
+        }
+    }
+
+    /// Rebuilds the world from content, hooks (a constructor: `Hooks` is not `Clone`),
+    /// configuration and a setup function run once before frame 0 (spawn the fighters, bind
+    /// the players).
+    pub fn with(
+        content: Arc<Content>,
+        hooks: fn() -> Hooks<G>,
+        config: WorldConfig,
+        setup: fn(&mut GameWorld<G>) -> Result<(), String>,
+    ) -> Self {
+        Self::from_parts(content, hooks, config, setup)
+    }
+
+    /// Subscribes the UI to events ([`UiMessage`]s for the events `filter` accepts).
+    pub fn subscribe(mut self, filter: EventFilter) -> Self {
+        self.subscriptions.push(filter);
+        self
+    }
+
+    /// Records confirmed inputs into a replay, with a keyframe every `keyframe_interval`
+    /// frames (read it from [`AbilitiesMatch::runner`]).
+    pub fn record(mut self, keyframe_interval: u32) -> Self {
+        self.record = Some(keyframe_interval);
+        self
+    }
+
+    /// A deterministic script run inside every simulated frame (see
+    /// `rollback_abilities::World::step_with`).
+    pub fn script(mut self, script: fn(&mut GameWorld<G>)) -> Self {
+        self.script = Some(script);
+        self
+    }
+
+    /// The most ticks one Bevy frame runs (default 8): after a long hitch the backlog is
+    /// dropped rather than simulated all at once.
+    pub fn max_ticks_per_update(mut self, ticks: u32) -> Self {
+        self.max_ticks_per_update = ticks.max(1);
+        self
+    }
+}
+
+impl<G: Game> Plugin for AbilitiesPlugin<G> {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(PluginSettings::<G> {
+            build: self.build.clone(),
+            setup: MatchSetup {
+                subscriptions: self.subscriptions.clone(),
+                record: self.record,
+                script: self.script,
+            },
+            max_ticks_per_update: self.max_ticks_per_update,
+        })
+        .init_resource::<RollbackFrameRate>()
+        .init_resource::<LocalPlayers>()
+        .init_resource::<SimViews>()
+        .init_resource::<CueFxEntities>()
+        .init_schedule(ReadInputs)
+        .add_message::<CueMessage>()
+        .add_message::<UiMessage>()
+        .add_message::<SessionMessage>()
+        .add_message::<DesyncDetected>()
+        .add_message::<SyncTestMismatch>()
+        .add_message::<MatchStarted>()
+        .add_message::<MatchEnded>()
+        .configure_sets(
+            PreUpdate,
+            (
+                AbilitiesSystems::Connect,
+                AbilitiesSystems::Drive,
+                AbilitiesSystems::Views,
+                AbilitiesSystems::Present,
+            )
+                .chain(),
+        )
+        .add_systems(
+            PreUpdate,
+            (
+                connect::<G>.in_set(AbilitiesSystems::Connect),
+                drive::<G>.in_set(AbilitiesSystems::Drive),
+                sync_views::<G>.in_set(AbilitiesSystems::Views),
+                present::<G>.in_set(AbilitiesSystems::Present),
+            ),
+        );
+    }
+}
+
+/// Starts a match when a [`MatchSpec`] appears or changes; ends it when the spec is removed.
+fn connect<G: Game>(
+    spec: Option<Res<MatchSpec>>,
+    running: Option<Res<AbilitiesMatch<G>>>,
+    settings: Res<PluginSettings<G>>,
+    mut views: bevy::prelude::ResMut<SimViews>,
+    mut fx: bevy::prelude::ResMut<CueFxEntities>,
+    mut commands: Commands,
+    mut started: MessageWriter<MatchStarted>,
+    mut ended: MessageWriter<MatchEnded>,
+) {
+    let Some(spec) = spec else {
+        if running.is_some() {
+            commands.remove_resource::<AbilitiesMatch<G>>();
+            for e in views.clear() {
+                commands.entity(e).despawn();
+            }
+        }
+        return;
+    };
+    if !spec.is_changed() {
+        return;
+    }
+    // A new match: the old one's views and effect entities go.
+    for e in views.clear() {
+        commands.entity(e).despawn();
+    }
+    for (_, e) in std::mem::take(&mut fx.0) {
+        commands.entity(e).despawn();
+    }
+    let frame = running.as_ref().map(|m| m.world().next_frame());
+    let built = (settings.build)()
+        .and_then(|world| AbilitiesMatch::start(world, &spec, &settings.setup));
+    match built {
+        Ok(m) => {
+            started.write(MatchStarted { kind: m.kind(), content_hash: m.world().content().hash() });
+            commands.insert_resource(LocalPlayers(m.local_players()));
+            commands.insert_resource(m);
+        }
+        Err(reason) => {
+            commands.remove_resource::<AbilitiesMatch<G>>();
+            ended.write(MatchEnded { frame, reason });
+        }
+    }
+}
+
+/// Advances the match by the ticks due: per tick, [`ReadInputs`] runs, then the runner
+/// advances with the inputs it left in [`LocalInputs`].
+fn drive<G: Game>(world: &mut BevyWorld) {
+    let Some(settings) = world.get_resource::<PluginSettings<G>>() else { return };
+    let (max_ticks, script) = (settings.max_ticks_per_update, settings.setup.script);
+    let rate = world.get_resource::<RollbackFrameRate>().copied().unwrap_or_default().0.max(1);
+    let delta = world.get_resource::<Time>().map_or(Duration::ZERO, |t| t.delta());
+    let period = Duration::from_nanos(1_000_000_000 / rate as u64);
+    {
+        let Some(mut m) = world.get_resource_mut::<AbilitiesMatch<G>>() else { return };
+        if m.has_ended() {
+            return;
+        }
+        m.accumulator += delta;
+    }
+    let mut ticks = 0;
+    loop {
+        let (frame, due) = {
+            let m = world.resource::<AbilitiesMatch<G>>();
+            // Ahead of the peers: tick 10 % slower (bevy_ggrs's rule).
+            let p = if m.running_ahead() { period * 11 / 10 } else { period };
+            (m.world().next_frame() + m.settings().input_delay as Frame, m.accumulator >= p)
+        };
+        if !due {
+            break;
+        }
+        if ticks == max_ticks {
+            world.resource_mut::<AbilitiesMatch<G>>().accumulator = Duration::ZERO;
+            break;
+        }
+        ticks += 1;
+        world.insert_resource(InputFrame(frame));
+        world.run_schedule(ReadInputs);
+        let inputs = world.remove_resource::<LocalInputs<G>>().unwrap_or_default();
+        let mut m = world.resource_mut::<AbilitiesMatch<G>>();
+        let p = if m.running_ahead() { period * 11 / 10 } else { period };
+        m.accumulator -= p;
+        m.tick(&inputs.0, script);
+    }
+    world.remove_resource::<InputFrame>();
+}
+
+/// Mirrors the world into view entities.
+fn sync_views<G: Game>(world: &mut BevyWorld) {
+    world.resource_scope(|world, mut views: bevy::prelude::Mut<SimViews>| {
+        let Some(m) = world.get_resource::<AbilitiesMatch<G>>() else { return };
+        let confirmed_next = m.confirmed_frame().map_or(0, |c| c + 1);
+        let rewound_to = m.pending.rewound_to;
+        let (now, live) = {
+            let w = m.world();
+            let live: Vec<_> =
+                w.entities().map(|e| (e, w.component(e).copied().unwrap_or_default())).collect();
+            (w.next_frame(), live)
+        };
+        let changes = views.diff(
+            live.into_iter(),
+            |view, data: &G::Component| {
+                world.get::<SimData<G::Component>>(view).is_none_or(|d| {
+                    bytemuck::bytes_of(&d.0) != bytemuck::bytes_of(data)
+                })
+            },
+            now,
+            confirmed_next,
+            rewound_to,
+        );
+        for c in changes {
+            match c {
+                ViewChange::Spawn(id, data) => {
+                    let e = world.spawn((SimEntity(id), SimData(data))).id();
+                    views.insert(id, e);
+                }
+                ViewChange::Update(e, data) => {
+                    if let Some(mut d) = world.get_mut::<SimData<G::Component>>(e) {
+                        d.0 = data;
+                    }
+                }
+                ViewChange::Revived(e) => {
+                    world.entity_mut(e).remove::<SimGone>();
+                }
+                ViewChange::Gone(e, since) => {
+                    world.entity_mut(e).insert(SimGone { since });
+                }
+                ViewChange::Retire(e) => {
+                    world.despawn(e);
+                }
+            }
+        }
+        if let Some(mut m) = world.get_resource_mut::<AbilitiesMatch<G>>() {
+            m.pending.rewound_to = None;
+        }
+    });
+}
+
+/// Writes the messages of the ticks and keeps the cue effect entities in step with the cue
+/// director's calls.
+fn present<G: Game>(world: &mut BevyWorld) {
+    let Some(mut m) = world.get_resource_mut::<AbilitiesMatch<G>>() else { return };
+    let pending = std::mem::take(&mut m.pending);
+    let frame = m.world().next_frame();
+    world.resource_scope(|world, mut fx: bevy::prelude::Mut<CueFxEntities>| {
+        let views = world.resource::<SimViews>();
+        let cues: Vec<(CuePhase, _, Option<Entity>)> =
+            pending.cues.into_iter().map(|(p, c)| (p, c, views.view(c.key.target))).collect();
+        let ui: Vec<UiMessage> = pending
+            .ui
+            .into_iter()
+            .map(|n| UiMessage { notice: n, view: views.view(n.event.key.entity) })
+            .collect();
+        for (phase, cue, view) in cues {
+            let entity = match phase {
+                CuePhase::Played | CuePhase::Shown => {
+                    let e = world.spawn(CueFx { cue, view, confirmed: false }).id();
+                    if let Some(old) = fx.0.insert(cue.key, e) {
+                        world.despawn(old);
+                    }
+                    Some(e)
+                }
+                CuePhase::Cancelled | CuePhase::Removed(_) => {
+                    let e = fx.0.remove(&cue.key);
+                    if let Some(e) = e {
+                        world.despawn(e);
+                    }
+                    e
+                }
+                CuePhase::Retimed { from } => {
+                    let e = fx.0.remove(&from.key);
+                    if let Some(e) = e {
+                        fx.0.insert(cue.key, e);
+                        if let Some(mut c) = world.get_mut::<CueFx>(e) {
+                            c.cue = cue;
+                        }
+                    }
+                    e
+                }
+                CuePhase::Confirmed => {
+                    let e = fx.0.get(&cue.key).copied();
+                    if let Some(e) = e {
+                        if let Some(mut c) = world.get_mut::<CueFx>(e) {
+                            c.confirmed = true;
+                        }
+                        // A confirmed burst can no longer be cancelled: it is the app's now.
+                        if cue.key.kind == CueKind::Executed {
+                            fx.0.remove(&cue.key);
+                        }
+                    }
+                    e
+                }
+                CuePhase::Activated => fx.0.get(&cue.key).copied(),
+            };
+            world.write_message(CueMessage { phase, cue, view, fx: entity });
+        }
+        world.write_message_batch(ui);
+    });
+    world.write_message_batch(pending.events.into_iter().map(SessionMessage));
+    world.write_message_batch(pending.desyncs.into_iter().map(|report| DesyncDetected { report }));
+    world.write_message_batch(
+        pending.mismatches.into_iter().map(|report| SyncTestMismatch { report }),
+    );
+    if let Some(reason) = pending.ended {
+        world.write_message(MatchEnded { frame: Some(frame), reason });
+    }
+}

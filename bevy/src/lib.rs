@@ -43,8 +43,8 @@ pub use views::{SimData, SimEntity, SimGone, SimViews};
 pub mod prelude {
     pub use crate::{
         AbilitiesMatch, AbilitiesPlugin, AbilitiesSystems, CueFx, CueMessage, CuePhase,
-        DesyncDetected, InputFrame, LocalInputs, LocalPlayers, MatchEnded, MatchSpec,
-        MatchStarted, NetSettings, PlayerHandle, ReadInputs, RollbackFrameRate, SessionMessage,
-        SimData, SimEntity, SimGone, SimViews, SyncTestMismatch, UiMessage,
+        DesyncDetected, InputFrame, LocalInputs, LocalPlayers, MatchEnded, MatchSpec, MatchStarted,
+        NetSettings, PlayerHandle, ReadInputs, RollbackFrameRate, SessionMessage, SimData,
+        SimEntity, SimGone, SimViews, SyncTestMismatch, UiMessage,
     };
 }

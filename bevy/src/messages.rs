@@ -5,6 +5,7 @@
 //! (exactly once under rollback), and the plugin forwards each of their calls as one message.
 
 use bevy::prelude::{Component, Entity, Message};
+use rollback_abilities::CueKey;
 use rollback_abilities::debug::DesyncReport;
 use rollback_abilities::num::Frame;
 use rollback_abilities::present::{Cue, RemoveReason};
@@ -22,8 +23,8 @@ pub enum CuePhase {
     /// `retimed`: a played burst was found again a few frames away (the message's cue is the
     /// new one).
     Retimed {
-        /// The cue as it was played.
-        from: Cue,
+        /// The key of the cue as it was played.
+        from: CueKey,
     },
     /// `on_active`: a persistent instance became active.
     Activated,

@@ -13,10 +13,10 @@ use bevy::ecs::world::World as BevyWorld;
 use bevy::prelude::{
     Commands, DetectChanges, Entity, IntoScheduleConfigs, MessageWriter, Res, Resource, Time,
 };
-use rollback_abilities::{CueKey, CueKind};
 use rollback_abilities::num::Frame;
 use rollback_abilities::ui::EventFilter;
 use rollback_abilities::{Content, Game, Hooks, World as GameWorld, WorldConfig};
+use rollback_abilities::{CueKey, CueKind};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,12 +74,42 @@ pub enum AbilitiesSystems {
 
 type BuildWorld<G> = Arc<dyn Fn() -> Result<GameWorld<G>, String> + Send + Sync>;
 
+/// How the plugin builds a match's world.
+enum Source<G: Game> {
+    /// From content, hooks, configuration and a setup function.
+    Parts {
+        content: Arc<Content>,
+        hooks: fn() -> Hooks<G>,
+        config: WorldConfig,
+        setup: fn(&mut GameWorld<G>) -> Result<(), String>,
+    },
+    /// From the game's own constructor.
+    World(BuildWorld<G>),
+}
+
+impl<G: Game> Source<G> {
+    fn builder(&self) -> BuildWorld<G> {
+        match self {
+            Source::Parts { content, hooks, config, setup } => {
+                let (content, hooks, config, setup) = (content.clone(), *hooks, *config, *setup);
+                Arc::new(move || {
+                    let mut w = GameWorld::new(content.clone(), &hooks(), config)
+                        .map_err(|e| e.to_string())?;
+                    setup(&mut w)?;
+                    Ok(w)
+                })
+            }
+            Source::World(build) => build.clone(),
+        }
+    }
+}
+
 /// The rollback abilities plugin, generic over the game (as bevy_ggrs's `GgrsPlugin` is over
-/// its config). It builds the world, the session and the crate's [`Runner`]
-/// (rollback_abilities::session::Runner) when a [`MatchSpec`] is inserted, drives it at
-/// [`RollbackFrameRate`], and tells the app what happened through messages.
+/// its config). It builds the world, the session and the crate's
+/// [`Runner`](rollback_abilities::session::Runner) when a [`MatchSpec`] is inserted, drives it
+/// at [`RollbackFrameRate`], and tells the app what happened through messages.
 pub struct AbilitiesPlugin<G: Game> {
-    build: BuildWorld<G>,
+    source: Source<G>,
     subscriptions: Vec<EventFilter>,
     record: Option<u32>,
     script: Option<fn(&mut GameWorld<G>)>,
@@ -100,39 +130,29 @@ struct PluginSettings<G: Game> {
 struct CueFxEntities(BTreeMap<CueKey, Entity>);
 
 impl<G: Game> AbilitiesPlugin<G> {
-    /// A plugin whose matches start from `content` with default hooks and configuration
-    /// (refine with [`AbilitiesPlugin::hooks`], [`AbilitiesPlugin::config`],
-    /// [`AbilitiesPlugin::setup`]).
+    /// A plugin whose matches start from `content`, with no hooks, the default world
+    /// configuration and no setup (refine with [`AbilitiesPlugin::hooks`],
+    /// [`AbilitiesPlugin::config`] and [`AbilitiesPlugin::setup`]).
     pub fn new(content: Arc<Content>) -> Self {
-        Self::from_parts(content, Hooks::new, WorldConfig::default(), |_| Ok(()))
-    }
-
-    fn from_parts(
-        content: Arc<Content>,
-        hooks: fn() -> Hooks<G>,
-        config: WorldConfig,
-        setup: fn(&mut GameWorld<G>) -> Result<(), String>,
-    ) -> Self {
-        let build: BuildWorld<G> = Arc::new(move || {
-            let mut w = GameWorld::new(content.clone(), &hooks(), config.clone())
-                .map_err(|e| e.to_string())?;
-            setup(&mut w)?;
-            Ok(w)
-        });
-        AbilitiesPlugin {
-            build,
-            subscriptions: Vec::new(),
-            record: None,
-            script: None,
-            max_ticks_per_update: 8,
-        }
+        Self::from_source(Source::Parts {
+            content,
+            hooks: Hooks::new,
+            config: WorldConfig::default(),
+            setup: |_| Ok(()),
+        })
     }
 
     /// A plugin whose matches start from the world `build` returns (at frame 0, identical on
     /// every peer): for games that already have a world constructor.
-    pub fn from_world(build: impl Fn() -> Result<GameWorld<G>, String> + Send + Sync + 'static) -> Self {
+    pub fn from_world(
+        build: impl Fn() -> Result<GameWorld<G>, String> + Send + Sync + 'static,
+    ) -> Self {
+        Self::from_source(Source::World(Arc::new(build)))
+    }
+
+    fn from_source(source: Source<G>) -> Self {
         AbilitiesPlugin {
-            build: Arc::new(build),
+            source,
             subscriptions: Vec::new(),
             record: None,
             script: None,
@@ -140,16 +160,33 @@ impl<G: Game> AbilitiesPlugin<G> {
         }
     }
 
-    /// Rebuilds the world from content, hooks (a constructor: `Hooks` is not `Clone`),
-    /// configuration and a setup function run once before frame 0 (spawn the fighters, bind
-    /// the players).
-    pub fn with(
-        content: Arc<Content>,
-        hooks: fn() -> Hooks<G>,
-        config: WorldConfig,
-        setup: fn(&mut GameWorld<G>) -> Result<(), String>,
-    ) -> Self {
-        Self::from_parts(content, hooks, config, setup)
+    /// The hooks (the functions the content names), as a constructor: `Hooks` is not `Clone`
+    /// and every match builds its own. No effect on a plugin made with
+    /// [`AbilitiesPlugin::from_world`].
+    pub fn hooks(mut self, make: fn() -> Hooks<G>) -> Self {
+        if let Source::Parts { hooks, .. } = &mut self.source {
+            *hooks = make;
+        }
+        self
+    }
+
+    /// The world's configuration (players, capacities, seed). No effect on a plugin made with
+    /// [`AbilitiesPlugin::from_world`].
+    pub fn config(mut self, c: WorldConfig) -> Self {
+        if let Source::Parts { config, .. } = &mut self.source {
+            *config = c;
+        }
+        self
+    }
+
+    /// Run once on a new world before frame 0: spawn the fighters, bind the players, grant the
+    /// abilities (identically on every peer). No effect on a plugin made with
+    /// [`AbilitiesPlugin::from_world`].
+    pub fn setup(mut self, f: fn(&mut GameWorld<G>) -> Result<(), String>) -> Self {
+        if let Source::Parts { setup, .. } = &mut self.source {
+            *setup = f;
+        }
+        self
     }
 
     /// Subscribes the UI to events ([`UiMessage`]s for the events `filter` accepts).
@@ -183,7 +220,7 @@ impl<G: Game> AbilitiesPlugin<G> {
 impl<G: Game> Plugin for AbilitiesPlugin<G> {
     fn build(&self, app: &mut App) {
         app.insert_resource(PluginSettings::<G> {
-            build: self.build.clone(),
+            build: self.source.builder(),
             setup: MatchSetup {
                 subscriptions: self.subscriptions.clone(),
                 record: self.record,
@@ -233,8 +270,7 @@ fn connect<G: Game>(
     mut views: bevy::prelude::ResMut<SimViews>,
     mut fx: bevy::prelude::ResMut<CueFxEntities>,
     mut commands: Commands,
-    mut started: MessageWriter<MatchStarted>,
-    mut ended: MessageWriter<MatchEnded>,
+    (mut started, mut ended): (MessageWriter<MatchStarted>, MessageWriter<MatchEnded>),
 ) {
     let Some(spec) = spec else {
         if running.is_some() {
@@ -256,11 +292,12 @@ fn connect<G: Game>(
         commands.entity(e).despawn();
     }
     let frame = running.as_ref().map(|m| m.world().next_frame());
-    let built = (settings.build)()
-        .and_then(|world| AbilitiesMatch::start(world, &spec, &settings.setup));
+    let built =
+        (settings.build)().and_then(|world| AbilitiesMatch::start(world, &spec, &settings.setup));
     match built {
         Ok(m) => {
-            started.write(MatchStarted { kind: m.kind(), content_hash: m.world().content().hash() });
+            started
+                .write(MatchStarted { kind: m.kind(), content_hash: m.world().content().hash() });
             commands.insert_resource(LocalPlayers(m.local_players()));
             commands.insert_resource(m);
         }
@@ -328,9 +365,9 @@ fn sync_views<G: Game>(world: &mut BevyWorld) {
         let changes = views.diff(
             live.into_iter(),
             |view, data: &G::Component| {
-                world.get::<SimData<G::Component>>(view).is_none_or(|d| {
-                    bytemuck::bytes_of(&d.0) != bytemuck::bytes_of(data)
-                })
+                world
+                    .get::<SimData<G::Component>>(view)
+                    .is_none_or(|d| bytemuck::bytes_of(&d.0) != bytemuck::bytes_of(data))
             },
             now,
             confirmed_next,
@@ -396,7 +433,7 @@ fn present<G: Game>(world: &mut BevyWorld) {
                     e
                 }
                 CuePhase::Retimed { from } => {
-                    let e = fx.0.remove(&from.key);
+                    let e = fx.0.remove(&from);
                     if let Some(e) = e {
                         fx.0.insert(cue.key, e);
                         if let Some(mut c) = world.get_mut::<CueFx>(e) {

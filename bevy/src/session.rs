@@ -40,13 +40,13 @@ struct Spectator<G: Game, A: Address> {
 enum Drive<G: Game> {
     /// Sync test (check distance 0: offline).
     SyncTest {
-        session: SyncTestSession<rollback_abilities::session::GgrsConfig<G, PeerAddr>>,
+        session: Box<SyncTestSession<rollback_abilities::session::GgrsConfig<G, PeerAddr>>>,
         players: usize,
         check_distance: usize,
     },
-    P2pUdp(P2p<G, SocketAddr>),
-    P2pEmulated(P2p<G, PeerAddr>),
-    SpectatorUdp(Spectator<G, SocketAddr>),
+    P2pUdp(Box<P2p<G, SocketAddr>>),
+    P2pEmulated(Box<P2p<G, PeerAddr>>),
+    SpectatorUdp(Box<Spectator<G, SocketAddr>>),
 }
 
 /// Everything one tick (or several) produced, waiting for the views and the messages.
@@ -86,7 +86,7 @@ impl Presenter for CueCollector {
         self.0.push((CuePhase::Confirmed, *cue));
     }
     fn retimed(&mut self, from: &Cue, to: &Cue) {
-        self.0.push((CuePhase::Retimed { from: *from }, *to));
+        self.0.push((CuePhase::Retimed { from: from.key }, *to));
     }
 }
 
@@ -197,15 +197,16 @@ impl<G: Game> AbilitiesMatch<G> {
     ) -> Result<AbilitiesMatch<G>, String> {
         let net = spec.settings();
         let synctest = |players: usize, check_distance: usize| -> Result<Drive<G>, String> {
-            let session = SessionBuilder::<rollback_abilities::session::GgrsConfig<G, PeerAddr>>::new()
-                .with_num_players(players)
-                .map_err(ggrs_err)?
-                .with_max_prediction_window(net.max_prediction)
-                .with_input_delay(net.input_delay)
-                .with_check_distance(check_distance)
-                .start_synctest_session()
-                .map_err(ggrs_err)?;
-            Ok(Drive::SyncTest { session, players, check_distance })
+            let session =
+                SessionBuilder::<rollback_abilities::session::GgrsConfig<G, PeerAddr>>::new()
+                    .with_num_players(players)
+                    .map_err(ggrs_err)?
+                    .with_max_prediction_window(net.max_prediction)
+                    .with_input_delay(net.input_delay)
+                    .with_check_distance(check_distance)
+                    .start_synctest_session()
+                    .map_err(ggrs_err)?;
+            Ok(Drive::SyncTest { session: Box::new(session), players, check_distance })
         };
         let (drive, kind, desync_interval) = match spec {
             MatchSpec::Offline { players } => (synctest(*players, 0)?, "offline", 0),
@@ -215,10 +216,14 @@ impl<G: Game> AbilitiesMatch<G> {
             MatchSpec::P2pUdp { port, players, .. } => {
                 let socket = UdpNonBlockingSocket::bind_to_port(*port)
                     .map_err(|e| format!("cannot bind UDP port {port}: {e}"))?;
-                (Drive::P2pUdp(start_p2p(socket, players, net, false)?), "p2p", net.desync_interval)
+                (
+                    Drive::P2pUdp(Box::new(start_p2p(socket, players, net, false)?)),
+                    "p2p",
+                    net.desync_interval,
+                )
             }
             MatchSpec::P2pEmulated { socket, players, .. } => (
-                Drive::P2pEmulated(start_p2p(socket.clone(), players, net, true)?),
+                Drive::P2pEmulated(Box::new(start_p2p(socket.clone(), players, net, true)?)),
                 "p2p",
                 net.desync_interval,
             ),
@@ -234,7 +239,7 @@ impl<G: Game> AbilitiesMatch<G> {
                     .with_num_players(*players)
                     .map_err(ggrs_err)?
                     .start_spectator_session(*host, socket);
-                (Drive::SpectatorUdp(Spectator { session }), "spectator", 0)
+                (Drive::SpectatorUdp(Box::new(Spectator { session })), "spectator", 0)
             }
         };
         if world.next_frame() != 0 {

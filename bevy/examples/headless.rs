@@ -57,7 +57,7 @@ fn damage(mut ui: MessageReader<UiMessage>) {
 /// A HUD: the fighters' health, read from the match once a second.
 fn hud(m: Res<AbilitiesMatch<Duel>>) {
     let world = m.world();
-    if world.next_frame() % 60 != 0 {
+    if !world.next_frame().is_multiple_of(60) {
         return;
     }
     let Ok(health) = world.content().attr("Health") else { return };

@@ -4,7 +4,7 @@ use crate::messages::{
     CueFx, CueMessage, CuePhase, DesyncDetected, MatchEnded, MatchStarted, SessionMessage,
     SyncTestMismatch, UiMessage,
 };
-use crate::session::{AbilitiesMatch, MatchSetup, PlayerHandle};
+use crate::session::{AbilitiesMatch, MatchSetup, PlayerHandle, Script};
 use crate::spec::MatchSpec;
 use crate::views::{SimData, SimEntity, SimGone, SimViews, ViewChange};
 use bevy::app::{App, Plugin, PreUpdate};
@@ -112,7 +112,7 @@ pub struct AbilitiesPlugin<G: Game> {
     source: Source<G>,
     subscriptions: Vec<EventFilter>,
     record: Option<u32>,
-    script: Option<fn(&mut GameWorld<G>)>,
+    script: Option<Script<G>>,
     max_ticks_per_update: u32,
 }
 
@@ -204,8 +204,8 @@ impl<G: Game> AbilitiesPlugin<G> {
 
     /// A deterministic script run inside every simulated frame (see
     /// `rollback_abilities::World::step_with`).
-    pub fn script(mut self, script: fn(&mut GameWorld<G>)) -> Self {
-        self.script = Some(script);
+    pub fn script(mut self, script: impl Fn(&mut GameWorld<G>) + Send + Sync + 'static) -> Self {
+        self.script = Some(Arc::new(script));
         self
     }
 
@@ -224,7 +224,7 @@ impl<G: Game> Plugin for AbilitiesPlugin<G> {
             setup: MatchSetup {
                 subscriptions: self.subscriptions.clone(),
                 record: self.record,
-                script: self.script,
+                script: self.script.clone(),
             },
             max_ticks_per_update: self.max_ticks_per_update,
         })
@@ -312,7 +312,7 @@ fn connect<G: Game>(
 /// advances with the inputs it left in [`LocalInputs`].
 fn drive<G: Game>(world: &mut BevyWorld) {
     let Some(settings) = world.get_resource::<PluginSettings<G>>() else { return };
-    let (max_ticks, script) = (settings.max_ticks_per_update, settings.setup.script);
+    let (max_ticks, script) = (settings.max_ticks_per_update, settings.setup.script.clone());
     let rate = world.get_resource::<RollbackFrameRate>().copied().unwrap_or_default().0.max(1);
     let delta = world.get_resource::<Time>().map_or(Duration::ZERO, |t| t.delta());
     let period = Duration::from_nanos(1_000_000_000 / rate as u64);
@@ -345,7 +345,7 @@ fn drive<G: Game>(world: &mut BevyWorld) {
         let mut m = world.resource_mut::<AbilitiesMatch<G>>();
         let p = if m.running_ahead() { period * 11 / 10 } else { period };
         m.accumulator -= p;
-        m.tick(&inputs.0, script);
+        m.tick(&inputs.0, script.as_ref());
     }
     world.remove_resource::<InputFrame>();
 }

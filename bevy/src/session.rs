@@ -34,6 +34,7 @@ struct P2p<G: Game, A: Address> {
 /// A spectator session.
 struct Spectator<G: Game, A: Address> {
     session: SpectatorSession<rollback_abilities::session::GgrsConfig<G, A>>,
+    guard: Guard<A>,
 }
 
 /// The session kinds the runner drives.
@@ -118,11 +119,14 @@ impl<G: Game> core::fmt::Debug for AbilitiesMatch<G> {
     }
 }
 
+/// A deterministic script run inside every simulated frame.
+pub(crate) type Script<G> = Arc<dyn Fn(&mut GameWorld<G>) + Send + Sync>;
+
 /// How a match builds its world and presents (the plugin's settings).
 pub(crate) struct MatchSetup<G: Game> {
     pub(crate) subscriptions: Vec<EventFilter>,
     pub(crate) record: Option<u32>,
-    pub(crate) script: Option<fn(&mut GameWorld<G>)>,
+    pub(crate) script: Option<Script<G>>,
 }
 
 fn ggrs_err(e: impl core::fmt::Display) -> String {
@@ -230,7 +234,7 @@ impl<G: Game> AbilitiesMatch<G> {
             MatchSpec::SpectatorUdp { port, host, players, .. } => {
                 let socket = UdpNonBlockingSocket::bind_to_port(*port)
                     .map_err(|e| format!("cannot bind UDP port {port}: {e}"))?;
-                let (socket, _guard) = GuardedSocket::<_, SocketAddr>::new::<G::Input>(
+                let (socket, guard) = GuardedSocket::<_, SocketAddr>::new::<G::Input>(
                     socket,
                     GuardConfig::new(*players, net.max_prediction).for_spectator(),
                     [(*host, (0..*players).collect())],
@@ -239,7 +243,7 @@ impl<G: Game> AbilitiesMatch<G> {
                     .with_num_players(*players)
                     .map_err(ggrs_err)?
                     .start_spectator_session(*host, socket);
-                (Drive::SpectatorUdp(Box::new(Spectator { session })), "spectator", 0)
+                (Drive::SpectatorUdp(Box::new(Spectator { session, guard })), "spectator", 0)
             }
         };
         if world.next_frame() != 0 {
@@ -252,7 +256,8 @@ impl<G: Game> AbilitiesMatch<G> {
         match &drive {
             Drive::P2pUdp(p) => runner.attach_guard(p.guard.clone()),
             Drive::P2pEmulated(p) => runner.attach_guard(p.guard.clone()),
-            Drive::SyncTest { .. } | Drive::SpectatorUdp(_) => {}
+            Drive::SpectatorUdp(s) => runner.attach_guard(s.guard.clone()),
+            Drive::SyncTest { .. } => {}
         }
         runner.set_departure_ticks(net.departure_ticks);
         runner.director = Some(CueDirector::new());
@@ -282,7 +287,7 @@ impl<G: Game> AbilitiesMatch<G> {
     pub(crate) fn tick(
         &mut self,
         inputs: &BTreeMap<PlayerHandle, G::Input>,
-        script: Option<fn(&mut GameWorld<G>)>,
+        script: Option<&Script<G>>,
     ) {
         if self.ended {
             return;
@@ -290,7 +295,7 @@ impl<G: Game> AbilitiesMatch<G> {
         let mut presenter = CueCollector::default();
         let runner = self.runner.get_mut().unwrap_or_else(PoisonError::into_inner);
         let before = runner.world().next_frame();
-        let script = move |w: &mut GameWorld<G>| {
+        let script = |w: &mut GameWorld<G>| {
             if let Some(s) = script {
                 s(w);
             }

@@ -3,6 +3,7 @@
 
 mod common;
 mod cues;
+mod lifecycle;
 mod network;
 mod synctest;
 mod views;

@@ -28,8 +28,8 @@ mod spec;
 mod views;
 
 pub use messages::{
-    CueFx, CueMessage, CuePhase, DesyncDetected, MatchEnded, MatchStarted, SessionMessage,
-    SyncTestMismatch, UiMessage,
+    ContentReloaded, CueFx, CueMessage, CuePhase, DesyncDetected, MatchEnded, MatchStarted,
+    SessionMessage, SyncTestMismatch, UiMessage,
 };
 pub use plugin::{
     AbilitiesPlugin, AbilitiesSystems, InputFrame, LocalInputs, LocalPlayers, ReadInputs,
@@ -42,9 +42,9 @@ pub use views::{SimData, SimEntity, SimGone, SimViews};
 /// Everything an app using the plugin usually needs.
 pub mod prelude {
     pub use crate::{
-        AbilitiesMatch, AbilitiesPlugin, AbilitiesSystems, CueFx, CueMessage, CuePhase,
-        DesyncDetected, InputFrame, LocalInputs, LocalPlayers, MatchEnded, MatchSpec, MatchStarted,
-        NetSettings, PlayerHandle, ReadInputs, RollbackFrameRate, SessionMessage, SimData,
-        SimEntity, SimGone, SimViews, SyncTestMismatch, UiMessage,
+        AbilitiesMatch, AbilitiesPlugin, AbilitiesSystems, ContentReloaded, CueFx, CueMessage,
+        CuePhase, DesyncDetected, InputFrame, LocalInputs, LocalPlayers, MatchEnded, MatchSpec,
+        MatchStarted, NetSettings, PlayerHandle, ReadInputs, RollbackFrameRate, SessionMessage,
+        SimData, SimEntity, SimGone, SimViews, SyncTestMismatch, UiMessage,
     };
 }

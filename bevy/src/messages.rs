@@ -116,3 +116,14 @@ pub struct MatchEnded {
     /// Why.
     pub reason: String,
 }
+
+/// The content file of a plugin made with
+/// [`AbilitiesPlugin::from_ron_file`](crate::AbilitiesPlugin::from_ron_file) changed.
+#[derive(Message, Clone, Debug, PartialEq, Eq)]
+pub struct ContentReloaded {
+    /// Whether the running match restarted with it (offline and sync test) or kept its content
+    /// (P2P and spectator: the change applies to the next match).
+    pub applied: bool,
+    /// What happened, for the log.
+    pub reason: String,
+}

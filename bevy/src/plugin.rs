@@ -1,8 +1,8 @@
 //! The plugin: resources, schedules and the systems that connect, drive, mirror and present.
 
 use crate::messages::{
-    CueFx, CueMessage, CuePhase, DesyncDetected, MatchEnded, MatchStarted, SessionMessage,
-    SyncTestMismatch, UiMessage,
+    ContentReloaded, CueFx, CueMessage, CuePhase, DesyncDetected, MatchEnded, MatchStarted,
+    SessionMessage, SyncTestMismatch, UiMessage,
 };
 use crate::session::{AbilitiesMatch, MatchSetup, PlayerHandle, Script};
 use crate::spec::MatchSpec;
@@ -11,15 +11,17 @@ use bevy::app::{App, Plugin, PreUpdate};
 use bevy::ecs::schedule::{ScheduleLabel, SystemSet};
 use bevy::ecs::world::World as BevyWorld;
 use bevy::prelude::{
-    Commands, DetectChanges, Entity, IntoScheduleConfigs, MessageWriter, Res, Resource, Time,
+    Commands, DetectChanges, DetectChangesMut, Entity, IntoScheduleConfigs, MessageWriter, Res,
+    Resource, Time,
 };
 use rollback_abilities::num::Frame;
 use rollback_abilities::ui::EventFilter;
-use rollback_abilities::{Content, Game, Hooks, World as GameWorld, WorldConfig};
+use rollback_abilities::{Content, ContentBuilder, Game, Hooks, World as GameWorld, WorldConfig};
 use rollback_abilities::{CueKey, CueKind};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// The schedule run once before every simulated tick, where the app fills [`LocalInputs`] for
 /// its [`LocalPlayers`] (bevy_ggrs's name and use).
@@ -83,6 +85,14 @@ enum Source<G: Game> {
         config: WorldConfig,
         setup: fn(&mut GameWorld<G>) -> Result<(), String>,
     },
+    /// From a RON content file read when each match starts, with hooks, configuration and a
+    /// setup function.
+    File {
+        path: PathBuf,
+        hooks: fn() -> Hooks<G>,
+        config: WorldConfig,
+        setup: fn(&mut GameWorld<G>) -> Result<(), String>,
+    },
     /// From the game's own constructor.
     World(BuildWorld<G>),
 }
@@ -99,10 +109,56 @@ impl<G: Game> Source<G> {
                     Ok(w)
                 })
             }
+            Source::File { path, hooks, config, setup } => {
+                let (path, hooks, config, setup) = (path.clone(), *hooks, *config, *setup);
+                Arc::new(move || {
+                    let content = read_content(&path)?;
+                    let mut w = GameWorld::new(Arc::new(content), &hooks(), config)
+                        .map_err(|e| e.to_string())?;
+                    setup(&mut w)?;
+                    Ok(w)
+                })
+            }
             Source::World(build) => build.clone(),
         }
     }
+
+    fn watched(&self) -> Option<PathBuf> {
+        match self {
+            Source::File { path, .. } => Some(path.clone()),
+            Source::Parts { .. } | Source::World(_) => None,
+        }
+    }
 }
+
+/// Reads and freezes a content file; errors name the file, line and column.
+fn read_content(path: &Path) -> Result<Content, String> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{name}: cannot read the content: {e}"))?;
+    ContentBuilder::new().file(name, text).build().map_err(|e| e.to_string())
+}
+
+/// When a file was last modified (`None`: it cannot be read).
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// The content file a plugin made with [`AbilitiesPlugin::from_ron_file`] watches.
+#[derive(Resource, Default)]
+struct ContentWatch {
+    path: Option<PathBuf>,
+    /// The modification time of the content the running match was built from.
+    loaded: Option<SystemTime>,
+    /// A modification already reported (to a P2P match, which cannot apply it).
+    refused: Option<SystemTime>,
+    /// Whether a match was built (or tried) from the file: changes count from then on.
+    armed: bool,
+    countdown: u32,
+}
+
+/// Updates between two looks at the content file's modification time.
+const WATCH_EVERY: u32 = 30;
 
 /// The rollback abilities plugin, generic over the game (as bevy_ggrs's `GgrsPlugin` is over
 /// its config). It builds the world, the session and the crate's
@@ -142,6 +198,23 @@ impl<G: Game> AbilitiesPlugin<G> {
         })
     }
 
+    /// A plugin whose matches start from a RON content file, read when each match starts
+    /// (refine with [`AbilitiesPlugin::hooks`], [`AbilitiesPlugin::config`] and
+    /// [`AbilitiesPlugin::setup`]). An error in the file ends the match with a [`MatchEnded`]
+    /// message naming `file:line:col`. The file is watched: when it changes, an offline match
+    /// or a sync test restarts at frame 0 with the new content ([`ContentReloaded`] with
+    /// `applied: true`); a P2P or spectator match keeps its content — the peers' handshake pins
+    /// its hash — and is told so ([`ContentReloaded`] with `applied: false`); the change
+    /// applies to the next match.
+    pub fn from_ron_file(path: impl Into<PathBuf>) -> Self {
+        Self::from_source(Source::File {
+            path: path.into(),
+            hooks: Hooks::new,
+            config: WorldConfig::default(),
+            setup: |_| Ok(()),
+        })
+    }
+
     /// A plugin whose matches start from the world `build` returns (at frame 0, identical on
     /// every peer): for games that already have a world constructor.
     pub fn from_world(
@@ -164,7 +237,7 @@ impl<G: Game> AbilitiesPlugin<G> {
     /// and every match builds its own. No effect on a plugin made with
     /// [`AbilitiesPlugin::from_world`].
     pub fn hooks(mut self, make: fn() -> Hooks<G>) -> Self {
-        if let Source::Parts { hooks, .. } = &mut self.source {
+        if let Source::Parts { hooks, .. } | Source::File { hooks, .. } = &mut self.source {
             *hooks = make;
         }
         self
@@ -173,7 +246,7 @@ impl<G: Game> AbilitiesPlugin<G> {
     /// The world's configuration (players, capacities, seed). No effect on a plugin made with
     /// [`AbilitiesPlugin::from_world`].
     pub fn config(mut self, c: WorldConfig) -> Self {
-        if let Source::Parts { config, .. } = &mut self.source {
+        if let Source::Parts { config, .. } | Source::File { config, .. } = &mut self.source {
             *config = c;
         }
         self
@@ -183,7 +256,7 @@ impl<G: Game> AbilitiesPlugin<G> {
     /// abilities (identically on every peer). No effect on a plugin made with
     /// [`AbilitiesPlugin::from_world`].
     pub fn setup(mut self, f: fn(&mut GameWorld<G>) -> Result<(), String>) -> Self {
-        if let Source::Parts { setup, .. } = &mut self.source {
+        if let Source::Parts { setup, .. } | Source::File { setup, .. } = &mut self.source {
             *setup = f;
         }
         self
@@ -232,6 +305,7 @@ impl<G: Game> Plugin for AbilitiesPlugin<G> {
         .init_resource::<LocalPlayers>()
         .init_resource::<SimViews>()
         .init_resource::<CueFxEntities>()
+        .insert_resource(ContentWatch { path: self.source.watched(), ..ContentWatch::default() })
         .init_schedule(ReadInputs)
         .add_message::<CueMessage>()
         .add_message::<UiMessage>()
@@ -240,6 +314,7 @@ impl<G: Game> Plugin for AbilitiesPlugin<G> {
         .add_message::<SyncTestMismatch>()
         .add_message::<MatchStarted>()
         .add_message::<MatchEnded>()
+        .add_message::<ContentReloaded>()
         .configure_sets(
             PreUpdate,
             (
@@ -253,7 +328,7 @@ impl<G: Game> Plugin for AbilitiesPlugin<G> {
         .add_systems(
             PreUpdate,
             (
-                connect::<G>.in_set(AbilitiesSystems::Connect),
+                (watch_content, connect::<G>).chain().in_set(AbilitiesSystems::Connect),
                 drive::<G>.in_set(AbilitiesSystems::Drive),
                 sync_views::<G>.in_set(AbilitiesSystems::Views),
                 present::<G>.in_set(AbilitiesSystems::Present),
@@ -267,8 +342,11 @@ fn connect<G: Game>(
     spec: Option<Res<MatchSpec>>,
     running: Option<Res<AbilitiesMatch<G>>>,
     settings: Res<PluginSettings<G>>,
-    mut views: bevy::prelude::ResMut<SimViews>,
-    mut fx: bevy::prelude::ResMut<CueFxEntities>,
+    (mut views, mut fx, mut watch): (
+        bevy::prelude::ResMut<SimViews>,
+        bevy::prelude::ResMut<CueFxEntities>,
+        bevy::prelude::ResMut<ContentWatch>,
+    ),
     mut commands: Commands,
     (mut started, mut ended): (MessageWriter<MatchStarted>, MessageWriter<MatchEnded>),
 ) {
@@ -292,6 +370,9 @@ fn connect<G: Game>(
         commands.entity(e).despawn();
     }
     let frame = running.as_ref().map(|m| m.world().next_frame());
+    watch.loaded = watch.path.as_deref().and_then(modified);
+    watch.refused = None;
+    watch.armed = true;
     let built =
         (settings.build)().and_then(|world| AbilitiesMatch::start(world, &spec, &settings.setup));
     match built {
@@ -305,6 +386,46 @@ fn connect<G: Game>(
             commands.remove_resource::<AbilitiesMatch<G>>();
             ended.write(MatchEnded { frame, reason });
         }
+    }
+}
+
+/// Looks at the watched content file now and then: a change restarts an offline match or a
+/// sync test (by marking the [`MatchSpec`] changed) and is refused by a networked one.
+fn watch_content(
+    mut watch: bevy::prelude::ResMut<ContentWatch>,
+    spec: Option<bevy::prelude::ResMut<MatchSpec>>,
+    mut reloaded: MessageWriter<ContentReloaded>,
+) {
+    let (Some(path), Some(mut spec)) = (watch.path.clone(), spec) else { return };
+    if !watch.armed || spec.is_changed() {
+        // No match was built from the file yet, or one is about to be.
+        return;
+    }
+    if watch.countdown > 0 {
+        watch.countdown -= 1;
+        return;
+    }
+    watch.countdown = WATCH_EVERY;
+    let now = modified(&path);
+    if now.is_none() || now == watch.loaded || now == watch.refused {
+        return;
+    }
+    if spec.is_local() {
+        spec.set_changed();
+        reloaded.write(ContentReloaded {
+            applied: true,
+            reason: format!("{} changed: the match restarts", path.display()),
+        });
+    } else {
+        watch.refused = now;
+        reloaded.write(ContentReloaded {
+            applied: false,
+            reason: format!(
+                "{} changed, but a networked match keeps its content (the peers agreed on its \
+                 hash): the change applies to the next match",
+                path.display()
+            ),
+        });
     }
 }
 

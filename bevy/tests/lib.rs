@@ -2,6 +2,7 @@
 //! one tick per update, the kit's duel as the game.
 
 mod common;
+mod content;
 mod cues;
 mod lifecycle;
 mod network;

@@ -699,6 +699,25 @@ impl Arena {
     ///
     /// If the generated content or world cannot be built (a bug, covered by the tests).
     pub fn new(spec: ArenaSpec) -> Arena {
+        let mut arena = Arena::unwarmed(spec);
+        let mut warmup = arena.warmup();
+        for frame in 0..Arena::WARMUP {
+            let inputs = Arena::player_inputs(frame);
+            arena.world.step_with(&inputs, &mut warmup);
+        }
+        arena.inputs = Arena::player_inputs(arena.world.next_frame());
+        arena
+    }
+
+    /// The arena at frame 0, before its warm-up: the fighters spawned and bound, nothing
+    /// applied or granted yet. Stepping it with [`Arena::player_inputs`] and [`Arena::warmup`]
+    /// as the script for [`Arena::WARMUP`] frames gives [`Arena::new`]'s world (a driver that
+    /// must start at frame 0, such as a GGRS session, runs the warm-up as its script).
+    ///
+    /// # Panics
+    ///
+    /// If the generated content or world cannot be built (a bug, covered by the tests).
+    pub fn unwarmed(spec: ArenaSpec) -> Arena {
         let content = Arena::content(&spec);
         let config = Arena::config(&spec);
         let mut world = match World::new(content.clone(), &hooks(), config) {
@@ -742,6 +761,17 @@ impl Arena {
         }
         world.bind_player(0, fighters[0]);
         world.bind_player(1, fighters[1]);
+        Arena { world, spec, fighters, inputs: Arena::player_inputs(0) }
+    }
+
+    /// The warm-up script of [`Arena::unwarmed`]'s world: in frames `0..WARMUP`, fighter `i`
+    /// gets its regeneration, burn, buffs, traits, auras and abilities in frame
+    /// `i % WARMUP`; from frame [`Arena::WARMUP`] on it does nothing.
+    pub fn warmup(&self) -> impl Fn(&mut World<ArenaGame>) + Send + Sync + 'static {
+        let content = self.world.content().clone();
+        let ids = self.world.global().ids;
+        let fighters = self.fighters.clone();
+        let id = |r: Result<EffectDefId, _>| r.expect("arena effect");
         let ability_ids: Vec<_> =
             ABILITIES.iter().map(|a| content.ability(a).expect("ability")).collect();
         let periodic: Vec<EffectDefId> = ["RegenHealth", "RegenMana", "RegenStamina"]
@@ -750,45 +780,42 @@ impl Arena {
             .collect();
         let traits: Vec<EffectDefId> =
             (0..TRAITS.len()).map(|k| id(content.effect(&format!("Trait{k}")))).collect();
-        let mut arena = Arena { world, spec, fighters, inputs: [0; 2] };
-        for frame in 0..Arena::WARMUP {
-            let fighters = arena.fighters.clone();
-            let inputs = Arena::player_inputs(frame);
-            arena.world.step_with(&inputs, |w| {
-                for (i, e) in fighters.iter().enumerate() {
-                    if i as u32 % Arena::WARMUP != frame {
-                        continue;
-                    }
-                    let e = *e;
-                    let opp = fighters[i ^ 1];
-                    let apply = |w: &mut World<ArenaGame>, def: EffectDefId, src: Entity| {
-                        let spec = w.make_spec(def, 1, src);
-                        let _ = w.apply_effect(spec, e);
-                    };
-                    for d in &periodic {
-                        apply(w, *d, e);
-                    }
-                    apply(w, ids.burn, opp);
-                    apply(w, ids.rage, e);
-                    apply(w, ids.fortify, e);
-                    for d in &traits {
-                        apply(w, *d, e);
-                    }
-                    for d in ids.auras {
-                        apply(w, d, e);
-                    }
-                    let handles: [AbilityHandle; 6] = core::array::from_fn(|k| {
-                        w.grant_ability(e, ability_ids[k], 1).unwrap_or(AbilityHandle::NONE)
-                    });
-                    if let Some(f) = w.component_mut(e) {
-                        f.abilities = handles;
-                        f.phase = frame;
-                    }
+        move |w: &mut World<ArenaGame>| {
+            let frame = w.frame();
+            if frame >= Arena::WARMUP {
+                return;
+            }
+            for (i, e) in fighters.iter().enumerate() {
+                if i as u32 % Arena::WARMUP != frame {
+                    continue;
                 }
-            });
+                let e = *e;
+                let opp = fighters[i ^ 1];
+                let apply = |w: &mut World<ArenaGame>, def: EffectDefId, src: Entity| {
+                    let spec = w.make_spec(def, 1, src);
+                    let _ = w.apply_effect(spec, e);
+                };
+                for d in &periodic {
+                    apply(w, *d, e);
+                }
+                apply(w, ids.burn, opp);
+                apply(w, ids.rage, e);
+                apply(w, ids.fortify, e);
+                for d in &traits {
+                    apply(w, *d, e);
+                }
+                for d in ids.auras {
+                    apply(w, d, e);
+                }
+                let handles: [AbilityHandle; 6] = core::array::from_fn(|k| {
+                    w.grant_ability(e, ability_ids[k], 1).unwrap_or(AbilityHandle::NONE)
+                });
+                if let Some(f) = w.component_mut(e) {
+                    f.abilities = handles;
+                    f.phase = frame;
+                }
+            }
         }
-        arena.inputs = Arena::player_inputs(arena.world.next_frame());
-        arena
     }
 
     /// Player `player`'s input in `frame`: a fixed pattern of presses and holds of all five

@@ -1,0 +1,192 @@
+//! What the plugin costs per frame over a bare `Runner`, on the kit's arena (256 and 1024
+//! fighters): a sync test (check distance 8, 2 players) driven by `app.update()` under the
+//! plugin, against the same sync test driven by a bare `Runner::advance_synctest` loop with a
+//! cue director and a presenter, in the same process, interleaved.
+//!
+//!     cargo run --release -p bevy_rollback_abilities --example overhead -- [ROUNDS] [FRAMES]
+//!
+//! Both start from the arena at frame 0 and run its warm-up as their script; both are measured
+//! from frame 120 on. Times are thread CPU time (Bevy without `multi_threaded` runs every system
+//! on the calling thread), medians over rounds of FRAMES frames each. At the end both worlds
+//! are brought to the same frame and must have the same checksum.
+
+use bevy::MinimalPlugins;
+use bevy::app::{App, Update};
+use bevy::prelude::{Commands, Entity, Query, Res};
+use bevy::time::TimeUpdateStrategy;
+use bevy_rollback_abilities::prelude::*;
+use ggrs::SessionBuilder;
+use rollback_abilities::present::{Cue, CueDirector, Presenter};
+use rollback_abilities::session::{GgrsConfig, PeerAddr, Runner};
+use rollback_abilities_kit::arena::{Arena, ArenaGame, ArenaSpec};
+use std::time::Duration;
+
+const CHECK_DISTANCE: usize = 8;
+const WARM_FRAMES: u32 = 120;
+
+/// The calling thread's CPU time: Linux's `/proc/thread-self/schedstat` (nanoseconds on the
+/// CPU), or the wall clock where it cannot be read.
+fn cpu_now() -> Duration {
+    use std::sync::OnceLock;
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .map(Duration::from_nanos)
+        .unwrap_or_else(|| START.get_or_init(std::time::Instant::now).elapsed())
+}
+
+/// A presenter a game would have: it sees every call.
+#[derive(Default)]
+struct Count(u64);
+
+impl Presenter for Count {
+    fn play(&mut self, _: &Cue) {
+        self.0 += 1;
+    }
+    fn cancel(&mut self, _: &Cue) {
+        self.0 += 1;
+    }
+    fn confirmed(&mut self, _: &Cue) {
+        self.0 += 1;
+    }
+}
+
+fn net() -> NetSettings {
+    NetSettings { input_delay: 0, max_prediction: CHECK_DISTANCE + 1, ..NetSettings::default() }
+}
+
+type Session = ggrs::SyncTestSession<GgrsConfig<ArenaGame, PeerAddr>>;
+type ArenaWorld = rollback_abilities::World<ArenaGame>;
+
+/// The bare side: a runner over a sync-test session, the arena's warm-up as its script.
+struct Bare {
+    runner: Runner<ArenaGame>,
+    session: Session,
+    script: Box<dyn Fn(&mut ArenaWorld)>,
+    presenter: Count,
+}
+
+impl Bare {
+    fn new(spec: ArenaSpec) -> Bare {
+        let arena = Arena::unwarmed(spec);
+        let script = Box::new(arena.warmup());
+        let session = SessionBuilder::new()
+            .with_num_players(2)
+            .expect("players")
+            .with_max_prediction_window(net().max_prediction)
+            .with_input_delay(0)
+            .with_check_distance(CHECK_DISTANCE)
+            .start_synctest_session()
+            .expect("a sync test");
+        let mut runner = Runner::new(arena.world, net().max_prediction, 0);
+        runner.director = Some(CueDirector::new());
+        Bare { runner, session, script, presenter: Count::default() }
+    }
+
+    fn frame(&mut self) {
+        let inputs = Arena::player_inputs(self.runner.world().next_frame());
+        let script = &self.script;
+        self.runner
+            .advance_synctest(&mut self.session, &inputs, Some(&mut self.presenter), |w| script(w))
+            .expect("no mismatch");
+    }
+}
+
+fn read_inputs(mut commands: Commands, frame: Res<InputFrame>) {
+    let mut inputs = LocalInputs::<ArenaGame>::default();
+    inputs.0.extend(Arena::player_inputs(frame.0).into_iter().enumerate());
+    commands.insert_resource(inputs);
+}
+
+/// A game's own end of a cue effect: here, at once when confirmed.
+fn end_confirmed_fx(mut commands: Commands, fx: Query<(Entity, &CueFx)>) {
+    for (e, f) in &fx {
+        if f.confirmed {
+            commands.entity(e).despawn();
+        }
+    }
+}
+
+fn plugin_app(spec: ArenaSpec) -> App {
+    let script = Arena::unwarmed(spec).warmup();
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_nanos(16_666_667)))
+        .add_plugins(
+            AbilitiesPlugin::<ArenaGame>::from_world(move || Ok(Arena::unwarmed(spec).world))
+                .script(script),
+        )
+        .insert_resource(MatchSpec::SyncTest {
+            players: 2,
+            check_distance: CHECK_DISTANCE,
+            net: net(),
+        })
+        .add_systems(ReadInputs, read_inputs)
+        .add_systems(Update, end_confirmed_fx);
+    app
+}
+
+fn next_frame(app: &App) -> u32 {
+    app.world().get_resource::<AbilitiesMatch<ArenaGame>>().map_or(0, |m| m.world().next_frame())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(11);
+    let frames: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
+    println!("sync test, check distance {CHECK_DISTANCE}, 2 players; thread CPU time per frame");
+    println!("{rounds} interleaved rounds of {frames} frames, medians");
+    println!("| fighters | bare Runner | plugin (app.update) | overhead |");
+    println!("|---|---|---|---|");
+    for entities in [256, 1024] {
+        let spec = ArenaSpec { entities, ..ArenaSpec::default() };
+        let mut bare = Bare::new(spec);
+        let mut app = plugin_app(spec);
+        while bare.runner.world().next_frame() < WARM_FRAMES {
+            bare.frame();
+        }
+        while next_frame(&app) < WARM_FRAMES {
+            app.update();
+        }
+        let (mut b, mut p) = (Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            let t = cpu_now();
+            for _ in 0..frames {
+                bare.frame();
+            }
+            b.push((cpu_now() - t).as_secs_f64() / f64::from(frames));
+            let start = next_frame(&app);
+            let t = cpu_now();
+            for _ in 0..frames {
+                app.update();
+            }
+            let done = next_frame(&app) - start;
+            p.push((cpu_now() - t).as_secs_f64() / f64::from(done.max(1)));
+        }
+        let (b, p) = (median(&mut b), median(&mut p));
+        println!(
+            "| {entities} | {:.3} ms | {:.3} ms | {:+.1} % |",
+            b * 1e3,
+            p * 1e3,
+            (p / b - 1.0) * 100.0
+        );
+        while bare.runner.world().next_frame() < next_frame(&app) {
+            bare.frame();
+        }
+        while next_frame(&app) < bare.runner.world().next_frame() {
+            app.update();
+        }
+        let m = app.world().resource::<AbilitiesMatch<ArenaGame>>();
+        assert_eq!(
+            m.world().checksum(),
+            bare.runner.world().checksum(),
+            "the plugin and the bare runner simulated the same frames"
+        );
+    }
+}

@@ -1,0 +1,469 @@
+//! The match resource: the crate's [`Runner`] and the GGRS session it drives, built from a
+//! [`MatchSpec`] the crate's way (guarded socket, hardened builder).
+
+use crate::messages::CuePhase;
+use crate::spec::{MatchSpec, NetSettings};
+use ggrs::{
+    NonBlockingSocket, P2PSession, PlayerType, SessionBuilder, SessionState, SpectatorSession,
+    SyncTestSession, UdpNonBlockingSocket,
+};
+use rollback_abilities::debug::DesyncReport;
+use rollback_abilities::num::Frame;
+use rollback_abilities::present::{Cue, CueDirector, Presenter, RemoveReason};
+use rollback_abilities::session::{
+    Address, Guard, GuardConfig, GuardedSocket, PeerAddr, Runner, RunnerStats, SessionError,
+    SessionEvent, hardened_builder,
+};
+use rollback_abilities::ui::{EventDirector, EventFilter, UiNotice};
+use rollback_abilities::{Game, World as GameWorld};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+/// A player's handle in the session (GGRS's and bevy_ggrs's name).
+pub type PlayerHandle = usize;
+
+/// A P2P session with its guard and local players.
+struct P2p<G: Game, A: Address> {
+    session: P2PSession<rollback_abilities::session::GgrsConfig<G, A>>,
+    guard: Guard<A>,
+    local: Vec<PlayerHandle>,
+}
+
+/// A spectator session.
+struct Spectator<G: Game, A: Address> {
+    session: SpectatorSession<rollback_abilities::session::GgrsConfig<G, A>>,
+    guard: Guard<A>,
+}
+
+/// The session kinds the runner drives.
+enum Drive<G: Game> {
+    /// Sync test (check distance 0: offline).
+    SyncTest {
+        session: Box<SyncTestSession<rollback_abilities::session::GgrsConfig<G, PeerAddr>>>,
+        players: usize,
+        check_distance: usize,
+    },
+    P2pUdp(Box<P2p<G, SocketAddr>>),
+    P2pEmulated(Box<P2p<G, PeerAddr>>),
+    SpectatorUdp(Box<Spectator<G, SocketAddr>>),
+}
+
+/// Everything one tick (or several) produced, waiting for the views and the messages.
+#[derive(Default)]
+pub(crate) struct Pending {
+    pub(crate) cues: Vec<(CuePhase, Cue)>,
+    pub(crate) ui: Vec<UiNotice>,
+    pub(crate) events: Vec<SessionEvent>,
+    pub(crate) desyncs: Vec<Arc<DesyncReport>>,
+    pub(crate) mismatches: Vec<Arc<DesyncReport>>,
+    pub(crate) ended: Option<String>,
+    /// The earliest frame a rollback loaded since the views were last synchronised.
+    pub(crate) rewound_to: Option<Frame>,
+}
+
+/// A [`Presenter`] forwarding every call of the cue director, in order.
+#[derive(Default)]
+pub(crate) struct CueCollector(pub(crate) Vec<(CuePhase, Cue)>);
+
+impl Presenter for CueCollector {
+    fn play(&mut self, cue: &Cue) {
+        self.0.push((CuePhase::Played, *cue));
+    }
+    fn cancel(&mut self, cue: &Cue) {
+        self.0.push((CuePhase::Cancelled, *cue));
+    }
+    fn on_active(&mut self, cue: &Cue) {
+        self.0.push((CuePhase::Activated, *cue));
+    }
+    fn while_active(&mut self, cue: &Cue) {
+        self.0.push((CuePhase::Shown, *cue));
+    }
+    fn removed(&mut self, cue: &Cue, reason: RemoveReason) {
+        self.0.push((CuePhase::Removed(reason), *cue));
+    }
+    fn confirmed(&mut self, cue: &Cue) {
+        self.0.push((CuePhase::Confirmed, *cue));
+    }
+    fn retimed(&mut self, from: &Cue, to: &Cue) {
+        self.0.push((CuePhase::Retimed { from: from.key }, *to));
+    }
+}
+
+/// The running match: the crate's [`Runner`] (world, snapshots, directors, recorder, desync
+/// reports, guard) and its GGRS session. Read the world from systems with
+/// `Res<AbilitiesMatch<G>>` (attributes, tags, effects, abilities for a HUD); the plugin drives
+/// it in `PreUpdate`.
+#[derive(bevy::prelude::Resource)]
+pub struct AbilitiesMatch<G: Game> {
+    /// Behind a mutex because the crate's `World` is `Send` but not `Sync` (a scratch
+    /// `RefCell`), and Bevy resources must be both. The plugin reaches it through `&mut self`
+    /// (no locking); readers lock it uncontended.
+    runner: Mutex<Runner<G>>,
+    drive: Drive<G>,
+    kind: &'static str,
+    settings: NetSettings,
+    pub(crate) accumulator: Duration,
+    pub(crate) pending: Pending,
+    ended: bool,
+}
+
+impl<G: Game> core::fmt::Debug for AbilitiesMatch<G> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("AbilitiesMatch")
+            .field("kind", &self.kind)
+            .field("runner", &*self.runner())
+            .field("ended", &self.ended)
+            .finish()
+    }
+}
+
+/// A deterministic script run inside every simulated frame.
+pub(crate) type Script<G> = Arc<dyn Fn(&mut GameWorld<G>) + Send + Sync>;
+
+/// How a match builds its world and presents (the plugin's settings).
+pub(crate) struct MatchSetup<G: Game> {
+    pub(crate) subscriptions: Vec<EventFilter>,
+    pub(crate) record: Option<u32>,
+    pub(crate) script: Option<Script<G>>,
+}
+
+fn ggrs_err(e: impl core::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// Builds a guarded P2P session over `socket`: `players[i]` is handle `i`.
+fn start_p2p<G: Game, A: Address, S: NonBlockingSocket<A> + Send + Sync + 'static>(
+    socket: S,
+    players: &[PlayerType<A>],
+    net: NetSettings,
+    paced: bool,
+) -> Result<P2p<G, A>, String> {
+    let count = players.iter().filter(|p| !matches!(p, PlayerType::Spectator(_))).count();
+    let mut remotes: Vec<(A, Vec<usize>)> = Vec::new();
+    for (h, p) in players.iter().enumerate() {
+        let (addr, handle) = match p {
+            PlayerType::Local => continue,
+            PlayerType::Remote(a) => (a, Some(h)),
+            PlayerType::Spectator(a) => (a, None),
+        };
+        match remotes.iter_mut().find(|(r, _)| r == addr) {
+            Some((_, hs)) => hs.extend(handle),
+            None => remotes.push((addr.clone(), handle.into_iter().collect())),
+        }
+    }
+    let (socket, guard) = GuardedSocket::<S, A>::new::<G::Input>(
+        socket,
+        GuardConfig::new(count, net.max_prediction).with_paced(paced),
+        remotes,
+    );
+    let mut b = hardened_builder::<rollback_abilities::session::GgrsConfig<G, A>>(
+        count,
+        net.max_prediction,
+        net.input_delay,
+        net.desync_interval,
+    )
+    .map_err(ggrs_err)?;
+    for (h, p) in players.iter().enumerate() {
+        b = b.add_player(p.clone(), h).map_err(ggrs_err)?;
+    }
+    let session = b.start_p2p_session(socket).map_err(ggrs_err)?;
+    let local = session.local_player_handles();
+    Ok(P2p { session, guard, local })
+}
+
+impl<G: Game, A: Address> P2p<G, A> {
+    fn advance(
+        &mut self,
+        runner: &mut Runner<G>,
+        inputs: &BTreeMap<PlayerHandle, G::Input>,
+        presenter: &mut CueCollector,
+        script: impl FnMut(&mut GameWorld<G>),
+    ) -> Result<Option<u32>, SessionError> {
+        if self.session.current_state() != SessionState::Running {
+            // Synchronising: exchange packets (through the guard) until every peer runs.
+            self.session.poll_remote_clients();
+            return Ok(None);
+        }
+        let local: Vec<(usize, G::Input)> =
+            self.local.iter().map(|h| (*h, inputs.get(h).copied().unwrap_or_default())).collect();
+        Ok(runner.advance_p2p(&mut self.session, &local, Some(presenter), script)?.rollback)
+    }
+}
+
+impl<G: Game> AbilitiesMatch<G> {
+    /// Builds the world's session for `spec` and the runner around `world`.
+    pub(crate) fn start(
+        world: GameWorld<G>,
+        spec: &MatchSpec,
+        setup: &MatchSetup<G>,
+    ) -> Result<AbilitiesMatch<G>, String> {
+        let net = spec.settings();
+        let synctest = |players: usize, check_distance: usize| -> Result<Drive<G>, String> {
+            let session =
+                SessionBuilder::<rollback_abilities::session::GgrsConfig<G, PeerAddr>>::new()
+                    .with_num_players(players)
+                    .map_err(ggrs_err)?
+                    .with_max_prediction_window(net.max_prediction)
+                    .with_input_delay(net.input_delay)
+                    .with_check_distance(check_distance)
+                    .start_synctest_session()
+                    .map_err(ggrs_err)?;
+            Ok(Drive::SyncTest { session: Box::new(session), players, check_distance })
+        };
+        let (drive, kind, desync_interval) = match spec {
+            MatchSpec::Offline { players } => (synctest(*players, 0)?, "offline", 0),
+            MatchSpec::SyncTest { players, check_distance, .. } => {
+                (synctest(*players, *check_distance)?, "sync test", 0)
+            }
+            MatchSpec::P2pUdp { port, players, .. } => {
+                let socket = UdpNonBlockingSocket::bind_to_port(*port)
+                    .map_err(|e| format!("cannot bind UDP port {port}: {e}"))?;
+                (
+                    Drive::P2pUdp(Box::new(start_p2p(socket, players, net, false)?)),
+                    "p2p",
+                    net.desync_interval,
+                )
+            }
+            MatchSpec::P2pEmulated { socket, players, .. } => (
+                Drive::P2pEmulated(Box::new(start_p2p(socket.clone(), players, net, true)?)),
+                "p2p",
+                net.desync_interval,
+            ),
+            MatchSpec::SpectatorUdp { port, host, players, .. } => {
+                let socket = UdpNonBlockingSocket::bind_to_port(*port)
+                    .map_err(|e| format!("cannot bind UDP port {port}: {e}"))?;
+                let (socket, guard) = GuardedSocket::<_, SocketAddr>::new::<G::Input>(
+                    socket,
+                    GuardConfig::new(*players, net.max_prediction).for_spectator(),
+                    [(*host, (0..*players).collect())],
+                );
+                let session = SessionBuilder::new()
+                    .with_num_players(*players)
+                    .map_err(ggrs_err)?
+                    .start_spectator_session(*host, socket);
+                (Drive::SpectatorUdp(Box::new(Spectator { session, guard })), "spectator", 0)
+            }
+        };
+        if world.next_frame() != 0 {
+            return Err(format!(
+                "the match's world must start at frame 0 (it is at frame {})",
+                world.next_frame()
+            ));
+        }
+        let mut runner = Runner::new(world, net.max_prediction, desync_interval);
+        match &drive {
+            Drive::P2pUdp(p) => runner.attach_guard(p.guard.clone()),
+            Drive::P2pEmulated(p) => runner.attach_guard(p.guard.clone()),
+            Drive::SpectatorUdp(s) => runner.attach_guard(s.guard.clone()),
+            Drive::SyncTest { .. } => {}
+        }
+        runner.set_departure_ticks(net.departure_ticks);
+        runner.director = Some(CueDirector::new());
+        if !setup.subscriptions.is_empty() {
+            let mut ui = EventDirector::new();
+            for f in &setup.subscriptions {
+                ui.subscribe(f.clone());
+            }
+            runner.ui_events = Some(ui);
+        }
+        if let Some(interval) = setup.record {
+            runner.record(interval);
+        }
+        Ok(AbilitiesMatch {
+            runner: Mutex::new(runner),
+            drive,
+            kind,
+            settings: net,
+            accumulator: Duration::ZERO,
+            pending: Pending::default(),
+            ended: false,
+        })
+    }
+
+    /// One tick: the local inputs in, the runner advances (rollbacks, cues, UI events, guard,
+    /// departures all inside), and what it produced is kept for the views and the messages.
+    pub(crate) fn tick(
+        &mut self,
+        inputs: &BTreeMap<PlayerHandle, G::Input>,
+        script: Option<&Script<G>>,
+    ) {
+        if self.ended {
+            return;
+        }
+        let mut presenter = CueCollector::default();
+        let runner = self.runner.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let before = runner.world().next_frame();
+        let script = |w: &mut GameWorld<G>| {
+            if let Some(s) = script {
+                s(w);
+            }
+        };
+        let result = match &mut self.drive {
+            Drive::SyncTest { session, players, .. } => {
+                let all: Vec<G::Input> =
+                    (0..*players).map(|h| inputs.get(&h).copied().unwrap_or_default()).collect();
+                runner
+                    .advance_synctest(session, &all, Some(&mut presenter), script)
+                    .map(|b| b.rollback)
+            }
+            Drive::P2pUdp(p) => p.advance(runner, inputs, &mut presenter, script),
+            Drive::P2pEmulated(p) => p.advance(runner, inputs, &mut presenter, script),
+            Drive::SpectatorUdp(s) => {
+                if s.session.current_state() != SessionState::Running {
+                    s.session.poll_remote_clients();
+                    Ok(None)
+                } else {
+                    runner
+                        .advance_spectator(&mut s.session, Some(&mut presenter), script)
+                        .map(|b| b.rollback)
+                }
+            }
+        };
+        let pending = &mut self.pending;
+        pending.cues.append(&mut presenter.0);
+        match result {
+            Ok(Some(depth)) => {
+                let to = before.saturating_sub(depth);
+                pending.rewound_to = Some(pending.rewound_to.map_or(to, |r| r.min(to)));
+            }
+            Ok(None) => {}
+            Err(SessionError::SyncTestMismatch(report)) => {
+                pending.mismatches.push(Arc::new(*report));
+                // The re-simulated frames were not all reconciled: rewind the views' horizon.
+                pending.rewound_to = Some(0);
+            }
+            Err(e) => {
+                self.ended = true;
+                pending.ended = Some(e.to_string());
+            }
+        }
+        if let Some(ui) = runner.ui_events.as_mut() {
+            pending.ui.extend(ui.drain_all());
+        }
+        for e in runner.drain_events() {
+            if let SessionEvent::Desync(f) = e
+                && let Some(r) = runner.desync_reports().iter().rev().find(|r| r.frame == f)
+            {
+                pending.desyncs.push(Arc::new(r.clone()));
+            }
+            pending.events.push(e);
+        }
+    }
+
+    /// Whether a P2P session is ahead of its peers (the driver then ticks slower, as
+    /// bevy_ggrs does).
+    pub(crate) fn running_ahead(&self) -> bool {
+        match &self.drive {
+            Drive::P2pUdp(p) => p.session.frames_ahead() > 0,
+            Drive::P2pEmulated(p) => p.session.frames_ahead() > 0,
+            Drive::SyncTest { .. } | Drive::SpectatorUdp(_) => false,
+        }
+    }
+
+    /// The world (read-only between ticks: attributes, tags, effects, abilities, components).
+    /// Holds the match's lock until dropped: keep it inside one system.
+    pub fn world(&self) -> WorldRef<'_, G> {
+        WorldRef(self.runner())
+    }
+
+    /// The runner (stats, recorder, desync reports), locked until dropped.
+    pub fn runner(&self) -> MutexGuard<'_, Runner<G>> {
+        self.runner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The runner, mutably (between ticks: anything done to the world must be done on every
+    /// peer alike).
+    pub fn runner_mut(&mut self) -> &mut Runner<G> {
+        self.runner.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The runner's counters (frames, rollbacks, re-simulated frames…).
+    pub fn stats(&self) -> RunnerStats {
+        self.runner().stats()
+    }
+
+    /// The kind of match: `offline`, `sync test`, `p2p` or `spectator`.
+    pub fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// The network settings the match was started with.
+    pub fn settings(&self) -> NetSettings {
+        self.settings
+    }
+
+    /// Whether the match ended on an error (a [`MatchEnded`](crate::MatchEnded) message
+    /// said why); the world stays readable.
+    pub fn has_ended(&self) -> bool {
+        self.ended
+    }
+
+    /// The players whose inputs this app supplies.
+    pub fn local_players(&self) -> Vec<PlayerHandle> {
+        match &self.drive {
+            Drive::SyncTest { players, .. } => (0..*players).collect(),
+            Drive::P2pUdp(p) => p.local.clone(),
+            Drive::P2pEmulated(p) => p.local.clone(),
+            Drive::SpectatorUdp(_) => Vec::new(),
+        }
+    }
+
+    /// The newest frame whose inputs are final on this peer (`None` before the first).
+    pub fn confirmed_frame(&self) -> Option<Frame> {
+        let next = self.runner().world().next_frame();
+        match &self.drive {
+            Drive::SyncTest { check_distance, .. } => {
+                next.checked_sub(*check_distance as Frame + 1)
+            }
+            Drive::P2pUdp(p) => u32::try_from(p.session.confirmed_frame()).ok(),
+            Drive::P2pEmulated(p) => u32::try_from(p.session.confirmed_frame()).ok(),
+            Drive::SpectatorUdp(_) => next.checked_sub(1),
+        }
+    }
+
+    /// The guard of an emulated P2P match (its statistics and faults, and the session numbers
+    /// the peers use: what a test forging packets needs).
+    pub fn emulated_guard(&self) -> Option<&Guard<PeerAddr>> {
+        match &self.drive {
+            Drive::P2pEmulated(p) => Some(&p.guard),
+            _ => None,
+        }
+    }
+
+    /// Removes a remote player from a P2P match through the guard: the survivors agree on the
+    /// frame its input ends at (`Leaving`, then `Left` session messages).
+    pub fn kick(&mut self, player: PlayerHandle) -> Result<(), SessionError> {
+        let runner = self.runner.get_mut().unwrap_or_else(PoisonError::into_inner);
+        match &mut self.drive {
+            Drive::P2pUdp(p) => runner.kick(&mut p.session, player),
+            Drive::P2pEmulated(p) => runner.kick(&mut p.session, player),
+            Drive::SyncTest { .. } | Drive::SpectatorUdp(_) => Ok(()),
+        }
+    }
+
+    /// This player quits a P2P match: every other peer is told at once and agrees on its last
+    /// frame. The plugin stops advancing the match (remove the [`MatchSpec`] to drop it).
+    pub fn leave(&mut self) -> Result<(), SessionError> {
+        let runner = self.runner.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let r = match &mut self.drive {
+            Drive::P2pUdp(p) => runner.leave_match(&mut p.session),
+            Drive::P2pEmulated(p) => runner.leave_match(&mut p.session),
+            Drive::SyncTest { .. } | Drive::SpectatorUdp(_) => Ok(()),
+        };
+        self.ended = true;
+        r
+    }
+}
+
+/// The match's world, borrowed from [`AbilitiesMatch::world`] (it dereferences to the crate's
+/// `World`).
+pub struct WorldRef<'a, G: Game>(MutexGuard<'a, Runner<G>>);
+
+impl<G: Game> core::ops::Deref for WorldRef<'_, G> {
+    type Target = GameWorld<G>;
+    fn deref(&self) -> &GameWorld<G> {
+        self.0.world()
+    }
+}

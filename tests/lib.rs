@@ -17,6 +17,7 @@ mod features_effects;
 mod features_tags;
 mod fuzz_corpora;
 mod fuzz_games;
+mod fuzz_my_game;
 mod fuzz_regressions;
 mod golden;
 mod hostile;

@@ -152,7 +152,7 @@ fn main() -> ExitCode {
     let out = arg("--out").map_or_else(|| PathBuf::from("target/fuzz-findings"), PathBuf::from);
     let fuzzer = fuzzer(Some(out));
     let progress = |i: u64| {
-        if i % 50 == 0 {
+        if i.is_multiple_of(50) {
             eprintln!("iteration {i}/{iterations}");
         }
     };

@@ -55,6 +55,7 @@ mod content;
 mod cue;
 pub mod debug;
 mod effect;
+pub mod fuzz;
 mod id;
 mod located;
 pub mod num;

@@ -16,6 +16,8 @@ mod features_capacities;
 mod features_effects;
 mod features_tags;
 mod fuzz_corpora;
+mod fuzz_games;
+mod fuzz_my_game;
 mod fuzz_regressions;
 mod golden;
 mod hostile;

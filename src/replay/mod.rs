@@ -247,7 +247,7 @@ impl std::error::Error for ReplayError {}
 crate::located::readable_debug!(ReplayError);
 
 impl ReplayError {
-    fn io(path: &Path, e: &std::io::Error) -> ReplayError {
+    pub(crate) fn io(path: &Path, e: &std::io::Error) -> ReplayError {
         ReplayError::Io { path: path.to_path_buf(), kind: e.kind(), message: e.to_string() }
     }
 }

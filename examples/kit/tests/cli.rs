@@ -487,3 +487,21 @@ fn scenario_run_gives_the_duels_functions_to_the_duels_content_only() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("the hooks do not register"), "{err}");
 }
+
+#[test]
+fn fuzz_runs_the_duel_for_a_budget_without_a_finding() {
+    let dir = scratch("fuzz");
+    let out = dir.join("findings");
+    let (code, stdout, err) = run(bin()
+        .args(["fuzz", "--iterations", "4", "--max-frames", "60", "--seed", "3", "--out"])
+        .arg(&out));
+    assert_eq!(code, 0, "{stdout}\n{err}");
+    assert!(stdout.contains("fuzz: 4 iterations of the duel (seed 3), no finding"), "{stdout}");
+    assert!(!out.exists(), "nothing to write without a finding");
+}
+
+#[test]
+fn fuzz_refuses_a_bad_budget() {
+    let (code, _, err) = run(bin().args(["fuzz", "--max-frames", "3"]));
+    assert_eq!(code, 2, "{err}");
+}

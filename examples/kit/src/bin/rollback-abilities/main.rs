@@ -5,6 +5,7 @@
 //! every command with examples.
 
 mod bench;
+mod fuzz;
 mod replays;
 mod scenarios;
 
@@ -78,6 +79,10 @@ enum Command {
     /// Measure the reference arena: snapshot save/load against memcpy, checksums, stepping
     /// and an 8-frame rollback (see docs/performance.md; `cargo bench` is the precise tool).
     Bench(bench::BenchArgs),
+    /// Fuzz the duel's determinism: random inputs, rollbacks, network conditions and
+    /// departures, run straight, rolled back, as a replay and as emulated peers; findings are
+    /// printed with the commands that replay them.
+    Fuzz(fuzz::FuzzArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -302,6 +307,7 @@ fn main() -> ExitCode {
             replays::desync_diff(&a, &b, content.as_deref())
         }
         Command::Bench(args) => bench::run(&args),
+        Command::Fuzz(args) => fuzz::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

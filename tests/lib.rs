@@ -23,6 +23,7 @@ mod malformed;
 #[cfg(feature = "matchbox")]
 mod matchbox;
 mod my_scenarios;
+mod p2p_matchbox_args;
 mod recipes;
 mod rollback;
 mod scenario_files;

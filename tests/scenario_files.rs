@@ -868,7 +868,7 @@ fn scenario_spelling_errors_name_no_rust_type() {
             r###"(
     content: Inline(r#"(
         tags: ["GameplayCue.Hit"],
-        effects: {{ "Hit": (cues: ["GameplayCue.Hit"]) }},
+        effects: {{ "Hit": (cues: [(tag: "GameplayCue.Hit")]) }},
     )"#),
     entities: {{ "hero": () }},
     script: [ (frame: 2, do: {op}) ],

@@ -35,6 +35,19 @@ const ROLE: &str = "RBA_MATCHBOX_CHILD";
 const ARG: &str = "RBA_MATCHBOX_ARG";
 /// Set on a peer whose content differs (to provoke a handshake mismatch).
 const ALTERED: &str = "RBA_MATCHBOX_ALTERED";
+/// Set on a peer started for three players instead of two (a player-count mismatch).
+const THREE: &str = "RBA_MATCHBOX_THREE";
+
+/// How a peer differs from the others.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Not at all.
+    Same,
+    /// Its content ([`ALTERED`]).
+    Altered,
+    /// It expects three players ([`THREE`]).
+    Three,
+}
 /// Frames a peer plays.
 const FRAMES: u32 = 300;
 /// How long the test waits for the peers of one match.
@@ -125,7 +138,7 @@ impl Netns {
     }
 
     /// Starts this test binary in a namespace with a child role.
-    fn spawn(&mut self, ns: &str, role: &str, arg: &str, altered: bool) -> usize {
+    fn spawn(&mut self, ns: &str, role: &str, arg: &str, kind: Kind) -> usize {
         let exe = std::env::current_exe().expect("the test binary's path");
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", ns])
@@ -135,11 +148,18 @@ impl Netns {
             .env(ROLE, role)
             .env(ARG, arg)
             .env_remove(ALTERED)
+            .env_remove(THREE)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        if altered {
-            cmd.env(ALTERED, "1");
+        match kind {
+            Kind::Same => {}
+            Kind::Altered => {
+                cmd.env(ALTERED, "1");
+            }
+            Kind::Three => {
+                cmd.env(THREE, "1");
+            }
         }
         let child = cmd.spawn().expect("spawn `ip netns exec`");
         self.children.push(child);
@@ -191,12 +211,12 @@ impl Outcome {
 
 /// Starts two peers (the second 500 ms after the first: matchbox can miss two peers that join
 /// at the same instant) and waits, up to [`PEER_DEADLINE`], for both to exit.
-fn run_pair(ns: &mut Netns, room: &str, altered: [bool; 2]) -> Result<[Outcome; 2], String> {
+fn run_pair(ns: &mut Netns, room: &str, kinds: [Kind; 2]) -> Result<[Outcome; 2], String> {
     let url = format!("ws://{ADDR_A}:{PORT}/{room}");
     let (a, b) = (ns.a.clone(), ns.b.clone());
-    let first = ns.spawn(&a, "peer", &url, altered[0]);
+    let first = ns.spawn(&a, "peer", &url, kinds[0]);
     std::thread::sleep(Duration::from_millis(500));
-    let second = ns.spawn(&b, "peer", &url, altered[1]);
+    let second = ns.spawn(&b, "peer", &url, kinds[1]);
     let mut readers = Vec::new();
     for i in [first, second] {
         let c = &mut ns.children[i];
@@ -244,7 +264,8 @@ fn run_pair(ns: &mut Netns, room: &str, altered: [bool; 2]) -> Result<[Outcome; 
 
 /// Two processes in two namespaces play 300 frames of the SprintHitGame over WebRTC (no STUN, input
 /// delay 0, so there are rollbacks): both exit 0 with the same confirmed checksum and opposite
-/// player handles. Then two peers whose content differs refuse to start.
+/// player handles. Then two peers whose content differs refuse to start, and two peers started
+/// for different numbers of players each name both counts.
 #[test]
 fn two_processes_over_webrtc_in_network_namespaces() {
     match effective_uid() {
@@ -264,7 +285,7 @@ fn two_processes_over_webrtc_in_network_namespaces() {
 
     // The signaling server, bound to A's veth address only.
     let a = ns.a.clone();
-    let server = ns.spawn(&a, "serve", &format!("{ADDR_A}:{PORT}"), false);
+    let server = ns.spawn(&a, "serve", &format!("{ADDR_A}:{PORT}"), Kind::Same);
     let stdout = ns.children[server].stdout.take();
     let server_err = collect(ns.children[server].stderr.take());
     let (tx, rx) = mpsc::channel();
@@ -294,7 +315,8 @@ fn two_processes_over_webrtc_in_network_namespaces() {
     }
 
     // A match: same checksum on both peers.
-    let [p, q] = run_pair(&mut ns, "arena", [false, false]).unwrap_or_else(|e| panic!("{e}"));
+    let [p, q] =
+        run_pair(&mut ns, "arena", [Kind::Same, Kind::Same]).unwrap_or_else(|e| panic!("{e}"));
     let show = |o: &Outcome| format!("{}\n{}\n{}", o.status, o.stdout, o.stderr);
     assert!(p.status.success(), "peer 0 failed: {}", show(&p));
     assert!(q.status.success(), "peer 1 failed: {}", show(&q));
@@ -313,7 +335,8 @@ fn two_processes_over_webrtc_in_network_namespaces() {
     );
 
     // A handshake mismatch: neither peer starts.
-    let [p, q] = run_pair(&mut ns, "mismatch", [false, true]).unwrap_or_else(|e| panic!("{e}"));
+    let [p, q] = run_pair(&mut ns, "mismatch", [Kind::Same, Kind::Altered])
+        .unwrap_or_else(|e| panic!("{e}"));
     for o in [&p, &q] {
         assert!(!o.status.success(), "a mismatched peer must not play: {}", show(o));
         assert!(o.line(&prefix).is_none(), "{}", show(o));
@@ -327,6 +350,23 @@ fn two_processes_over_webrtc_in_network_namespaces() {
             show(&q)
         );
         println!("matchbox netns: mismatched peer: {}", why.unwrap_or_default().trim());
+    }
+
+    // Different player counts: the two-player peer's room is complete, the three-player peer's
+    // never is, and each says so instead of timing out.
+    let [p, q] =
+        run_pair(&mut ns, "players", [Kind::Same, Kind::Three]).unwrap_or_else(|e| panic!("{e}"));
+    for (o, ours, theirs) in [(&p, 2, 3), (&q, 3, 2)] {
+        assert!(!o.status.success(), "a mismatched peer must not play: {}", show(o));
+        let want = format!("this peer expects {ours} players, ");
+        let why = o.stderr.lines().find(|l| l.contains(&want));
+        assert!(
+            why.is_some_and(|l| l.contains(&format!(" expects {theirs};"))),
+            "each peer names both counts:\n{}\n{}",
+            show(&p),
+            show(&q)
+        );
+        println!("matchbox netns: player-count mismatch: {}", why.unwrap_or_default().trim());
     }
     println!("matchbox netns: done in {:.1} s", started.elapsed().as_secs_f64());
     drop(ns);
@@ -368,10 +408,11 @@ fn serve(addr: &str) {
 /// stats and the confirmed checksum.
 fn play(room: &str) {
     const DONE: &[u8] = b"RBADONE";
+    let players = if std::env::var_os(THREE).is_some() { 3 } else { 2 };
     let world = if std::env::var_os(ALTERED).is_some() {
         arena(&ARENA.replace("coef: -3", "coef: -4")).0
     } else {
-        arena_n(2).0
+        arena_n(players).0
     };
     let handshake = Handshake::of(&world);
     let builder = SessionBuilder::<MatchboxConfig<SprintHitGame>>::new()
@@ -379,7 +420,7 @@ fn play(room: &str) {
         .with_input_delay(0)
         .with_disconnect_timeout(Duration::from_secs(10))
         .with_desync_detection_mode(DesyncDetection::On { interval: 10 });
-    let mut options = MatchboxOptions::new(room, 2);
+    let mut options = MatchboxOptions::new(room, players);
     options.peers_timeout = Duration::from_secs(60);
     let start = Instant::now();
     let mut m = MatchboxSession::<SprintHitGame>::connect(&options, &handshake, builder)

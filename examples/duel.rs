@@ -332,7 +332,7 @@ fn write_plot(path: &Path, replay: &Replay, options: &MatchOptions) -> Result<()
                 continue;
             }
             let Some(p) = fighters.iter().position(|e| *e == cue.key.target) else { continue };
-            let name = content.tags().name(cue.key.tag);
+            let name = content.tag_name(cue.key.tag);
             match cue.key.kind {
                 CueKind::Executed => cues.burst(name, p, f),
                 CueKind::Added => cues.start(name, p, f),

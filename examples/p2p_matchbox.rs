@@ -550,7 +550,8 @@ fn main() -> ExitCode {
         };
     }
     let room = cli.room.clone().unwrap_or_default();
-    match peer(&cli, &room) {
+    // Every failure names the room, so a peer that cannot reach it says which address it tried.
+    match peer(&cli, &room).map_err(|e| format!("room {room}: {e}")) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => {
             eprintln!("the peers' checksums disagree or a desync was detected");

@@ -8,7 +8,7 @@
 //! bracket of a struct that misses a field, or at the end of a truncated file.
 
 // To add a case, append a `Case` to the table of its topic (`syntax`, `names`,
-// `attributes_and_curves`, `effect_rules`, `settings`): a unique `name`, the text of the one file
+// `attributes_and_curves`, `effect_rules`, `cue_entries`, `settings`): a unique `name`, the text of the one file
 // (frozen as `effects.ron`; `with_vitals` adds the common attributes and tags), the expected
 // `error` (kind, where it points, definition path) and fragments of its `message`. Each table is
 // one test that lists every failing case by name. A case that needs several files, a builder call
@@ -908,6 +908,103 @@ fn effect_rules() {
 )"#,
             error: (K::Cycle, Once("inherits: \"Ignite\""), "effects.Burn.inherits"),
             message: &["inheritance cycle: Burn → Ignite → Burn"],
+        },
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cue entries: a plain tag string or the struct form, on effects and abilities alike
+
+#[test]
+fn cue_entries() {
+    run(&[
+        Case {
+            name: "plain_effect_cue_outside_gameplay_cue",
+            text: with_vitals(
+                r#"
+    effects: {
+        "Stun": (duration: Frames(45), granted_tags: ["State.Stunned"], cues: ["State.Stunned"]),
+    },
+)"#,
+            ),
+            error: (K::InvalidValue, Nth("\"State.Stunned\"", 2), "effects.Stun.cues[0]"),
+            message: &["cue tags must live under `GameplayCue.` (\"State.Stunned\" does not)"],
+        },
+        Case {
+            name: "struct_ability_cue_outside_gameplay_cue",
+            text: with_vitals(
+                r#"
+    abilities: {
+        "Dash": (cues: [(tag: "State.Stunned")]),
+    },
+)"#,
+            ),
+            error: (K::InvalidValue, Once("tag: \"State.Stunned\""), "abilities.Dash.cues[0].tag"),
+            message: &["cue tags must live under `GameplayCue.` (\"State.Stunned\" does not)"],
+        },
+        Case {
+            name: "plain_ability_cue_with_an_unknown_tag",
+            text: with_vitals(
+                r#"
+    abilities: {
+        "Dash": (cues: ["GameplayCue.Poisn"]),
+    },
+)"#,
+            ),
+            error: (K::UnknownTag, Once("\"GameplayCue.Poisn\""), "abilities.Dash.cues[0]"),
+            message: &["GameplayCue.Poisn", "did you mean \"GameplayCue.Poison\""],
+        },
+        Case {
+            name: "ability_cue_with_a_magnitude_attribute",
+            text: with_vitals(
+                r#"
+    abilities: {
+        "Dash": (cues: [(tag: "GameplayCue.Poison", magnitude_attribute: "Health")]),
+    },
+)"#,
+            ),
+            error: (
+                K::InvalidCombination,
+                Once("magnitude_attribute"),
+                "abilities.Dash.cues[0].magnitude_attribute",
+            ),
+            message: &["an ability's cue has no magnitude to fill", "on the effect"],
+        },
+        Case {
+            name: "executed_ability_cue",
+            text: with_vitals(
+                r#"
+    abilities: {
+        "Dash": (cues: [(tag: "GameplayCue.Poison", events: Executed)]),
+    },
+)"#,
+            ),
+            error: (K::InvalidCombination, Once("events"), "abilities.Dash.cues[0].events"),
+            message: &["an ability's cue is persistent", "`Executed` would never fire"],
+        },
+        Case {
+            name: "ability_cue_with_an_unknown_field",
+            text: with_vitals(
+                r#"
+    abilities: {
+        "Dash": (cues: [(tag: "GameplayCue.Poison", colour: 3)]),
+    },
+)"#,
+            ),
+            error: (K::Syntax, Once("colour"), "abilities.Dash.cues[0].colour"),
+            message: &["colour", "tag", "events", "magnitude_attribute"],
+        },
+        Case {
+            name: "effect_cue_given_a_number",
+            text: with_vitals(
+                r#"
+    effects: {
+        "Stun": (duration: Frames(45), cues: [7]),
+    },
+)"#,
+            ),
+            error: (K::Syntax, Once("7]"), "effects.Stun.cues[0]"),
+            message: &["a tag string such as \"GameplayCue.Hit\"", "(tag: "],
         },
     ]);
 }

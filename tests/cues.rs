@@ -988,3 +988,42 @@ proptest! {
         prop_assert_eq!(confirmed_keys(&log), confirmed_keys(&straight));
     }
 }
+
+/// A cue entry is a plain tag string or `(tag: …)`, on effects and abilities alike: the plain
+/// string is the struct form with every other field at its default, so both freeze to the same
+/// content, and an ability's struct-form cue is shown while it runs.
+#[test]
+fn cue_entries_take_a_plain_tag_or_the_struct_form_on_effects_and_abilities() {
+    let swapped = ARENA
+        .replace(r#"cues: [(tag: "GameplayCue.Hit")]"#, r#"cues: ["GameplayCue.Hit"]"#)
+        .replace(r#"cues: [(tag: "GameplayCue.Stun")]"#, r#"cues: ["GameplayCue.Stun"]"#)
+        .replace(
+            r#"cues: ["GameplayCue.Sprint"]"#,
+            r#"cues: [(tag: "GameplayCue.Sprint", events: Persistent)]"#,
+        );
+    assert!(!swapped.contains("(tag: \"GameplayCue.Hit\")"), "the effect cue is now plain");
+    assert!(swapped.contains("(tag: \"GameplayCue.Sprint\""), "the ability cue is now a struct");
+    let plain_abilities = Content::from_ron_str(ARENA).unwrap_or_else(|e| panic!("{e}"));
+    let plain_effects = Content::from_ron_str(&swapped).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plain_abilities.hash(), plain_effects.hash());
+    for c in [&plain_abilities, &plain_effects] {
+        let hit = c.effect_def(c.effect("Hit").unwrap());
+        assert_eq!(hit.cues.len(), 1);
+        assert_eq!(c.tag_name(hit.cues[0].tag), "GameplayCue.Hit");
+        assert_eq!(hit.cues[0].events, rollback_abilities::CueEvents::Auto);
+        let sprint = c.ability_def(c.ability("Sprint").unwrap());
+        let names: Vec<&str> = sprint.cues.iter().map(|t| c.tag_name(*t)).collect();
+        assert_eq!(names, ["GameplayCue.Sprint"]);
+    }
+    // The struct-form ability cue is added when Sprint activates.
+    let (mut w, [a, _]) = arena(&swapped);
+    let sprint = w.content().tag("GameplayCue.Sprint").unwrap();
+    w.step(&[1, 0]);
+    w.step(&[1, 0]);
+    let mut active = Vec::new();
+    w.active_cues(&mut active);
+    assert!(
+        active.iter().any(|c| c.target == a && c.tag == sprint),
+        "the Sprint cue is active while Sprint runs"
+    );
+}

@@ -25,6 +25,7 @@ mod malformed;
 #[cfg(feature = "matchbox")]
 mod matchbox;
 mod my_scenarios;
+mod p2p_matchbox_args;
 mod recipes;
 mod replays;
 mod rollback;

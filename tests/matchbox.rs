@@ -38,6 +38,19 @@ const ROLE: &str = "RBA_MATCHBOX_CHILD";
 const ARG: &str = "RBA_MATCHBOX_ARG";
 /// Set on a peer whose content differs (to provoke a handshake mismatch).
 const ALTERED: &str = "RBA_MATCHBOX_ALTERED";
+/// Set on a peer started for three players instead of two (a player-count mismatch).
+const THREE: &str = "RBA_MATCHBOX_THREE";
+
+/// How a peer differs from the others.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Not at all.
+    Same,
+    /// Its content ([`ALTERED`]).
+    Altered,
+    /// It expects three players ([`THREE`]).
+    Three,
+}
 /// Frames a peer plays.
 const FRAMES: u32 = 300;
 /// How long the test waits for the peers of one match.
@@ -129,7 +142,7 @@ impl Netns {
     }
 
     /// Starts this test binary in a namespace with a child role.
-    fn spawn(&mut self, ns: &str, role: &str, arg: &str, altered: bool) -> usize {
+    fn spawn(&mut self, ns: &str, role: &str, arg: &str, kind: Kind) -> usize {
         let exe = std::env::current_exe().expect("the test binary's path");
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", ns])
@@ -139,11 +152,18 @@ impl Netns {
             .env(ROLE, role)
             .env(ARG, arg)
             .env_remove(ALTERED)
+            .env_remove(THREE)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        if altered {
-            cmd.env(ALTERED, "1");
+        match kind {
+            Kind::Same => {}
+            Kind::Altered => {
+                cmd.env(ALTERED, "1");
+            }
+            Kind::Three => {
+                cmd.env(THREE, "1");
+            }
         }
         let child = cmd.spawn().expect("spawn `ip netns exec`");
         self.children.push(child);
@@ -195,12 +215,12 @@ impl Outcome {
 
 /// Starts two peers (the second 500 ms after the first: matchbox can miss two peers that join
 /// at the same instant) and waits, up to [`PEER_DEADLINE`], for both to exit.
-fn run_pair(ns: &mut Netns, room: &str, altered: [bool; 2]) -> Result<[Outcome; 2], String> {
+fn run_pair(ns: &mut Netns, room: &str, kinds: [Kind; 2]) -> Result<[Outcome; 2], String> {
     let url = format!("ws://{ADDR_A}:{PORT}/{room}");
     let (a, b) = (ns.a.clone(), ns.b.clone());
-    let first = ns.spawn(&a, "peer", &url, altered[0]);
+    let first = ns.spawn(&a, "peer", &url, kinds[0]);
     std::thread::sleep(Duration::from_millis(500));
-    let second = ns.spawn(&b, "peer", &url, altered[1]);
+    let second = ns.spawn(&b, "peer", &url, kinds[1]);
     let mut readers = Vec::new();
     for i in [first, second] {
         let c = &mut ns.children[i];
@@ -248,7 +268,8 @@ fn run_pair(ns: &mut Netns, room: &str, altered: [bool; 2]) -> Result<[Outcome; 
 
 /// Two processes in two namespaces play 300 frames of the SprintHitGame over WebRTC (no STUN, input
 /// delay 0, so there are rollbacks): both exit 0 with the same confirmed checksum and opposite
-/// player handles. Then two peers whose content differs refuse to start.
+/// player handles. Then two peers whose content differs refuse to start, and two peers started
+/// for different numbers of players each name both counts.
 #[test]
 #[ignore = "needs root and iproute2 (ip netns): cargo test --all-features --test integration matchbox:: -- --ignored --skip matchbox::child_role"]
 fn two_processes_over_webrtc_in_network_namespaces() {
@@ -269,7 +290,7 @@ fn two_processes_over_webrtc_in_network_namespaces() {
 
     // The signaling server, bound to A's veth address only.
     let a = ns.a.clone();
-    let server = ns.spawn(&a, "serve", &format!("{ADDR_A}:{PORT}"), false);
+    let server = ns.spawn(&a, "serve", &format!("{ADDR_A}:{PORT}"), Kind::Same);
     let stdout = ns.children[server].stdout.take();
     let server_err = collect(ns.children[server].stderr.take());
     let (tx, rx) = mpsc::channel();
@@ -299,7 +320,8 @@ fn two_processes_over_webrtc_in_network_namespaces() {
     }
 
     // A match: same checksum on both peers.
-    let [p, q] = run_pair(&mut ns, "arena", [false, false]).unwrap_or_else(|e| panic!("{e}"));
+    let [p, q] =
+        run_pair(&mut ns, "arena", [Kind::Same, Kind::Same]).unwrap_or_else(|e| panic!("{e}"));
     let show = |o: &Outcome| format!("{}\n{}\n{}", o.status, o.stdout, o.stderr);
     assert!(p.status.success(), "peer 0 failed: {}", show(&p));
     assert!(q.status.success(), "peer 1 failed: {}", show(&q));
@@ -318,7 +340,8 @@ fn two_processes_over_webrtc_in_network_namespaces() {
     );
 
     // A handshake mismatch: neither peer starts.
-    let [p, q] = run_pair(&mut ns, "mismatch", [false, true]).unwrap_or_else(|e| panic!("{e}"));
+    let [p, q] = run_pair(&mut ns, "mismatch", [Kind::Same, Kind::Altered])
+        .unwrap_or_else(|e| panic!("{e}"));
     for o in [&p, &q] {
         assert!(!o.status.success(), "a mismatched peer must not play: {}", show(o));
         assert!(o.line(&prefix).is_none(), "{}", show(o));
@@ -332,6 +355,23 @@ fn two_processes_over_webrtc_in_network_namespaces() {
             show(&q)
         );
         println!("matchbox netns: mismatched peer: {}", why.unwrap_or_default().trim());
+    }
+
+    // Different player counts: the two-player peer's room is complete, the three-player peer's
+    // never is, and each says so instead of timing out.
+    let [p, q] =
+        run_pair(&mut ns, "players", [Kind::Same, Kind::Three]).unwrap_or_else(|e| panic!("{e}"));
+    for (o, ours, theirs) in [(&p, 2, 3), (&q, 3, 2)] {
+        assert!(!o.status.success(), "a mismatched peer must not play: {}", show(o));
+        let want = format!("this peer expects {ours} players, ");
+        let why = o.stderr.lines().find(|l| l.contains(&want));
+        assert!(
+            why.is_some_and(|l| l.contains(&format!(" expects {theirs};"))),
+            "each peer names both counts:\n{}\n{}",
+            show(&p),
+            show(&q)
+        );
+        println!("matchbox netns: player-count mismatch: {}", why.unwrap_or_default().trim());
     }
     println!("matchbox netns: done in {:.1} s", started.elapsed().as_secs_f64());
     drop(ns);
@@ -373,13 +413,14 @@ fn serve(addr: &str) {
 /// stats and the confirmed checksum.
 fn play(room: &str) {
     const DONE: &[u8] = b"RBADONE";
+    let players = if std::env::var_os(THREE).is_some() { 3 } else { 2 };
     let world = if std::env::var_os(ALTERED).is_some() {
         arena(&ARENA.replace("coef: -3", "coef: -4")).0
     } else {
-        arena_n(2).0
+        arena_n(players).0
     };
     let handshake = Handshake::of(&world);
-    let mut options = MatchboxOptions::new(room, 2);
+    let mut options = MatchboxOptions::new(room, players);
     options.peers_timeout = Duration::from_secs(60);
     options.session.input_delay = 0;
     let start = Instant::now();
@@ -548,70 +589,4 @@ fn roster_order_and_ggrs_codec() {
     }
     // A huge claimed length is refused before allocating.
     let _ = GgrsChannel::decode(&[0xAB, 0xCD, 2, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]);
-}
-
-/// The `p2p_matchbox` example's command line (its parser, shared with the example through
-/// `#[path]`: examples cannot be linked into tests).
-#[path = "../examples/p2p_matchbox/args.rs"]
-#[allow(dead_code)]
-mod p2p_args;
-
-/// `p2p_matchbox --help` is clap's help (it used to print "bad argument --help"), with every
-/// bounded flag's range and every default; a value out of range is refused with its range; the
-/// README's commands parse.
-#[test]
-fn p2p_matchbox_help_shows_ranges_and_defaults() {
-    use clap::{CommandFactory, Parser, error::ErrorKind};
-    use p2p_args::Cli;
-    Cli::command().debug_assert();
-    let help = Cli::command().render_long_help().to_string();
-    for want in [
-        "--serve <ADDR>",
-        "--for <SECS>",
-        "1 to 86400",
-        "--room <URL>",
-        "--players <N>",
-        "2 to 8",
-        "[default: 2]",
-        "--frames <N>",
-        "1 to 1000000",
-        "[default: 600]",
-        "--input-delay <FRAMES>",
-        "0 to 15",
-        "--timeout <SECS>",
-        "1 to 3600",
-        "[default: 90]",
-        "whether they all agree",
-        "Examples:",
-    ] {
-        assert!(help.contains(want), "{want:?} missing from:\n{help}");
-    }
-    let e = Cli::try_parse_from(["p2p_matchbox", "--help"]).unwrap_err();
-    assert_eq!((e.kind(), e.exit_code()), (ErrorKind::DisplayHelp, 0));
-    let e = Cli::try_parse_from(["p2p_matchbox", "--room", "ws://h:1/r", "--players", "9"])
-        .unwrap_err();
-    assert_eq!(e.exit_code(), 2);
-    assert!(e.to_string().contains("9 is not in 2..=8"), "{e}");
-    let e = Cli::try_parse_from(["p2p_matchbox"]).unwrap_err();
-    assert!(e.to_string().contains("--serve <ADDR>|--room <URL>"), "{e}");
-    let e = Cli::try_parse_from(["p2p_matchbox", "--serve", "127.0.0.1:1", "--frames", "5"])
-        .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::ArgumentConflict);
-
-    // The commands of the README and of the help's examples.
-    let serve = Cli::try_parse_from(["p2p_matchbox", "--serve", "127.0.0.1:3536"]).unwrap();
-    assert_eq!(serve.serve, Some("127.0.0.1:3536".parse().unwrap()));
-    assert_eq!(serve.lifetime(), None);
-    let peer = Cli::try_parse_from(
-        "p2p_matchbox --room ws://127.0.0.1:3536/duel --players 2 --frames 600".split(' '),
-    )
-    .unwrap();
-    assert_eq!(peer.room.as_deref(), Some("ws://127.0.0.1:3536/duel"));
-    assert_eq!((peer.players, peer.frames, peer.input_delay), (2, 600, 2));
-    assert_eq!(peer.timeout(), Duration::from_secs(90));
-    for line in help.lines().filter(|l| l.contains("--example p2p_matchbox -- ")) {
-        let args = line.split(" -- ").nth(1).unwrap().split_whitespace();
-        Cli::try_parse_from(std::iter::once("p2p_matchbox").chain(args))
-            .unwrap_or_else(|e| panic!("{line}: {e}"));
-    }
 }

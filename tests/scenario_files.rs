@@ -858,3 +858,37 @@ fn cue_kinds_accept_the_rust_names() {
     assert!(!e.message.contains("Raw"), "{e}");
     assert!(e.message.contains("`Added`") && e.message.contains("`OnActive`"), "{e}");
 }
+
+/// A misspelt operation, check, cue kind, phase or event in a scenario is named with the
+/// accepted spellings and a suggestion, never with the name of a Rust type.
+#[test]
+fn scenario_spelling_errors_name_no_rust_type() {
+    let text = |op: &str, check: &str| {
+        format!(
+            r###"(
+    content: Inline(r#"(
+        tags: ["GameplayCue.Hit"],
+        effects: {{ "Hit": (cues: [(tag: "GameplayCue.Hit")]) }},
+    )"#),
+    entities: {{ "hero": () }},
+    script: [ (frame: 2, do: {op}) ],
+    expect: [ (frame: 2, that: {check}) ],
+)"###
+        )
+    };
+    let good_op = r#"ApplyEffect(effect: "Hit", on: "hero")"#;
+    let good_check = r#"Cue(tag: "GameplayCue.Hit", kind: Executed, count: 1)"#;
+    let plain = RunOptions { modes: Some(vec![Mode::Plain]), ..RunOptions::default() };
+    let s = Scenario::from_str(&text(good_op, good_check), "spelling.ron", None).unwrap();
+    assert!(run(&s, &plain).unwrap().passed());
+    for (op, check, wanted) in [
+        (r#"ApplyEfect(effect: "Hit", on: "hero")"#, good_check, "`ApplyEffect`"),
+        (good_op, r#"Cu(tag: "GameplayCue.Hit", kind: Executed, count: 1)"#, "`Cue`"),
+        (good_op, r#"Cue(tag: "GameplayCue.Hit", kind: Executd, count: 1)"#, "`Executed`"),
+    ] {
+        let e = Scenario::from_str(&text(op, check), "spelling.ron", None).unwrap_err();
+        assert!(!e.message.contains("Raw"), "{e}");
+        assert!(e.message.contains(wanted), "{e}");
+        assert!(e.message.contains("did you mean"), "{e}");
+    }
+}

@@ -360,6 +360,46 @@ fn handshake_mismatches_refuse_to_start() {
     ));
 }
 
+/// Peers started for different numbers of players are told which: the handshake's mismatch
+/// and the player-count announcement a transport sends each peer as soon as it connects (before
+/// the room is complete, which it never is for one of them) both say "this peer expects N
+/// players, peer X expects M".
+#[test]
+fn a_player_count_mismatch_names_both_counts() {
+    let net = EmulatedNetwork::new(NetConditions::HARSH, 6);
+    let (two, _) = arena_n(2);
+    let (three, _) = arena_n(3);
+    let (h2, h3) = (Handshake::of(&two), Handshake::of(&three));
+    let err = exchange_emulated(
+        &[(net.socket(PeerAddr(0)), h2.clone()), (net.socket(PeerAddr(1)), h3.clone())],
+        4,
+    )
+    .unwrap_err();
+    assert!(matches!(&err, HandshakeError::Mismatch { field: "players", .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains("this peer expects 2 players, peer1 expects 3")
+            || text.contains("this peer expects 3 players, peer0 expects 2"),
+        "{text}"
+    );
+
+    let told = h3.players_announcement();
+    let e = h2.check_players_announcement(&told, "peer B").unwrap().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "refusing to start: this peer expects 2 players, peer B expects 3; every peer of a \
+         match must be started for the same number of players"
+    );
+    assert_eq!(h3.check_players_announcement(&told, "peer B"), Some(Ok(())));
+    // Anything else is not an announcement; a truncated one is malformed.
+    assert_eq!(h2.check_players_announcement(&h3.encode(), "peer B"), None);
+    assert_eq!(h2.check_players_announcement(b"hello", "peer B"), None);
+    assert!(matches!(
+        h2.check_players_announcement(&told[..told.len() - 1], "peer B"),
+        Some(Err(HandshakeError::Malformed { .. }))
+    ));
+}
+
 fn replay_world() -> World<SprintHitGame> {
     arena_n(2).0
 }

@@ -40,8 +40,8 @@ pub struct Cli {
     #[arg(long = "for", value_name = "SECS", requires = "serve",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub lifetime: Option<u64>,
-    /// Run a peer in this room of a signaling server: ws://HOST:PORT/ROOM.
-    #[arg(long, value_name = "URL")]
+    /// Run a peer in this room of a signaling server: ws://HOST:PORT/ROOM (or wss://).
+    #[arg(long, value_name = "URL", value_parser = room_url)]
     pub room: Option<String>,
     /// Players in the match, one peer each: 2 to 8.
     #[arg(long, default_value_t = 2, value_name = "N", conflicts_with = "serve",
@@ -88,5 +88,29 @@ impl Cli {
     /// How long a peer tries before it gives up.
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout)
+    }
+}
+
+/// A `--room` address: a WebSocket URL, `ws://HOST:PORT/ROOM` or `wss://HOST:PORT/ROOM`. Any
+/// other scheme (`http://`, a bare `HOST:PORT/ROOM`) is refused with what the flag takes, and
+/// with the WebSocket form of an `http(s)://` address, instead of being retried until the
+/// timeout.
+pub fn room_url(s: &str) -> Result<String, String> {
+    let takes = "the room is a signaling server's WebSocket address, ws://HOST:PORT/ROOM or \
+                 wss://HOST:PORT/ROOM";
+    let host = s.strip_prefix("ws://").or_else(|| s.strip_prefix("wss://"));
+    match host {
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') => Ok(s.to_string()),
+        Some(_) => Err(format!("{s} names no host: {takes}")),
+        None => {
+            let websocket = if let Some(rest) = s.strip_prefix("http://") {
+                format!(" (did you mean ws://{rest}?)")
+            } else if let Some(rest) = s.strip_prefix("https://") {
+                format!(" (did you mean wss://{rest}?)")
+            } else {
+                String::new()
+            };
+            Err(format!("{takes}, not {s}{websocket}"))
+        }
     }
 }

@@ -1227,8 +1227,7 @@ fn freeze_effect(
     let mut cues = Vec::new();
     for (i, c) in r.cues.as_deref().unwrap_or(&[]).iter().enumerate() {
         let cl = loc.at("cues").at(i);
-        let tag = names.tag(&cl.at("tag"), &c.tag)?;
-        check_cue_tag(names, &cl.at("tag"), tag, &c.tag)?;
+        let tag = cue_tag(names, &cl, c)?;
         match (c.events, instant, periodic) {
             (CueEvents::Persistent, true, _) => {
                 return Err(cx.err(
@@ -1630,6 +1629,15 @@ fn check_live_capture_cycles(
         }
     }
     Ok(())
+}
+
+/// The tag of a cue entry, which must live under `GameplayCue.` (F-GC-01). An error points at
+/// the entry when it is a plain string, at its `tag` field otherwise.
+fn cue_tag(names: &Names<'_>, cl: &Loc, c: &RawCue) -> Result<TagId, ContentError> {
+    let at = if c.plain { cl.clone() } else { cl.at("tag") };
+    let tag = names.tag(&at, &c.tag)?;
+    check_cue_tag(names, &at, tag, &c.tag)?;
+    Ok(tag)
 }
 
 /// Cue tags must live under `GameplayCue.` (F-GC-01).

@@ -562,18 +562,62 @@ pub struct RawStacking {
     pub deny_overflow: bool,
 }
 
-/// A cue entry on an effect.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename = "effect_cue")]
-pub struct RawEffectCue {
+/// A cue entry on an effect or an ability: a plain tag string (`"GameplayCue.Hit"`, shorthand for
+/// `(tag: "GameplayCue.Hit")` with every other field at its default) or the struct form.
+#[derive(Clone, Debug)]
+pub struct RawCue {
     /// The `GameplayCue.*` tag.
     pub tag: String,
     /// Which events it emits.
-    #[serde(default)]
     pub events: CueEvents,
     /// An attribute whose modifier magnitude (from this effect) fills the cue's magnitude.
-    #[serde(default)]
     pub magnitude_attribute: Option<String>,
+    /// Written as a plain string (the error for its tag points at the string itself).
+    pub plain: bool,
+}
+
+/// The struct form of a cue entry.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename = "cue")]
+struct RawCueFields {
+    tag: String,
+    #[serde(default)]
+    events: CueEvents,
+    #[serde(default)]
+    magnitude_attribute: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for RawCue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawCue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "a cue: a tag string such as \"GameplayCue.Hit\", or \
+                     (tag: \"GameplayCue.Hit\", events: Auto, magnitude_attribute: \"Health\")",
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawCue, E> {
+                Ok(RawCue {
+                    tag: v.to_string(),
+                    events: CueEvents::default(),
+                    magnitude_attribute: None,
+                    plain: true,
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawCue, A::Error> {
+                let f = RawCueFields::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(RawCue {
+                    tag: f.tag,
+                    events: f.events,
+                    magnitude_attribute: f.magnitude_attribute,
+                    plain: false,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// A gameplay-effect definition as written.
@@ -613,7 +657,7 @@ pub struct RawEffect {
     /// Stacking policy.
     pub stacking: Option<RawStacking>,
     /// Cues.
-    pub cues: Option<Vec<RawEffectCue>>,
+    pub cues: Option<Vec<RawCue>>,
     /// Registered application-requirement predicates.
     pub custom_requirements: Option<Vec<String>>,
     /// Abilities granted to the target while active.
@@ -716,7 +760,7 @@ pub struct RawAbility {
     /// Ends the ability this long after activation.
     pub end_after: Option<RawFrames>,
     /// Persistent cues shown while the ability is active.
-    pub cues: Vec<String>,
+    pub cues: Vec<RawCue>,
 }
 
 impl Default for RawAbility {

@@ -64,6 +64,7 @@ fn one() -> u16 {
 
 /// Where the content comes from.
 #[derive(Clone, Debug, Deserialize)]
+#[serde(rename = "content source")]
 pub enum RawContentRef {
     /// One RON file, relative to the scenario file.
     File(String),
@@ -162,6 +163,7 @@ impl Default for RawSyncTest {
 
 /// Which modes a scenario runs.
 #[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename = "modes")]
 pub enum RawModes {
     /// Every mode.
     #[default]
@@ -306,6 +308,7 @@ pub struct RawStep {
 
 /// When in its frame a direct operation runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename = "phase")]
 pub enum RawPhase {
     /// After expiry (P2) and before the abilities (P4): the frame's activations see it.
     BeforeAbilities,
@@ -364,6 +367,7 @@ impl<'de> Deserialize<'de> for RawButton {
 
 /// A scripted operation.
 #[derive(Clone, Debug, Deserialize)]
+#[serde(rename = "operation")]
 pub enum RawOp {
     /// Hold a button from this frame on.
     Press {
@@ -618,6 +622,7 @@ pub struct RawCueRouting {
 
 /// A handler kind.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename = "handler kind")]
 pub enum RawHandlerKind {
     /// Stateless (GAS `GameplayCueNotify_Static`).
     #[default]
@@ -670,6 +675,7 @@ pub struct RawLocalStep {
 
 /// A local (presentation-only) cue operation.
 #[derive(Clone, Debug, Deserialize)]
+#[serde(rename = "local operation")]
 pub enum RawLocalOp {
     /// A local burst.
     Execute {
@@ -775,6 +781,7 @@ pub struct RawExpect {
 
 /// An activation outcome to expect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename = "activation outcome")]
 pub enum RawActivation {
     /// An attempt in the frame succeeded.
     Succeeded,
@@ -786,6 +793,7 @@ pub enum RawActivation {
 
 /// A cooldown state to expect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename = "cooldown state")]
 pub enum RawCooldown {
     /// No cooldown tag is present.
     Ready,
@@ -813,6 +821,7 @@ pub enum RawCueKind {
 
 /// A check.
 #[derive(Clone, Debug, Deserialize)]
+#[serde(rename = "check")]
 pub enum RawCheck {
     /// An attribute's values.
     Attribute {
@@ -1096,6 +1105,7 @@ pub enum RawCheck {
 
 /// The result of an application to expect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename = "application result")]
 pub enum RawApplied {
     /// An instant spec executed.
     Executed,
@@ -1111,6 +1121,7 @@ pub enum RawApplied {
 
 /// Why an application failed (mirrors `ApplyError`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename = "application failure")]
 pub enum RawApplyFailure {
     /// The target is not alive.
     InvalidTarget,
@@ -1132,6 +1143,7 @@ pub enum RawApplyFailure {
 
 /// An effect event to count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename = "effect event")]
 pub enum RawEffectEvent {
     /// A duration or infinite effect became active.
     Added,
@@ -1163,6 +1175,7 @@ pub enum RawEffectEvent {
 
 /// An ability event to count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename = "ability event")]
 pub enum RawAbilityEvent {
     /// It was granted.
     Granted,
@@ -1186,6 +1199,7 @@ pub enum RawAbilityEvent {
 
 /// A tag event to count (the tag's hierarchical count).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename = "tag event")]
 pub enum RawTagEvent {
     /// The tag appeared or disappeared (GAS `NewOrRemoved`).
     NewOrRemoved,

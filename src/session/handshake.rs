@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 
 const HELLO: &[u8; 8] = b"RBAHELLO";
 
+/// The prefix of a player-count announcement (followed by the count, u16 little-endian).
+const PLAYERS: &[u8; 10] = b"RBAPLAYERS";
+
 /// What a peer announces before a session starts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Handshake {
@@ -69,6 +72,10 @@ impl fmt::Display for HandshakeError {
             HandshakeError::Malformed { peer, reason } => {
                 write!(f, "{peer} sent an invalid handshake: {reason}")
             }
+            HandshakeError::Mismatch { peer, field: "players", local, remote } => write!(
+                f,
+                "refusing to start: this peer expects {local} players, {peer} expects {remote}; every peer of a match must be started for the same number of players"
+            ),
             HandshakeError::Mismatch { peer, field, local, remote } => write!(
                 f,
                 "refusing to start: {field} differs from {peer} (ours {local}, theirs {remote}); every peer must run the same build, content, hooks and settings"
@@ -123,6 +130,41 @@ impl Handshake {
             .ok_or_else(|| bad("missing the RBAHELLO magic".into()))?;
         let text = core::str::from_utf8(body).map_err(|_| bad("not UTF-8".into()))?;
         ron::from_str(text).map_err(|e| bad(e.to_string()))
+    }
+
+    /// The announcement of the number of players this peer expects, which a transport sends
+    /// each peer as soon as it connects: peers started for different numbers of players may
+    /// never see a complete room, so they would never exchange handshakes.
+    pub fn players_announcement(&self) -> Vec<u8> {
+        [PLAYERS.as_slice(), &self.players.to_le_bytes()].concat()
+    }
+
+    /// Checks untrusted bytes from `peer` against our number of players: `None` when they are
+    /// not a player-count announcement, a [`HandshakeError::Mismatch`] on `players` ("this
+    /// peer expects 2 players, `peer` expects 3") when the counts differ.
+    pub fn check_players_announcement(
+        &self,
+        bytes: &[u8],
+        peer: &str,
+    ) -> Option<Result<(), HandshakeError>> {
+        let rest = bytes.strip_prefix(PLAYERS.as_slice())?;
+        let Ok(count) = <[u8; 2]>::try_from(rest) else {
+            return Some(Err(HandshakeError::Malformed {
+                peer: peer.to_string(),
+                reason: format!("a player-count announcement of {} bytes, not 2", rest.len()),
+            }));
+        };
+        let remote = u16::from_le_bytes(count);
+        Some(if remote == self.players {
+            Ok(())
+        } else {
+            Err(HandshakeError::Mismatch {
+                peer: peer.to_string(),
+                field: "players",
+                local: self.players.to_string(),
+                remote: remote.to_string(),
+            })
+        })
     }
 
     /// Checks a remote handshake against ours; the error names the first differing field.

@@ -13,7 +13,10 @@
 //! 1. build the socket and drive its message loop on a thread ([`spawn_message_loop`]);
 //! 2. wait, with a deadline, until the room holds exactly the expected number of peers
 //!    ([`wait_for_peers`]); the [`Roster`] orders every peer by [`PeerId`], so every peer
-//!    assigns the same player handles;
+//!    assigns the same player handles. Meanwhile [`Connecting`] tells each peer, as soon as it
+//!    connects, how many players it expects ([`Handshake::players_announcement`]): peers
+//!    started for different numbers of players would otherwise wait for rooms that never fill,
+//!    and instead fail with "this peer expects 2 players, peer … expects 3";
 //! 3. exchange and check the [`Handshake`] on the reliable channel, each peer answering every
 //!    handshake with a verdict, so that nobody starts unless everybody agrees
 //!    ([`exchange_handshake`]);
@@ -47,7 +50,7 @@ use matchbox_socket::{
     ChannelConfig, ChannelError, MessageLoopFuture, Packet, RtcIceServerConfig, WebRtcChannel,
     WebRtcSocket, WebRtcSocketBuilder,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 #[cfg(not(target_arch = "wasm32"))]
 use std::thread::JoinHandle;
@@ -437,6 +440,55 @@ pub fn wait_for_peers(
     }
 }
 
+/// The most reliable messages kept from peers while the room is not complete (a peer that is
+/// done waiting sends its handshake at once; nothing else is expected so early).
+const MAX_EARLY: usize = 64;
+
+/// What [`Connecting`] knows while it waits for the room to fill: the peers it has told how
+/// many players it expects, what they sent meanwhile (for the handshake exchange), and the
+/// first peer that expects a different number, with when it was found.
+#[derive(Default)]
+struct PeerWatch {
+    told: BTreeSet<PeerId>,
+    early: Vec<(PeerId, Packet)>,
+    failure: Option<(MatchboxError, Duration)>,
+}
+
+impl PeerWatch {
+    /// Tells every newly connected peer how many players we expect (peers started for
+    /// different numbers would otherwise wait for rooms that never fill) and checks what they
+    /// told us; a mismatch is returned once [`VERDICT_WAIT`] has let our announcement reach
+    /// the others.
+    fn poll(
+        &mut self,
+        socket: &mut WebRtcSocket,
+        local: &Handshake,
+        now: Duration,
+    ) -> Result<(), MatchboxError> {
+        let connected: Vec<PeerId> = socket.connected_peers().collect();
+        for peer in connected {
+            if self.told.insert(peer) {
+                send_reliable(socket, peer, Packet::from(local.players_announcement()))?;
+            }
+        }
+        for (from, packet) in socket.get_channel_mut(RELIABLE_CHANNEL)?.receive() {
+            match local.check_players_announcement(&packet, &from.to_string()) {
+                Some(Err(e)) if self.failure.is_none() => self.failure = Some((e.into(), now)),
+                Some(_) => {}
+                None if self.early.len() < MAX_EARLY => self.early.push((from, packet)),
+                None => {}
+            }
+        }
+        match self.failure.take() {
+            Some((e, at)) if now.saturating_sub(at) >= VERDICT_WAIT => Err(e),
+            failure => {
+                self.failure = failure;
+                Ok(())
+            }
+        }
+    }
+}
+
 /// The verdict a peer sends back on a handshake it received: accepted…
 const ACCEPT: &[u8] = b"RBAHSACK";
 /// …or refused (followed by the reason, UTF-8).
@@ -465,6 +517,8 @@ type Messages = Vec<(PeerId, Vec<u8>)>;
 /// [`HandshakeRound::poll`]. Times are durations since any fixed origin (the caller's clock).
 struct HandshakeRound {
     progress: BTreeMap<PeerId, PeerProgress>,
+    /// Messages that arrived before the round started (while the room was filling).
+    early: Vec<(PeerId, Packet)>,
     leftover: Messages,
     /// The first problem and when it was found.
     failure: Option<(MatchboxError, Duration)>,
@@ -472,12 +526,14 @@ struct HandshakeRound {
 }
 
 impl HandshakeRound {
-    /// Checks the player count and sends our handshake to every other peer of the roster.
+    /// Checks the player count and sends our handshake to every other peer of the roster;
+    /// `early` is what the peers sent before (handled first by [`HandshakeRound::poll`]).
     fn start(
         socket: &mut WebRtcSocket,
         roster: &Roster,
         local: &Handshake,
         now: Duration,
+        early: Vec<(PeerId, Packet)>,
     ) -> Result<HandshakeRound, MatchboxError> {
         if usize::from(local.players) != roster.len() {
             return Err(MatchboxError::PlayerCount {
@@ -491,6 +547,7 @@ impl HandshakeRound {
         }
         Ok(HandshakeRound {
             progress: roster.remotes().map(|p| (p, PeerProgress::default())).collect(),
+            early,
             leftover: Vec::new(),
             failure: None,
             start: now,
@@ -506,15 +563,19 @@ impl HandshakeRound {
         now: Duration,
         timeout: Duration,
     ) -> Result<Option<Messages>, MatchboxError> {
-        let received = socket.get_channel_mut(RELIABLE_CHANNEL)?.receive();
+        let mut received = core::mem::take(&mut self.early);
+        received.extend(socket.get_channel_mut(RELIABLE_CHANNEL)?.receive());
         for (from, packet) in received {
             let Some(state) = self.progress.get_mut(&from) else { continue };
-            if state.heard && state.verdict {
+            let name = from.to_string();
+            let announced = local.check_players_announcement(&packet, &name);
+            if announced.is_none() && state.heard && state.verdict {
                 self.leftover.push((from, packet.to_vec()));
                 continue;
             }
-            let name = from.to_string();
-            let problem = if packet.as_ref() == ACCEPT {
+            let problem = if let Some(checked) = announced {
+                checked.err().map(MatchboxError::Handshake)
+            } else if packet.as_ref() == ACCEPT {
                 state.verdict = true;
                 None
             } else if let Some(reason) = packet.strip_prefix(REFUSE) {
@@ -605,7 +666,7 @@ pub fn exchange_handshake(
     timeout: Duration,
 ) -> Result<Vec<(PeerId, Vec<u8>)>, MatchboxError> {
     let origin = Instant::now();
-    let mut round = HandshakeRound::start(socket, roster, local, Duration::ZERO)?;
+    let mut round = HandshakeRound::start(socket, roster, local, Duration::ZERO, Vec::new())?;
     loop {
         if let Some(leftover) = round.poll(socket, local, origin.elapsed(), timeout)? {
             return Ok(leftover);
@@ -880,7 +941,7 @@ impl<G: Game> MatchboxSession<G> {
 /// Where a [`Connecting`] is.
 enum Step<G: Game> {
     /// Waiting for every peer (since).
-    Peers { since: Duration },
+    Peers { since: Duration, watch: PeerWatch },
     /// Exchanging handshakes.
     Handshake { roster: Roster, round: HandshakeRound },
     /// Waiting for GGRS to synchronise (since).
@@ -953,7 +1014,7 @@ impl<G: Game> Connecting<G> {
             handshake: handshake.clone(),
             socket: Some(socket),
             message_loop: Some(message_loop),
-            step: Step::Peers { since: now },
+            step: Step::Peers { since: now, watch: PeerWatch::default() },
         })
     }
 
@@ -1024,17 +1085,25 @@ impl<G: Game> Connecting<G> {
         let players = self.options.players;
         let Some(socket) = self.socket.as_mut() else { return Err(MatchboxError::Spent) };
         match step {
-            Step::Peers { since } => {
+            Step::Peers { since, mut watch } => {
                 refresh(socket)?;
-                if let Some(roster) = roster_if_complete(socket, players)? {
-                    let round = HandshakeRound::start(socket, &roster, &self.handshake, now)?;
+                watch.poll(socket, &self.handshake, now)?;
+                if watch.failure.is_none()
+                    && let Some(roster) = roster_if_complete(socket, players)?
+                {
+                    let early = watch.early;
+                    let round =
+                        HandshakeRound::start(socket, &roster, &self.handshake, now, early)?;
                     return Ok(Progress::Wait(Step::Handshake { roster, round }));
                 }
                 let waited = now.saturating_sub(since);
                 if waited >= self.options.peers_timeout {
-                    return Err(peers_timeout(socket, players, waited));
+                    return Err(match watch.failure {
+                        Some((e, _)) => e,
+                        None => peers_timeout(socket, players, waited),
+                    });
                 }
-                Ok(Progress::Wait(Step::Peers { since }))
+                Ok(Progress::Wait(Step::Peers { since, watch }))
             }
             Step::Handshake { roster, mut round } => {
                 let timeout = self.options.handshake_timeout;

@@ -477,9 +477,25 @@ pub(super) fn freeze(
         let mut cues = Vec::with_capacity(a.cues.len());
         for (i, c) in a.cues.iter().enumerate() {
             let cl = loc.at("cues").at(i);
-            let tag = names.tag(&cl, c)?;
-            super::check_cue_tag(names, &cl, tag, c)?;
-            cues.push(tag);
+            if c.magnitude_attribute.is_some() {
+                return Err(cx.err(
+                    &cl.at("magnitude_attribute"),
+                    K::InvalidCombination,
+                    "an ability's cue has no magnitude to fill: it is shown while the ability \
+                     runs and no modifier of the ability changes an attribute (put the cue on the \
+                     effect the ability applies to take its magnitude from an attribute)",
+                ));
+            }
+            if c.events == CueEvents::Executed {
+                return Err(cx.err(
+                    &cl.at("events"),
+                    K::InvalidCombination,
+                    "an ability's cue is persistent (added when the ability activates, removed \
+                     when it ends), so `Executed` would never fire; use `Auto` or `Persistent`, \
+                     or put the cue on an instant effect the ability applies",
+                ));
+            }
+            cues.push(super::cue_tag(names, &cl, c)?);
         }
         if a.passive && (end_after.is_some() || timeline.is_some()) {
             return Err(cx.err(loc, K::InvalidCombination, "a passive ability never ends on its own; remove `end_after`/`timeline` or `passive`"));

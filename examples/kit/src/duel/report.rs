@@ -145,10 +145,10 @@ impl CueCounts {
         let content = super::content();
         let mut by_tag: BTreeMap<String, (u64, u64)> = BTreeMap::new();
         for (t, n) in &counter.confirmed_bursts {
-            by_tag.entry(content.tags().name(*t).to_string()).or_default().0 += n;
+            by_tag.entry(content.tag_name(*t).to_string()).or_default().0 += n;
         }
         for (t, n) in &counter.confirmed_persistent {
-            by_tag.entry(content.tags().name(*t).to_string()).or_default().1 += n;
+            by_tag.entry(content.tag_name(*t).to_string()).or_default().1 += n;
         }
         CueCounts {
             played: c.played,
@@ -398,7 +398,7 @@ impl FighterSummary {
                 s.attributes.push((c.attr_def(a).name.clone(), v));
             }
         }
-        s.tags = world.explicit_tags(e).iter().map(|t| c.tags().name(t).to_string()).collect();
+        s.tags = world.explicit_tags(e).iter().map(|t| c.tag_name(t).to_string()).collect();
         let frame = world.frame();
         s.effects = world
             .effects(e)
@@ -983,7 +983,7 @@ impl MatchReport {
         let content = super::content();
         let mut by_tag: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
         for k in &self.replay_cues {
-            let e = by_tag.entry(content.tags().name(k.tag)).or_default();
+            let e = by_tag.entry(content.tag_name(k.tag)).or_default();
             if k.kind == CueKind::Executed {
                 e.0 += 1;
             } else {

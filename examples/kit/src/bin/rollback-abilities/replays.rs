@@ -472,7 +472,7 @@ fn plot_sim<G: Game>(
             if !shown(k.tag) {
                 continue;
             }
-            let tag = content.tags().name(k.tag);
+            let tag = content.tag_name(k.tag);
             match call {
                 PresenterCall::Play(_) => cues.burst(tag, row, f),
                 PresenterCall::OnActive(_) => cues.start(tag, row, f),

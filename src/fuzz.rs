@@ -176,7 +176,7 @@ pub enum Comparison {
         b: usize,
     },
     /// A peer's own recording, played on a new world, differs from what the peer computed
-    /// (state the recording does not carry, such as input statuses).
+    /// (state the recording does not carry, such as state a system keeps outside the snapshot).
     PeerReplay {
         /// The peer's player.
         player: usize,

@@ -1,5 +1,5 @@
 //! The match resource: the crate's [`Runner`] and the GGRS session it drives, built from a
-//! [`MatchSpec`] the crate's way (guarded socket, hardened builder).
+//! [`MatchSpec`] the crate's guarded way (`SessionConfig::start_p2p` / `start_spectator`).
 
 use crate::messages::CuePhase;
 use crate::spec::{MatchSpec, NetSettings};
@@ -11,8 +11,8 @@ use rollback_abilities::debug::DesyncReport;
 use rollback_abilities::num::Frame;
 use rollback_abilities::present::{Cue, CueDirector, Presenter, RemoveReason};
 use rollback_abilities::session::{
-    Address, Guard, GuardConfig, GuardedSocket, PeerAddr, Runner, RunnerStats, SessionError,
-    SessionEvent, hardened_builder,
+    Address, Guard, GuardConfig, PeerAddr, Runner, RunnerStats, SessionConfig, SessionError,
+    SessionEvent,
 };
 use rollback_abilities::ui::{EventDirector, EventFilter, UiNotice};
 use rollback_abilities::{Game, World as GameWorld};
@@ -31,10 +31,9 @@ struct P2p<G: Game, A: Address> {
     local: Vec<PlayerHandle>,
 }
 
-/// A spectator session.
+/// A spectator session (its guard is attached to the runner).
 struct Spectator<G: Game, A: Address> {
     session: SpectatorSession<rollback_abilities::session::GgrsConfig<G, A>>,
-    guard: Guard<A>,
 }
 
 /// The session kinds the runner drives.
@@ -133,42 +132,32 @@ fn ggrs_err(e: impl core::fmt::Display) -> String {
     e.to_string()
 }
 
-/// Builds a guarded P2P session over `socket`: `players[i]` is handle `i`.
+/// The crate's session settings for `net` (the guard paced for an emulated network).
+fn session_config(net: NetSettings, players: usize, paced: bool) -> SessionConfig {
+    SessionConfig {
+        max_prediction: net.max_prediction,
+        input_delay: net.input_delay,
+        desync_interval: net.desync_interval,
+        departure_ticks: net.departure_ticks,
+        max_wait_frames: None,
+        guard: Some(GuardConfig::new(players, net.max_prediction).with_paced(paced)),
+    }
+}
+
+/// Starts a guarded P2P session over `socket` for `runner` (the crate's
+/// [`SessionConfig::start_p2p`]: guarded socket, hardened GGRS, guard attached): `players[i]`
+/// is handle `i`.
 fn start_p2p<G: Game, A: Address, S: NonBlockingSocket<A> + Send + Sync + 'static>(
+    runner: &mut Runner<G>,
     socket: S,
     players: &[PlayerType<A>],
     net: NetSettings,
     paced: bool,
 ) -> Result<P2p<G, A>, String> {
     let count = players.iter().filter(|p| !matches!(p, PlayerType::Spectator(_))).count();
-    let mut remotes: Vec<(A, Vec<usize>)> = Vec::new();
-    for (h, p) in players.iter().enumerate() {
-        let (addr, handle) = match p {
-            PlayerType::Local => continue,
-            PlayerType::Remote(a) => (a, Some(h)),
-            PlayerType::Spectator(a) => (a, None),
-        };
-        match remotes.iter_mut().find(|(r, _)| r == addr) {
-            Some((_, hs)) => hs.extend(handle),
-            None => remotes.push((addr.clone(), handle.into_iter().collect())),
-        }
-    }
-    let (socket, guard) = GuardedSocket::<S, A>::new::<G::Input>(
-        socket,
-        GuardConfig::new(count, net.max_prediction).with_paced(paced),
-        remotes,
-    );
-    let mut b = hardened_builder::<rollback_abilities::session::GgrsConfig<G, A>>(
-        count,
-        net.max_prediction,
-        net.input_delay,
-        net.desync_interval,
-    )
-    .map_err(ggrs_err)?;
-    for (h, p) in players.iter().enumerate() {
-        b = b.add_player(p.clone(), h).map_err(ggrs_err)?;
-    }
-    let session = b.start_p2p_session(socket).map_err(ggrs_err)?;
+    let config = session_config(net, count, paced);
+    let (session, guard) =
+        config.start_p2p(runner, socket, players.iter().cloned().enumerate()).map_err(ggrs_err)?;
     let local = session.local_player_handles();
     Ok(P2p { session, guard, local })
 }
@@ -212,53 +201,42 @@ impl<G: Game> AbilitiesMatch<G> {
                     .map_err(ggrs_err)?;
             Ok(Drive::SyncTest { session: Box::new(session), players, check_distance })
         };
-        let (drive, kind, desync_interval) = match spec {
-            MatchSpec::Offline { players } => (synctest(*players, 0)?, "offline", 0),
-            MatchSpec::SyncTest { players, check_distance, .. } => {
-                (synctest(*players, *check_distance)?, "sync test", 0)
-            }
-            MatchSpec::P2pUdp { port, players, .. } => {
-                let socket = UdpNonBlockingSocket::bind_to_port(*port)
-                    .map_err(|e| format!("cannot bind UDP port {port}: {e}"))?;
-                (
-                    Drive::P2pUdp(Box::new(start_p2p(socket, players, net, false)?)),
-                    "p2p",
-                    net.desync_interval,
-                )
-            }
-            MatchSpec::P2pEmulated { socket, players, .. } => (
-                Drive::P2pEmulated(Box::new(start_p2p(socket.clone(), players, net, true)?)),
-                "p2p",
-                net.desync_interval,
-            ),
-            MatchSpec::SpectatorUdp { port, host, players, .. } => {
-                let socket = UdpNonBlockingSocket::bind_to_port(*port)
-                    .map_err(|e| format!("cannot bind UDP port {port}: {e}"))?;
-                let (socket, guard) = GuardedSocket::<_, SocketAddr>::new::<G::Input>(
-                    socket,
-                    GuardConfig::new(*players, net.max_prediction).for_spectator(),
-                    [(*host, (0..*players).collect())],
-                );
-                let session = SessionBuilder::new()
-                    .with_num_players(*players)
-                    .map_err(ggrs_err)?
-                    .start_spectator_session(*host, socket);
-                (Drive::SpectatorUdp(Box::new(Spectator { session, guard })), "spectator", 0)
-            }
-        };
         if world.next_frame() != 0 {
             return Err(format!(
                 "the match's world must start at frame 0 (it is at frame {})",
                 world.next_frame()
             ));
         }
+        let desync_interval = match spec {
+            MatchSpec::P2pUdp { .. } | MatchSpec::P2pEmulated { .. } => net.desync_interval,
+            _ => 0,
+        };
         let mut runner = Runner::new(world, net.max_prediction, desync_interval);
-        match &drive {
-            Drive::P2pUdp(p) => runner.attach_guard(p.guard.clone()),
-            Drive::P2pEmulated(p) => runner.attach_guard(p.guard.clone()),
-            Drive::SpectatorUdp(s) => runner.attach_guard(s.guard.clone()),
-            Drive::SyncTest { .. } => {}
-        }
+        let (drive, kind) = match spec {
+            MatchSpec::Offline { players } => (synctest(*players, 0)?, "offline"),
+            MatchSpec::SyncTest { players, check_distance, .. } => {
+                (synctest(*players, *check_distance)?, "sync test")
+            }
+            MatchSpec::P2pUdp { port, players, .. } => {
+                let socket = UdpNonBlockingSocket::bind_to_port(*port)
+                    .map_err(|e| format!("cannot bind UDP port {port}: {e}"))?;
+                let p2p = start_p2p(&mut runner, socket, players, net, false)?;
+                (Drive::P2pUdp(Box::new(p2p)), "p2p")
+            }
+            MatchSpec::P2pEmulated { socket, players, .. } => {
+                let p2p = start_p2p(&mut runner, socket.clone(), players, net, true)?;
+                (Drive::P2pEmulated(Box::new(p2p)), "p2p")
+            }
+            MatchSpec::SpectatorUdp { port, host, players, .. } => {
+                let socket = UdpNonBlockingSocket::bind_to_port(*port)
+                    .map_err(|e| format!("cannot bind UDP port {port}: {e}"))?;
+                let config = session_config(net, *players, false);
+                // The runner holds the guard (`start_spectator` attached it).
+                let (session, _guard) =
+                    config.start_spectator(&mut runner, socket, *host).map_err(ggrs_err)?;
+                (Drive::SpectatorUdp(Box::new(Spectator { session })), "spectator")
+            }
+        };
         runner.set_departure_ticks(net.departure_ticks);
         runner.director = Some(CueDirector::new());
         if !setup.subscriptions.is_empty() {

@@ -1,7 +1,10 @@
 //! `MatchSpec`: which match to run. Insert it as a resource; the plugin builds the world and the
-//! session the crate's way (a [`GuardedSocket`](rollback_abilities::session::GuardedSocket) in
-//! front of every P2P and spectator socket, [`hardened_builder`](rollback_abilities::session::hardened_builder)
-//! for P2P sessions) and starts driving.
+//! session the crate's guarded way ([`SessionConfig::start_p2p`] and
+//! [`SessionConfig::start_spectator`]: a guarded socket, GGRS built hardened, the guard attached
+//! to the runner) and starts driving.
+//!
+//! [`SessionConfig::start_p2p`]: rollback_abilities::session::SessionConfig::start_p2p
+//! [`SessionConfig::start_spectator`]: rollback_abilities::session::SessionConfig::start_spectator
 
 use bevy::prelude::Resource;
 use ggrs::PlayerType;

@@ -2,6 +2,7 @@
 //! peers through GGRS 0.13, each as a seeded in-memory regression test. The "GGRS itself" tests
 //! pin the premise: the same bytes given to a bare GGRS session panic inside it.
 
+use crate::departures::{agree_among, survivors_agree, tally_lefts, tally_match, tally_tick};
 use ggrs::{NonBlockingSocket, PlayerType, SessionBuilder};
 use rollback_abilities::session::{
     EmulatedNetwork, Fault, GgrsConfig, LocalMatch, MatchConfig, NetConditions, PeerAddr,
@@ -61,7 +62,7 @@ fn ticks(m: &mut LocalMatch<Duel>, n: u32) {
     }
 }
 
-fn frame_of(m: &LocalMatch<Duel>, peer: usize) -> u32 {
+fn frame_of<G: rollback_abilities::prelude::Game>(m: &LocalMatch<G>, peer: usize) -> u32 {
     m.peers()[peer].runner.world().next_frame()
 }
 
@@ -77,7 +78,10 @@ fn faults(m: &LocalMatch<Duel>, peer: usize) -> Vec<Fault> {
 }
 
 /// The `Left` events a peer saw: (players, last frame).
-pub fn lefts(m: &LocalMatch<Duel>, peer: usize) -> Vec<(Vec<usize>, Option<u32>)> {
+pub fn lefts<G: rollback_abilities::prelude::Game>(
+    m: &LocalMatch<G>,
+    peer: usize,
+) -> Vec<(Vec<usize>, Option<u32>)> {
     m.peers()[peer]
         .events()
         .iter()
@@ -103,7 +107,12 @@ fn forged_input(
     forge::input(magic, statuses, false, next, -1, bytes)
 }
 
-fn send(m: &LocalMatch<Duel>, from: usize, to: usize, msg: &ggrs::Message) {
+fn send<G: rollback_abilities::prelude::Game>(
+    m: &LocalMatch<G>,
+    from: usize,
+    to: usize,
+    msg: &ggrs::Message,
+) {
     let mut attacker = m.network().socket(PeerAddr(from as u16));
     attacker.send_to(msg, &PeerAddr(to as u16));
 }
@@ -359,12 +368,15 @@ fn kicking_a_connected_player_works() {
         assert_eq!(lefts(&m, 0).len(), 1, "seed {seed}");
         assert!(frame_of(&m, 0) >= 290, "seed {seed}: {}", frame_of(&m, 0));
     }
-    // Three players: the two who stay agree on the kicked player's last frame.
+    // Three players: both who stay kick the third (one member's kick is that member's own
+    // decision, never the others'), and they agree on its last frame.
     for seed in 0..6 {
         let mut m = duel_match(3, LOSSY, seed, 0);
         ticks(&mut m, 120);
-        let p = &mut m.peers_mut()[0];
-        p.runner.kick(&mut p.session, 2).unwrap();
+        for k in [0, 1] {
+            let p = &mut m.peers_mut()[k];
+            p.runner.kick(&mut p.session, 2).unwrap();
+        }
         ticks(&mut m, 300);
         assert_eq!(lefts(&m, 0), lefts(&m, 1), "seed {seed}");
         assert_eq!(lefts(&m, 0).len(), 1, "seed {seed}");
@@ -676,6 +688,50 @@ fn a_lying_survivor_cannot_stall_or_break_a_departure() {
     assert!(frame_of(&m, 0) >= 150 && m.confirmed_checksums_agree());
 }
 
+/// Every peer still playing reached `min_frame`, and any two of them neither of which saw the
+/// other leave saw the same departures and confirmed the same checksums (peers that part ways
+/// may report desyncs with each other before they do).
+fn parts_agree<G: rollback_abilities::prelude::Game>(
+    m: &LocalMatch<G>,
+    min_frame: u32,
+) -> Result<(), String> {
+    let n = m.peers().len();
+    let sums = |p: usize| -> Vec<u64> {
+        let r = m.peers()[p].runner.recorder().map(|r| r.replay().frames.clone());
+        r.unwrap_or_default().iter().map(|f| f.checksum).collect()
+    };
+    let saw_leave = |a: usize, b: usize| lefts(m, a).iter().any(|(p, _)| p.contains(&b));
+    for a in 0..n {
+        if m.peers()[a].has_left() {
+            continue;
+        }
+        if frame_of(m, a) < min_frame {
+            return Err(format!("peer {a} stuck at {}", frame_of(m, a)));
+        }
+        for b in a + 1..n {
+            if m.peers()[b].has_left() || saw_leave(a, b) || saw_leave(b, a) {
+                continue;
+            }
+            let (sa, sb) = (sums(a), sums(b));
+            let k = sa.len().min(sb.len());
+            let sorted = |p: usize| {
+                let mut l = lefts(m, p);
+                l.sort();
+                l
+            };
+            if sa[..k] != sb[..k] || sorted(a) != sorted(b) {
+                return Err(format!(
+                    "peers {a} and {b} play on together but disagree: {:?} vs {:?}, checksums {}",
+                    lefts(m, a),
+                    lefts(m, b),
+                    if sa[..k] == sb[..k] { "agree" } else { "differ" }
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The sessions of a match never break: every tick of every peer succeeds.
 fn ticks_ok(m: &mut LocalMatch<Duel>, n: u32, mut each: impl FnMut(&mut LocalMatch<Duel>)) {
     for t in 0..n {
@@ -705,8 +761,10 @@ fn a_member_sending_valid_input_far_ahead_is_faulted_and_closes_no_session() {
         // Peer 0's view of player 2 never ran past what player 2 really sent.
         let claimed = m.peers()[0].guard.last_input_frame(&PeerAddr(2)).unwrap();
         assert!(claimed <= frame_of(&m, 2) as i32 + 40, "seed {seed}: {claimed}");
-        assert!(frame_of(&m, 0) >= 200 && frame_of(&m, 1) >= 200, "seed {seed}");
-        assert!(m.confirmed_checksums_agree(), "seed {seed}");
+        // Peer 0 banned player 2; player 1, which player 2 never wronged, keeps hearing it and
+        // does not drop it on peer 0's word: the match parts, and each part plays on agreed.
+        ticks_ok(&mut m, 600, |_| {});
+        parts_agree(&m, 400).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     }
 }
 
@@ -827,11 +885,10 @@ fn a_flood_under_the_per_poll_limit_is_faulted_and_the_flooder_leaves() {
     let f = faults(&m, 0);
     assert!(f.iter().any(|f| matches!(f, Fault::Flood { .. })), "{f:?}");
     assert!(f.contains(&Fault::Banned), "{f:?}");
-    // The flooder was banned; the survivors agreed on its departure and play on together.
-    assert_eq!(lefts(&m, 0), lefts(&m, 1));
-    assert_eq!(lefts(&m, 0).len(), 1);
-    assert!(frame_of(&m, 0) >= 200 && frame_of(&m, 1) >= 200);
-    assert!(m.confirmed_checksums_agree());
+    // Peer 0 banned the flooder; peer 1, which it never flooded, does not drop it on peer 0's
+    // word: the match parts, and each part plays on agreed.
+    ticks_ok(&mut m, 600, |_| {});
+    parts_agree(&m, 500).unwrap();
     // What reached the guard's checks stayed within the fair share.
     let stats = m.peers()[0].guard.stats();
     assert!(stats.dropped >= 150_000, "{stats:?}");
@@ -863,6 +920,101 @@ fn an_inflated_claim_to_hold_a_leavers_input_is_refused() {
         assert!(frame_of(&m, p) >= 300, "peer {p}: {}", frame_of(&m, p));
     }
     assert!(m.confirmed_checksums_agree());
+}
+
+#[test]
+fn a_forged_player_left_claim_drops_nobody() {
+    // A member tells one peer "player 2 left", in both forms of the departure protocol, for a
+    // second while player 2 plays: the honest peers dropped player 2 at different frames and
+    // desynced. Another member's word now only makes a peer look: player 2 still sends.
+    for seed in 0..3 {
+        let mut m = tally_match(4, LOSSY, seed, 120).unwrap();
+        for _ in 0..60 {
+            tally_tick(&mut m, seed).unwrap();
+        }
+        for t in 0..300 {
+            if t < 60 {
+                let g = &m.peers()[0].guard;
+                let magic = g.remote_magic(&PeerAddr(3)).unwrap();
+                let have = g.last_input_frame(&PeerAddr(2)).unwrap_or(-1);
+                send(&m, 3, 0, &forge::depart(magic, 2, have));
+                send(&m, 3, 0, &forge::depart_in(magic, &[2], 2, have, 0));
+            }
+            tally_tick(&mut m, seed).unwrap_or_else(|e| panic!("seed {seed}, tick {t}: {e}"));
+        }
+        if let Err(e) = survivors_agree(&m, &[0, 1, 2, 3], 0, 320) {
+            panic!("seed {seed}: {e}");
+        }
+    }
+}
+
+#[test]
+fn forged_relays_of_a_crashed_players_input_split_no_survivors() {
+    // Player 1 crashes; the member at player 3 relays made-up frames of player 1's input, one
+    // set to peer 0 and another to peer 2 (from the frame after the last each holds), and
+    // claims to hold them. The survivors took them as player 1's and disagreed on its input.
+    for seed in 0..4 {
+        let mut m = tally_match(4, LOSSY, seed, 120).unwrap();
+        for _ in 0..80 {
+            tally_tick(&mut m, seed).unwrap();
+        }
+        m.leave(1);
+        for t in 0..900 {
+            if t < 240 {
+                for (to, fake) in [(0, 7u8), (2, 9u8)] {
+                    let g = &m.peers()[to].guard;
+                    let (Some(magic), Some(last)) =
+                        (g.remote_magic(&PeerAddr(3)), g.last_input_frame(&PeerAddr(1)))
+                    else {
+                        continue;
+                    };
+                    let frames = vec![vec![fake]; 32];
+                    let digest = forge::digest_of(last + 32, &frames);
+                    send(&m, 3, to, &forge::relay_in(magic, &[1], 1, last + 1, frames.clone()));
+                    send(&m, 3, to, &forge::relay(magic, 1, last + 1, frames));
+                    send(&m, 3, to, &forge::depart_in(magic, &[1], 1, last + 32, digest));
+                }
+            }
+            tally_tick(&mut m, seed).unwrap_or_else(|e| panic!("seed {seed}, tick {t}: {e}"));
+        }
+        // Every survivor saw player 1 leave; survivors that play on together agree (without
+        // signed inputs, a lie about which frames are player 1's can only make them part).
+        parts_agree(&m, 500).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        for p in [0, 2, 3] {
+            let lefts = tally_lefts(&m, p);
+            assert!(lefts.iter().any(|(p, _)| p == &vec![1]), "seed {seed}: {lefts:?}");
+        }
+    }
+}
+
+#[test]
+fn an_inflated_claim_never_relayed_leaves_no_honest_player_alone() {
+    // Player 1 crashes; the member at player 3 claims to hold its input up to 40 and 280
+    // frames past the session's frame and never relays it. The agreement waited for frames
+    // that never came until every survivor gave up on every other and played alone.
+    for seed in 0..3 {
+        let mut m = tally_match(4, LOSSY, seed, 120).unwrap();
+        for _ in 0..60 {
+            tally_tick(&mut m, seed).unwrap();
+        }
+        m.leave(1);
+        for t in 0..600 {
+            if t < 40 {
+                let g = &m.peers()[0].guard;
+                let magic = g.remote_magic(&PeerAddr(3)).unwrap();
+                let now = m.peers()[0].runner.world().next_frame() as i32;
+                send(&m, 3, 0, &forge::depart_in(magic, &[1], 1, now + 40, 0));
+                send(&m, 3, 0, &forge::depart(magic, 1, now + 280));
+            }
+            tally_tick(&mut m, seed).unwrap_or_else(|e| panic!("seed {seed}, tick {t}: {e}"));
+        }
+        if let Err(e) = agree_among(&m, &[0, 2], 450) {
+            panic!("seed {seed}: {e}");
+        }
+        let lefts = tally_lefts(&m, 2);
+        assert!(lefts.iter().any(|(p, _)| p == &vec![1]), "seed {seed}: {lefts:?}");
+        assert!(!lefts.iter().any(|(p, _)| p == &vec![0] || p == &vec![2]), "seed {seed}");
+    }
 }
 
 #[test]

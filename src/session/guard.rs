@@ -21,16 +21,56 @@
 //! - at most [`GuardConfig::max_messages_per_poll`] messages per sender per poll; after
 //!   [`GuardConfig::ban_after`] faults a sender is banned (and leaves, below).
 //!
-//! **Departures.** GGRS never hears "player X left" from a peer: the guard removes those claims.
-//! When a player leaves — it went silent for the runner's departure time, was kicked, asked to
-//! disconnect, or was banned — every survivor's guard stops reading it, freezes the input it has
-//! from it, and tells the other survivors how far that input goes. The survivors that have more
-//! relay the missing frames to those that have fewer; once every survivor has answered and holds
-//! the latest frame any of them has, the guard makes GGRS disconnect the leaver's players after
-//! exactly that frame (it reports them disconnected there on behalf of every endpoint). Every
-//! survivor thus simulates the same inputs, the rollback this causes lies inside the prediction
-//! window (no survivor confirmed a frame past the leaver's last input), and no frame a survivor
-//! confirmed ever changes. Each step is a [`Departure`].
+//! **Departures are membership changes, agreed as one thing.** GGRS never hears "player X
+//! left" from a peer: the guard removes those claims. A member is *out* on this peer when this
+//! peer saw it go: it went silent for the runner's departure time, this peer kicked or banned
+//! it, or it said itself that it leaves (its own leave message, or GGRS's disconnect request).
+//! Never on another member's word alone: when another member says a player is out, this peer
+//! only *looks* — it takes the player as out once nothing has come from it for
+//! [`GuardConfig::look_ticks`] (one second by default, against ten for an unprompted
+//! departure). A player that still sends to this peer stays.
+//!
+//! The members that are out form this peer's *membership* (an epoch number and the set of
+//! members out), and every message of the agreement carries the sender's. Once a member is out,
+//! nothing from it is read any more: its input is frozen at what arrived, its reports and relays
+//! no longer count. Each survivor reports, for each leaver, the last frame of its input it holds
+//! and a digest of that input; survivors that hold more relay the frames to those that hold
+//! fewer. A report counts only when its membership is the receiver's own, and a leaver's input
+//! is agreed on when every survivor of that membership reports exactly what this peer holds
+//! (the same last frame, the same digest). Then the guard hands GGRS the relayed frames and
+//! makes it disconnect the leaver's players after exactly that frame (it reports them
+//! disconnected there on behalf of every endpoint). Every survivor thus simulates the same
+//! inputs, the rollback this causes lies inside the prediction window (no survivor confirmed a
+//! frame past its own last frame of the leaver's input), and no frame a survivor confirmed ever
+//! changes. Each step is a [`Departure`].
+//!
+//! Why this holds when players leave together or one after another: a new departure changes
+//! the membership, and the reports of the previous one stop counting. Inside one membership, a
+//! survivor's input of a leaver only grows by relays from survivors of that membership, so
+//! when every one of them reports the same last frame and digest, none of them can ever come to
+//! hold more, and every survivor that completes the agreement in that membership completes it
+//! at that frame. A survivor that completed it earlier, in a membership with one more member,
+//! holds that frame and reports it in the next membership too, so the others reach the same
+//! frame. Several leavers are agreed on in the same membership (each its own frame), and the
+//! agreements reach GGRS one per tick: GGRS 0.13 keeps a single rollback frame for disconnects,
+//! consumed by the next `advance_frame`, so one disconnect per advance always gets its rollback.
+//!
+//! **Relayed input.** Frames of a leaver this peer received from the leaver itself are
+//! authoritative: a relay that contradicts one is a fault. A frame this peer lacks can only
+//! come from another survivor, and nothing proves the leaver sent it (inputs carry no
+//! signatures): it is taken provisionally from the first survivor relaying it, held back from
+//! GGRS until the agreement, and it reaches the game only if every survivor of the membership
+//! reports the same digest. When two survivors hold different frames, the relayed ones are
+//! dropped and their relayers are not taken from again in this departure; an agreement that
+//! cannot complete within the departure time ends with the survivors whose reports still differ
+//! from this peer's leaving too. A lying member can thus delay a departure or be left behind,
+//! never make two survivors carry on with different inputs. Signed inputs would let the guard
+//! prove a relayed frame (the seam is `Shared::verify_relayed`).
+//!
+//! **Rejoining, later.** A player coming back is one more membership change: its epoch grows by
+//! one, the rejoiner is no longer out, and the same agreement — every member of the new
+//! membership reporting the same frame F and digest — fixes the frame from which it plays again
+//! (the frames up to F, and a snapshot at F, come from a member).
 //!
 //! Each refusal is a [`PeerFault`] the game reads from the [`Guard`] handle (the
 //! [`Runner`](super::Runner) turns faults and departures into
@@ -179,14 +219,45 @@ pub mod forge {
     }
 
     /// A message of the guards' departure protocol: "the address whose first player is
-    /// `player` is leaving; I hold its input through `have`".
+    /// `player` is out of the match (or, sent by that address itself: I am leaving); I hold its
+    /// input through `have`", in the membership where nobody else is out (epoch 0).
     pub fn depart(magic: u16, player: u16, have: i32) -> Message {
-        guard_message(magic, &super::GuardMsg::Depart { player, have })
+        depart_in(magic, &[], player, have, 0)
     }
 
-    /// A message of the guards' departure protocol relaying a leaver's input frames.
+    /// [`depart`] in the membership where the players `out` (each address's first player,
+    /// ascending) are out, with the digest of the leaver's input through `have`.
+    pub fn depart_in(magic: u16, out: &[u16], player: u16, have: i32, digest: u64) -> Message {
+        let key = super::Key::of(out.to_vec());
+        guard_message(magic, &super::GuardMsg::Depart { key, player, have, digest })
+    }
+
+    /// A message of the guards' departure protocol relaying a leaver's input frames (in the
+    /// membership where nobody else is out).
     pub fn relay(magic: u16, player: u16, start: i32, frames: Vec<Vec<u8>>) -> Message {
-        guard_message(magic, &super::GuardMsg::Relay { player, start, frames })
+        relay_in(magic, &[], player, start, frames)
+    }
+
+    /// [`relay`] in the membership where the players `out` are out.
+    pub fn relay_in(
+        magic: u16,
+        out: &[u16],
+        player: u16,
+        start: i32,
+        frames: Vec<Vec<u8>>,
+    ) -> Message {
+        let key = super::Key::of(out.to_vec());
+        guard_message(magic, &super::GuardMsg::Relay { key, player, start, frames })
+    }
+
+    /// The digest the guards exchange of a leaver's input frames `frames`, the last of which
+    /// is frame `have` (what [`depart_in`] carries).
+    pub fn digest_of(have: i32, frames: &[Vec<u8>]) -> u64 {
+        let first = have.saturating_sub(frames.len() as i32 - 1);
+        super::digest_frames(
+            have,
+            frames.iter().enumerate().map(|(k, f)| (first.saturating_add(k as i32), f.as_slice())),
+        )
     }
 
     /// A guard message with any payload bytes (decodable or not).
@@ -370,8 +441,9 @@ pub struct PeerFault<A> {
 /// A step of a departure, as the guard reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Departure<A> {
-    /// This peer stopped listening to `peer` (it went silent, was kicked, misbehaved, or another
-    /// survivor said it left) and is agreeing with the other survivors on where its input ends.
+    /// This peer stopped listening to `peer` (it went silent, was kicked or banned here, said it
+    /// leaves, or another member said it left and it was silent here too) and is agreeing with
+    /// the other survivors on where its input ends.
     Leaving {
         /// The leaver's address.
         peer: A,
@@ -434,6 +506,13 @@ pub struct GuardConfig {
     /// be at most the prediction window ahead before GGRS stops it, plus its share of the round
     /// trip: the default is the prediction window plus 8 frames.
     pub max_frame_advantage: i16,
+    /// When another member says a player is out, this peer looks for itself: it takes the
+    /// player as leaving once nothing has come from it for this many ticks (a peer waiting on
+    /// others still sends: GGRS's keep-alives every 200 ms, or in paced mode the guard's every
+    /// [`GuardConfig::resend_ticks`]). A member's word alone never drops a player that still
+    /// sends (0: another member's word is never looked into; the runner's departure time
+    /// alone decides).
+    pub look_ticks: u32,
 }
 
 impl GuardConfig {
@@ -454,6 +533,7 @@ impl GuardConfig {
             spectating: false,
             max_frame_advantage: i16::try_from(max_prediction.saturating_add(8))
                 .unwrap_or(i16::MAX),
+            look_ticks: 60,
         }
     }
 
@@ -490,7 +570,7 @@ pub struct GuardStats {
     pub injected: u64,
     /// Outgoing messages dropped in paced mode (GGRS's wall-clock traffic).
     pub paced_dropped: u64,
-    /// Input messages resent in paced mode.
+    /// Input messages resent in paced mode (a keep-alive when every input was acknowledged).
     pub paced_resent: u64,
     /// Messages dropped because nothing ties them to the member whose address they came from
     /// (another session number than the sender's, or a guard message before any input). A
@@ -532,14 +612,62 @@ const RELAY_CHUNK: usize = 32;
 /// Frames of decoded input kept per sender (the relay's source and the delta references).
 const INPUT_HISTORY: GgrsFrame = 256;
 
+/// Frames a departure digest covers (the newest, through the frame reported).
+const DIGEST_WINDOW: GgrsFrame = 64;
+
+/// A membership: who is out of the match, as its members see it. Every report of the departure
+/// agreement carries the sender's; a report counts only when it equals the receiver's own, so
+/// the members agreeing on a change are the same members on every survivor.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Key {
+    /// Membership changes so far: each departure is one. (A rejoin would be one more: the same
+    /// set of members out can then recur, under a later epoch.)
+    epoch: u32,
+    /// The first player of every address that is out, ascending.
+    out: Vec<u16>,
+}
+
+impl Key {
+    fn of(out: Vec<u16>) -> Key {
+        Key { epoch: u32::try_from(out.len()).unwrap_or(u32::MAX), out }
+    }
+}
+
 /// The guards' departure protocol (inside a GGRS input message, see [`GUARD_FRAME`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 enum GuardMsg {
-    /// "The address whose first player is `player` is leaving; I hold its input through
-    /// `have`."
-    Depart { player: u16, have: GgrsFrame },
+    /// "In membership `key`, the address whose first player is `player` is out; I hold its
+    /// input through `have`, and `digest` is the digest of that input (see [`digest_frames`])."
+    /// Sent by that address itself: "I am leaving".
+    Depart { key: Key, player: u16, have: GgrsFrame, digest: u64 },
     /// The leaver's input frames from `start` on, for a survivor that has fewer.
-    Relay { player: u16, start: GgrsFrame, frames: Vec<Vec<u8>> },
+    Relay { key: Key, player: u16, start: GgrsFrame, frames: Vec<Vec<u8>> },
+}
+
+/// The digest of a leaver's input through frame `have`: XXH3-64 of the frame numbers and
+/// inputs of the frames held among the newest [`DIGEST_WINDOW`] (0 when `have` is `-1`).
+fn digest_frames<'a>(have: GgrsFrame, frames: impl Iterator<Item = (GgrsFrame, &'a [u8])>) -> u64 {
+    use core::hash::Hasher as _;
+    if have < 0 {
+        return 0;
+    }
+    let from = have.saturating_sub(DIGEST_WINDOW - 1);
+    let mut h = twox_hash::XxHash3_64::with_seed(0);
+    for (f, bytes) in frames.filter(|(f, _)| (from..=have).contains(f)) {
+        h.write(&f.to_le_bytes());
+        h.write(bytes);
+    }
+    h.finish()
+}
+
+/// What checking a relayed input of a leaver establishes. Inputs carry no proof of origin yet,
+/// so a relayed input is taken provisionally: the agreement's digests make sure no two
+/// survivors carry on with different ones. Inputs signed by their player (a per-match key each
+/// peer announces in the handshake) would let [`Shared::verify_relayed`] prove a relayed input
+/// or refuse a forged one; this is where that check goes.
+enum Provenance {
+    /// Nothing proves or disproves that the leaver sent it.
+    Unproven,
 }
 
 struct Remote<A> {
@@ -562,6 +690,11 @@ struct Remote<A> {
     banned: bool,
     /// Nothing more is received from or sent to it (it is leaving or left).
     cut: bool,
+    /// Another member said it is out: this peer looks for itself (see
+    /// [`GuardConfig::look_ticks`]).
+    claimed: bool,
+    /// The tick a message from it was last accepted.
+    heard: u64,
     /// GGRS has disconnected it (an agreed departure was injected).
     gone: bool,
     /// The session number this peer's GGRS uses toward it (one per endpoint).
@@ -585,9 +718,18 @@ const PINGS_KEPT: usize = 16;
 struct Leave {
     /// Index of the leaver in `remotes`.
     remote: usize,
-    /// The other survivors' `have`, by remote index.
-    haves: Vec<Option<GgrsFrame>>,
+    /// The other survivors' reports in this peer's current membership, by remote index: the
+    /// last frame of the leaver's input each holds, and its digest.
+    haves: Vec<Option<(GgrsFrame, u64)>>,
+    /// The leaver's frames relayed by survivors past its own last frame here, and who relayed
+    /// each: provisional (unproven) until the agreement, handed to GGRS only then.
+    relayed: BTreeMap<GgrsFrame, (Vec<u8>, usize)>,
+    /// Survivors whose relayed frames contradicted another survivor's report: not taken from
+    /// again in this departure.
+    distrusted: Vec<bool>,
     agreed: Option<GgrsFrame>,
+    /// GGRS was told to disconnect the leaver (at most one departure a tick reaches it).
+    disconnected: bool,
     linger: u32,
 }
 
@@ -675,7 +817,16 @@ impl<A: Clone + Eq> Shared<A> {
         }
         self.remotes[i].cut = true;
         let n = self.remotes.len();
-        self.leaves.push(Leave { remote: i, haves: vec![None; n], agreed: None, linger: 0 });
+        self.membership_changed();
+        self.leaves.push(Leave {
+            remote: i,
+            haves: vec![None; n],
+            relayed: BTreeMap::new(),
+            distrusted: vec![false; n],
+            agreed: None,
+            disconnected: false,
+            linger: 0,
+        });
         self.leaves_begun += 1;
         let r = &self.remotes[i];
         self.departures
@@ -685,6 +836,102 @@ impl<A: Clone + Eq> Shared<A> {
     /// The remote whose first player is `player`.
     fn by_first_player(&self, player: u16) -> Option<usize> {
         self.remotes.iter().position(|r| r.handles.first() == Some(&usize::from(player)))
+    }
+
+    /// This peer's membership: the addresses speaking for players that are out (leaving or
+    /// gone).
+    fn key(&self) -> Key {
+        let mut out: Vec<u16> = self
+            .remotes
+            .iter()
+            .filter(|r| r.cut || r.gone)
+            .filter_map(|r| r.handles.first().and_then(|h| u16::try_from(*h).ok()))
+            .collect();
+        out.sort_unstable();
+        Key::of(out)
+    }
+
+    /// The membership changed: reports made in the previous one no longer count (a survivor
+    /// that counted a report of a member now out, and one that did not, would agree on
+    /// different frames).
+    fn membership_changed(&mut self) {
+        for l in self.leaves.iter_mut().filter(|l| l.agreed.is_none()) {
+            l.haves.iter_mut().for_each(|h| *h = None);
+        }
+    }
+
+    /// A report's or relay's membership, checked: `Ok(true)` when it is this peer's own.
+    fn same_key(&self, key: &Key) -> Result<bool, Fault> {
+        let ordered = key.out.windows(2).all(|w| w[0] < w[1]);
+        if key.out.len() > self.config.players
+            || !ordered
+            || key.out.iter().any(|p| usize::from(*p) >= self.config.players)
+        {
+            return Err(Fault::BadDepartureMessage { what: "has a malformed membership" });
+        }
+        Ok(*key == self.key())
+    }
+
+    /// Another member says the players in `key` are out: this peer looks into each it still
+    /// hears (see [`GuardConfig::look_ticks`]).
+    fn claimed_out(&mut self, key: &Key) {
+        for p in &key.out {
+            if let Some(i) = self.by_first_player(*p)
+                && !self.remotes[i].cut
+            {
+                self.remotes[i].claimed = true;
+            }
+        }
+    }
+
+    /// The last frame of leaver `li`'s input this peer holds (its own and relayed frames).
+    fn held(&self, li: usize) -> GgrsFrame {
+        let l = &self.leaves[li];
+        l.relayed.keys().next_back().copied().unwrap_or(self.remotes[l.remote].last_frame)
+    }
+
+    /// The digest of leaver `li`'s input through `have`, from what this peer holds.
+    fn digest(&self, li: usize, have: GgrsFrame) -> u64 {
+        let l = &self.leaves[li];
+        let own = self.remotes[l.remote].inputs.range(0..).map(|(f, b)| (*f, b.as_slice()));
+        let relayed = l.relayed.iter().map(|(f, (b, _))| (*f, b.as_slice()));
+        digest_frames(have, own.chain(relayed))
+    }
+
+    /// Leaver `li`'s relayed frames contradict a survivor: they are dropped, and their
+    /// relayers are not taken from again in this departure (which survivor lied cannot be
+    /// told without signed inputs; the agreement completes once the survivors hold the same).
+    fn contradicted(&mut self, li: usize) {
+        let l = &mut self.leaves[li];
+        for (_, from) in l.relayed.values() {
+            l.distrusted[*from] = true;
+        }
+        l.relayed.clear();
+    }
+
+    /// The seam for proving a relayed input of leaver `x` (see [`Provenance`]).
+    fn verify_relayed(
+        &self,
+        _x: usize,
+        _frame: GgrsFrame,
+        _input: &[u8],
+    ) -> Result<Provenance, Fault> {
+        Ok(Provenance::Unproven)
+    }
+
+    /// Once per tick: a player another member said is out and silent here for
+    /// [`GuardConfig::look_ticks`] is leaving by this peer's own observation.
+    fn look(&mut self) {
+        let look = u64::from(self.config.look_ticks);
+        if look == 0 {
+            return;
+        }
+        for i in 0..self.remotes.len() {
+            let r = &self.remotes[i];
+            if r.claimed && !r.cut && !r.gone && self.tick.saturating_sub(r.heard) >= look {
+                self.begin_leave(i);
+            }
+        }
     }
 
     /// A message of the guards' protocol from remote `from`.
@@ -702,12 +949,12 @@ impl<A: Clone + Eq> Shared<A> {
             return Err(Fault::BadDepartureMessage { what: "names no remote player" });
         };
         if x == from {
-            // A player announcing its own departure is a departure all the same.
+            // A player announcing its own departure: the leaver's own word.
             self.begin_leave(x);
             return Ok(());
         }
         match msg {
-            GuardMsg::Depart { have, .. } => {
+            GuardMsg::Depart { key, have, digest, .. } => {
                 if have < NULL_FRAME {
                     return Err(Fault::BadDepartureMessage { what: "has a negative frame" });
                 }
@@ -716,14 +963,37 @@ impl<A: Clone + Eq> Shared<A> {
                 if have > self.current.saturating_add(self.frame_window()) {
                     return Err(Fault::BadDepartureMessage { what: "claims input far ahead" });
                 }
-                self.begin_leave(x);
-                if let Some(l) = self.leaves.iter_mut().find(|l| l.remote == x) {
-                    let h = &mut l.haves[from];
-                    *h = Some(h.map_or(have, |o| o.max(have)));
+                let same = self.same_key(&key)?;
+                // Another member's word never makes a player leave here: this peer looks.
+                if !self.remotes[x].cut {
+                    self.remotes[x].claimed = true;
+                }
+                self.claimed_out(&key);
+                let Some(li) = self.leaves.iter().position(|l| l.remote == x) else {
+                    return Ok(());
+                };
+                if !same || self.leaves[li].agreed.is_some() {
+                    return Ok(());
+                }
+                let held = self.held(li);
+                let h = &mut self.leaves[li].haves[from];
+                if h.is_some_and(|(old, _)| old > have) {
+                    return Ok(()); // an older report, overtaken
+                }
+                *h = Some((have, digest));
+                // A report of frames this peer holds must match them.
+                if have >= 0 && have <= held && digest != self.digest(li, have) {
+                    if have <= self.remotes[x].last_frame {
+                        // Frames the leaver sent this peer itself: the report is false.
+                        return Err(Fault::BadDepartureMessage {
+                            what: "reports input that differs from the leaver's own",
+                        });
+                    }
+                    self.contradicted(li);
                 }
                 Ok(())
             }
-            GuardMsg::Relay { start, frames, .. } => {
+            GuardMsg::Relay { key, start, frames, .. } => {
                 let frame_len = self.frame_len(x);
                 if frames.len() > RELAY_CHUNK || frames.iter().any(|f| f.len() != frame_len) {
                     return Err(Fault::BadDepartureMessage { what: "carries malformed frames" });
@@ -737,30 +1007,55 @@ impl<A: Clone + Eq> Shared<A> {
                         what: "relays a first frame far ahead",
                     });
                 }
-                let Some(l) = self.leaves.iter().find(|l| l.remote == x) else { return Ok(()) };
-                if l.agreed.is_some() {
-                    return Ok(());
-                }
-                let own = self.remotes[x].last_frame;
-                // A sender's first input may start past frame 0 (the frames before it are the
-                // default input, as GGRS fills them): with none yet, any start is the next.
-                let first = own == NULL_FRAME;
-                if start < 0 || (!first && start > own.saturating_add(1)) {
-                    return Ok(()); // not the next frames: a later relay brings them
-                }
-                let skip =
-                    if first { 0 } else { own.saturating_add(1).saturating_sub(start) as usize };
-                let start = if first { start } else { own.saturating_add(1) };
-                let new: Vec<Vec<u8>> = frames.into_iter().skip(skip).collect();
-                if new.is_empty() {
-                    return Ok(());
-                }
                 let check = self.check_input;
-                if self.input_size > 0 && !new.iter().all(|f| f.chunks(self.input_size).all(check))
+                if self.input_size > 0
+                    && !frames.iter().all(|f| f.chunks(self.input_size).all(check))
                 {
                     return Err(Fault::BadDepartureMessage { what: "carries invalid inputs" });
                 }
-                self.deliver_relayed(x, start, new);
+                if !self.same_key(&key)? || start < 0 {
+                    return Ok(());
+                }
+                let Some(li) = self.leaves.iter().position(|l| l.remote == x) else {
+                    return Ok(());
+                };
+                if self.leaves[li].agreed.is_some() {
+                    return Ok(());
+                }
+                let own = self.remotes[x].last_frame;
+                for (k, input) in frames.into_iter().enumerate() {
+                    let f = start.saturating_add(k as GgrsFrame);
+                    if f <= own {
+                        // A frame the leaver sent this peer itself: the relay must match it.
+                        match self.remotes[x].inputs.get(&f) {
+                            Some(mine) if !mine.is_empty() && *mine != input => {
+                                return Err(Fault::BadDepartureMessage {
+                                    what: "relays input that differs from the leaver's own",
+                                });
+                            }
+                            _ => continue,
+                        }
+                    }
+                    if let Some((mine, _)) = self.leaves[li].relayed.get(&f) {
+                        // Another relayer's frame came first; which one is the leaver's cannot
+                        // be told from here: the reports' digests settle it.
+                        if *mine != input {
+                            return Ok(());
+                        }
+                        continue;
+                    }
+                    // The next frame this peer lacks (with none at all, the leaver's first).
+                    let held = self.held(li);
+                    let next = held == NULL_FRAME || f == held.saturating_add(1);
+                    if !next || self.leaves[li].distrusted[from] {
+                        break;
+                    }
+                    match self.verify_relayed(x, f, &input)? {
+                        Provenance::Unproven => {
+                            self.leaves[li].relayed.insert(f, (input, from));
+                        }
+                    }
+                }
                 Ok(())
             }
         }
@@ -811,14 +1106,22 @@ impl<A: Clone + Eq> Shared<A> {
                     && self.tick >= r.newest_tick + every
                 {
                     r.newest_tick = self.tick;
-                    if let Some(m) = rebased_resend(r, m) {
+                    // Every input acknowledged: a keep-alive instead, so a peer that waits on
+                    // others is still heard (see `GuardConfig::look_ticks`).
+                    let keep_alive = || {
+                        let magic = r.own_magic?;
+                        WireMessage { magic, body: WireBody::KeepAlive }.to_ggrs()
+                    };
+                    if let Some(m) = rebased_resend(r, m).or_else(keep_alive) {
                         self.outbox.push((r.addr.clone(), m));
                         self.stats.paced_resent += 1;
                     }
                 }
             }
         }
+        self.look();
         let survivors: Vec<usize> = self.survivors().collect();
+        let key = self.key();
         let mut finished = Vec::new();
         // GGRS keeps one rollback frame for disconnects, and every disconnect it learns of in one
         // `advance_frame` overwrites it: two departures reaching it together would roll back for
@@ -828,57 +1131,84 @@ impl<A: Clone + Eq> Shared<A> {
         for li in 0..self.leaves.len() {
             let x = self.leaves[li].remote;
             let player = self.remotes[x].handles[0] as u16;
-            let own = self.remotes[x].last_frame;
-            let have = self.leaves[li].agreed.unwrap_or(own);
-            // Announce, and relay what a survivor lacks.
+            let held = self.held(li);
+            let have = self.leaves[li].agreed.unwrap_or(held);
+            let digest = self.digest(li, have);
+            // Report, and relay what a survivor lacks.
             for &s in &survivors {
-                let depart = GuardMsg::Depart { player, have };
+                let depart = GuardMsg::Depart { key: key.clone(), player, have, digest };
                 self.send_guard(s, &depart);
-                if let Some(theirs) = self.leaves[li].haves[s]
-                    && theirs < own
+                if let Some((theirs, _)) = self.leaves[li].haves[s]
+                    && theirs < have
                 {
                     // From the frame after theirs, or the leaver's first input if they have none.
-                    let inputs = &self.remotes[x].inputs;
                     let from = if theirs == NULL_FRAME {
-                        inputs.range(0..).next().map_or(0, |(f, _)| *f)
+                        let first_own = self.remotes[x].inputs.range(0..).next().map(|(f, _)| *f);
+                        let first_relayed = self.leaves[li].relayed.keys().next().copied();
+                        first_own.or(first_relayed).unwrap_or(0)
                     } else {
                         theirs + 1
                     };
-                    let frames: Vec<Vec<u8>> = (from..=own)
+                    let frames: Vec<Vec<u8>> = (from..=have)
                         .take(RELAY_CHUNK)
-                        .map_while(|f| self.remotes[x].inputs.get(&f).cloned())
+                        .map_while(|f| self.frame_held(li, f).map(<[u8]>::to_vec))
                         .collect();
                     if !frames.is_empty() {
-                        let relay = GuardMsg::Relay { player, start: from, frames };
+                        let relay =
+                            GuardMsg::Relay { key: key.clone(), player, start: from, frames };
                         self.send_guard(s, &relay);
                     }
                 }
             }
             let l = &mut self.leaves[li];
-            if l.agreed.is_some() {
+            if let Some(q) = l.agreed {
+                // GGRS rolls back to the frame after `q`: it must not be the frame about to be
+                // simulated (`must load frame in the past`). The relayed frames reached GGRS
+                // with the agreement, so it moves on.
+                if !l.disconnected && !injected && self.current != q.saturating_add(1) {
+                    l.disconnected = true;
+                    self.inject_disconnect(x, q);
+                    injected = true;
+                }
+                let l = &mut self.leaves[li];
                 l.linger += 1;
-                if l.linger >= self.config.departure_linger {
+                if l.linger >= self.config.departure_linger && l.disconnected {
                     finished.push(li);
                 }
                 continue;
             }
-            // Agreement: every survivor's `have` is known; the leaver's input ends at the
-            // latest frame any survivor has, once this peer has it too (relayed).
-            if injected || survivors.iter().any(|&s| l.haves[s].is_none()) {
+            // Agreement: every survivor of this membership reports the very input this peer
+            // holds (the same last frame, the same digest). A survivor holding more relays it;
+            // one holding less is relayed to; nobody can come to hold more later (a member's
+            // input is no longer read once it is out, and relays come from survivors only).
+            if survivors.iter().any(|&s| l.haves[s] != Some((held, digest))) {
                 continue;
             }
-            let q = survivors.iter().filter_map(|&s| l.haves[s]).fold(own, GgrsFrame::max);
-            // GGRS would roll back to q + 1: it must not be the frame about to be simulated.
-            if own < q || self.current == q.saturating_add(1) {
-                continue;
+            self.leaves[li].agreed = Some(held);
+            let relayed = core::mem::take(&mut self.leaves[li].relayed);
+            if let Some(&start) = relayed.keys().next() {
+                let frames: Vec<Vec<u8>> = relayed.into_values().map(|(f, _)| f).collect();
+                self.deliver_relayed(x, start, frames);
             }
-            l.agreed = Some(q);
-            self.inject_disconnect(x, q);
-            injected = true;
+            if !injected && self.current != held.saturating_add(1) {
+                self.leaves[li].disconnected = true;
+                self.inject_disconnect(x, held);
+                injected = true;
+            }
         }
         for li in finished.into_iter().rev() {
             self.leaves.remove(li);
         }
+    }
+
+    /// Frame `f` of leaver `li`'s input, if this peer holds it.
+    fn frame_held(&self, li: usize, f: GgrsFrame) -> Option<&[u8]> {
+        let l = &self.leaves[li];
+        l.relayed
+            .get(&f)
+            .map(|(b, _)| b.as_slice())
+            .or_else(|| self.remotes[l.remote].inputs.get(&f).map(Vec::as_slice))
+            .filter(|b| !b.is_empty())
     }
 
     fn send_guard(&mut self, to: usize, msg: &GuardMsg) {
@@ -902,6 +1232,7 @@ impl<A: Clone + Eq> Shared<A> {
     /// and every report it holds is at most `q` for a survivor).
     fn inject_disconnect(&mut self, x: usize, q: GgrsFrame) {
         let handles = self.remotes[x].handles.clone();
+
         for i in 0..self.remotes.len() {
             let r = &mut self.remotes[i];
             if r.gone || r.handles.is_empty() {
@@ -1011,7 +1342,9 @@ impl<A: Clone + Eq> Guard<A> {
 
     /// Starts the departure of an address's players (a kick, or a player waited on too long):
     /// nothing more is taken from or sent to it, and the survivors agree on the frame its
-    /// input ends at (a [`Departure::Left`] follows).
+    /// input ends at (a [`Departure::Left`] follows). The other members do not drop a player
+    /// on this peer's word: one that still sends to them stays, and the agreement completes
+    /// only once each of them has seen it go for itself.
     pub fn leave(&self, addr: &A) {
         let mut s = lock(&self.shared);
         if let Some(i) = s.index(addr) {
@@ -1037,6 +1370,7 @@ impl<A: Clone + Eq> Guard<A> {
             s.remotes[i].cut = true;
             s.remotes[i].gone = true;
             s.leaves.retain(|l| l.remote != i);
+            s.membership_changed();
         }
     }
 
@@ -1047,15 +1381,16 @@ impl<A: Clone + Eq> Guard<A> {
         let mut s = lock(&self.shared);
         let survivors: Vec<usize> = s.survivors().collect();
         let mut silent: Vec<usize> = Vec::new();
-        for l in s.leaves.iter().filter(|l| l.agreed.is_none()) {
-            let own = s.remotes[l.remote].last_frame;
-            let q = survivors.iter().filter_map(|&i| l.haves[i]).fold(own, GgrsFrame::max);
-            // Those that never answered, and those that hold frames this peer lacks but never
-            // relayed them.
-            silent.extend(survivors.iter().copied().filter(|&i| match l.haves[i] {
-                None => true,
-                Some(h) => own < q && h > own,
-            }));
+        for li in 0..s.leaves.len() {
+            if s.leaves[li].agreed.is_some() {
+                continue;
+            }
+            let held = s.held(li);
+            let mine = Some((held, s.digest(li, held)));
+            // Those that never reported in this membership, and those whose report still
+            // differs from what this peer holds (they hold frames it could not take, or never
+            // took the frames relayed to them).
+            silent.extend(survivors.iter().copied().filter(|&i| s.leaves[li].haves[i] != mine));
         }
         silent.sort_unstable();
         silent.dedup();
@@ -1084,15 +1419,20 @@ impl<A: Clone + Eq> Guard<A> {
                 !r.cut && !r.gone && !r.handles.is_empty()
             })
             .collect();
+        let key = s.key();
         for i in targets {
-            for _ in 0..3 {
-                s.send_guard(i, &GuardMsg::Depart { player, have: NULL_FRAME });
+            // Numbered copies: three datagrams even to a network that decides a datagram's fate
+            // by its content and send time (the emulated one does).
+            for copy in 0..3 {
+                let depart =
+                    GuardMsg::Depart { key: key.clone(), player, have: NULL_FRAME, digest: copy };
+                s.send_guard(i, &depart);
             }
         }
     }
 
-    /// Departures begun so far (any cause: this peer's rule, a kick, a fault, another
-    /// survivor's announcement).
+    /// Departures begun so far (any cause: this peer's rule, a kick, a fault, the leaver's own
+    /// notice, a player another member said left that was silent here too).
     pub fn departures_begun(&self) -> u64 {
         lock(&self.shared).leaves_begun
     }
@@ -1171,6 +1511,8 @@ impl<S, A: Clone + Eq> GuardedSocket<S, A> {
                 faults: 0,
                 banned: false,
                 cut: false,
+                claimed: false,
+                heard: 0,
                 gone: false,
                 own_magic: None,
                 newest_input: None,
@@ -1665,16 +2007,17 @@ where
                 s.fault(i, Fault::Undecodable);
                 continue;
             };
-            // A leaver's messages are not read (its input is frozen), except the guards'
-            // protocol a cut-off survivor may still speak.
-            let cut = s.remotes[i].cut;
-            let guard_msg =
-                matches!(&wire.body, WireBody::Input(inp) if inp.start_frame == GUARD_FRAME);
-            if cut && !guard_msg {
+            // Nothing from a member that is out is read: its input is frozen, and its reports
+            // and relays no longer count (the survivors agree among themselves).
+            if s.remotes[i].cut {
                 s.stats.dropped += 1;
                 continue;
             }
-            match s.check(i, &mut wire) {
+            let verdict = s.check(i, &mut wire);
+            if matches!(verdict, Ok(Verdict::Consumed | Verdict::Pass(_))) {
+                s.remotes[i].heard = s.tick;
+            }
+            match verdict {
                 Ok(Verdict::Consumed) => {}
                 Ok(Verdict::Unattributed) => {
                     s.stats.dropped += 1;

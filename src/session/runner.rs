@@ -223,8 +223,9 @@ pub enum SessionEvent {
         ticks: u32,
     },
     /// This peer stopped listening to a peer (it went silent for
-    /// [`Runner::set_departure_ticks`] ticks, was kicked, misbehaved, or another survivor said
-    /// it left) and agrees with the other survivors on the frame its input ends at.
+    /// [`Runner::set_departure_ticks`] ticks, was kicked or misbehaved here, said it leaves, or
+    /// another member said it left and it was silent here too) and agrees with the other
+    /// survivors on the frame its input ends at.
     Leaving {
         /// The leaver.
         peer: String,
@@ -527,7 +528,11 @@ impl<G: Game> Runner<G> {
     /// Removes a remote player from a P2P session. With a [`Guard`] attached, nothing more
     /// from its address reaches GGRS or is sent to it, and the survivors agree on the frame its
     /// input ends at ([`SessionEvent::Leaving`], then [`SessionEvent::Left`]); every survivor
-    /// carries on with its input as disconnected from the same frame. Without a guard the call
+    /// carries on with its input as disconnected from the same frame. A kick is this peer's own
+    /// decision: the other members do not drop a player on its word (one that still sends to
+    /// them stays), so to remove a connected player from the match every other member kicks it
+    /// (a vote the game runs); a kick alone leaves the kicker out of step with the others, and
+    /// after its departure time the kicker plays on without them. Without a guard the call
     /// goes to GGRS directly (which disconnects at the last frame *this* peer received: under
     /// loss the survivors may then disagree), and a GGRS failure is contained as
     /// [`SessionError::GgrsFault`].

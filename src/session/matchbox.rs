@@ -959,6 +959,10 @@ enum Step<G: Game> {
 }
 
 /// What one [`Step`] led to.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a value on the stack between two steps of a connection, never stored or collected"
+)]
 enum Progress<G: Game> {
     Wait(Step<G>),
     Done(Box<MatchboxSession<G>>),

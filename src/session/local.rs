@@ -53,7 +53,7 @@ impl Default for MatchConfig {
 pub struct LocalPeer<G: Game> {
     /// The peer's world and rollback machinery.
     pub runner: Runner<G>,
-    /// The peer's GGRS session (over a [`GuardedSocket`]).
+    /// The peer's GGRS session (over a [`GuardedSocket`](super::GuardedSocket)).
     pub session: P2PSession<GgrsConfig<G, PeerAddr>>,
     /// The player this peer controls.
     pub handle: usize,

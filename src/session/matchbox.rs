@@ -849,7 +849,7 @@ impl MatchboxOptions {
 /// A running matchbox match: the synchronised GGRS session, the roster, and the socket (whose
 /// [`RELIABLE_CHANNEL`] is still free for the game's own messages) with its message loop.
 pub struct MatchboxSession<G: Game> {
-    /// The GGRS session (synchronised: drive it with a [`Runner`](super::Runner)).
+    /// The GGRS session (synchronised: drive it with a [`Runner`]).
     pub session: P2PSession<MatchboxConfig<G>>,
     /// The validating layer in front of the session's socket: attach it to the runner
     /// ([`Runner::attach_guard`](super::Runner::attach_guard)).

@@ -66,7 +66,7 @@ fn frame_of<G: rollback_abilities::prelude::Game>(m: &LocalMatch<G>, peer: usize
     m.peers()[peer].runner.world().next_frame()
 }
 
-fn faults(m: &LocalMatch<Duel>, peer: usize) -> Vec<Fault> {
+fn faults<G: rollback_abilities::prelude::Game>(m: &LocalMatch<G>, peer: usize) -> Vec<Fault> {
     m.peers()[peer]
         .events()
         .iter()
@@ -984,6 +984,47 @@ fn forged_relays_of_a_crashed_players_input_split_no_survivors() {
             let lefts = tally_lefts(&m, p);
             assert!(lefts.iter().any(|(p, _)| p == &vec![1]), "seed {seed}: {lefts:?}");
         }
+    }
+}
+
+#[test]
+fn relays_chained_far_past_the_session_frame_are_refused() {
+    // Player 1 crashes; the member at player 3 relays the same made-up frames of player 1's
+    // input to both honest survivors, a contiguous chunk a tick, running hundreds of frames past
+    // the session's frame: more than any survivor may claim to hold, and more than GGRS's input
+    // queue holds. Each such relay is a fault (like an inflated claim), and the honest survivors
+    // play on together and agree.
+    for seed in 0..3 {
+        let mut m = tally_match(4, LOSSY, seed, 120).unwrap();
+        for _ in 0..80 {
+            tally_tick(&mut m, seed).unwrap();
+        }
+        m.leave(1);
+        let mut next = [None::<i32>; 4];
+        for t in 0..900 {
+            if t < 40 {
+                for to in [0, 2] {
+                    let g = &m.peers()[to].guard;
+                    let (Some(magic), Some(last)) =
+                        (g.remote_magic(&PeerAddr(3)), g.last_input_frame(&PeerAddr(1)))
+                    else {
+                        continue;
+                    };
+                    let start = *next[to].get_or_insert(last + 1);
+                    send(&m, 3, to, &forge::relay_in(magic, &[1], 1, start, vec![vec![7u8]; 32]));
+                    next[to] = Some(start + 32);
+                }
+            }
+            tally_tick(&mut m, seed).unwrap_or_else(|e| panic!("seed {seed}, tick {t}: {e}"));
+        }
+        assert!(next[0].is_some_and(|n| n > 80 + 400), "seed {seed}: the relays ran far ahead");
+        let f = faults(&m, 0);
+        let far = Fault::BadDepartureMessage { what: "relays input far ahead" };
+        assert!(f.contains(&far), "seed {seed}: {f:?}");
+        agree_among(&m, &[0, 2], 500).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let lefts = tally_lefts(&m, 0);
+        assert!(lefts.iter().any(|(p, _)| p == &vec![1]), "seed {seed}: {lefts:?}");
+        assert!(!m.peers()[0].has_left() && !m.peers()[2].has_left(), "seed {seed}");
     }
 }
 

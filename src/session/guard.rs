@@ -1007,6 +1007,12 @@ impl<A: Clone + Eq> Shared<A> {
                         what: "relays a first frame far ahead",
                     });
                 }
+                // Like a claim, no relayed frame lies far past this peer's own frame: the relayed
+                // frames reach GGRS at the agreement, and its input queue holds 128 frames.
+                let last = start.saturating_add(frames.len() as GgrsFrame);
+                if last > self.current.saturating_add(self.frame_window()) {
+                    return Err(Fault::BadDepartureMessage { what: "relays input far ahead" });
+                }
                 let check = self.check_input;
                 if self.input_size > 0
                     && !frames.iter().all(|f| f.chunks(self.input_size).all(check))

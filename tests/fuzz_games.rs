@@ -1,13 +1,14 @@
 //! The determinism harness (`rollback_abilities::fuzz`) on games with a known determinism bug of
 //! each common kind: each is found within a stated budget of iterations, by the comparison that
-//! can see it, with the right attribute named; correct games (a bug-free variant, the duel, a
-//! game that branches on a departed player's input status) run the same budget without a
+//! can see it, with the right attribute named; correct games (a bug-free variant, the duel, the reference
+//! arena, a game that branches on a departed player's input status) run the same budget without a
 //! finding.
 
 use rollback_abilities::fuzz::{Comparison, Finding, FuzzConfig, Fuzzer, Setup};
 use rollback_abilities::prelude::*;
 use rollback_abilities::replay::Replay;
 use rollback_abilities::{ExecCtx, InputStatus};
+use rollback_abilities_kit::arena::{self, Arena, ArenaGame, ArenaSpec};
 use rollback_abilities_kit::duel::{self, Duel};
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -186,6 +187,22 @@ fn the_duel_has_no_finding() {
     let f = Fuzzer::<Duel>::new(|s: &Setup| duel::try_new_world(s.seed, s.players))
         .with_input(|b| duel::Input { buttons: b[0] & duel::Input::ALL, axis: b[1] as i8 })
         .with_config(FuzzConfig { max_frames: 120, ..FuzzConfig::default() });
+    assert_eq!(campaign(&f).map(|(_, f)| f.to_string()), None);
+}
+
+/// The reference arena (scripted fighters, periodic effects, stacking, tasks; every fighter set
+/// up in frame 0) runs the same budget without a finding.
+#[test]
+fn the_arena_has_no_finding() {
+    let f = Fuzzer::<ArenaGame>::new(|s: &Setup| {
+        Ok::<_, String>(Arena::ready(ArenaSpec { seed: s.seed, ..arena::fuzz_spec() }).world)
+    })
+    .with_config(FuzzConfig {
+        min_players: 2,
+        max_players: 2,
+        max_frames: 120,
+        ..FuzzConfig::default()
+    });
     assert_eq!(campaign(&f).map(|(_, f)| f.to_string()), None);
 }
 

@@ -25,7 +25,14 @@
 //! `FuzzConfig::replay_dir` set, writes the replays that reproduce it; keep the bytes next to
 //! your plain fuzz test so `cargo test` runs them after the fix.
 //!
-//! This file is a template: the crate's build does not compile it (it needs libfuzzer-sys).
+//! The crate's own fuzz package builds this file as its `my_game` target (`cargo check
+//! --manifest-path fuzz/Cargo.toml --bin my_game`, which CI runs), with the template's game
+//! compiled in by the `#[path]` module below. In your game, replace that module with
+//! `use my_game::fuzz_one;` and call `fuzz_one(data)`.
 #![no_main]
+
+#[path = "main.rs"]
+#[allow(dead_code)] // the template's `main`
+mod my_game;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| my_game::fuzz_one(data));

@@ -56,7 +56,9 @@ use rollback_abilities::Content;
 use rollback_abilities::ModOp;
 use rollback_abilities::num::{self, Fx};
 use rollback_abilities::{AbilityCtx, InputEdge, TaskEvent, TaskResult, TaskSpec};
-use rollback_abilities::{AbilityHandle, AttrId, CurveId, EffectDefId, Entity, TagId};
+use rollback_abilities::{
+    AbilityDefId, AbilityHandle, AttrId, CurveId, EffectDefId, Entity, TagId,
+};
 use rollback_abilities::{
     AbilityInput, Behaviour, Capture, EffectEvent, ExecCtx, FrameOutput, Game, Hooks, World,
     WorldConfig,
@@ -95,6 +97,13 @@ impl Default for ArenaSpec {
             tasks_per_entity: 4,
         }
     }
+}
+
+/// The arena the determinism fuzz harness runs (`rollback-abilities fuzz --arena`): 8 fighters,
+/// the default seed (each case sets its own). Replays of its findings are recognised by its
+/// content hash.
+pub fn fuzz_spec() -> ArenaSpec {
+    ArenaSpec { entities: 8, ..ArenaSpec::default() }
 }
 
 /// Input bits of the arena's `u8` input (bit `i` is ability input `i`).
@@ -659,6 +668,47 @@ impl core::fmt::Debug for Arena {
     }
 }
 
+/// What setting a fighter up applies and grants (the warm-up's ids, resolved once).
+struct Setup {
+    ids: ArenaIds,
+    fighters: Vec<Entity>,
+    abilities: Vec<AbilityDefId>,
+    periodic: Vec<EffectDefId>,
+    traits: Vec<EffectDefId>,
+}
+
+impl Setup {
+    /// Fighter `i`'s regeneration, burn, buffs, traits, auras and abilities, its schedule
+    /// starting at `frame`.
+    fn set_up(&self, w: &mut World<ArenaGame>, i: usize, frame: u32) {
+        let e = self.fighters[i];
+        let opp = self.fighters[i ^ 1];
+        let apply = |w: &mut World<ArenaGame>, def: EffectDefId, src: Entity| {
+            let spec = w.make_spec(def, 1, src);
+            let _ = w.apply_effect(spec, e);
+        };
+        for d in &self.periodic {
+            apply(w, *d, e);
+        }
+        apply(w, self.ids.burn, opp);
+        apply(w, self.ids.rage, e);
+        apply(w, self.ids.fortify, e);
+        for d in &self.traits {
+            apply(w, *d, e);
+        }
+        for d in self.ids.auras {
+            apply(w, d, e);
+        }
+        let handles: [AbilityHandle; 6] = core::array::from_fn(|k| {
+            w.grant_ability(e, self.abilities[k], 1).unwrap_or(AbilityHandle::NONE)
+        });
+        if let Some(f) = w.component_mut(e) {
+            f.abilities = handles;
+            f.phase = frame;
+        }
+    }
+}
+
 impl Arena {
     /// Frames [`Arena::new`] steps to set every fighter up (fighter `i` in frame `i % WARMUP`,
     /// so periodic schedules, timers and tasks are spread over frames).
@@ -768,53 +818,49 @@ impl Arena {
     /// gets its regeneration, burn, buffs, traits, auras and abilities in frame
     /// `i % WARMUP`; from frame [`Arena::WARMUP`] on it does nothing.
     pub fn warmup(&self) -> impl Fn(&mut World<ArenaGame>) + Send + Sync + 'static {
-        let content = self.world.content().clone();
-        let ids = self.world.global().ids;
-        let fighters = self.fighters.clone();
-        let id = |r: Result<EffectDefId, _>| r.expect("arena effect");
-        let ability_ids: Vec<_> =
-            ABILITIES.iter().map(|a| content.ability(a).expect("ability")).collect();
-        let periodic: Vec<EffectDefId> = ["RegenHealth", "RegenMana", "RegenStamina"]
-            .iter()
-            .map(|n| id(content.effect(n)))
-            .collect();
-        let traits: Vec<EffectDefId> =
-            (0..TRAITS.len()).map(|k| id(content.effect(&format!("Trait{k}")))).collect();
+        let setup = self.setup();
         move |w: &mut World<ArenaGame>| {
             let frame = w.frame();
             if frame >= Arena::WARMUP {
                 return;
             }
-            for (i, e) in fighters.iter().enumerate() {
-                if i as u32 % Arena::WARMUP != frame {
-                    continue;
-                }
-                let e = *e;
-                let opp = fighters[i ^ 1];
-                let apply = |w: &mut World<ArenaGame>, def: EffectDefId, src: Entity| {
-                    let spec = w.make_spec(def, 1, src);
-                    let _ = w.apply_effect(spec, e);
-                };
-                for d in &periodic {
-                    apply(w, *d, e);
-                }
-                apply(w, ids.burn, opp);
-                apply(w, ids.rage, e);
-                apply(w, ids.fortify, e);
-                for d in &traits {
-                    apply(w, *d, e);
-                }
-                for d in ids.auras {
-                    apply(w, d, e);
-                }
-                let handles: [AbilityHandle; 6] = core::array::from_fn(|k| {
-                    w.grant_ability(e, ability_ids[k], 1).unwrap_or(AbilityHandle::NONE)
-                });
-                if let Some(f) = w.component_mut(e) {
-                    f.abilities = handles;
-                    f.phase = frame;
+            for i in 0..setup.fighters.len() {
+                if i as u32 % Arena::WARMUP == frame {
+                    setup.set_up(w, i, frame);
                 }
             }
+        }
+    }
+
+    /// The arena at frame 0 with every fighter already set up, in frame 0 (as if all were
+    /// fighter 0 of [`Arena::warmup`]): for a driver that starts at frame 0 and runs no script,
+    /// such as the determinism fuzz harness. Its schedules all start together, so it is not the
+    /// benchmarks' steady state.
+    ///
+    /// # Panics
+    ///
+    /// If the generated content or world cannot be built (a bug, covered by the tests).
+    pub fn ready(spec: ArenaSpec) -> Arena {
+        let mut arena = Arena::unwarmed(spec);
+        let setup = arena.setup();
+        for i in 0..setup.fighters.len() {
+            setup.set_up(&mut arena.world, i, 0);
+        }
+        arena
+    }
+
+    fn setup(&self) -> Setup {
+        let content = self.world.content().clone();
+        let id = |r: Result<EffectDefId, _>| r.expect("arena effect");
+        Setup {
+            ids: self.world.global().ids,
+            fighters: self.fighters.clone(),
+            abilities: ABILITIES.iter().map(|a| content.ability(a).expect("ability")).collect(),
+            periodic: ["RegenHealth", "RegenMana", "RegenStamina"]
+                .iter()
+                .map(|n| id(content.effect(n)))
+                .collect(),
+            traits: (0..TRAITS.len()).map(|k| id(content.effect(&format!("Trait{k}")))).collect(),
         }
     }
 

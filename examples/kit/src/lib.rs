@@ -7,6 +7,8 @@
 //!   command-line tool play it.
 //! - [`arena`]: the reference workload the benchmarks, the allocation tests and
 //!   `docs/performance.md` measure, with its baselines ([`arena::baseline`]).
+//! - [`content_world`]: a world on data-only content driven by held ability inputs, which
+//!   `bench --content` measures and `fuzz --content` fuzzes.
 //! - [`fuzz`]: the fuzz oracles, the logic of the targets in `fuzz/`; the root package's
 //!   `cargo test` replays every committed corpus and regression input through them.
 //! - `plot` (feature `plot`): SVG charts of values over frames with a cue timeline.
@@ -22,6 +24,7 @@
 #![warn(missing_debug_implementations)]
 
 pub mod arena;
+pub mod content_world;
 pub mod duel;
 pub mod fuzz;
 #[cfg(feature = "plot")]

@@ -7,6 +7,7 @@ use rollback_abilities::debug::WorldDump;
 use rollback_abilities::scenario::Scenario;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Arc;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rollback-abilities"))
@@ -504,4 +505,87 @@ fn fuzz_runs_the_duel_for_a_budget_without_a_finding() {
 fn fuzz_refuses_a_bad_budget() {
     let (code, _, err) = run(bin().args(["fuzz", "--max-frames", "3"]));
     assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn fuzz_runs_data_only_content_and_the_arena_without_a_finding() {
+    let kit = root().join("examples/content/kit.ron");
+    let (code, stdout, err) = run(bin()
+        .args(["fuzz", "--iterations", "4", "--max-frames", "60", "--seed", "5", "--entities", "3"])
+        .arg("--content")
+        .arg(&kit));
+    assert_eq!(code, 0, "{stdout}\n{err}");
+    let want = format!("fuzz: 4 iterations of content {} (seed 5), no finding", kit.display());
+    assert!(stdout.contains(&want), "{stdout}");
+    let (code, stdout, err) =
+        run(bin().args(["fuzz", "--arena", "--iterations", "2", "--max-frames", "60"]));
+    assert_eq!(code, 0, "{stdout}\n{err}");
+    assert!(stdout.contains("fuzz: 2 iterations of the reference arena (seed 1)"), "{stdout}");
+}
+
+#[test]
+fn fuzz_refuses_content_that_names_functions_with_the_reason() {
+    let recipes = root().join("examples/content/recipes.ron");
+    let (code, _, err) = run(bin().args(["fuzz", "--iterations", "1", "--content"]).arg(&recipes));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("registers no functions"), "{err}");
+}
+
+/// A replay on data-only content (as `fuzz --content` writes them) verifies, bisects and
+/// inspects with `--content`; a recorded checksum that differs from the simulation is reported
+/// at its frame, as a finding's diverging replay is.
+#[test]
+fn replays_on_data_only_content_play_with_content() {
+    use rollback_abilities::replay::Recorder;
+    use rollback_abilities_kit::content_world;
+    let dir = scratch("content-replay");
+    let path = root().join("examples/content/kit.ron");
+    let content = Arc::new(
+        rollback_abilities::Content::from_ron_str(&std::fs::read_to_string(&path).unwrap())
+            .unwrap(),
+    );
+    let record = |tamper: Option<u32>| {
+        let mut w = content_world::world(content.clone(), 3, 2, 9).expect("world");
+        let mut rec = Recorder::new(&w, 16);
+        for f in 0..60u32 {
+            let inputs =
+                [content_world::input(&[f as u8, 0, 0, 0, 1]), content_world::input(&[3, 0, 0, 0])];
+            w.step(&inputs);
+            let sum = if tamper == Some(f) { w.checksum() ^ 1 } else { w.checksum() };
+            rec.push(f, &inputs[..], sum).expect("in order");
+            if rec.keyframe_due(f + 1) {
+                rec.keyframe(&w);
+            }
+        }
+        rec.finish()
+    };
+    let good = dir.path().join("good.replay");
+    let bad = dir.path().join("bad.replay");
+    record(None).write(&good).unwrap();
+    record(Some(37)).write(&bad).unwrap();
+    let (code, out, err) =
+        run(bin().args(["replay", "verify"]).arg(&good).arg("--content").arg(&path));
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains("ok: 60 frames re-simulated"), "{out}");
+    let (code, out, err) =
+        run(bin().args(["replay", "verify"]).arg(&bad).arg("--content").arg(&path));
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(format!("{out}{err}").contains("DIVERGED at frame 37"), "{out}\n{err}");
+    let (code, out, err) = run(bin()
+        .args(["inspect"])
+        .arg(&good)
+        .args(["--frame", "20", "--entity", "player 1"])
+        .arg("--content")
+        .arg(&path));
+    assert_eq!(code, 0, "{out}\n{err}");
+    // Without --content the tool says what to pass.
+    let (code, _, err) = run(bin().args(["replay", "verify"]).arg(&good));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--content PATH"), "{err}");
+    // Other content is refused by its hash.
+    let other = root().join("examples/content/quickstart.ron");
+    let (code, _, err) =
+        run(bin().args(["replay", "verify"]).arg(&good).arg("--content").arg(&other));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("pass the content the replay was recorded on"), "{err}");
 }

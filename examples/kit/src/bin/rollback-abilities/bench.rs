@@ -5,7 +5,7 @@
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
 use rollback_abilities::scenario::{ScenarioGame, ScenarioInput};
-use rollback_abilities::{Game, Hooks, SnapshotRing, World, WorldConfig};
+use rollback_abilities::{Game, SnapshotRing, World, WorldConfig};
 use rollback_abilities_kit::arena::{Arena, ArenaGame, ArenaSpec};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -160,41 +160,8 @@ fn content_world(
     content: Arc<rollback_abilities::Content>,
     n: u32,
 ) -> Result<World<ScenarioGame>, Failure> {
-    let config = WorldConfig {
-        max_entities: n,
-        players: 2,
-        max_tasks: n.saturating_mul(4).max(64),
-        ..WorldConfig::default()
-    };
-    let mut w = World::new(content.clone(), &Hooks::new(), config).map_err(|e| {
-        Failure::Usage(format!(
-            "cannot build a world on this content: {e} (the command-line tool registers no \
-             functions; benchmark content that names executions or behaviours from Rust)"
-        ))
-    })?;
-    let sets: Vec<_> = (0..content.attr_set_defs().len())
-        .map(|i| content.attr_set(&content.attr_set_defs()[i].name))
-        .collect::<Result<_, _>>()
-        .map_err(|e| Failure::Usage(e.to_string()))?;
-    let mut ents = Vec::new();
-    for _ in 0..n {
-        let Some(e) = w.spawn_actor(&sets) else { break };
-        ents.push(e);
-    }
-    for (i, &e) in ents.iter().enumerate() {
-        if i < 2 {
-            w.bind_player(i, e);
-        }
-        for d in 0..content.ability_defs().len() {
-            let _ = w.grant_ability(e, rollback_abilities::AbilityDefId(d as u16), 1);
-        }
-        for def in content.effect_defs() {
-            let Ok(id) = content.effect(&def.name) else { continue };
-            let spec = w.make_spec(id, 1, e);
-            let _ = w.apply_effect(spec, e);
-        }
-    }
-    Ok(w)
+    rollback_abilities_kit::content_world::world(content, n, 2, WorldConfig::default().seed)
+        .map_err(Failure::Usage)
 }
 
 fn us(d: Duration) -> String {

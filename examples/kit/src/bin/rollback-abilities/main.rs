@@ -66,9 +66,8 @@ enum Command {
         /// live entities). Repeat for several.
         #[arg(long = "entity", value_name = "ENTITY")]
         entities: Vec<String>,
-        /// The scenario file a scenario replay was recorded from (its content and script).
-        #[arg(long, value_name = "FILE")]
-        scenario: Option<PathBuf>,
+        #[command(flatten)]
+        from: replays::ReplayGame,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -142,9 +141,8 @@ enum ReplayCmd {
     Verify {
         /// The replay file.
         replay: PathBuf,
-        /// The scenario file a scenario replay was recorded from.
-        #[arg(long, value_name = "FILE")]
-        scenario: Option<PathBuf>,
+        #[command(flatten)]
+        from: replays::ReplayGame,
     },
     /// Print a replay's header: version, content hash, seed, players, frames, keyframes.
     Inspect {
@@ -159,18 +157,16 @@ enum ReplayCmd {
         /// inspect` shows the frame count).
         #[arg(long)]
         frame: u32,
-        /// The scenario file a scenario replay was recorded from.
-        #[arg(long, value_name = "FILE")]
-        scenario: Option<PathBuf>,
+        #[command(flatten)]
+        from: replays::ReplayGame,
     },
     /// Find the first keyframe whose re-simulated state differs from the recorded one (for
     /// replays without per-frame checksums).
     Bisect {
         /// The replay file.
         replay: PathBuf,
-        /// The scenario file a scenario replay was recorded from.
-        #[arg(long, value_name = "FILE")]
-        scenario: Option<PathBuf>,
+        #[command(flatten)]
+        from: replays::ReplayGame,
     },
     /// Plot attributes over frames as an SVG chart, with a timeline of cues.
     ///
@@ -209,9 +205,8 @@ enum ReplayCmd {
         /// Leave the cue timeline out.
         #[arg(long)]
         no_cues: bool,
-        /// The scenario file a scenario replay was recorded from.
-        #[arg(long, value_name = "FILE")]
-        scenario: Option<PathBuf>,
+        #[command(flatten)]
+        from: replays::ReplayGame,
     },
 }
 
@@ -273,16 +268,12 @@ fn main() -> ExitCode {
             scenarios::run(&files, &modes, trace.as_deref(), replay_dir.as_deref(), quiet, game)
         }
         Command::Content(ContentCmd::Check { path }) => scenarios::check_content(&path),
-        Command::Replay(ReplayCmd::Verify { replay, scenario }) => {
-            replays::verify(&replay, scenario.as_deref())
-        }
+        Command::Replay(ReplayCmd::Verify { replay, from }) => replays::verify(&replay, &from),
         Command::Replay(ReplayCmd::Inspect { replay }) => replays::header(&replay),
-        Command::Replay(ReplayCmd::Seek { replay, frame, scenario }) => {
-            replays::seek(&replay, frame, scenario.as_deref())
+        Command::Replay(ReplayCmd::Seek { replay, frame, from }) => {
+            replays::seek(&replay, frame, &from)
         }
-        Command::Replay(ReplayCmd::Bisect { replay, scenario }) => {
-            replays::bisect(&replay, scenario.as_deref())
-        }
+        Command::Replay(ReplayCmd::Bisect { replay, from }) => replays::bisect(&replay, &from),
         Command::Replay(ReplayCmd::Plot {
             replay,
             out,
@@ -290,7 +281,7 @@ fn main() -> ExitCode {
             entities,
             cues,
             no_cues,
-            scenario,
+            from,
         }) => {
             let filter = replays::PlotFilter {
                 attributes: &attributes,
@@ -298,10 +289,10 @@ fn main() -> ExitCode {
                 cues: &cues,
                 no_cues,
             };
-            replays::plot(&replay, &out, &filter, scenario.as_deref())
+            replays::plot(&replay, &out, &filter, &from)
         }
-        Command::Inspect { replay, frame, entities, scenario, json } => {
-            replays::inspect(&replay, frame, &entities, scenario.as_deref(), json)
+        Command::Inspect { replay, frame, entities, from, json } => {
+            replays::inspect(&replay, frame, &entities, &from, json)
         }
         Command::Desync(DesyncCmd::Diff { a, b, content }) => {
             replays::desync_diff(&a, &b, content.as_deref())

@@ -2,22 +2,41 @@
 
 use crate::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
+use rollback_abilities::Content;
 use rollback_abilities::debug::{WorldDump, debug_view, diff_dumps};
 use rollback_abilities::present::{CueDirector, PresenterCall, PresenterLog};
 use rollback_abilities::replay::Replay;
 use rollback_abilities::scenario::{Scenario, ScenarioGame};
 use rollback_abilities::{AttrId, Entity, TagId};
 use rollback_abilities::{Game, Hooks, World};
+use rollback_abilities_kit::arena::{self, Arena, ArenaGame};
 use rollback_abilities_kit::duel::{self, Duel};
 use rollback_abilities_kit::plot::{self, Series};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where a replay's game comes from when it is not the duel: `--scenario` or `--content`.
+#[derive(Debug, Default, clap::Args)]
+pub struct ReplayGame {
+    /// The scenario file a scenario replay was recorded from (its content and script).
+    #[arg(long, value_name = "FILE", conflicts_with = "content")]
+    scenario: Option<PathBuf>,
+    /// The data-only content a `fuzz --content` replay was recorded on (a file or a
+    /// directory).
+    #[arg(long, value_name = "PATH")]
+    content: Option<PathBuf>,
+}
 
 /// The game a replay belongs to.
 enum Target {
     /// The duel demo (`cargo run --example duel -- --replay FILE`).
     Duel,
+    /// The reference arena of `fuzz --arena`.
+    Arena,
     /// A scenario (`scenario run --replay-dir DIR`).
     Scenario(Box<Scenario>),
+    /// Data-only content (`fuzz --content PATH`).
+    Content(Arc<Content>),
 }
 
 fn read(path: &Path) -> Result<Replay, Failure> {
@@ -27,9 +46,21 @@ fn read(path: &Path) -> Result<Replay, Failure> {
     Replay::read(path).map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))
 }
 
-fn target(replay: &Replay, scenario: Option<&Path>) -> Result<Target, Failure> {
+fn target(replay: &Replay, from: &ReplayGame) -> Result<Target, Failure> {
     let hash = replay.header.content_hash;
-    if let Some(p) = scenario {
+    if let Some(p) = &from.content {
+        let c = crate::scenarios::load_content(p)?;
+        if c.hash() != hash {
+            return Err(Failure::Usage(format!(
+                "{} is content {:016x}, but the replay was recorded on content {hash:016x}: \
+                 pass the content the replay was recorded on",
+                p.display(),
+                c.hash()
+            )));
+        }
+        return Ok(Target::Content(Arc::new(c)));
+    }
+    if let Some(p) = &from.scenario {
         let s = Scenario::load(p).map_err(|e| Failure::Usage(e.to_string()))?;
         if s.content.hash() != hash {
             return Err(Failure::Usage(format!(
@@ -44,9 +75,13 @@ fn target(replay: &Replay, scenario: Option<&Path>) -> Result<Target, Failure> {
     if hash == duel::content().hash() {
         return Ok(Target::Duel);
     }
+    if hash == Arena::content(&arena::fuzz_spec()).hash() {
+        return Ok(Target::Arena);
+    }
     Err(Failure::Usage(format!(
         "the replay was recorded on content {hash:016x}, which is not the duel's ({:016x}); for \
-         a replay written by `scenario run --replay-dir`, pass the scenario with --scenario FILE",
+         a replay written by `scenario run --replay-dir`, pass the scenario with --scenario FILE, \
+         for one written by `fuzz --content PATH`, pass --content PATH",
         duel::content().hash()
     )))
 }
@@ -111,6 +146,31 @@ fn duel_sim(replay: &Replay) -> Result<Sim<'static, Duel>, Failure> {
     Ok(sim)
 }
 
+fn arena_sim(replay: &Replay) -> Result<Sim<'static, ArenaGame>, Failure> {
+    let spec = arena::fuzz_spec();
+    let world = World::new(Arena::content(&spec), &arena::hooks(), replay.header.config)
+        .map_err(|e| Failure::Usage(format!("cannot build the arena world: {e}")))?;
+    player_sim(replay, world)
+}
+
+fn content_sim(
+    replay: &Replay,
+    content: &Arc<Content>,
+) -> Result<Sim<'static, ScenarioGame>, Failure> {
+    let world = World::new(content.clone(), &Hooks::new(), replay.header.config)
+        .map_err(|e| Failure::Usage(format!("cannot build a world on this content: {e}")))?;
+    player_sim(replay, world)
+}
+
+/// A world started at the replay's first frame, its players' entities named `player P`.
+fn player_sim<G: Game>(replay: &Replay, mut world: World<G>) -> Result<Sim<'static, G>, Failure> {
+    start(replay, &mut world)?;
+    let names = (0..world.players())
+        .filter_map(|p| world.player_owner(p).map(|e| (e, format!("player {p}"))))
+        .collect();
+    Ok(Sim { world, script: Box::new(|_| {}), names })
+}
+
 fn scenario_sim<'a>(replay: &Replay, s: &'a Scenario) -> Result<Sim<'a, ScenarioGame>, Failure> {
     let (mut world, ents) =
         s.build_world(&Hooks::new()).map_err(|e| Failure::Usage(e.to_string()))?;
@@ -125,11 +185,19 @@ fn start<G: Game>(replay: &Replay, world: &mut World<G>) -> Result<(), Failure> 
 
 /// Runs `f` on the replay's game.
 macro_rules! with_sim {
-    ($replay:expr, $scenario:expr, |$sim:ident| $body:expr) => {{
+    ($replay:expr, $from:expr, |$sim:ident| $body:expr) => {{
         let replay: &Replay = $replay;
-        match target(replay, $scenario)? {
+        match target(replay, $from)? {
             Target::Duel => {
                 let mut $sim = duel_sim(replay)?;
+                $body
+            }
+            Target::Arena => {
+                let mut $sim = arena_sim(replay)?;
+                $body
+            }
+            Target::Content(c) => {
+                let mut $sim = content_sim(replay, &c)?;
                 $body
             }
             Target::Scenario(s) => {
@@ -212,9 +280,9 @@ fn verify_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>) -> Result<(), Fail
 }
 
 /// `replay verify`.
-pub fn verify(path: &Path, scenario: Option<&Path>) -> Result<(), Failure> {
+pub fn verify(path: &Path, from: &ReplayGame) -> Result<(), Failure> {
     let r = read(path)?;
-    with_sim!(&r, scenario, |sim| verify_sim(&r, &mut sim))
+    with_sim!(&r, from, |sim| verify_sim(&r, &mut sim))
 }
 
 fn seek_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>, frame: u32) -> Result<(), Failure> {
@@ -248,9 +316,9 @@ fn seek_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>, frame: u32) -> Resul
 }
 
 /// `replay seek`.
-pub fn seek(path: &Path, frame: u32, scenario: Option<&Path>) -> Result<(), Failure> {
+pub fn seek(path: &Path, frame: u32, from: &ReplayGame) -> Result<(), Failure> {
     let r = read(path)?;
-    with_sim!(&r, scenario, |sim| seek_sim(&r, &mut sim, frame))
+    with_sim!(&r, from, |sim| seek_sim(&r, &mut sim, frame))
 }
 
 fn bisect_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>) -> Result<(), Failure> {
@@ -279,9 +347,9 @@ fn bisect_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>) -> Result<(), Fail
 }
 
 /// `replay bisect`.
-pub fn bisect(path: &Path, scenario: Option<&Path>) -> Result<(), Failure> {
+pub fn bisect(path: &Path, from: &ReplayGame) -> Result<(), Failure> {
     let r = read(path)?;
-    with_sim!(&r, scenario, |sim| bisect_sim(&r, &mut sim))
+    with_sim!(&r, from, |sim| bisect_sim(&r, &mut sim))
 }
 
 fn inspect_sim<G: Game>(
@@ -324,11 +392,11 @@ pub fn inspect(
     path: &Path,
     frame: u32,
     entities: &[String],
-    scenario: Option<&Path>,
+    from: &ReplayGame,
     json: bool,
 ) -> Result<(), Failure> {
     let r = read(path)?;
-    with_sim!(&r, scenario, |sim| inspect_sim(&r, &mut sim, frame, entities, json))
+    with_sim!(&r, from, |sim| inspect_sim(&r, &mut sim, frame, entities, json))
 }
 
 /// What `replay plot` draws: `--attribute`, `--entity` and `--cue` arguments (empty: the
@@ -549,13 +617,13 @@ pub fn plot(
     path: &Path,
     out: &Path,
     filter: &PlotFilter<'_>,
-    scenario: Option<&Path>,
+    from: &ReplayGame,
 ) -> Result<(), Failure> {
     let r = read(path)?;
     let title = path
         .file_name()
         .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    with_sim!(&r, scenario, |sim| plot_sim(&r, &mut sim, out, &title, filter))
+    with_sim!(&r, from, |sim| plot_sim(&r, &mut sim, out, &title, filter))
 }
 
 /// `desync diff`.

@@ -1158,7 +1158,7 @@ impl<A: Clone + PartialEq> Member<A> {
                         }
                         // Members that confirmed different states are not in one match:
                         // nothing to hand the joiner.
-                        _ => return self.abort_coordination(),
+                        _ => self.abort_coordination(),
                     }
                 } else if resend {
                     c.resent = tick;

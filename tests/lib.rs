@@ -27,6 +27,7 @@ mod matchbox;
 mod my_scenarios;
 mod p2p_matchbox_args;
 mod recipes;
+mod rejoin;
 mod replays;
 mod rollback;
 mod scenario_files;

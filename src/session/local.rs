@@ -1,7 +1,11 @@
 //! `LocalMatch`: several GGRS peers in one process, talking over an [`EmulatedNetwork`].
 
 use super::guard::{Guard, GuardConfig};
-use super::net::{EmulatedNetwork, NetConditions, PeerAddr};
+use super::net::{EmulatedNetwork, EmulatedSocket, NetConditions, PeerAddr};
+use super::rejoin::{
+    Hold, Joiner, JoinerView, Member, MemberView, RejoinCommand, RejoinEvent, SlotCredential,
+    claim_proof,
+};
 use super::runner::{GgrsConfig, Runner, SessionError, SessionEvent};
 use super::start::SessionConfig;
 use crate::num::Frame;
@@ -63,6 +67,18 @@ pub struct LocalPeer<G: Game> {
     /// Every event the runner reported, in order.
     events: Vec<SessionEvent>,
     left: bool,
+    /// The side channel the rejoin protocol speaks on.
+    raw: EmulatedSocket,
+    /// The session channel (0, then one more per membership change this peer took part in).
+    channel: u32,
+    /// The member side of the rejoin protocol.
+    member: Member<PeerAddr>,
+    /// Set while this peer is coming back into the match.
+    joiner: Option<Joiner<PeerAddr>>,
+    /// The state a joiner loaded, kept until its new session starts.
+    joined_state: Option<Vec<u8>>,
+    /// The last frame this peer gave a local input for.
+    last_input: Option<Frame>,
 }
 
 impl<G: Game> LocalPeer<G> {
@@ -74,6 +90,36 @@ impl<G: Game> LocalPeer<G> {
     /// Whether this peer left the match ([`LocalMatch::leave`]).
     pub fn has_left(&self) -> bool {
         self.left
+    }
+
+    /// Whether this peer is coming back into the match ([`LocalMatch::rejoin`]) and not in yet.
+    pub fn is_rejoining(&self) -> bool {
+        self.joiner.is_some()
+    }
+
+    /// Whether a rejoin is under way on this peer: it is coming back, or, as a member, it holds
+    /// the match for a player coming back.
+    pub fn rejoin_under_way(&self) -> bool {
+        self.joiner.is_some() || self.member.busy()
+    }
+
+    /// The session channel: 0 for the first session, one more for each session started by a
+    /// rejoin this peer took part in.
+    pub fn channel(&self) -> u32 {
+        self.channel
+    }
+
+    /// The confirmed world frame (`None` before any), whatever session the peer is in.
+    pub fn confirmed_frame(&self) -> Option<Frame> {
+        let c = self.session.confirmed_frame();
+        let base = self.runner.frame_base();
+        if c >= 0 { Some(base.saturating_add(c as Frame)) } else { base.checked_sub(1) }
+    }
+
+    /// The joiner's progress: bytes of the state received and its size ((0, 0) when not
+    /// rejoining or before an offer).
+    pub fn rejoin_progress(&self) -> (usize, usize) {
+        self.joiner.as_ref().map_or((0, 0), Joiner::progress)
     }
 
     /// The peer's current input delay.
@@ -124,6 +170,8 @@ pub struct LocalMatch<G: Game> {
     net: EmulatedNetwork,
     peers: Vec<LocalPeer<G>>,
     config: MatchConfig,
+    setup: SessionConfig,
+    credentials: Vec<SlotCredential>,
 }
 
 impl<G: Game> core::fmt::Debug for LocalMatch<G> {
@@ -164,6 +212,15 @@ impl<G: Game> LocalMatch<G> {
             max_wait_frames: None,
             guard: Some(GuardConfig::new(config.players, config.max_prediction).with_paced(true)),
         };
+        let addrs: Vec<PeerAddr> = (0..config.players).map(|j| PeerAddr(j as u16)).collect();
+        // Each slot's credential, handed to its owner when the match is set up (a stand-in for
+        // the slot's key; see `rejoin::verify_claim`).
+        let credentials: Vec<SlotCredential> = (0..config.players)
+            .map(|j| {
+                let mut s = crate::random::Stream::derive(config.net_seed ^ 0x5EC7, &[j as u64]);
+                SlotCredential((0..4).flat_map(|_| s.below(u32::MAX).to_le_bytes()).collect())
+            })
+            .collect();
         for i in 0..config.players {
             let players = (0..config.players).map(|j| {
                 let t =
@@ -181,9 +238,15 @@ impl<G: Game> LocalMatch<G> {
                 input_delay: config.input_delay,
                 events: Vec::new(),
                 left: false,
+                raw: net.socket(PeerAddr(i as u16)),
+                channel: 0,
+                member: Member::new(addrs.clone(), credentials.clone()),
+                joiner: None,
+                joined_state: None,
+                last_input: None,
             });
         }
-        Ok(LocalMatch { net, peers, config })
+        Ok(LocalMatch { net, peers, config, setup, credentials })
     }
 
     /// Exchanges synchronisation packets (on an unimpaired network) until every peer runs,
@@ -218,15 +281,35 @@ impl<G: Game> LocalMatch<G> {
         presenters: &mut [&mut dyn Presenter],
         mut script: impl FnMut(&mut World<G>),
     ) -> Result<(), SessionError> {
+        let players = self.config.players;
         for (i, p) in self.peers.iter_mut().enumerate() {
             if p.left {
                 continue;
             }
+            if !rejoin_step(p, &self.net, &self.setup, players)? {
+                continue;
+            }
             let world = p.runner.world();
             let frame = world.next_frame() + p.input_delay as Frame;
-            let local = input(p.handle, frame, world);
+            let local = match p.member.hold() {
+                Hold::Play => input(p.handle, frame, world),
+                Hold::DefaultAfter(last) if frame <= last => input(p.handle, frame, world),
+                Hold::DefaultAfter(_) => G::Input::default(),
+                Hold::Pause => {
+                    // Holding for a rejoin: the session is polled, not advanced, so the inputs
+                    // this peer sent keep arriving.
+                    p.guard.begin_tick(p.session.current_frame());
+                    p.session.poll_remote_clients();
+                    continue;
+                }
+            };
+            let mut locals = vec![(p.handle, local)];
+            locals.extend(p.runner.absent().iter().map(|a| (*a, G::Input::default())));
             let presenter = presenters.get_mut(i).map(|p| &mut **p as &mut dyn Presenter);
-            p.runner.advance_p2p(&mut p.session, &[(p.handle, local)], presenter, &mut script)?;
+            let batch = p.runner.advance_p2p(&mut p.session, &locals, presenter, &mut script)?;
+            if batch.advanced > 0 {
+                p.last_input = Some(p.last_input.map_or(frame, |l| l.max(frame)));
+            }
             p.events.extend(p.runner.drain_events());
             // A bounded log: a misbehaving peer cannot grow it without limit.
             if p.events.len() > MAX_EVENTS {
@@ -265,6 +348,43 @@ impl<G: Game> LocalMatch<G> {
             p.left = true;
             self.net.partition(PeerAddr(player as u16), true);
         }
+    }
+
+    /// Player `player`, which left ([`LocalMatch::leave`], [`LocalMatch::quit`],
+    /// [`LocalMatch::stop`]), comes back as a restarted program would: with a fresh `world`
+    /// (built as at the start of the match), its slot's credential and its address reachable
+    /// again. From the next ticks on it asks the members to let it back in (see
+    /// [`rejoin`](super::rejoin)); once they agree on a frame F and it has loaded their state
+    /// before F, every member and it continue from F in a new session
+    /// ([`SessionEvent::Rejoined`]). Does nothing for a player that has not left.
+    pub fn rejoin(&mut self, player: usize, world: World<G>) {
+        let addrs: Vec<PeerAddr> = (0..self.config.players).map(|j| PeerAddr(j as u16)).collect();
+        let Some(p) = self.peers.iter_mut().find(|p| p.handle == player && p.left) else {
+            return;
+        };
+        let Some(credential) = self.credentials.get(player) else { return };
+        let view = JoinerView {
+            slot: player,
+            proof: claim_proof(credential),
+            content_hash: world.content().hash(),
+            hooks_hash: twox_hash::XxHash3_64::oneshot(world.hooks_signature().as_bytes()),
+            snapshot_len: world.snapshot_bytes() as u64,
+        };
+        p.runner = self.setup.runner(world);
+        p.left = false;
+        p.member = Member::new(addrs.clone(), self.credentials.clone());
+        p.joiner = Some(Joiner::new(view, addrs));
+        p.joined_state = None;
+        p.last_input = None;
+        // Whatever reached the old program's address while it was gone is lost with it.
+        p.raw.recv_raw();
+        self.net.partition(PeerAddr(player as u16), false);
+    }
+
+    /// The credential of a slot (what its owner proves a rejoin with; see
+    /// [`rejoin::verify_claim`](super::rejoin::verify_claim)).
+    pub fn credential(&self, player: usize) -> Option<&SlotCredential> {
+        self.credentials.get(player)
     }
 
     /// Ticks until every peer has confirmed frames `0..frames`. Inputs for frames at or after
@@ -311,10 +431,11 @@ impl<G: Game> LocalMatch<G> {
     /// Whether every peer has confirmed frames `0..frames`.
     pub fn all_confirmed(&self, frames: Frame) -> bool {
         frames == 0
-            || self.peers.iter().filter(|p| !p.left).all(|p| {
-                let c = p.session.confirmed_frame();
-                c >= 0 && c as Frame + 1 >= frames
-            })
+            || self
+                .peers
+                .iter()
+                .filter(|p| !p.left)
+                .all(|p| p.joiner.is_none() && p.confirmed_frame().is_some_and(|c| c + 1 >= frames))
     }
 
     /// Whether the checksums recorded for confirmed frames agree across peers (only peers that
@@ -328,7 +449,19 @@ impl<G: Game> LocalMatch<G> {
             .map(|r| r.replay().frames.iter().map(|f| f.checksum).collect())
             .collect();
         let Some(n) = sums.iter().map(Vec::len).min() else { return true };
-        sums.iter().all(|s| s[..n] == sums[0][..n])
+        if !sums.iter().all(|s| s[..n] == sums[0][..n]) {
+            return false;
+        }
+        // Every peer's confirmed states (a rejoiner's from the frame it came back at).
+        let live: Vec<_> = self.peers.iter().filter(|p| !p.left && p.joiner.is_none()).collect();
+        live.iter().all(|a| {
+            live.iter().all(|b| {
+                a.runner
+                    .confirmed_checksums()
+                    .iter()
+                    .all(|(f, s)| b.runner.confirmed_checksums().get(f).is_none_or(|t| t == s))
+            })
+        })
     }
 
     /// The peers.
@@ -354,5 +487,169 @@ impl<G: Game> LocalMatch<G> {
     /// Takes the peers apart.
     pub fn into_peers(self) -> Vec<LocalPeer<G>> {
         self.peers
+    }
+}
+
+/// One tick of the rejoin protocol on a peer: its side-channel messages, the protocol's step,
+/// the commands it gives. `false`: the peer does not advance this tick (it is coming back).
+fn rejoin_step<G: Game>(
+    p: &mut LocalPeer<G>,
+    net: &EmulatedNetwork,
+    setup: &SessionConfig,
+    players: usize,
+) -> Result<bool, SessionError> {
+    let inbox = p.raw.recv_raw();
+    if let Some(j) = p.joiner.as_mut() {
+        for (from, bytes) in &inbox {
+            j.receive(from, bytes);
+        }
+        j.tick();
+        let commands = j.drain_commands();
+        for (to, bytes) in j.drain_outbox() {
+            p.raw.send_raw(to, bytes);
+        }
+        let events = j.drain_events();
+        push_rejoin_events(p, events);
+        for c in commands {
+            match c {
+                RejoinCommand::Load { frame, bytes } => {
+                    let world = p.runner.world_mut();
+                    let result = match world.load_bytes(&bytes) {
+                        Ok(()) if world.next_frame() == frame => Ok(world.checksum()),
+                        Ok(()) => Err(format!(
+                            "the state is of frame {}, not {frame}",
+                            world.next_frame()
+                        )),
+                        Err(e) => Err(e.to_string()),
+                    };
+                    if result.is_ok() {
+                        p.joined_state = Some(bytes);
+                    }
+                    if let Some(j) = p.joiner.as_mut() {
+                        j.loaded(result);
+                        for (to, bytes) in j.drain_outbox() {
+                            p.raw.send_raw(to, bytes);
+                        }
+                        let events = j.drain_events();
+                        push_rejoin_events(p, events);
+                    }
+                }
+                RejoinCommand::Switch { channel, frame, members } => {
+                    let state = p.joined_state.take().unwrap_or_default();
+                    switch(p, net, setup, players, channel, frame, &members, &state)?;
+                    p.joiner = None;
+                }
+                RejoinCommand::Capture(_) | RejoinCommand::Cancel => {}
+            }
+        }
+        return Ok(false);
+    }
+    let world = p.runner.world();
+    let mut out: Vec<usize> = p.runner.absent().to_vec();
+    for h in 0..players {
+        if p.guard.address_of(h).is_some_and(|a| p.guard.is_cut_off(&a)) && !out.contains(&h) {
+            out.push(h);
+        }
+    }
+    out.sort_unstable();
+    let view = MemberView {
+        slot: p.handle,
+        channel: p.channel,
+        out,
+        departing: p.guard.departing(),
+        last_input: p.last_input.unwrap_or(0),
+        content_hash: world.content().hash(),
+        hooks_hash: twox_hash::XxHash3_64::oneshot(world.hooks_signature().as_bytes()),
+        snapshot_len: world.snapshot_bytes() as u64,
+    };
+    for (from, bytes) in &inbox {
+        p.member.receive(from, bytes, &view);
+    }
+    p.member.tick(&view, p.runner.captured());
+    for (to, bytes) in p.member.drain_outbox() {
+        p.raw.send_raw(to, bytes);
+    }
+    let events = p.member.drain_events();
+    push_rejoin_events(p, events);
+    for c in p.member.drain_commands() {
+        match c {
+            RejoinCommand::Capture(frame) => {
+                p.runner.capture_at(frame);
+            }
+            RejoinCommand::Cancel => p.runner.cancel_capture(),
+            RejoinCommand::Switch { channel, frame, members } => {
+                let Some((_, bytes, _)) = p.runner.captured() else {
+                    return Err(SessionError::MissingSnapshot { frame });
+                };
+                let state = bytes.to_vec();
+                switch(p, net, setup, players, channel, frame, &members, &state)?;
+            }
+            RejoinCommand::Load { .. } => {}
+        }
+    }
+    Ok(true)
+}
+
+/// Moves a peer into the session that starts at `frame` with `members` in the match.
+#[allow(clippy::too_many_arguments)]
+fn switch<G: Game>(
+    p: &mut LocalPeer<G>,
+    net: &EmulatedNetwork,
+    setup: &SessionConfig,
+    players: usize,
+    channel: u32,
+    frame: Frame,
+    members: &[usize],
+    state: &[u8],
+) -> Result<(), SessionError> {
+    let before: Vec<usize> = if p.joiner.is_some() {
+        Vec::new()
+    } else {
+        (0..players)
+            .filter(|h| {
+                !p.runner.absent().contains(h)
+                    && !p.guard.address_of(*h).is_some_and(|a| p.guard.is_cut_off(&a))
+            })
+            .collect()
+    };
+    let absent: Vec<usize> = (0..players).filter(|s| !members.contains(s)).collect();
+    p.runner
+        .rebase(frame, state, absent.clone())
+        .map_err(|_| SessionError::MissingSnapshot { frame })?;
+    let handle = p.handle;
+    let kinds = (0..players).map(|j| {
+        let t = if j == handle || absent.contains(&j) {
+            PlayerType::Local
+        } else {
+            PlayerType::Remote(PeerAddr(j as u16))
+        };
+        (j, t)
+    });
+    let socket = net.socket_on_channel(PeerAddr(handle as u16), channel);
+    let (session, guard) = setup.start_p2p(&mut p.runner, socket, kinds)?;
+    p.session = session;
+    p.guard = guard;
+    p.channel = channel;
+    p.last_input = (frame + p.input_delay as Frame).checked_sub(1);
+    let back: Vec<usize> = if p.joiner.is_some() {
+        vec![handle]
+    } else {
+        members.iter().copied().filter(|m| !before.contains(m)).collect()
+    };
+    p.events.push(SessionEvent::Rejoined { players: back, frame });
+    Ok(())
+}
+
+fn push_rejoin_events<G: Game>(p: &mut LocalPeer<G>, events: Vec<RejoinEvent>) {
+    for e in events {
+        p.events.push(match e {
+            RejoinEvent::Rejoining { slot } => SessionEvent::Rejoining { players: vec![slot] },
+            RejoinEvent::Aborted { slot } => SessionEvent::RejoinAborted { players: vec![slot] },
+            RejoinEvent::Fault { from, fault } => SessionEvent::RejoinFault {
+                peer: from
+                    .map_or_else(|| "unknown".to_owned(), |s| format!("{:?}", PeerAddr(s as u16))),
+                fault,
+            },
+        });
     }
 }

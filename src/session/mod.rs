@@ -28,6 +28,7 @@ mod local;
 pub mod matchbox;
 mod net;
 mod prediction;
+pub mod rejoin;
 mod runner;
 mod start;
 

@@ -68,14 +68,21 @@ pub struct NetStats {
     pub duplicated: u64,
     /// Packets held back for reordering.
     pub reordered: u64,
-    /// Raw side-channel packets (handshakes).
+    /// Raw side-channel packets (handshakes, rejoins).
     pub raw: u64,
+    /// Bytes of the raw side-channel packets.
+    pub raw_bytes: u64,
+    /// GGRS messages of an earlier session channel dropped on arrival (see
+    /// [`EmulatedNetwork::socket_on_channel`]).
+    pub stale: u64,
 }
 
 struct InFlight {
     deliver_at: u64,
     seq: u64,
     from: PeerAddr,
+    /// The session channel of a GGRS message (0 for raw packets).
+    channel: u32,
     payload: Payload,
 }
 
@@ -153,8 +160,18 @@ impl EmulatedNetwork {
 
     /// A socket with an address on this network.
     pub fn socket(&self, addr: PeerAddr) -> EmulatedSocket {
+        self.socket_on_channel(addr, 0)
+    }
+
+    /// A socket with an address on this network for one session *channel*: its GGRS messages
+    /// reach only sockets of the same channel, so a new GGRS session between the same addresses
+    /// (after a rejoin, the members continue in a fresh session) never hears the old one. A
+    /// socket drops GGRS messages of a lower channel on arrival and leaves those of a higher one
+    /// queued until a socket of that channel reads them (a peer that switched first is heard
+    /// once the others switch). Raw side-channel packets have no channel.
+    pub fn socket_on_channel(&self, addr: PeerAddr, channel: u32) -> EmulatedSocket {
         self.lock().queues.entry(addr).or_default();
-        EmulatedSocket { addr, net: self.clone() }
+        EmulatedSocket { addr, channel, net: self.clone() }
     }
 
     /// Advances the virtual clock.
@@ -212,7 +229,7 @@ impl EmulatedNetwork {
         self.lock().stats
     }
 
-    fn send(&self, from: PeerAddr, to: PeerAddr, payload: Payload) {
+    fn send(&self, from: PeerAddr, to: PeerAddr, channel: u32, payload: Payload) {
         let mut h = self.lock();
         h.stats.sent += 1;
         if h.partitioned.contains(&from) || h.partitioned.contains(&to) {
@@ -220,8 +237,9 @@ impl EmulatedNetwork {
             return;
         }
         let raw = matches!(payload, Payload::Raw(_));
-        if raw {
+        if let Payload::Raw(b) = &payload {
             h.stats.raw += 1;
+            h.stats.raw_bytes += b.len() as u64;
         }
         let now = h.now_ms;
         let c = h.links.get(&(from.min(to), from.max(to))).copied().unwrap_or(h.conditions);
@@ -236,8 +254,12 @@ impl EmulatedNetwork {
         };
         let keys = [u64::from(from.0), u64::from(to.0), now, content];
         let mut rng = Stream::derive(h.seed ^ 0x4E37, &keys);
-        // Raw side-channel packets (handshakes) are reliable and in order.
-        let impaired = h.impaired && !raw;
+        // Raw side-channel packets (handshakes) are reliable and in order. So are GGRS's
+        // synchronisation packets: GGRS retries a lost one on the wall clock, so losing them
+        // would make a seeded run depend on the machine's load (a match synchronises on a clean
+        // network, see `LocalMatch::synchronize`; a session started after a rejoin synchronises
+        // while the match runs).
+        let impaired = h.impaired && !raw && !is_sync(&payload);
         if impaired && rng.below(100) < c.loss_percent {
             h.stats.dropped += 1;
             return;
@@ -272,27 +294,45 @@ impl EmulatedNetwork {
                 deliver_at: now + delay,
                 seq,
                 from,
+                channel,
                 payload: p,
             });
         }
     }
 
-    fn receive(&self, addr: PeerAddr, raw: bool) -> Vec<(PeerAddr, Payload)> {
+    fn receive(&self, addr: PeerAddr, raw: bool, channel: u32) -> Vec<(PeerAddr, Payload)> {
         let mut h = self.lock();
         let now = h.now_ms;
         let Some(q) = h.queues.get_mut(&addr) else { return Vec::new() };
         let mut ready: Vec<InFlight> = Vec::new();
+        let mut stale = 0;
         let mut i = 0;
         while i < q.len() {
-            if q[i].deliver_at <= now && matches!(q[i].payload, Payload::Raw(_)) == raw {
+            let is_raw = matches!(q[i].payload, Payload::Raw(_));
+            if !raw && !is_raw && q[i].channel < channel {
+                q.swap_remove(i);
+                stale += 1;
+            } else if q[i].deliver_at <= now && is_raw == raw && (raw || q[i].channel == channel) {
                 ready.push(q.swap_remove(i));
             } else {
                 i += 1;
             }
         }
+        h.stats.stale += stale;
         ready.sort_by_key(|p| (p.deliver_at, p.seq));
         h.stats.delivered += ready.len() as u64;
         ready.into_iter().map(|p| (p.from, p.payload)).collect()
+    }
+}
+
+/// Whether a payload is one of GGRS's synchronisation messages.
+fn is_sync(p: &Payload) -> bool {
+    match p {
+        Payload::Ggrs(m) => matches!(
+            super::guard::WireMessage::from_ggrs(m).map(|w| w.body),
+            Some(super::guard::WireBody::SyncRequest(_) | super::guard::WireBody::SyncReply(_))
+        ),
+        Payload::Raw(_) => false,
     }
 }
 
@@ -309,6 +349,7 @@ fn message_digest(m: &Message) -> u64 {
 #[derive(Clone, Debug)]
 pub struct EmulatedSocket {
     addr: PeerAddr,
+    channel: u32,
     net: EmulatedNetwork,
 }
 
@@ -318,15 +359,20 @@ impl EmulatedSocket {
         self.addr
     }
 
-    /// Sends bytes on the reliable side channel (used by the session handshake).
+    /// This socket's session channel (see [`EmulatedNetwork::socket_on_channel`]).
+    pub fn channel(&self) -> u32 {
+        self.channel
+    }
+
+    /// Sends bytes on the reliable side channel (used by the session handshake and rejoins).
     pub fn send_raw(&self, to: PeerAddr, bytes: Vec<u8>) {
-        self.net.send(self.addr, to, Payload::Raw(bytes));
+        self.net.send(self.addr, to, 0, Payload::Raw(bytes));
     }
 
     /// Receives side-channel bytes that have arrived.
     pub fn recv_raw(&self) -> Vec<(PeerAddr, Vec<u8>)> {
         self.net
-            .receive(self.addr, true)
+            .receive(self.addr, true, 0)
             .into_iter()
             .filter_map(|(a, p)| match p {
                 Payload::Raw(b) => Some((a, b)),
@@ -338,12 +384,12 @@ impl EmulatedSocket {
 
 impl NonBlockingSocket<PeerAddr> for EmulatedSocket {
     fn send_to(&mut self, msg: &Message, addr: &PeerAddr) {
-        self.net.send(self.addr, *addr, Payload::Ggrs(msg.clone()));
+        self.net.send(self.addr, *addr, self.channel, Payload::Ggrs(msg.clone()));
     }
 
     fn receive_all_messages(&mut self) -> Vec<(PeerAddr, Message)> {
         self.net
-            .receive(self.addr, false)
+            .receive(self.addr, false, self.channel)
             .into_iter()
             .filter_map(|(a, p)| match p {
                 Payload::Ggrs(m) => Some((a, m)),

@@ -243,6 +243,33 @@ pub enum SessionEvent {
         /// The last frame of their real input (`None`: they never sent any).
         last_frame: Option<Frame>,
     },
+    /// A player that left asked to come back and the members hold the match while it gets
+    /// their state (see [`rejoin`](super::rejoin)).
+    Rejoining {
+        /// Its players.
+        players: Vec<usize>,
+    },
+    /// A rejoin was called off (the joiner stalled, a member was busy, the members disagreed):
+    /// the match goes on without the player, which may ask again.
+    RejoinAborted {
+        /// Its players.
+        players: Vec<usize>,
+    },
+    /// A new session started at `frame` with `players` back in the match: on every member and
+    /// on the joiner (whose `players` are its own). Their input is theirs again from `frame` on.
+    Rejoined {
+        /// The players back.
+        players: Vec<usize>,
+        /// The frame the new session starts at (F).
+        frame: Frame,
+    },
+    /// A rejoin message was refused.
+    RejoinFault {
+        /// The sender (`unknown` when it is no slot's address).
+        peer: String,
+        /// What was wrong.
+        fault: super::rejoin::RejoinFault,
+    },
 }
 
 /// Keeps snapshots at the desync-detection interval so a desync report can dump the local
@@ -296,7 +323,32 @@ pub struct Runner<G: Game> {
     pending_keyframes: BTreeMap<Frame, Vec<u8>>,
     /// The cap on [`SessionEvent::WaitRecommendation`].
     max_wait_frames: u32,
+    /// The world frame of the session's GGRS frame 0 (0 for the first session; the agreed
+    /// frame of the membership change that started it otherwise).
+    frame_base: Frame,
+    /// Players out of the match when the session started: a local player in it on every member,
+    /// fed the default input and handed to the game as [`InputStatus::Disconnected`].
+    absent: Vec<usize>,
+    /// The pending capture of the confirmed state at a frame (see [`Runner::capture_at`]).
+    capture: Option<Capture>,
+    /// Checksums of states saved but not yet final, by frame.
+    pending_sums: BTreeMap<Frame, u64>,
+    /// Checksums of confirmed states (the state before each frame), the newest
+    /// [`CONFIRMED_SUMS`].
+    confirmed_sums: BTreeMap<Frame, u64>,
 }
+
+/// A capture of the confirmed state before a frame.
+struct Capture {
+    frame: Frame,
+    /// The latest save of the frame: its bytes and checksum.
+    saved: Option<(Vec<u8>, u64)>,
+    /// Set once the save is final.
+    done: bool,
+}
+
+/// Confirmed-state checksums a runner keeps.
+const CONFIRMED_SUMS: usize = 1 << 16;
 
 impl<G: Game> fmt::Debug for Runner<G> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -384,7 +436,108 @@ impl<G: Game> Runner<G> {
             departures_seen: 0,
             pending_keyframes: BTreeMap::new(),
             max_wait_frames: u32::try_from(max_prediction).unwrap_or(u32::MAX),
+            frame_base: 0,
+            absent: Vec::new(),
+            capture: None,
+            pending_sums: BTreeMap::new(),
+            confirmed_sums: BTreeMap::new(),
         }
+    }
+
+    /// Captures the confirmed state before world frame `frame`: from now on the runner keeps the
+    /// latest save of that frame, which becomes final once frame `frame − 1` is confirmed
+    /// ([`Runner::captured`]). Until [`Runner::rebase`] or [`Runner::cancel_capture`], frames
+    /// from `frame` on are not recorded: a membership change that starts a new session at
+    /// `frame` replaces them. `frame` must not be confirmed yet (`false` otherwise: the state
+    /// is gone from the ring).
+    pub fn capture_at(&mut self, frame: Frame) -> bool {
+        let confirmed = self.recorded_through.map_or(0, |r| r + 1).max(self.frame_base);
+        if frame < confirmed {
+            return false;
+        }
+        self.capture = Some(Capture { frame, saved: None, done: false });
+        true
+    }
+
+    /// The captured state (its frame, bytes and checksum) once final.
+    pub fn captured(&self) -> Option<(Frame, &[u8], u64)> {
+        let c = self.capture.as_ref()?;
+        let (bytes, sum) = c.saved.as_ref()?;
+        c.done.then_some((c.frame, bytes.as_slice(), *sum))
+    }
+
+    /// Forgets a capture (the membership change was called off): recording goes on.
+    pub fn cancel_capture(&mut self) {
+        self.capture = None;
+    }
+
+    /// Starts over from the state before world frame `frame` for a new GGRS session whose frame
+    /// 0 is `frame` (a membership change): loads `state` (validated, see
+    /// [`World::load_bytes`]), forgets every prediction and record past it, and from now on
+    /// hands the game the players in `absent` as disconnected (each a local player of the new
+    /// session fed the default input). Attach the new session's guard afterwards.
+    pub fn rebase(
+        &mut self,
+        frame: Frame,
+        state: &[u8],
+        absent: Vec<usize>,
+    ) -> Result<(), crate::world::SnapshotError> {
+        self.world.load_bytes(state)?;
+        if self.world.next_frame() != frame {
+            return Err(crate::world::SnapshotError::LayoutMismatch);
+        }
+        self.frame_base = frame;
+        self.absent = absent;
+        self.capture = None;
+        self.inputs.clear();
+        self.after.clear();
+        self.pending_keyframes.retain(|f, _| *f <= frame);
+        self.pending_sums.clear();
+        self.pending_sums.insert(frame, self.world.checksum());
+        self.recorded_through = frame.checked_sub(1);
+        for slot in &mut self.keeper.slots {
+            if slot.0.is_some_and(|f| f >= frame) {
+                slot.0 = None;
+            }
+        }
+        if let Some(d) = self.director.as_mut() {
+            d.rewound_to(frame);
+        }
+        if let Some(u) = self.ui_events.as_mut() {
+            u.rewound_to(frame);
+        }
+        self.stall_ticks = 0;
+        self.stall_reported = false;
+        self.departure_wait = 0;
+        self.departures_seen = 0;
+        self.guard = None;
+        Ok(())
+    }
+
+    /// The world frame of the current session's GGRS frame 0.
+    pub fn frame_base(&self) -> Frame {
+        self.frame_base
+    }
+
+    /// The players handed to the game as disconnected since the current session started.
+    pub fn absent(&self) -> &[usize] {
+        &self.absent
+    }
+
+    /// Checksums of confirmed states: the state before each frame, by frame (the newest
+    /// 65,536). Peers that agree have the same checksum at every frame both hold.
+    pub fn confirmed_checksums(&self) -> &BTreeMap<Frame, u64> {
+        &self.confirmed_sums
+    }
+
+    /// The world frame of a GGRS frame of the current session.
+    fn world_frame(&self, ggrs: i32) -> Frame {
+        self.frame_base.saturating_add(ggrs.max(0) as Frame)
+    }
+
+    /// The world frame of the current session's confirmed frame (`None` before any).
+    fn confirmed_world(&self, ggrs: i32) -> Option<Frame> {
+        if ggrs >= 0 { Some(self.world_frame(ggrs)) } else { self.frame_base.checked_sub(1) }
     }
 
     /// The most frames a [`SessionEvent::WaitRecommendation`] asks a game to wait (default: the
@@ -611,7 +764,9 @@ impl<G: Game> Runner<G> {
                     Departure::Left { peer, players, last_frame } => SessionEvent::Left {
                         peer: format!("{peer:?}"),
                         players,
-                        last_frame: u32::try_from(last_frame).ok(),
+                        last_frame: u32::try_from(last_frame)
+                            .ok()
+                            .map(|f| f.saturating_add(self.frame_base)),
                     },
                 });
             }
@@ -629,7 +784,7 @@ impl<G: Game> Runner<G> {
         for req in requests {
             match req {
                 GgrsRequest::SaveGameState { cell, frame } => {
-                    let f = frame.max(0) as Frame;
+                    let f = self.world_frame(frame);
                     debug_assert_eq!(
                         f,
                         self.world.next_frame(),
@@ -648,6 +803,13 @@ impl<G: Game> Runner<G> {
                     {
                         self.pending_keyframes.insert(f, self.world.state_bytes());
                     }
+                    self.pending_sums.insert(f, sums.total);
+                    if let Some(c) = self.capture.as_mut()
+                        && c.frame == f
+                        && !c.done
+                    {
+                        c.saved = Some((self.world.state_bytes(), sums.total));
+                    }
                     cell.save(
                         frame,
                         Some(SavedFrame { frame: f, checksum: sums.total }),
@@ -655,7 +817,7 @@ impl<G: Game> Runner<G> {
                     );
                 }
                 GgrsRequest::LoadGameState { frame, .. } => {
-                    let f = frame.max(0) as Frame;
+                    let f = self.world_frame(frame);
                     let depth = self.world.next_frame().saturating_sub(f);
                     if !self.ring.load(&mut self.world, f) {
                         return Err(SessionError::MissingSnapshot { frame: f });
@@ -671,8 +833,13 @@ impl<G: Game> Runner<G> {
                     self.stats.max_rollback = self.stats.max_rollback.max(depth);
                     batch.rollback = Some(batch.rollback.unwrap_or(0).max(depth));
                 }
-                GgrsRequest::AdvanceFrame { inputs } => {
+                GgrsRequest::AdvanceFrame { mut inputs } => {
                     let f = self.world.next_frame();
+                    for p in &self.absent {
+                        if let Some(slot) = inputs.get_mut(*p) {
+                            *slot = (G::Input::default(), InputStatus::Disconnected);
+                        }
+                    }
                     let resimulation = self.inputs.contains_key(&f) || self.after.contains_key(&f);
                     self.world.step_with(&inputs, &mut *script);
                     if let Some(d) = self.director.as_mut() {
@@ -708,6 +875,38 @@ impl<G: Game> Runner<G> {
             u.reconcile(confirmed);
         }
         let Some(c) = confirmed else { return };
+        // A state depends only on the inputs before it: once frame k − 1 is confirmed, the last
+        // save of k is final.
+        let limit = self.capture.as_ref().map(|cap| cap.frame);
+        let final_sums: Vec<Frame> = self
+            .pending_sums
+            .keys()
+            .copied()
+            .filter(|k| *k <= c + 1 && limit.is_none_or(|l| *k <= l))
+            .collect();
+        for k in final_sums {
+            if let Some(sum) = self.pending_sums.remove(&k) {
+                self.confirmed_sums.insert(k, sum);
+            }
+        }
+        while self.confirmed_sums.len() > CONFIRMED_SUMS {
+            self.confirmed_sums.pop_first();
+        }
+        if let Some(cap) = self.capture.as_mut()
+            && cap.frame <= c + 1
+            && cap.saved.is_some()
+        {
+            cap.done = true;
+        }
+        // While a capture is pending, frames from its frame on belong to the session that
+        // follows it.
+        let c = match limit {
+            Some(l) => c.min(l.saturating_sub(1)),
+            None => c,
+        };
+        if limit == Some(0) {
+            return;
+        }
         let start = self.recorded_through.map_or(0, |r| r + 1);
         for f in start..=c {
             let Some(inputs) = self.inputs.remove(&f) else { break };
@@ -761,7 +960,7 @@ impl<G: Game> Runner<G> {
                 SessionEvent::WaitRecommendation(frames)
             }
             GgrsEvent::DesyncDetected { frame, local_checksum, remote_checksum, addr } => {
-                let f = frame.max(0) as Frame;
+                let f = self.world_frame(frame);
                 let report =
                     self.desync_report(f, local_checksum, remote_checksum, format!("{addr:?}"));
                 self.stats.desyncs += 1;
@@ -895,7 +1094,7 @@ impl<G: Game> Runner<G> {
                 }
             }
         }
-        self.finish((confirmed >= 0).then_some(confirmed as Frame), presenter);
+        self.finish(self.confirmed_world(confirmed), presenter);
         self.bound_events();
         Ok(batch)
     }

@@ -1,0 +1,1590 @@
+//! Rejoining a running match: a player that left (quit, crash, timeout, reloaded tab) comes
+//! back into its own slot.
+//!
+//! **Why a fresh GGRS session.** GGRS 0.13 cannot bring a disconnected player back into a
+//! running `P2PSession`: a disconnected endpoint stays disconnected, and its input queue is
+//! frozen at its last frame. A rejoin is therefore one more *membership change* (see the
+//! departure agreement in the guard): the members agree on a frame F, and every member and the
+//! joiner continue from the confirmed state before F in a fresh GGRS session with the new
+//! player set — the same slots, each member's own slot local, the other members remote, and the
+//! players still out local on every member, fed the default input and handed to the game as
+//! [`InputStatus::Disconnected`](ggrs::InputStatus) as before (the departure policy does not
+//! change for them). GGRS frames restart at 0 in the new session; the
+//! [`Runner`](super::Runner) maps them to world frames ([`Runner::frame_base`](super::Runner)).
+//! Each session runs on its own *channel* (a number growing with every change), so nothing of
+//! the old session reaches the new one.
+//!
+//! **How F is agreed.** One member coordinates: the lowest slot that is in the match on it.
+//!
+//! 1. The joiner sends [`RejoinMsg::Join`] — its slot, the proof that the slot is its own
+//!    ([`verify_claim`]: the one function that decides who may claim a slot), the content and
+//!    hooks hashes and its snapshot size — to every slot's address. Members other than the
+//!    coordinator ignore it; the coordinator checks it and refuses (a [`RejoinFault`]) a claim
+//!    it cannot verify, a slot that is still in the match, another content or another layout.
+//! 2. The coordinator asks every member to hold ([`RejoinMsg::Pause`]). A member stops
+//!    advancing the old session (it still polls it, so the inputs it sent keep arriving) and
+//!    answers with its membership (the session channel and the slots out) and L, the last
+//!    frame it has given a local input for. A member whose membership differs from the
+//!    coordinator's, or that is agreeing on a departure, answers [`RejoinMsg::Busy`] and the
+//!    attempt is called off; the joiner asks again later.
+//! 3. With every answer in, F = max L + 1 ([`RejoinMsg::Switch`]). No member has given an
+//!    input for F or later yet, so none has confirmed F − 1 and every member can still capture
+//!    the state before F. Members advance the old session again with the default input for
+//!    every frame after their own L until they have confirmed F − 1; the confirmed state before
+//!    F is then the same on every member (it depends only on the confirmed inputs before it),
+//!    and each reports its checksum ([`RejoinMsg::Captured`]) to the coordinator and the
+//!    joiner. Frames from F on are not recorded: the new session replaces them.
+//! 4. When every checksum agrees, the coordinator sends the state before F to the joiner:
+//!    an [`RejoinMsg::Offer`] (frame, size, digest, checksum, the members) and
+//!    [`CHUNK_BYTES`]-byte [`RejoinMsg::Chunk`]s, at most [`WINDOW`] unacknowledged, the joiner
+//!    acknowledging the prefix it holds ([`RejoinMsg::Have`]). The joiner refuses an offer of
+//!    another size than its own snapshot (it knows the size: same content, same capacities),
+//!    of other content or hooks; it checks the digest of the bytes, loads them through the
+//!    snapshot validation ([`World::load_bytes`](crate::World::load_bytes)), and requires the
+//!    loaded state's checksum to equal the coordinator's and every other member's
+//!    [`RejoinMsg::Captured`]. Then [`RejoinMsg::Loaded`].
+//! 5. The coordinator sends [`RejoinMsg::Go`] (the new channel, F, the members) to every member
+//!    and the joiner; each starts its new session from the state before F. A member that has
+//!    switched keeps answering a late [`RejoinMsg::Go`]'s resend, so a lost one is repeated.
+//!
+//! The members hold for the transfer, so there are no confirmed inputs after F to send: the
+//! joiner starts at F together with everyone. The price is a short pause for everyone (the
+//! transfer's round trips; measured in `docs/performance.md`); the gain is that F needs no
+//! prediction of how long the transfer takes and no member's confirmed frame ever changes.
+//!
+//! **What a rejoiner sees.** [`SessionEvent::Rejoining`](super::SessionEvent) on every member
+//! when the attempt starts, [`SessionEvent::Rejoined`](super::SessionEvent) on every member and
+//! on the joiner when the new session starts (with F). While it was away its players had the
+//! default input with the `Disconnected` status, the departure policy; from F on they have its
+//! input again. Its world is the others' from F on; its replay and confirmed checksums start at
+//! F.
+//!
+//! **Not handled yet.** A member lost after it reported its checksum and before the new
+//! session runs (it crashed between the Go and its first synchronisation) leaves the others
+//! waiting for it in a session that never synchronises: the new session has no departure
+//! path before its first frame (GGRS 0.13 cannot disconnect a player at frame 0). Departures
+//! before the hold, and after the new session runs, are the ordinary ones.
+//!
+//! **Nothing a joiner sends can hurt the others.** Every message is decoded with bounds
+//! ([`RejoinMsg::decode`], a [`RejoinDecodeError`] naming what is wrong); a member reads at most
+//! [`MAX_MESSAGES_PER_TICK`] rejoin messages per sender and tick (the rest is a
+//! [`RejoinFault::Flood`]); a claim is verified before anything else happens; the members hold
+//! for at most [`ATTEMPT_TICKS`] ticks, and a joiner that stops acknowledging chunks for
+//! [`STALL_TICKS`] ticks has its attempt called off ([`RejoinFault::JoinerStalled`]): the
+//! others play on.
+
+use crate::num::Frame;
+use core::fmt;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The prefix of every rejoin message.
+pub const MAGIC: &[u8; 4] = b"RBAJ";
+
+/// Bytes of snapshot per chunk.
+pub const CHUNK_BYTES: usize = 1024;
+
+/// Chunks sent and not yet acknowledged, at most.
+pub const WINDOW: u32 = 32;
+
+/// The longest rejoin message accepted (a chunk and its header).
+pub const MAX_MESSAGE_BYTES: usize = CHUNK_BYTES + 256;
+
+/// The most members (slots) a message may name.
+pub const MAX_SLOTS: usize = 256;
+
+/// The longest claim proof accepted.
+pub const MAX_PROOF_BYTES: usize = 128;
+
+/// Rejoin messages a member reads per sender and tick; the rest is a [`RejoinFault::Flood`].
+pub const MAX_MESSAGES_PER_TICK: u32 = 2 * WINDOW;
+
+/// Ticks between resends of an unanswered message.
+pub const RESEND_TICKS: u64 = 10;
+
+/// Ticks the members hold for one attempt before it is called off.
+pub const ATTEMPT_TICKS: u64 = 600;
+
+/// Ticks without a joiner's acknowledgement before its attempt is called off.
+pub const STALL_TICKS: u64 = 120;
+
+/// A rejoin message (see the [module](self) for the protocol).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RejoinMsg {
+    /// Joiner → every slot: "slot `slot` is mine, let me back in".
+    Join {
+        /// The slot claimed.
+        slot: u16,
+        /// The proof that the slot is the sender's ([`verify_claim`]).
+        proof: Vec<u8>,
+        /// The joiner's content hash.
+        content_hash: u64,
+        /// The joiner's hooks hash.
+        hooks_hash: u64,
+        /// The joiner's snapshot size in bytes.
+        snapshot_len: u32,
+    },
+    /// Coordinator → members: hold the match for `joiner`.
+    Pause {
+        /// The attempt.
+        attempt: u64,
+        /// The joiner's slot.
+        joiner: u16,
+    },
+    /// Member → coordinator: holding.
+    Paused {
+        /// The attempt.
+        attempt: u64,
+        /// The member's session channel.
+        channel: u32,
+        /// The slots out of the match on the member.
+        out: Vec<u16>,
+        /// The last frame the member gave a local input for.
+        last_input: u32,
+    },
+    /// Member → coordinator: cannot hold now (another membership, a departure under way).
+    Busy {
+        /// The attempt.
+        attempt: u64,
+    },
+    /// Coordinator → members: the new session starts at `frame`.
+    Switch {
+        /// The attempt.
+        attempt: u64,
+        /// F.
+        frame: u32,
+    },
+    /// Member → coordinator and joiner: the checksum of the confirmed state before `frame`.
+    Captured {
+        /// The attempt.
+        attempt: u64,
+        /// F.
+        frame: u32,
+        /// The state's checksum.
+        checksum: u64,
+    },
+    /// Coordinator → joiner: the state before `frame` follows.
+    Offer {
+        /// The attempt.
+        attempt: u64,
+        /// The new session's channel.
+        channel: u32,
+        /// F.
+        frame: u32,
+        /// The state's size in bytes.
+        len: u32,
+        /// xxh3-64 of the bytes.
+        digest: u64,
+        /// The world checksum of the state.
+        checksum: u64,
+        /// The members of the new session (the joiner included).
+        members: Vec<u16>,
+        /// The content hash.
+        content_hash: u64,
+        /// The hooks hash.
+        hooks_hash: u64,
+    },
+    /// Coordinator → joiner: bytes `index · CHUNK_BYTES ..` of the state.
+    Chunk {
+        /// The attempt.
+        attempt: u64,
+        /// The chunk's index.
+        index: u32,
+        /// Its bytes.
+        bytes: Vec<u8>,
+    },
+    /// Joiner → coordinator: chunks `0..chunks` arrived.
+    Have {
+        /// The attempt.
+        attempt: u64,
+        /// The prefix held.
+        chunks: u32,
+    },
+    /// Joiner → coordinator: the state is loaded and checked.
+    Loaded {
+        /// The attempt.
+        attempt: u64,
+    },
+    /// Coordinator → members and joiner: start the new session.
+    Go {
+        /// The attempt.
+        attempt: u64,
+        /// The new session's channel.
+        channel: u32,
+        /// F.
+        frame: u32,
+        /// The members of the new session.
+        members: Vec<u16>,
+    },
+    /// Member or joiner → the receiver: the attempt is called off.
+    Abort {
+        /// The attempt.
+        attempt: u64,
+    },
+}
+
+/// Why bytes are not a rejoin message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RejoinDecodeError {
+    /// Longer than [`MAX_MESSAGE_BYTES`].
+    TooLong {
+        /// The length.
+        len: usize,
+    },
+    /// Not starting with [`MAGIC`].
+    BadMagic,
+    /// The body does not decode (truncated, unknown kind, a length past the end).
+    Malformed {
+        /// The decoder's message.
+        reason: String,
+    },
+    /// Bytes after the message.
+    Trailing {
+        /// How many.
+        bytes: usize,
+    },
+    /// A field out of its bounds.
+    OutOfBounds {
+        /// The field.
+        field: &'static str,
+        /// Its value (a length or a number).
+        value: u64,
+    },
+}
+
+impl fmt::Display for RejoinDecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RejoinDecodeError::TooLong { len } => {
+                write!(f, "rejoin message of {len} bytes (at most {MAX_MESSAGE_BYTES})")
+            }
+            RejoinDecodeError::BadMagic => f.write_str("not a rejoin message (bad magic)"),
+            RejoinDecodeError::Malformed { reason } => {
+                write!(f, "malformed rejoin message: {reason}")
+            }
+            RejoinDecodeError::Trailing { bytes } => {
+                write!(f, "{bytes} bytes after the rejoin message")
+            }
+            RejoinDecodeError::OutOfBounds { field, value } => {
+                write!(f, "rejoin message field `{field}` out of bounds: {value}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RejoinDecodeError {}
+
+use bincode1::Options as _;
+
+fn codec() -> impl bincode1::Options {
+    bincode1::DefaultOptions::new()
+        .with_fixint_encoding()
+        .reject_trailing_bytes()
+        .with_limit(MAX_MESSAGE_BYTES as u64)
+}
+
+impl RejoinMsg {
+    /// The message's bytes: [`MAGIC`] and its bincode encoding.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        // A message the crate builds is always within the limits.
+        out.extend(codec().serialize(self).unwrap_or_default());
+        out
+    }
+
+    /// Decodes a message with bounds: the length, the magic, every length inside it.
+    pub fn decode(bytes: &[u8]) -> Result<RejoinMsg, RejoinDecodeError> {
+        if bytes.len() > MAX_MESSAGE_BYTES {
+            return Err(RejoinDecodeError::TooLong { len: bytes.len() });
+        }
+        let body = bytes.strip_prefix(MAGIC.as_slice()).ok_or(RejoinDecodeError::BadMagic)?;
+        let msg: RejoinMsg = codec().deserialize(body).map_err(|e| match *e {
+            bincode1::ErrorKind::Custom(ref s) if s.contains("trailing") => {
+                RejoinDecodeError::Trailing { bytes: 0 }
+            }
+            _ => RejoinDecodeError::Malformed { reason: e.to_string() },
+        })?;
+        let bound = |field, value: usize, max: usize| {
+            if value > max {
+                Err(RejoinDecodeError::OutOfBounds { field, value: value as u64 })
+            } else {
+                Ok(())
+            }
+        };
+        match &msg {
+            RejoinMsg::Join { proof, slot, .. } => {
+                bound("proof", proof.len(), MAX_PROOF_BYTES)?;
+                bound("slot", usize::from(*slot), MAX_SLOTS - 1)?;
+            }
+            RejoinMsg::Pause { joiner, .. } => {
+                bound("joiner", usize::from(*joiner), MAX_SLOTS - 1)?
+            }
+            RejoinMsg::Paused { out, .. } => bound("out", out.len(), MAX_SLOTS)?,
+            RejoinMsg::Offer { members, .. } | RejoinMsg::Go { members, .. } => {
+                bound("members", members.len(), MAX_SLOTS)?
+            }
+            RejoinMsg::Chunk { bytes, .. } => bound("chunk", bytes.len(), CHUNK_BYTES)?,
+            _ => {}
+        }
+        Ok(msg)
+    }
+
+    /// The attempt a message belongs to (`None` for a join request).
+    pub fn attempt(&self) -> Option<u64> {
+        match self {
+            RejoinMsg::Join { .. } => None,
+            RejoinMsg::Pause { attempt, .. }
+            | RejoinMsg::Paused { attempt, .. }
+            | RejoinMsg::Busy { attempt }
+            | RejoinMsg::Switch { attempt, .. }
+            | RejoinMsg::Captured { attempt, .. }
+            | RejoinMsg::Offer { attempt, .. }
+            | RejoinMsg::Chunk { attempt, .. }
+            | RejoinMsg::Have { attempt, .. }
+            | RejoinMsg::Loaded { attempt }
+            | RejoinMsg::Go { attempt, .. }
+            | RejoinMsg::Abort { attempt } => Some(*attempt),
+        }
+    }
+}
+
+/// What a slot's owner proves a claim with. Today a secret the slot's owner got when the match
+/// was set up (a bearer token); [`verify_claim`] is the one place that checks it, to be
+/// replaced by a signature with the slot's key announced in the handshake.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SlotCredential(pub Vec<u8>);
+
+impl fmt::Debug for SlotCredential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SlotCredential(..)")
+    }
+}
+
+/// The proof a joiner sends for its slot's credential.
+pub fn claim_proof(credential: &SlotCredential) -> Vec<u8> {
+    credential.0.clone()
+}
+
+/// Whether `proof` proves a claim on the slot whose credential is `credential`: the single
+/// decision of who may claim a slot (its key, never its address).
+pub fn verify_claim(credential: &SlotCredential, proof: &[u8]) -> bool {
+    // Compare every byte whatever the first difference (no early exit on the secret).
+    credential.0.len() == proof.len()
+        && credential.0.iter().zip(proof).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+/// Something a peer sent in a rejoin that was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RejoinFault {
+    /// Not a rejoin message.
+    Decode(RejoinDecodeError),
+    /// More than [`MAX_MESSAGES_PER_TICK`] messages in a tick (the rest were not read).
+    Flood {
+        /// Messages dropped this tick.
+        dropped: u32,
+    },
+    /// A claim on a slot whose credential the proof does not match.
+    BadClaim {
+        /// The slot claimed.
+        slot: usize,
+    },
+    /// A claim on a slot that is still in the match (or that does not exist).
+    SlotInUse {
+        /// The slot claimed.
+        slot: usize,
+    },
+    /// Other content or hooks.
+    ContentMismatch,
+    /// A snapshot of another size than this world's.
+    SnapshotSize {
+        /// The size announced.
+        got: u64,
+        /// This world's snapshot size.
+        want: u64,
+    },
+    /// The snapshot's bytes do not have the digest announced.
+    SnapshotDigest,
+    /// The snapshot failed validation ([`World::load_bytes`](crate::World::load_bytes)).
+    SnapshotInvalid {
+        /// Why.
+        reason: String,
+    },
+    /// The loaded state's checksum differs from a member's.
+    ChecksumMismatch {
+        /// The member's slot.
+        member: usize,
+        /// Its checksum.
+        theirs: u64,
+        /// The loaded state's.
+        ours: u64,
+    },
+    /// A message of an attempt this peer is not in, or from a peer that has no say in it.
+    Unexpected {
+        /// The message kind.
+        what: &'static str,
+    },
+    /// The joiner stopped acknowledging chunks; its attempt was called off.
+    JoinerStalled {
+        /// The joiner's slot.
+        slot: usize,
+    },
+}
+
+impl fmt::Display for RejoinFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RejoinFault::Decode(e) => write!(f, "{e}"),
+            RejoinFault::Flood { dropped } => {
+                write!(f, "rejoin flood: {dropped} messages dropped this tick")
+            }
+            RejoinFault::BadClaim { slot } => {
+                write!(f, "claim on slot {slot} without its credential")
+            }
+            RejoinFault::SlotInUse { slot } => write!(f, "claim on slot {slot}, which is in use"),
+            RejoinFault::ContentMismatch => f.write_str("rejoin with other content or hooks"),
+            RejoinFault::SnapshotSize { got, want } => {
+                write!(f, "snapshot of {got} bytes offered, this world's has {want}")
+            }
+            RejoinFault::SnapshotDigest => f.write_str("snapshot bytes do not match their digest"),
+            RejoinFault::SnapshotInvalid { reason } => write!(f, "invalid snapshot: {reason}"),
+            RejoinFault::ChecksumMismatch { member, theirs, ours } => write!(
+                f,
+                "loaded state checksum {ours:#x} differs from member {member}'s {theirs:#x}"
+            ),
+            RejoinFault::Unexpected { what } => write!(f, "unexpected rejoin message {what}"),
+            RejoinFault::JoinerStalled { slot } => {
+                write!(f, "joiner of slot {slot} stalled mid-transfer")
+            }
+        }
+    }
+}
+
+/// What a member does with its old session while a rejoin is under way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// Play on.
+    Play,
+    /// Do not advance: only poll the session (so the inputs sent keep arriving).
+    Pause,
+    /// Advance, with the default local input for every frame after this one.
+    DefaultAfter(Frame),
+}
+
+/// What the peer running the protocol must do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RejoinCommand {
+    /// Start capturing the confirmed state before this frame
+    /// ([`Runner::capture_at`](super::Runner::capture_at)).
+    Capture(Frame),
+    /// Forget the capture: the attempt was called off.
+    Cancel,
+    /// (Joiner) load and check these bytes, then call [`Joiner::loaded`].
+    Load {
+        /// F.
+        frame: Frame,
+        /// The state.
+        bytes: Vec<u8>,
+    },
+    /// Start the new session.
+    Switch {
+        /// Its channel.
+        channel: u32,
+        /// F: its frame 0.
+        frame: Frame,
+        /// Its members (the slots in the match).
+        members: Vec<usize>,
+    },
+}
+
+/// What the protocol reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RejoinEvent {
+    /// A player is coming back (the members hold the match).
+    Rejoining {
+        /// Its slot.
+        slot: usize,
+    },
+    /// The attempt was called off; the members play on without the player.
+    Aborted {
+        /// Its slot.
+        slot: usize,
+    },
+    /// A refused message.
+    Fault {
+        /// The sender's slot, when it sent from a slot's address.
+        from: Option<usize>,
+        /// What was refused.
+        fault: RejoinFault,
+    },
+}
+
+/// What a member knows of itself when it runs the protocol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberView {
+    /// Its slot.
+    pub slot: usize,
+    /// Its session channel.
+    pub channel: u32,
+    /// The slots out of the match on it, ascending.
+    pub out: Vec<usize>,
+    /// A departure is being agreed.
+    pub departing: bool,
+    /// The last frame it gave a local input for.
+    pub last_input: Frame,
+    /// Its content hash.
+    pub content_hash: u64,
+    /// Its hooks hash.
+    pub hooks_hash: u64,
+    /// Its snapshot size.
+    pub snapshot_len: u64,
+}
+
+fn slots_u16(s: &[usize]) -> Vec<u16> {
+    s.iter().map(|&x| x as u16).collect()
+}
+
+/// The coordinator's progress.
+#[derive(Clone, Debug)]
+enum Phase {
+    Pausing { reports: BTreeMap<usize, Frame> },
+    Settling { frame: Frame, sums: BTreeMap<usize, u64> },
+    Transferring { frame: Frame, checksum: u64, bytes: Vec<u8>, have: u32, sent: u32 },
+    Going { frame: Frame },
+}
+
+#[derive(Clone, Debug)]
+struct Coordination {
+    attempt: u64,
+    /// The new session's channel.
+    channel: u32,
+    joiner: usize,
+    members: Vec<usize>,
+    phase: Phase,
+    started: u64,
+    progress: u64,
+    resent: u64,
+}
+
+/// A follower's progress.
+#[derive(Clone, Debug)]
+enum Follow {
+    Paused { last_input: Frame },
+    Settling { frame: Frame, last_input: Frame },
+    Captured { frame: Frame, last_input: Frame, checksum: u64 },
+}
+
+#[derive(Clone, Debug)]
+struct Following {
+    attempt: u64,
+    coordinator: usize,
+    joiner: usize,
+    state: Follow,
+    since: u64,
+    resent: u64,
+}
+
+/// The member side of the protocol for one peer, over any addresses `A` (one per slot).
+#[derive(Clone, Debug)]
+pub struct Member<A> {
+    addrs: Vec<A>,
+    credentials: Vec<SlotCredential>,
+    coordination: Option<Coordination>,
+    following: Option<Following>,
+    /// The attempt counter of this coordinator.
+    attempts: u64,
+    /// Attempts this member was in that ended (late messages of them are ignored).
+    ended: BTreeSet<u64>,
+    /// The last Go sent or followed, answered again to a late resend.
+    last_go: Option<(u64, RejoinMsg)>,
+    tick: u64,
+    counts: BTreeMap<usize, u32>,
+    outbox: Vec<(A, Vec<u8>)>,
+    commands: Vec<RejoinCommand>,
+    events: Vec<RejoinEvent>,
+}
+
+impl<A: Clone + PartialEq> Member<A> {
+    /// The member side of a peer in a match whose slot `i` is at `addrs[i]` and proves its
+    /// claims with `credentials[i]`.
+    pub fn new(addrs: Vec<A>, credentials: Vec<SlotCredential>) -> Member<A> {
+        Member {
+            addrs,
+            credentials,
+            coordination: None,
+            following: None,
+            attempts: 0,
+            ended: BTreeSet::new(),
+            last_go: None,
+            tick: 0,
+            counts: BTreeMap::new(),
+            outbox: Vec::new(),
+            commands: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    fn slot_of(&self, addr: &A) -> Option<usize> {
+        self.addrs.iter().position(|a| a == addr)
+    }
+
+    fn send(&mut self, slot: usize, msg: &RejoinMsg) {
+        if let Some(a) = self.addrs.get(slot) {
+            self.outbox.push((a.clone(), msg.encode()));
+        }
+    }
+
+    fn fault(&mut self, from: Option<usize>, fault: RejoinFault) {
+        self.events.push(RejoinEvent::Fault { from, fault });
+    }
+
+    /// What to do with the old session now.
+    pub fn hold(&self) -> Hold {
+        let own = self.coordination.as_ref().map(|c| &c.phase);
+        match (&self.following, own) {
+            (Some(f), _) => match f.state {
+                Follow::Paused { .. } => Hold::Pause,
+                Follow::Settling { last_input, .. } | Follow::Captured { last_input, .. } => {
+                    Hold::DefaultAfter(last_input)
+                }
+            },
+            (None, _) => Hold::Play,
+        }
+    }
+
+    /// Whether a rejoin is under way on this member.
+    pub fn busy(&self) -> bool {
+        self.coordination.is_some() || self.following.is_some()
+    }
+
+    /// Messages to send: (address, bytes).
+    pub fn drain_outbox(&mut self) -> Vec<(A, Vec<u8>)> {
+        core::mem::take(&mut self.outbox)
+    }
+
+    /// Commands for the peer, oldest first.
+    pub fn drain_commands(&mut self) -> Vec<RejoinCommand> {
+        core::mem::take(&mut self.commands)
+    }
+
+    /// Events, oldest first.
+    pub fn drain_events(&mut self) -> Vec<RejoinEvent> {
+        core::mem::take(&mut self.events)
+    }
+
+    /// Reads one message from `from`.
+    pub fn receive(&mut self, from: &A, bytes: &[u8], view: &MemberView) {
+        let slot = self.slot_of(from);
+        let key = slot.unwrap_or(usize::MAX);
+        let count = self.counts.entry(key).or_insert(0);
+        *count += 1;
+        if *count > MAX_MESSAGES_PER_TICK {
+            return;
+        }
+        let msg = match RejoinMsg::decode(bytes) {
+            Ok(m) => m,
+            Err(e) => return self.fault(slot, RejoinFault::Decode(e)),
+        };
+        self.handle(slot, msg, view);
+    }
+
+    fn handle(&mut self, from: Option<usize>, msg: RejoinMsg, view: &MemberView) {
+        if let Some(a) = msg.attempt()
+            && self.ended.contains(&a)
+        {
+            // A late resend of an attempt that ended here: a member still waiting for its Go
+            // (or the joiner) gets it again.
+            if matches!(msg, RejoinMsg::Captured { .. } | RejoinMsg::Loaded { .. })
+                && let (Some(m), Some((attempt, go))) = (from, self.last_go.clone())
+                && attempt == a
+            {
+                self.send(m, &go);
+            }
+            return;
+        }
+        match msg {
+            RejoinMsg::Join { slot, proof, content_hash, hooks_hash, snapshot_len } => {
+                self.on_join(
+                    from,
+                    usize::from(slot),
+                    &proof,
+                    view,
+                    (content_hash, hooks_hash, u64::from(snapshot_len)),
+                );
+            }
+            RejoinMsg::Pause { attempt, joiner } => self.on_pause(from, attempt, joiner, view),
+            RejoinMsg::Paused { attempt, channel, out, last_input } => {
+                self.on_paused(from, attempt, channel, &out, last_input, view)
+            }
+            RejoinMsg::Busy { attempt } => {
+                if self.coordination.as_ref().is_some_and(|c| c.attempt == attempt) {
+                    self.abort_coordination();
+                }
+            }
+            RejoinMsg::Switch { attempt, frame } => self.on_switch(from, attempt, frame),
+            RejoinMsg::Captured { attempt, frame, checksum } => {
+                self.on_captured(from, attempt, frame, checksum)
+            }
+            RejoinMsg::Have { attempt, chunks } => self.on_have(from, attempt, chunks),
+            RejoinMsg::Loaded { attempt } => self.on_loaded(from, attempt),
+            RejoinMsg::Go { attempt, channel, frame, members } => {
+                self.on_go(from, attempt, channel, frame, &members)
+            }
+            RejoinMsg::Abort { attempt } => self.on_abort(from, attempt),
+            RejoinMsg::Offer { .. } => self.fault(from, RejoinFault::Unexpected { what: "Offer" }),
+            RejoinMsg::Chunk { .. } => self.fault(from, RejoinFault::Unexpected { what: "Chunk" }),
+        }
+    }
+
+    /// The coordinator of a membership: its lowest slot in the match.
+    fn coordinator(&self, view: &MemberView) -> Option<usize> {
+        (0..self.addrs.len()).find(|s| !view.out.contains(s))
+    }
+
+    fn members(&self, view: &MemberView) -> Vec<usize> {
+        (0..self.addrs.len()).filter(|s| !view.out.contains(s)).collect()
+    }
+
+    fn on_join(
+        &mut self,
+        from: Option<usize>,
+        slot: usize,
+        proof: &[u8],
+        view: &MemberView,
+        (content, hooks, len): (u64, u64, u64),
+    ) {
+        if self.coordinator(view) != Some(view.slot) {
+            return;
+        }
+        if slot >= self.addrs.len() || !view.out.contains(&slot) {
+            return self.fault(from, RejoinFault::SlotInUse { slot });
+        }
+        if !self.credentials.get(slot).is_some_and(|c| verify_claim(c, proof)) {
+            return self.fault(from, RejoinFault::BadClaim { slot });
+        }
+        if content != view.content_hash || hooks != view.hooks_hash {
+            return self.fault(from, RejoinFault::ContentMismatch);
+        }
+        if len != view.snapshot_len {
+            return self
+                .fault(from, RejoinFault::SnapshotSize { got: len, want: view.snapshot_len });
+        }
+        // The joiner may come back from a new address: answers go where the claim came from.
+        // (Slots are looked up by address, so a slot's address follows its owner.)
+        if from != Some(slot) {
+            return self.fault(from, RejoinFault::Unexpected { what: "Join from another address" });
+        }
+        if self.busy() || view.departing {
+            // Asked again later; no fault.
+            return;
+        }
+        self.attempts += 1;
+        let attempt = (self.attempts << 16) | view.slot as u64;
+        let members = self.members(view);
+        self.coordination = Some(Coordination {
+            attempt,
+            channel: view.channel.saturating_add(1),
+            joiner: slot,
+            members: members.clone(),
+            phase: Phase::Pausing { reports: BTreeMap::new() },
+            started: self.tick,
+            progress: self.tick,
+            resent: self.tick,
+        });
+        self.events.push(RejoinEvent::Rejoining { slot });
+        for m in members {
+            if m == view.slot {
+                self.on_pause(Some(m), attempt, slot as u16, view);
+            } else {
+                self.send(m, &RejoinMsg::Pause { attempt, joiner: slot as u16 });
+            }
+        }
+    }
+
+    fn on_pause(&mut self, from: Option<usize>, attempt: u64, joiner: u16, view: &MemberView) {
+        let Some(coordinator) = from else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Pause" });
+        };
+        if self.coordinator(view) != Some(coordinator) {
+            return self.fault(from, RejoinFault::Unexpected { what: "Pause" });
+        }
+        if let Some(f) = &self.following {
+            if f.attempt == attempt {
+                // A resend: answer again.
+                if let Follow::Paused { last_input } = f.state {
+                    self.reply_paused(coordinator, attempt, last_input, view);
+                }
+            }
+            return;
+        }
+        let own = self.coordination.as_ref().is_some_and(|c| c.attempt == attempt);
+        if view.departing || (self.coordination.is_some() && !own) {
+            return self.reply(coordinator, RejoinMsg::Busy { attempt }, view);
+        }
+        let joiner = usize::from(joiner);
+        if coordinator != view.slot {
+            self.events.push(RejoinEvent::Rejoining { slot: joiner });
+        }
+        self.following = Some(Following {
+            attempt,
+            coordinator,
+            joiner,
+            state: Follow::Paused { last_input: view.last_input },
+            since: self.tick,
+            resent: self.tick,
+        });
+        self.reply_paused(coordinator, attempt, view.last_input, view);
+    }
+
+    fn reply_paused(&mut self, to: usize, attempt: u64, last_input: Frame, view: &MemberView) {
+        let msg = RejoinMsg::Paused {
+            attempt,
+            channel: view.channel,
+            out: slots_u16(&view.out),
+            last_input,
+        };
+        self.reply(to, msg, view);
+    }
+
+    /// Sends to a slot, or handles at once when it is this member.
+    fn reply(&mut self, to: usize, msg: RejoinMsg, view: &MemberView) {
+        if to == view.slot {
+            self.handle(Some(to), msg, view);
+        } else {
+            self.send(to, &msg);
+        }
+    }
+
+    fn on_paused(
+        &mut self,
+        from: Option<usize>,
+        attempt: u64,
+        channel: u32,
+        out: &[u16],
+        last_input: u32,
+        view: &MemberView,
+    ) {
+        let Some(c) = self.coordination.as_mut().filter(|c| c.attempt == attempt) else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Paused" });
+        };
+        let Some(m) = from.filter(|m| c.members.contains(m)) else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Paused" });
+        };
+        let same = channel == view.channel
+            && out.iter().map(|s| usize::from(*s)).eq(view.out.iter().copied());
+        if !same {
+            return self.abort_coordination();
+        }
+        let Phase::Pausing { reports } = &mut c.phase else { return };
+        reports.insert(m, last_input);
+        if reports.len() == c.members.len() {
+            let frame = reports.values().copied().max().unwrap_or(0).saturating_add(1);
+            c.phase = Phase::Settling { frame, sums: BTreeMap::new() };
+            c.progress = self.tick;
+            let members = c.members.clone();
+            for m in members {
+                self.reply(m, RejoinMsg::Switch { attempt, frame }, view);
+            }
+        }
+    }
+
+    fn on_switch(&mut self, from: Option<usize>, attempt: u64, frame: Frame) {
+        let Some(f) = self.following.as_mut().filter(|f| f.attempt == attempt) else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Switch" });
+        };
+        if from != Some(f.coordinator) {
+            return self.fault(from, RejoinFault::Unexpected { what: "Switch" });
+        }
+        if let Follow::Paused { last_input } = f.state {
+            f.state = Follow::Settling { frame, last_input };
+            f.since = self.tick;
+            self.commands.push(RejoinCommand::Capture(frame));
+        }
+    }
+
+    fn on_captured(&mut self, from: Option<usize>, attempt: u64, frame: Frame, checksum: u64) {
+        let Some(c) = self.coordination.as_mut().filter(|c| c.attempt == attempt) else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Captured" });
+        };
+        let Some(m) = from.filter(|m| c.members.contains(m)) else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Captured" });
+        };
+        let Phase::Settling { frame: f, sums } = &mut c.phase else { return };
+        if *f != frame {
+            return self.fault(from, RejoinFault::Unexpected { what: "Captured" });
+        }
+        sums.insert(m, checksum);
+        c.progress = self.tick;
+    }
+
+    fn on_have(&mut self, from: Option<usize>, attempt: u64, chunks: u32) {
+        let Some(c) = self.coordination.as_mut().filter(|c| c.attempt == attempt) else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Have" });
+        };
+        if from != Some(c.joiner) {
+            return self.fault(from, RejoinFault::Unexpected { what: "Have" });
+        }
+        if let Phase::Transferring { have, bytes, .. } = &mut c.phase {
+            let total = bytes.len().div_ceil(CHUNK_BYTES) as u32;
+            if chunks > *have && chunks <= total {
+                *have = chunks;
+                c.progress = self.tick;
+            }
+        }
+    }
+
+    fn on_loaded(&mut self, from: Option<usize>, attempt: u64) {
+        let Some(c) = self.coordination.as_mut().filter(|c| c.attempt == attempt) else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Loaded" });
+        };
+        if from != Some(c.joiner) {
+            return self.fault(from, RejoinFault::Unexpected { what: "Loaded" });
+        }
+        // The joiner checked every byte against the digest before it loaded them.
+        let Phase::Transferring { frame, .. } = &c.phase else { return };
+        let frame = *frame;
+        c.phase = Phase::Going { frame };
+        self.go();
+    }
+
+    /// Sends Go to every member and the joiner (itself included, at once).
+    fn go(&mut self) {
+        let Some(c) = self.coordination.take() else { return };
+        let Phase::Going { frame } = c.phase else { return };
+        let mut members = c.members.clone();
+        members.push(c.joiner);
+        members.sort_unstable();
+        let own = self.following.as_ref().map(|f| f.coordinator);
+        let channel = c.channel;
+        let go = RejoinMsg::Go { attempt: c.attempt, channel, frame, members: slots_u16(&members) };
+        for m in &members {
+            if Some(*m) != own {
+                self.send(*m, &go);
+            }
+        }
+        self.last_go = Some((c.attempt, go.clone()));
+        if let Some(me) = own {
+            self.on_go(Some(me), c.attempt, channel, frame, &slots_u16(&members));
+        }
+    }
+
+    fn on_go(
+        &mut self,
+        from: Option<usize>,
+        attempt: u64,
+        channel: u32,
+        frame: Frame,
+        members: &[u16],
+    ) {
+        let Some(f) = self.following.as_ref().filter(|f| f.attempt == attempt) else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Go" });
+        };
+        if from != Some(f.coordinator) {
+            return self.fault(from, RejoinFault::Unexpected { what: "Go" });
+        }
+        let Follow::Captured { frame: captured, .. } = f.state else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Go" });
+        };
+        if captured != frame {
+            return self.fault(from, RejoinFault::Unexpected { what: "Go" });
+        }
+        self.following = None;
+        self.ended.insert(attempt);
+        self.commands.push(RejoinCommand::Switch {
+            channel,
+            frame,
+            members: members.iter().map(|m| usize::from(*m)).collect(),
+        });
+    }
+
+    fn on_abort(&mut self, from: Option<usize>, attempt: u64) {
+        if self
+            .following
+            .as_ref()
+            .is_some_and(|f| f.attempt == attempt && Some(f.coordinator) == from)
+        {
+            self.end_following();
+        } else if self
+            .coordination
+            .as_ref()
+            .is_some_and(|c| c.attempt == attempt && Some(c.joiner) == from)
+        {
+            self.abort_coordination();
+        }
+    }
+
+    fn end_following(&mut self) {
+        if let Some(f) = self.following.take() {
+            self.ended.insert(f.attempt);
+            if !matches!(f.state, Follow::Paused { .. }) {
+                self.commands.push(RejoinCommand::Cancel);
+            }
+            self.events.push(RejoinEvent::Aborted { slot: f.joiner });
+        }
+    }
+
+    /// Calls off this member's coordination: every member and the joiner are told.
+    fn abort_coordination(&mut self) {
+        let Some(c) = self.coordination.take() else { return };
+        self.ended.insert(c.attempt);
+        let abort = RejoinMsg::Abort { attempt: c.attempt };
+        let own = self.following.as_ref().map(|f| f.coordinator);
+        for m in c.members.iter().chain([&c.joiner]) {
+            if Some(*m) != own {
+                self.send(*m, &abort);
+            }
+        }
+        if self.following.as_ref().is_some_and(|f| f.attempt == c.attempt) {
+            self.end_following();
+        } else {
+            self.events.push(RejoinEvent::Aborted { slot: c.joiner });
+        }
+    }
+}
+
+impl<A: Clone + PartialEq> Member<A> {
+    /// Once per tick, after the messages: resends, timeouts, the next step. `captured` is the
+    /// runner's [`Runner::captured`](super::Runner::captured).
+    pub fn tick(&mut self, view: &MemberView, captured: Option<(Frame, &[u8], u64)>) {
+        self.tick += 1;
+        let flooded: Vec<(usize, u32)> = self
+            .counts
+            .iter()
+            .filter(|(_, n)| **n > MAX_MESSAGES_PER_TICK)
+            .map(|(s, n)| (*s, n - MAX_MESSAGES_PER_TICK))
+            .collect();
+        self.counts.clear();
+        for (s, dropped) in flooded {
+            let from = (s < self.addrs.len()).then_some(s);
+            self.fault(from, RejoinFault::Flood { dropped });
+        }
+        self.tick_following(view, captured);
+        self.tick_coordination(view, captured);
+    }
+
+    fn tick_following(&mut self, view: &MemberView, captured: Option<(Frame, &[u8], u64)>) {
+        let tick = self.tick;
+        let Some(f) = self.following.as_mut() else { return };
+        let (attempt, coordinator, joiner) = (f.attempt, f.coordinator, f.joiner);
+        match f.state {
+            Follow::Paused { .. } => {
+                // The coordinator resends its Pause until answered; a coordinator gone quiet
+                // lets the members play on.
+                if tick.saturating_sub(f.since) > ATTEMPT_TICKS {
+                    self.end_following();
+                }
+            }
+            Follow::Settling { frame, last_input } => {
+                if let Some((cf, _, checksum)) = captured
+                    && cf == frame
+                {
+                    f.state = Follow::Captured { frame, last_input, checksum };
+                    f.since = tick;
+                    f.resent = tick;
+                    let msg = RejoinMsg::Captured { attempt, frame, checksum };
+                    if joiner != view.slot {
+                        self.send(joiner, &msg);
+                    }
+                    self.reply(coordinator, msg, view);
+                } else if tick.saturating_sub(f.since) > ATTEMPT_TICKS {
+                    self.end_following();
+                }
+            }
+            Follow::Captured { frame, checksum, .. } => {
+                if tick.saturating_sub(f.since) > 2 * ATTEMPT_TICKS {
+                    self.end_following();
+                } else if coordinator != view.slot && tick >= f.resent + RESEND_TICKS {
+                    f.resent = tick;
+                    let msg = RejoinMsg::Captured { attempt, frame, checksum };
+                    self.send(joiner, &msg);
+                    self.send(coordinator, &msg);
+                }
+            }
+        }
+    }
+
+    fn tick_coordination(&mut self, view: &MemberView, captured: Option<(Frame, &[u8], u64)>) {
+        let tick = self.tick;
+        let Some(c) = self.coordination.as_mut() else { return };
+        if tick.saturating_sub(c.started) > ATTEMPT_TICKS {
+            return self.abort_coordination();
+        }
+        let resend = tick >= c.resent + RESEND_TICKS;
+        let attempt = c.attempt;
+        let joiner = c.joiner;
+        match &mut c.phase {
+            Phase::Pausing { reports } => {
+                if resend {
+                    c.resent = tick;
+                    let missing: Vec<usize> =
+                        c.members.iter().copied().filter(|m| !reports.contains_key(m)).collect();
+                    for m in missing {
+                        self.send(m, &RejoinMsg::Pause { attempt, joiner: joiner as u16 });
+                    }
+                }
+            }
+            Phase::Settling { frame, sums } => {
+                let frame = *frame;
+                if sums.len() == c.members.len() {
+                    let mut values = sums.values();
+                    let first = values.next().copied().unwrap_or(0);
+                    let agree = values.all(|v| *v == first);
+                    let own = captured.filter(|(f, _, sum)| *f == frame && *sum == first);
+                    match own {
+                        Some((_, bytes, _)) if agree => {
+                            let bytes = bytes.to_vec();
+                            let offer = RejoinMsg::Offer {
+                                attempt,
+                                channel: c.channel,
+                                frame,
+                                len: bytes.len() as u32,
+                                digest: twox_hash::XxHash3_64::oneshot(&bytes),
+                                checksum: first,
+                                members: slots_u16(&c.members),
+                                content_hash: view.content_hash,
+                                hooks_hash: view.hooks_hash,
+                            };
+                            c.phase = Phase::Transferring {
+                                frame,
+                                checksum: first,
+                                bytes,
+                                have: 0,
+                                sent: 0,
+                            };
+                            c.progress = tick;
+                            c.resent = tick;
+                            self.send(joiner, &offer);
+                        }
+                        // Members that confirmed different states are not in one match:
+                        // nothing to hand the joiner.
+                        _ => self.abort_coordination(),
+                    }
+                } else if resend {
+                    c.resent = tick;
+                    let missing: Vec<usize> =
+                        c.members.iter().copied().filter(|m| !sums.contains_key(m)).collect();
+                    for m in missing {
+                        if m != view.slot {
+                            self.send(m, &RejoinMsg::Switch { attempt, frame });
+                        }
+                    }
+                }
+            }
+            Phase::Transferring { frame, checksum, bytes, have, sent } => {
+                if tick.saturating_sub(c.progress) > STALL_TICKS {
+                    self.fault(Some(joiner), RejoinFault::JoinerStalled { slot: joiner });
+                    return self.abort_coordination();
+                }
+                let total = bytes.len().div_ceil(CHUNK_BYTES) as u32;
+                if resend && tick.saturating_sub(c.progress) >= RESEND_TICKS {
+                    // Nothing acknowledged for a while: go back to what the joiner holds.
+                    c.resent = tick;
+                    *sent = *have;
+                    if *have == 0 {
+                        let offer = RejoinMsg::Offer {
+                            attempt,
+                            channel: c.channel,
+                            frame: *frame,
+                            len: bytes.len() as u32,
+                            digest: twox_hash::XxHash3_64::oneshot(bytes),
+                            checksum: *checksum,
+                            members: slots_u16(&c.members),
+                            content_hash: view.content_hash,
+                            hooks_hash: view.hooks_hash,
+                        };
+                        let addr = self.addrs.get(joiner).cloned();
+                        if let Some(a) = addr {
+                            self.outbox.push((a, offer.encode()));
+                        }
+                    }
+                }
+                let end = have.saturating_add(WINDOW).min(total);
+                let mut out = Vec::new();
+                while *sent < end {
+                    let i = *sent as usize;
+                    let chunk = &bytes[i * CHUNK_BYTES..((i + 1) * CHUNK_BYTES).min(bytes.len())];
+                    out.push(RejoinMsg::Chunk { attempt, index: *sent, bytes: chunk.to_vec() });
+                    *sent += 1;
+                }
+                if *sent < *have {
+                    *sent = *have;
+                }
+                for m in out {
+                    self.send(joiner, &m);
+                }
+            }
+            Phase::Going { .. } => {}
+        }
+    }
+}
+
+/// What a joiner knows of itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JoinerView {
+    /// Its slot.
+    pub slot: usize,
+    /// The proof of its claim ([`claim_proof`]).
+    pub proof: Vec<u8>,
+    /// Its content hash.
+    pub content_hash: u64,
+    /// Its hooks hash.
+    pub hooks_hash: u64,
+    /// Its snapshot size (the only size it accepts).
+    pub snapshot_len: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Incoming {
+    attempt: u64,
+    coordinator: usize,
+    channel: u32,
+    frame: Frame,
+    digest: u64,
+    checksum: u64,
+    members: Vec<usize>,
+    chunks: Vec<Option<Vec<u8>>>,
+    len: usize,
+    have: u32,
+    /// Asked the peer to load the bytes.
+    loading: bool,
+    loaded: bool,
+    heard: u64,
+    acked: u64,
+}
+
+/// The joiner side of the protocol.
+#[derive(Clone, Debug)]
+pub struct Joiner<A> {
+    view: JoinerView,
+    addrs: Vec<A>,
+    incoming: Option<Incoming>,
+    /// Members' checksums by attempt (they may arrive before the offer), the newest few.
+    sums: BTreeMap<u64, BTreeMap<usize, (Frame, u64)>>,
+    tick: u64,
+    asked: Option<u64>,
+    counts: BTreeMap<usize, u32>,
+    outbox: Vec<(A, Vec<u8>)>,
+    commands: Vec<RejoinCommand>,
+    events: Vec<RejoinEvent>,
+    done: bool,
+}
+
+/// Attempts whose early checksums a joiner keeps.
+const EARLY_ATTEMPTS: usize = 4;
+
+impl<A: Clone + PartialEq> Joiner<A> {
+    /// A joiner of the match whose slot `i` is at `addrs[i]`.
+    pub fn new(view: JoinerView, addrs: Vec<A>) -> Joiner<A> {
+        Joiner {
+            view,
+            addrs,
+            incoming: None,
+            sums: BTreeMap::new(),
+            tick: 0,
+            asked: None,
+            counts: BTreeMap::new(),
+            outbox: Vec::new(),
+            commands: Vec::new(),
+            events: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// Whether the joiner is back in (it got its Go).
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Bytes of the state received so far and its size (0 before an offer).
+    pub fn progress(&self) -> (usize, usize) {
+        self.incoming
+            .as_ref()
+            .map_or((0, 0), |i| (i.chunks.iter().flatten().map(Vec::len).sum(), i.len))
+    }
+
+    /// Messages to send.
+    pub fn drain_outbox(&mut self) -> Vec<(A, Vec<u8>)> {
+        core::mem::take(&mut self.outbox)
+    }
+
+    /// Commands for the peer.
+    pub fn drain_commands(&mut self) -> Vec<RejoinCommand> {
+        core::mem::take(&mut self.commands)
+    }
+
+    /// Events.
+    pub fn drain_events(&mut self) -> Vec<RejoinEvent> {
+        core::mem::take(&mut self.events)
+    }
+
+    fn send(&mut self, slot: usize, msg: &RejoinMsg) {
+        if let Some(a) = self.addrs.get(slot) {
+            self.outbox.push((a.clone(), msg.encode()));
+        }
+    }
+
+    fn fault(&mut self, from: Option<usize>, fault: RejoinFault) {
+        self.events.push(RejoinEvent::Fault { from, fault });
+    }
+
+    /// Reads one message.
+    pub fn receive(&mut self, from: &A, bytes: &[u8]) {
+        if self.done {
+            return;
+        }
+        let slot = self.addrs.iter().position(|a| a == from);
+        let count = self.counts.entry(slot.unwrap_or(usize::MAX)).or_insert(0);
+        *count += 1;
+        if *count > MAX_MESSAGES_PER_TICK {
+            return;
+        }
+        let msg = match RejoinMsg::decode(bytes) {
+            Ok(m) => m,
+            Err(e) => return self.fault(slot, RejoinFault::Decode(e)),
+        };
+        let Some(from) = slot.filter(|s| *s != self.view.slot) else {
+            return self.fault(slot, RejoinFault::Unexpected { what: "message from no member" });
+        };
+        match msg {
+            RejoinMsg::Offer {
+                attempt,
+                channel,
+                frame,
+                len,
+                digest,
+                checksum,
+                members,
+                content_hash,
+                hooks_hash,
+            } => {
+                if self.incoming.as_ref().is_some_and(|i| i.attempt == attempt) {
+                    return;
+                }
+                if content_hash != self.view.content_hash || hooks_hash != self.view.hooks_hash {
+                    return self.fault(Some(from), RejoinFault::ContentMismatch);
+                }
+                if u64::from(len) != self.view.snapshot_len {
+                    return self.fault(
+                        Some(from),
+                        RejoinFault::SnapshotSize {
+                            got: u64::from(len),
+                            want: self.view.snapshot_len,
+                        },
+                    );
+                }
+                let members: Vec<usize> = members.iter().map(|m| usize::from(*m)).collect();
+                if !members.contains(&from)
+                    || members.contains(&self.view.slot)
+                    || members.iter().any(|m| *m >= self.addrs.len())
+                {
+                    return self.fault(Some(from), RejoinFault::Unexpected { what: "Offer" });
+                }
+                let len = len as usize;
+                self.incoming = Some(Incoming {
+                    attempt,
+                    coordinator: from,
+                    channel,
+                    frame,
+                    digest,
+                    checksum,
+                    members,
+                    chunks: vec![None; len.div_ceil(CHUNK_BYTES)],
+                    len,
+                    have: 0,
+                    loading: false,
+                    loaded: false,
+                    heard: self.tick,
+                    acked: self.tick,
+                });
+                self.send(from, &RejoinMsg::Have { attempt, chunks: 0 });
+            }
+            RejoinMsg::Chunk { attempt, index, bytes } => {
+                let Some(inc) = self.incoming.as_mut().filter(|i| i.attempt == attempt) else {
+                    return;
+                };
+                if from != inc.coordinator {
+                    return self.fault(Some(from), RejoinFault::Unexpected { what: "Chunk" });
+                }
+                let i = index as usize;
+                let want = inc.len.saturating_sub(i * CHUNK_BYTES).min(CHUNK_BYTES);
+                if i >= inc.chunks.len() || bytes.len() != want {
+                    return self.fault(Some(from), RejoinFault::Unexpected { what: "Chunk" });
+                }
+                inc.heard = self.tick;
+                if inc.chunks[i].is_none() {
+                    inc.chunks[i] = Some(bytes);
+                }
+                while (inc.have as usize) < inc.chunks.len()
+                    && inc.chunks[inc.have as usize].is_some()
+                {
+                    inc.have += 1;
+                }
+            }
+            RejoinMsg::Captured { attempt, frame, checksum } => {
+                let entry = self.sums.entry(attempt).or_default();
+                if entry.len() < self.addrs.len() {
+                    entry.insert(from, (frame, checksum));
+                }
+                while self.sums.len() > EARLY_ATTEMPTS {
+                    self.sums.pop_first();
+                }
+            }
+            RejoinMsg::Go { attempt, channel, frame, members } => {
+                let Some(inc) = self.incoming.as_ref().filter(|i| i.attempt == attempt) else {
+                    return self.fault(Some(from), RejoinFault::Unexpected { what: "Go" });
+                };
+                let members: Vec<usize> = members.iter().map(|m| usize::from(*m)).collect();
+                let mut expected = inc.members.clone();
+                expected.push(self.view.slot);
+                expected.sort_unstable();
+                if from != inc.coordinator
+                    || !inc.loaded
+                    || channel != inc.channel
+                    || frame != inc.frame
+                    || members != expected
+                {
+                    return self.fault(Some(from), RejoinFault::Unexpected { what: "Go" });
+                }
+                self.done = true;
+                self.commands.push(RejoinCommand::Switch { channel, frame, members });
+            }
+            RejoinMsg::Abort { attempt } => {
+                if self
+                    .incoming
+                    .as_ref()
+                    .is_some_and(|i| i.attempt == attempt && i.coordinator == from)
+                {
+                    self.incoming = None;
+                    self.asked = None;
+                }
+            }
+            other => {
+                let what = match other {
+                    RejoinMsg::Join { .. } => "Join",
+                    RejoinMsg::Pause { .. } => "Pause",
+                    RejoinMsg::Paused { .. } => "Paused",
+                    RejoinMsg::Busy { .. } => "Busy",
+                    RejoinMsg::Switch { .. } => "Switch",
+                    RejoinMsg::Have { .. } => "Have",
+                    _ => "Loaded",
+                };
+                self.fault(Some(from), RejoinFault::Unexpected { what });
+            }
+        }
+    }
+
+    /// Once per tick: the join request, acknowledgements, the check of a complete state.
+    pub fn tick(&mut self) {
+        self.tick += 1;
+        self.counts.clear();
+        if self.done {
+            return;
+        }
+        let tick = self.tick;
+        let Some(inc) = self.incoming.as_mut() else {
+            if self.asked.is_none_or(|t| tick >= t + RESEND_TICKS) {
+                self.asked = Some(tick);
+                let join = RejoinMsg::Join {
+                    slot: self.view.slot as u16,
+                    proof: self.view.proof.clone(),
+                    content_hash: self.view.content_hash,
+                    hooks_hash: self.view.hooks_hash,
+                    snapshot_len: self.view.snapshot_len as u32,
+                };
+                for s in 0..self.addrs.len() {
+                    if s != self.view.slot {
+                        self.send(s, &join);
+                    }
+                }
+            }
+            return;
+        };
+        if tick.saturating_sub(inc.heard) > ATTEMPT_TICKS {
+            // The coordinator went quiet: ask again from the start.
+            self.incoming = None;
+            self.asked = None;
+            return;
+        }
+        let (attempt, coordinator) = (inc.attempt, inc.coordinator);
+        if inc.loaded {
+            if tick >= inc.acked + RESEND_TICKS {
+                inc.acked = tick;
+                self.send(coordinator, &RejoinMsg::Loaded { attempt });
+            }
+            return;
+        }
+        if (inc.have as usize) < inc.chunks.len() {
+            let have = inc.have;
+            inc.acked = tick;
+            self.send(coordinator, &RejoinMsg::Have { attempt, chunks: have });
+            return;
+        }
+        if inc.loading {
+            return;
+        }
+        let bytes: Vec<u8> = inc.chunks.iter().flatten().flatten().copied().collect();
+        if twox_hash::XxHash3_64::oneshot(&bytes) != inc.digest {
+            // Call the attempt off and ask again (the next offer may come from an honest
+            // coordinator, or the tampering may stop).
+            self.incoming = None;
+            self.asked = None;
+            self.send(coordinator, &RejoinMsg::Abort { attempt });
+            self.fault(Some(coordinator), RejoinFault::SnapshotDigest);
+            return;
+        }
+        // Every other member's checksum of the state, before loading it.
+        let sums = self.sums.get(&attempt);
+        let others: Vec<usize> =
+            inc.members.iter().copied().filter(|m| *m != coordinator).collect();
+        if !others.iter().all(|m| sums.is_some_and(|s| s.contains_key(m))) {
+            return;
+        }
+        inc.loading = true;
+        let frame = inc.frame;
+        self.commands.push(RejoinCommand::Load { frame, bytes });
+    }
+
+    /// The outcome of a [`RejoinCommand::Load`]: the loaded state's checksum, or why the bytes
+    /// did not load.
+    pub fn loaded(&mut self, result: Result<u64, String>) {
+        let Some(inc) = self.incoming.as_mut() else { return };
+        inc.loading = false;
+        let coordinator = inc.coordinator;
+        let fault = match result {
+            Err(reason) => Some(RejoinFault::SnapshotInvalid { reason }),
+            Ok(ours) => {
+                let sums = self.sums.get(&inc.attempt);
+                let mut theirs = vec![(coordinator, (inc.frame, inc.checksum))];
+                for m in inc.members.iter().filter(|m| **m != coordinator) {
+                    if let Some(s) = sums.and_then(|s| s.get(m)) {
+                        theirs.push((*m, *s));
+                    }
+                }
+                theirs.into_iter().find(|(_, (f, sum))| *f != inc.frame || *sum != ours).map(
+                    |(member, (_, sum))| RejoinFault::ChecksumMismatch {
+                        member,
+                        theirs: sum,
+                        ours,
+                    },
+                )
+            }
+        };
+        match fault {
+            Some(f) => {
+                // Start over: the next offer may come from an honest coordinator.
+                let attempt = inc.attempt;
+                self.incoming = None;
+                self.asked = None;
+                self.send(coordinator, &RejoinMsg::Abort { attempt });
+                self.fault(Some(coordinator), f);
+            }
+            None => {
+                inc.loaded = true;
+                inc.acked = self.tick;
+                let attempt = inc.attempt;
+                self.send(coordinator, &RejoinMsg::Loaded { attempt });
+            }
+        }
+    }
+}

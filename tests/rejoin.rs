@@ -1,0 +1,555 @@
+//! Rejoins: a player that left (crash, quit, freeze) comes back into its own slot of a running
+//! `LocalMatch`, with a game in which every player's input — and whether it is connected —
+//! changes the state.
+
+use crate::hostile::LOSSY;
+use rollback_abilities::InputStatus;
+use rollback_abilities::prelude::*;
+use rollback_abilities::session::{LocalMatch, MatchConfig, NetConditions, SessionEvent};
+use std::sync::Arc;
+
+/// Every player's input folds into its own tally every frame; a disconnected player's frame
+/// folds a value no input has, so the frames a player was away are in the checksum.
+pub struct Comeback;
+
+impl Game for Comeback {
+    type Input = u8;
+    type Component = ();
+    type Global = [u32; 8];
+
+    fn systems(world: &mut World<Self>) {
+        for p in 0..world.players().min(8) {
+            let v = match world.input_status(p) {
+                InputStatus::Disconnected => 1000,
+                _ => u32::from(world.input(p)) + 1,
+            };
+            let tally = &mut world.global_mut()[p];
+            *tally = tally.wrapping_mul(31).wrapping_add(v);
+        }
+    }
+}
+
+/// A player's input: never the default, different per player and frame.
+pub fn bot(seed: u64, player: usize, frame: u32) -> u8 {
+    1 + ((seed as u32).wrapping_add(player as u32 * 7).wrapping_add(frame / 3) % 200) as u8
+}
+
+/// A fresh world of a `Comeback` match (what a restarted program builds).
+pub fn comeback_world(players: usize) -> World<Comeback> {
+    let content = Arc::new(Content::from_ron_str("()").expect("empty content"));
+    let config = WorldConfig { players: players as u16, ..WorldConfig::default() };
+    World::new(content, &Hooks::new(), config).expect("world")
+}
+
+/// A synchronised `Comeback` match, every peer recording.
+pub fn comeback_match(
+    players: usize,
+    conditions: NetConditions,
+    seed: u64,
+) -> Result<LocalMatch<Comeback>, String> {
+    let config = MatchConfig {
+        players,
+        conditions,
+        net_seed: seed,
+        departure_ticks: 60,
+        ..MatchConfig::default()
+    };
+    let mut m = LocalMatch::<Comeback>::new(config, |_| comeback_world(players))
+        .map_err(|e| e.to_string())?;
+    for p in m.peers_mut() {
+        p.runner.record(60);
+    }
+    m.synchronize().map_err(|e| e.to_string())?;
+    Ok(m)
+}
+
+/// One tick with the bots' inputs.
+pub fn tick(m: &mut LocalMatch<Comeback>, seed: u64) -> Result<(), String> {
+    m.tick(|p, f, _| bot(seed, p, f), &mut [], |_| {}).map_err(|e| e.to_string())
+}
+
+/// How a player goes.
+#[derive(Clone, Copy, Debug)]
+pub enum Exit {
+    /// Tells the others and closes.
+    Quit,
+    /// Its process dies.
+    Crash,
+    /// Its program hangs (its socket stays).
+    Freeze,
+}
+
+/// The lowest confirmed frame of the peers in the match.
+pub fn min_confirmed(m: &LocalMatch<Comeback>) -> u32 {
+    m.peers()
+        .iter()
+        .filter(|p| !p.has_left() && !p.is_rejoining())
+        .map(|p| p.confirmed_frame().unwrap_or(0))
+        .min()
+        .unwrap_or(0)
+}
+
+/// The frames at which each peer saw `players` rejoin.
+pub fn rejoined_at(m: &LocalMatch<Comeback>, peer: usize, player: usize) -> Vec<u32> {
+    m.peers()[peer]
+        .events()
+        .iter()
+        .filter_map(|e| match e {
+            SessionEvent::Rejoined { players, frame } if players.contains(&player) => Some(*frame),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every peer's confirmed state checksums agree on every frame two of them hold, with at least
+/// `overlap` frames in common between the first peer and each other; no desync.
+pub fn all_agree(m: &LocalMatch<Comeback>, overlap: usize) -> Result<(), String> {
+    if !m.confirmed_checksums_agree() {
+        return Err("confirmed checksums differ".into());
+    }
+    let peers: Vec<_> = m.peers().iter().filter(|p| !p.has_left()).collect();
+    for p in &peers {
+        if p.runner.stats().desyncs > 0 {
+            return Err(format!("peer {} saw {} desyncs", p.handle, p.runner.stats().desyncs));
+        }
+        let common = p
+            .runner
+            .confirmed_checksums()
+            .keys()
+            .filter(|f| peers[0].runner.confirmed_checksums().contains_key(f))
+            .count();
+        if common < overlap {
+            return Err(format!("peer {} shares only {common} confirmed frames", p.handle));
+        }
+    }
+    Ok(())
+}
+
+/// A match of `players`: each `(player, exit, leave, back)` leaves at frame `leave` the given
+/// way and comes back once the match reached frame `back`; the match runs until every peer
+/// confirmed `frames`. Returns what went wrong.
+pub fn scenario(
+    players: usize,
+    conditions: NetConditions,
+    seed: u64,
+    plan: &[(usize, Exit, u32, u32)],
+    frames: u32,
+) -> Result<LocalMatch<Comeback>, String> {
+    let mut m = comeback_match(players, conditions, seed)?;
+    let mut state: Vec<u8> = vec![0; plan.len()]; // 0 in, 1 away, 2 back
+    let limit = 40 * u64::from(frames) + 20_000;
+    let mut ticks = 0u64;
+    loop {
+        let frame = min_confirmed(&m);
+        // A member lost while the others switch to the new session is not handled (see the
+        // `rejoin` module): players leave between rejoins.
+        let quiet = m.peers().iter().all(|p| p.has_left() || !p.rejoin_under_way());
+        for (k, &(player, exit, leave, back)) in plan.iter().enumerate() {
+            if state[k] == 0 && frame >= leave && quiet && !m.peers()[player].has_left() {
+                match exit {
+                    Exit::Quit => m.quit(player).map_err(|e| e.to_string())?,
+                    Exit::Crash => m.leave(player),
+                    Exit::Freeze => m.stop(player),
+                }
+                state[k] = 1;
+            } else if state[k] == 1 && frame >= back {
+                m.rejoin(player, comeback_world(players));
+                state[k] = 2;
+            }
+        }
+        let done = state.iter().all(|s| *s == 2)
+            && m.peers().iter().all(|p| !p.has_left() && !p.is_rejoining())
+            && m.all_confirmed(frames);
+        if done {
+            break;
+        }
+        tick(&mut m, seed)?;
+        ticks += 1;
+        if ticks > limit {
+            let at: Vec<_> = m
+                .peers()
+                .iter()
+                .map(|p| (p.confirmed_frame(), p.has_left(), p.is_rejoining(), p.channel()))
+                .collect();
+            return Err(format!("hang after {ticks} ticks: {at:?}"));
+        }
+    }
+    // Every peer that stayed saw every rejoin, at the frame the joiner came back at.
+    for &(player, ..) in plan {
+        let at = rejoined_at(&m, player, player);
+        let Some(&f) = at.last() else { return Err(format!("player {player} never rejoined")) };
+        for p in (0..players).filter(|p| plan.iter().all(|(q, ..)| q != p)) {
+            if !rejoined_at(&m, p, player).contains(&f) {
+                return Err(format!("peer {p} did not see player {player} rejoin at {f}"));
+            }
+        }
+    }
+    all_agree(&m, 100)?;
+    Ok(m)
+}
+
+#[test]
+fn a_crashed_player_rejoins_a_two_player_match() {
+    let m = scenario(2, NetConditions::PERFECT, 1, &[(1, Exit::Crash, 60, 200)], 500).unwrap();
+    // The joiner's state from F on is the member's: its confirmed checksums start at F.
+    let f = rejoined_at(&m, 1, 1)[0];
+    assert!(f > 60, "F = {f}");
+    let first = *m.peers()[1].runner.confirmed_checksums().keys().next().unwrap();
+    assert_eq!(first, f);
+    // Every peer saw the rejoin being agreed.
+    for p in m.peers() {
+        assert!(
+            p.events()
+                .iter()
+                .any(|e| matches!(e, SessionEvent::Rejoining { players } if players == &[1]))
+                || p.handle == 1
+        );
+    }
+}
+
+#[test]
+fn a_player_rejoins_a_lossy_four_player_match() {
+    scenario(4, LOSSY, 7, &[(2, Exit::Crash, 50, 150)], 400).unwrap();
+}
+
+#[test]
+fn a_quitter_and_a_frozen_player_rejoin_a_lossy_three_player_match() {
+    scenario(3, LOSSY, 3, &[(0, Exit::Quit, 40, 120), (2, Exit::Freeze, 200, 300)], 500).unwrap();
+}
+
+/// A seeded plan: `leavers` distinct players (never all) leave at random frames in
+/// `30..230`, each a random way, and come back 40–200 frames later.
+pub fn random_plan(players: usize, leavers: usize, seed: u64) -> Vec<(usize, Exit, u32, u32)> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let mut plan = Vec::new();
+    let mut chosen = Vec::new();
+    while chosen.len() < leavers.min(players - 1) {
+        let p = next(players as u64) as usize;
+        if chosen.contains(&p) {
+            continue;
+        }
+        chosen.push(p);
+        let exit = [Exit::Quit, Exit::Crash, Exit::Freeze][next(3) as usize];
+        let leave = 30 + next(200) as u32;
+        let back = leave + 40 + next(160) as u32;
+        plan.push((p, exit, leave, back));
+    }
+    plan
+}
+
+/// Runs the seeds of a configuration; panics naming the first failure.
+pub fn soak(players: usize, leavers: usize, seeds: std::ops::Range<u64>) {
+    for seed in seeds {
+        let plan = random_plan(players, leavers, seed);
+        if let Err(e) = scenario(players, LOSSY, seed, &plan, 600) {
+            panic!("{players} players, {leavers} rejoining, seed {seed}, plan {plan:?}: {e}");
+        }
+    }
+}
+
+#[test]
+fn rejoins_under_loss_quick() {
+    soak(2, 1, 0..2);
+    soak(3, 2, 0..2);
+}
+
+#[test]
+#[ignore = "about 100 seeds per configuration, minutes in release; run with: cargo test --release --test integration rejoin::rejoins_under_loss_soak -- --ignored"]
+fn rejoins_under_loss_soak() {
+    for (players, leavers) in [(2, 1), (3, 1), (3, 2), (4, 1), (4, 2), (8, 1), (8, 2)] {
+        soak(players, leavers, 100..200);
+    }
+}
+
+mod hostile {
+    use super::*;
+    use rollback_abilities::session::PeerAddr;
+    use rollback_abilities::session::rejoin::{
+        CHUNK_BYTES, Joiner, JoinerView, MAX_MESSAGE_BYTES, RejoinCommand, RejoinEvent,
+        RejoinFault, RejoinMsg,
+    };
+
+    fn hashes(w: &World<Comeback>) -> (u64, u64) {
+        (w.content().hash(), twox_hash::XxHash3_64::oneshot(w.hooks_signature().as_bytes()))
+    }
+
+    fn joiner() -> (Joiner<PeerAddr>, World<Comeback>) {
+        let w = comeback_world(2);
+        let (content_hash, hooks_hash) = hashes(&w);
+        let view = JoinerView {
+            slot: 1,
+            proof: vec![7; 16],
+            content_hash,
+            hooks_hash,
+            snapshot_len: w.snapshot_bytes() as u64,
+        };
+        (Joiner::new(view, vec![PeerAddr(0), PeerAddr(1)]), w)
+    }
+
+    fn offer(w: &World<Comeback>, attempt: u64, bytes: &[u8], checksum: u64) -> RejoinMsg {
+        let (content_hash, hooks_hash) = hashes(w);
+        RejoinMsg::Offer {
+            attempt,
+            channel: 1,
+            frame: 10,
+            len: bytes.len() as u32,
+            digest: twox_hash::XxHash3_64::oneshot(bytes),
+            checksum,
+            members: vec![0],
+            content_hash,
+            hooks_hash,
+        }
+    }
+
+    fn faults(j: &mut Joiner<PeerAddr>) -> Vec<RejoinFault> {
+        j.drain_events()
+            .into_iter()
+            .filter_map(|e| match e {
+                RejoinEvent::Fault { fault, .. } => Some(fault),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Delivers a whole state in chunks and ticks until the joiner asks to load it.
+    fn deliver(j: &mut Joiner<PeerAddr>, attempt: u64, bytes: &[u8]) -> Option<Vec<u8>> {
+        for (i, c) in bytes.chunks(CHUNK_BYTES).enumerate() {
+            let m = RejoinMsg::Chunk { attempt, index: i as u32, bytes: c.to_vec() };
+            j.receive(&PeerAddr(0), &m.encode());
+            if i % 16 == 15 {
+                j.tick();
+            }
+        }
+        j.tick();
+        j.drain_commands().into_iter().find_map(|c| match c {
+            RejoinCommand::Load { bytes, .. } => Some(bytes),
+            _ => None,
+        })
+    }
+
+    /// The state of a world after 10 frames (what a member would offer).
+    fn state_at_10(inputs: [u8; 2]) -> (Vec<u8>, u64) {
+        let mut w = comeback_world(2);
+        for _ in 0..10 {
+            w.step(&inputs);
+        }
+        (w.state_bytes(), w.checksum())
+    }
+
+    #[test]
+    fn a_forged_or_oversized_snapshot_is_refused() {
+        let (mut j, w) = joiner();
+        j.tick();
+        let (honest, sum) = state_at_10([3, 4]);
+        // Oversized: a size that is not this world's snapshot size.
+        let mut big = offer(&w, 1 << 16, &honest, sum);
+        if let RejoinMsg::Offer { len, .. } = &mut big {
+            *len = 1 << 30;
+        }
+        j.receive(&PeerAddr(0), &big.encode());
+        assert!(matches!(faults(&mut j)[..], [RejoinFault::SnapshotSize { got: 1073741824, .. }]));
+        // From no member's address.
+        j.receive(&PeerAddr(9), &offer(&w, 1 << 16, &honest, sum).encode());
+        assert!(matches!(faults(&mut j)[..], [RejoinFault::Unexpected { .. }]));
+        // A message longer than any rejoin message.
+        j.receive(&PeerAddr(0), &vec![0u8; MAX_MESSAGE_BYTES + 1]);
+        assert!(matches!(faults(&mut j)[..], [RejoinFault::Decode(_)]));
+        // Bytes that are no state (digest and size right): refused by the snapshot validation.
+        let garbage = vec![0xA5u8; honest.len()];
+        j.receive(&PeerAddr(0), &offer(&w, 2 << 16, &garbage, sum).encode());
+        let bytes = deliver(&mut j, 2 << 16, &garbage).expect("a complete state is loaded");
+        let mut fresh = comeback_world(2);
+        let result = fresh.load_bytes(&bytes).map(|_| fresh.checksum()).map_err(|e| e.to_string());
+        assert!(result.is_err(), "garbage loaded");
+        j.loaded(result);
+        assert!(matches!(faults(&mut j)[..], [RejoinFault::SnapshotInvalid { .. }]));
+        // The joiner called the attempt off and asks again.
+        let out = j.drain_outbox();
+        assert!(
+            out.iter()
+                .any(|(_, b)| RejoinMsg::decode(b) == Ok(RejoinMsg::Abort { attempt: 2 << 16 }))
+        );
+        // A valid state, but not the members': its checksum is not the one they agreed on.
+        let (forged, forged_sum) = state_at_10([9, 9]);
+        assert_ne!(forged_sum, sum);
+        j.receive(&PeerAddr(0), &offer(&w, 3 << 16, &forged, sum).encode());
+        let bytes = deliver(&mut j, 3 << 16, &forged).expect("loaded");
+        let mut fresh = comeback_world(2);
+        j.loaded(fresh.load_bytes(&bytes).map(|_| fresh.checksum()).map_err(|e| e.to_string()));
+        assert!(matches!(
+            faults(&mut j)[..],
+            [RejoinFault::ChecksumMismatch { member: 0, theirs, ours }] if theirs == sum && ours == forged_sum
+        ));
+        // A chunk whose bytes do not match the digest: refused before loading.
+        j.drain_outbox();
+        j.receive(&PeerAddr(0), &offer(&w, 4 << 16, &honest, sum).encode());
+        let mut tampered = honest.clone();
+        tampered[5] ^= 1;
+        assert!(deliver(&mut j, 4 << 16, &tampered).is_none());
+        assert!(matches!(faults(&mut j)[..], [RejoinFault::SnapshotDigest]));
+        // The honest state loads, and the Go starts the new session.
+        j.receive(&PeerAddr(0), &offer(&w, 5 << 16, &honest, sum).encode());
+        let bytes = deliver(&mut j, 5 << 16, &honest).expect("loaded");
+        let mut fresh = comeback_world(2);
+        j.loaded(fresh.load_bytes(&bytes).map(|_| fresh.checksum()).map_err(|e| e.to_string()));
+        assert!(faults(&mut j).is_empty());
+        let go = RejoinMsg::Go { attempt: 5 << 16, channel: 1, frame: 10, members: vec![0, 1] };
+        j.receive(&PeerAddr(0), &go.encode());
+        assert_eq!(
+            j.drain_commands(),
+            vec![RejoinCommand::Switch { channel: 1, frame: 10, members: vec![0, 1] }]
+        );
+        assert!(j.is_done());
+    }
+
+    fn rejoin_faults(m: &LocalMatch<Comeback>, peer: usize) -> Vec<RejoinFault> {
+        m.peers()[peer]
+            .events()
+            .iter()
+            .filter_map(|e| match e {
+                SessionEvent::RejoinFault { fault, .. } => Some(fault.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn join(m: &LocalMatch<Comeback>, slot: u16, proof_of: usize) -> Vec<u8> {
+        let w = m.peers()[0].runner.world();
+        let (content_hash, hooks_hash) = hashes(w);
+        RejoinMsg::Join {
+            slot,
+            proof: m.credential(proof_of).map(|c| c.0.clone()).unwrap_or_default(),
+            content_hash,
+            hooks_hash,
+            snapshot_len: w.snapshot_bytes() as u32,
+        }
+        .encode()
+    }
+
+    /// Ticks until player `player` left on every other peer.
+    fn until_left(m: &mut LocalMatch<Comeback>, player: usize, seed: u64) {
+        for _ in 0..2000 {
+            let gone = m.peers().iter().filter(|p| p.handle != player).all(|p| {
+                p.events()
+                    .iter()
+                    .any(|e| matches!(e, SessionEvent::Left { players, .. } if players.contains(&player)))
+            });
+            if gone {
+                return;
+            }
+            tick(m, seed).unwrap();
+        }
+        panic!("player {player} never left");
+    }
+
+    /// Ticks until every peer is back in and confirmed `frames` more frames.
+    fn until_back(m: &mut LocalMatch<Comeback>, seed: u64, frames: u32) {
+        for _ in 0..20_000 {
+            if m.peers().iter().all(|p| !p.has_left() && !p.is_rejoining()) {
+                break;
+            }
+            tick(m, seed).unwrap();
+        }
+        let target = min_confirmed(m) + frames;
+        for _ in 0..20_000 {
+            if m.all_confirmed(target) {
+                return;
+            }
+            tick(m, seed).unwrap();
+        }
+        panic!("the match did not go on");
+    }
+
+    #[test]
+    fn a_claim_on_another_players_slot_is_refused() {
+        let mut m = comeback_match(3, LOSSY, 11).unwrap();
+        m.run(60, |p, f, _| bot(11, p, f)).unwrap();
+        m.leave(2);
+        until_left(&mut m, 2, 11);
+        // Player 1 claims player 2's slot with its own credential, then its own slot (in use).
+        let spoof = m.network().socket(PeerAddr(1));
+        spoof.send_raw(PeerAddr(0), join(&m, 2, 1));
+        spoof.send_raw(PeerAddr(0), join(&m, 1, 1));
+        let before = min_confirmed(&m);
+        for _ in 0..30 {
+            tick(&mut m, 11).unwrap();
+        }
+        let f = rejoin_faults(&m, 0);
+        assert!(f.contains(&RejoinFault::BadClaim { slot: 2 }), "{f:?}");
+        assert!(f.contains(&RejoinFault::SlotInUse { slot: 1 }), "{f:?}");
+        assert!(min_confirmed(&m) > before + 10, "the match held");
+        // The slot's owner gets it back.
+        m.rejoin(2, comeback_world(3));
+        until_back(&mut m, 11, 120);
+        all_agree(&m, 100).unwrap();
+    }
+
+    #[test]
+    fn a_rejoin_flood_is_cut_and_the_match_goes_on() {
+        let mut m = comeback_match(3, LOSSY, 12).unwrap();
+        m.run(60, |p, f, _| bot(12, p, f)).unwrap();
+        m.leave(2);
+        until_left(&mut m, 2, 12);
+        let attacker = m.network().socket(PeerAddr(9));
+        let forged = join(&m, 2, 0);
+        let before = min_confirmed(&m);
+        for _ in 0..20 {
+            for _ in 0..2000 {
+                attacker.send_raw(PeerAddr(0), forged.clone());
+            }
+            tick(&mut m, 12).unwrap();
+        }
+        let f = rejoin_faults(&m, 0);
+        assert!(f.iter().any(|f| matches!(f, RejoinFault::Flood { .. })), "{f:?}");
+        assert!(min_confirmed(&m) > before + 10, "the flood held the match");
+        m.rejoin(2, comeback_world(3));
+        until_back(&mut m, 12, 120);
+        all_agree(&m, 100).unwrap();
+    }
+
+    #[test]
+    fn a_joiner_that_stalls_mid_transfer_is_dropped_and_can_come_back() {
+        let mut m = comeback_match(2, NetConditions::PERFECT, 13).unwrap();
+        m.run(60, |p, f, _| bot(13, p, f)).unwrap();
+        m.leave(1);
+        until_left(&mut m, 1, 13);
+        m.rejoin(1, comeback_world(2));
+        // Until part of the state arrived, then the joiner hangs.
+        for _ in 0..200 {
+            let (got, total) = m.peers()[1].rejoin_progress();
+            if got > 0 && got < total {
+                break;
+            }
+            tick(&mut m, 13).unwrap();
+        }
+        let (got, total) = m.peers()[1].rejoin_progress();
+        assert!(got > 0 && got < total, "{got} of {total}");
+        m.stop(1);
+        for _ in 0..200 {
+            tick(&mut m, 13).unwrap();
+        }
+        let f = rejoin_faults(&m, 0);
+        assert!(f.contains(&RejoinFault::JoinerStalled { slot: 1 }), "{f:?}");
+        assert!(
+            m.peers()[0]
+                .events()
+                .iter()
+                .any(|e| matches!(e, SessionEvent::RejoinAborted { players } if players == &[1]))
+        );
+        // The member plays on, and the player can come back.
+        let before = min_confirmed(&m);
+        for _ in 0..60 {
+            tick(&mut m, 13).unwrap();
+        }
+        assert!(min_confirmed(&m) > before + 30);
+        m.rejoin(1, comeback_world(2));
+        until_back(&mut m, 13, 120);
+        all_agree(&m, 100).unwrap();
+    }
+}

@@ -323,87 +323,313 @@ pub struct ColumnInfo {
     pub per_entity: u32,
 }
 
-/// The mutable state of a world: the snapshot.
-pub(crate) struct State<G: Game> {
-    pub layout: Layout,
-    pub header: Header,
-    pub entities: Vec<EntityRec>,
-    pub wake: Vec<EntityWake>,
-    pub attrs: Vec<AttrValue>,
-    pub tag_counts: Vec<u16>,
-    pub tag_bits: Vec<u64>,
-    pub effects: Vec<ActiveEffect>,
+/// A snapshot column's storage: a `Pod` vector, or one `Pod` record (the headers).
+trait Column {
+    /// Bytes per record.
+    const RECORD: usize;
+    /// The column's bytes.
+    fn bytes(&self) -> &[u8];
+    /// The column's bytes, to overwrite.
+    fn bytes_mut(&mut self) -> &mut [u8];
+}
+
+impl<T: Pod> Column for Vec<T> {
+    const RECORD: usize = core::mem::size_of::<T>();
+    fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(self)
+    }
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        bytemuck::cast_slice_mut(self)
+    }
+}
+
+macro_rules! single_record_columns {
+    ($($t:ty),*) => {$(
+        impl Column for $t {
+            const RECORD: usize = core::mem::size_of::<$t>();
+            fn bytes(&self) -> &[u8] {
+                bytemuck::bytes_of(self)
+            }
+            fn bytes_mut(&mut self) -> &mut [u8] {
+                bytemuck::bytes_of_mut(self)
+            }
+        }
+    )*};
+}
+single_record_columns!(Header, ExtHeader);
+
+/// The counts of used records that pooled columns are copied and hashed up to
+/// ([`State::used`]). Past them every record is as [`State::new`] made it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mark {
+    /// Entity slots ever used (`Header::high_water`).
+    Entities,
+    /// Task slots ever used (`Header::task_high_water`).
+    Tasks,
+    /// Origin records in use (`Header::origins_len`).
+    Origins,
+    /// Stored-spec slots ever used (`Header::specs_high_water`).
+    StoredSpecs,
+    /// Entity clocks ever used (`ExtHeader::time_high_water`).
+    Clocks,
+    /// Input buffers ever used (`ExtHeader::buffer_high_water`).
+    Buffers,
+    /// Frame spill words in use (its header word and the records it counts).
+    Spill,
+}
+
+impl Mark {
+    /// How many marks there are.
+    const COUNT: usize = 7;
+}
+
+/// How much of a column saves copy and the checksum covers.
+#[derive(Clone, Copy, Debug)]
+enum Extent {
+    /// All of it.
+    Whole,
+    /// All of it copied; hashed only while the extension header is in use
+    /// ([`ExtHeader::in_use`]).
+    WhileExtInUse,
+    /// `records` records per unit of the mark's count (for a per-entity column: records per
+    /// entity).
+    Used(Mark, usize),
+}
+
+/// One column of the table: where it sits and how far it is used.
+#[derive(Clone, Copy, Debug)]
+struct ColumnSpec {
+    subsystem: Subsystem,
+    name: &'static str,
+    extent: Extent,
+    /// Records per entity slot (the column is indexed by entity), or a world-wide column.
+    per_entity: bool,
+    /// Bytes per record.
+    record: usize,
+}
+
+impl ColumnSpec {
+    /// The leading bytes a state whose used counts are `used` has in use (of `len` bytes).
+    fn used_bytes(&self, used: &[usize; Mark::COUNT], ext_in_use: bool, len: usize) -> usize {
+        match self.extent {
+            Extent::Whole => len,
+            Extent::WhileExtInUse => {
+                if ext_in_use {
+                    len
+                } else {
+                    0
+                }
+            }
+            Extent::Used(m, records) => (used[m as usize] * records * self.record).min(len),
+        }
+    }
+
+    /// Bytes a copy from a state that uses `theirs` into one that uses `mine` has to write:
+    /// past both, both hold what [`State::new`] put there.
+    fn reach_bytes(
+        &self,
+        mine: &[usize; Mark::COUNT],
+        theirs: &[usize; Mark::COUNT],
+        len: usize,
+    ) -> usize {
+        match self.extent {
+            Extent::Whole | Extent::WhileExtInUse => len,
+            Extent::Used(m, records) => {
+                let n = mine[m as usize].max(theirs[m as usize]);
+                (n * records * self.record).min(len)
+            }
+        }
+    }
+
+    /// Its row of [`State::column_table`].
+    fn info(&self, len: usize) -> ColumnInfo {
+        let per_entity = match self.extent {
+            Extent::Used(_, records) if self.per_entity => records,
+            _ => 0,
+        };
+        ColumnInfo {
+            name: self.name.to_string(),
+            subsystem: self.subsystem,
+            record_size: self.record as u32,
+            count: (len / self.record.max(1)) as u32,
+            per_entity: per_entity as u32,
+        }
+    }
+}
+
+/// Whether a column is indexed by entity slot (`per_entity`) or world-wide (`world`).
+macro_rules! per_entity {
+    (per_entity) => {
+        true
+    };
+    (world) => {
+        false
+    };
+}
+
+/// The snapshot's column table: every column once, in checksum order, with its type, how a
+/// new world fills it (`|layout, seed| value`), its subsystem and name, how far it is used
+/// ([`Extent`]) and whether it is indexed by entity. The state's fields, [`State::new`],
+/// cloning, saving, loading, the checksum, validation's unused-bytes check and the debug dump's
+/// column table are all generated from it: adding a column is one entry here.
+macro_rules! snapshot_columns {
+    ($(
+        $(#[$doc:meta])*
+        $field:ident: $ty:ty = |$l:ident, $seed:ident| $init:expr,
+            $sub:ident $name:literal $extent:expr, $per:ident;
+    )*) => {
+        /// The mutable state of a world: the snapshot (its columns are the table in
+        /// `src/world/state.rs`).
+        pub(crate) struct State<G: Game> {
+            /// The column sizes.
+            pub layout: Layout,
+            $($(#[$doc])* pub $field: $ty,)*
+        }
+
+        /// Columns in the snapshot.
+        const COLUMNS: usize = [$($name),*].len();
+
+        impl<G: Game> Clone for State<G> {
+            fn clone(&self) -> Self {
+                State { layout: self.layout, $($field: self.$field.clone(),)* }
+            }
+        }
+
+        impl<G: Game> State<G> {
+            /// A new world's state: every column as the table fills it.
+            #[allow(unused_variables, reason = "each entry's filler names the layout and seed")]
+            pub fn new(layout: Layout, seed: u64) -> Self {
+                State {
+                    layout,
+                    $($field: {
+                        let ($l, $seed) = (&layout, seed);
+                        $init
+                    },)*
+                }
+            }
+
+            /// The column table, for this layout.
+            #[allow(unused_variables, reason = "each entry's extent names the layout")]
+            fn specs(&self) -> [ColumnSpec; COLUMNS] {
+                [$(ColumnSpec {
+                    subsystem: Subsystem::$sub,
+                    name: $name,
+                    extent: {
+                        let $l = &self.layout;
+                        $extent
+                    },
+                    per_entity: per_entity!($per),
+                    record: <$ty as Column>::RECORD,
+                }),*]
+            }
+
+            /// Every column's bytes, in table order.
+            fn column_bytes(&self) -> [&[u8]; COLUMNS] {
+                [$(Column::bytes(&self.$field)),*]
+            }
+
+            /// Every column's bytes, in table order, to overwrite.
+            fn column_bytes_mut(&mut self) -> [&mut [u8]; COLUMNS] {
+                [$(Column::bytes_mut(&mut self.$field)),*]
+            }
+        }
+    };
+}
+
+snapshot_columns! {
+    /// World-wide counters and the global random stream.
+    header: Header = |l, seed| Header::new(seed),
+        Entities "header" Extent::Whole, world;
+    /// Entity slots.
+    entities: Vec<EntityRec> = |l, seed| vec![EntityRec::default(); l.entities],
+        Entities "entities" Extent::Used(Mark::Entities, 1), per_entity;
+    /// When each entity's effects next need the periodic and expiry phases.
+    wake: Vec<EntityWake> = |l, seed| vec![EntityWake::default(); l.entities],
+        Entities "entity_wake" Extent::Used(Mark::Entities, 1), per_entity;
+    /// Counters of the rarely used columns (hashed only when not zero).
+    ext: ExtHeader = |l, seed| ExtHeader::default(),
+        Entities "ext_header" Extent::WhileExtInUse, world;
+    /// Per entity: its clock (hitstop, time scale); used up to `ext.time_high_water`.
+    entity_time: Vec<EntityTime> = |l, seed| vec![EntityTime::default(); l.entities],
+        Entities "entity_time" Extent::Used(Mark::Clocks, 1), per_entity;
+    /// Per entity and tag: the tag's count.
+    tag_counts: Vec<u16> = |l, seed| vec![0; l.entities * l.tags],
+        Tags "tag_counts" Extent::Used(Mark::Entities, l.tags), per_entity;
+    /// Per entity: one bit per tag with a non-zero count.
+    tag_bits: Vec<u64> = |l, seed| vec![0; l.entities * l.tag_words],
+        Tags "tag_bits" Extent::Used(Mark::Entities, l.tag_words), per_entity;
+    /// Per entity and attribute: its base and current values.
+    attrs: Vec<AttrValue> = |l, seed| vec![AttrValue::default(); l.entities * l.attrs],
+        Attributes "attributes" Extent::Used(Mark::Entities, l.attrs), per_entity;
+    /// Per entity: its active effects (the first `n_effects` slots are live).
+    effects: Vec<ActiveEffect> = |l, seed| vec![ActiveEffect::default(); l.entities * l.effects],
+        Effects "effects" Extent::Used(Mark::Entities, l.effects), per_entity;
     /// When each effect slot expires and next executes (parallel to `effects`).
-    pub effect_timers: Vec<EffectTimers>,
+    effect_timers: Vec<EffectTimers> =
+        |l, seed| vec![EffectTimers::default(); l.entities * l.effects],
+        Effects "effect_timers" Extent::Used(Mark::Entities, l.effects), per_entity;
+    /// Per effect slot: its modifiers' magnitudes.
+    effect_mags: Vec<Fx> = |l, seed| vec![Fx::ZERO; l.entities * l.effects * l.mods],
+        Effects "effect_magnitudes" Extent::Used(Mark::Entities, l.effects * l.mods), per_entity;
+    /// Specs kept for active effects that re-evaluate them (executions, calculations).
+    effect_specs: Vec<EffectSpec> = |l, seed| vec![EffectSpec::zeroed(); l.stored_specs],
+        Effects "effect_specs" Extent::Used(Mark::StoredSpecs, 1), world;
     /// Who applied the effects not applied by their target to itself: a dense pool whose
     /// first `header.origins_len` records are in use and the rest zero, so saves, loads and
     /// checksums cover only the used front.
-    pub origins: Vec<PooledOrigin>,
-    pub effect_mags: Vec<Fx>,
-    /// Specs kept for active effects that re-evaluate them (executions, calculations).
-    pub effect_specs: Vec<EffectSpec>,
-    pub components: Vec<G::Component>,
-    pub global: Vec<G::Global>,
-    pub inputs: Vec<G::Input>,
-    pub prev_inputs: Vec<G::Input>,
-    pub specs: Vec<AbilitySpec>,
-    pub ability_state: Vec<u64>,
-    pub tasks: Vec<TaskRec>,
-    pub player_owner: Vec<Entity>,
-    pub standalone_cues: Vec<StandaloneCue>,
-    /// Counters of the rarely used columns below (hashed only when not zero).
-    pub ext: ExtHeader,
-    /// Per entity: its clock (hitstop, time scale); used up to `ext.time_high_water`.
-    pub entity_time: Vec<EntityTime>,
-    /// Per player: buffered presses; used up to `ext.buffer_high_water`.
-    pub input_buffers: Vec<InputBufferRec>,
+    origins: Vec<PooledOrigin> =
+        |l, seed| vec![PooledOrigin::default(); l.entities * l.effects],
+        Effects "effect_origins" Extent::Used(Mark::Origins, 1), world;
     /// Per effect slot: dynamic granted tags beyond the inline two (tag id + 1, 0 unused);
     /// moves with its effect. Empty unless `WorldConfig::granted_tags_per_spec` is above 2.
-    pub effect_tags_ext: Vec<u16>,
+    effect_tags_ext: Vec<u16> = |l, seed| vec![0; l.entities * l.effects * l.tags_extra],
+        Effects "effect_tag_overflow" Extent::Used(Mark::Entities, l.effects * l.tags_extra),
+        per_entity;
     /// Per stored-spec slot: the kept spec's values beyond its inline room
     /// ([`Layout::spec_words`] words). Empty unless a spec capacity is raised.
-    pub spec_ext: Vec<u64>,
+    spec_ext: Vec<u64> = |l, seed| vec![0; l.stored_specs * l.spec_words()],
+        Effects "spec_overflow" Extent::Used(Mark::StoredSpecs, l.spec_words()), world;
     /// The frame spill (`src/world/capacity.rs`): word 0 holds the last serial handed out and
     /// (high half) the records in use; the records follow. Cleared at the end of every step,
     /// so it is empty between the frames of a session.
-    pub spill: Vec<u64>,
+    spill: Vec<u64> = |l, seed| vec![0; l.spill_len()],
+        Effects "frame_spill" Extent::Used(Mark::Spill, 1), world;
+    /// Per entity: its granted abilities.
+    specs: Vec<AbilitySpec> = |l, seed| vec![AbilitySpec::default(); l.entities * l.abilities],
+        Abilities "ability_specs" Extent::Used(Mark::Entities, l.abilities), per_entity;
+    /// Per ability slot: its instance state words.
+    ability_state: Vec<u64> = |l, seed| vec![0; l.entities * l.abilities * l.state_words],
+        Abilities "ability_state" Extent::Used(Mark::Entities, l.abilities * l.state_words),
+        per_entity;
     /// Per ability slot: dynamic ability tags beyond the inline two (tag id + 1, 0 unused).
-    pub ability_tags_ext: Vec<u16>,
-}
-
-impl<G: Game> Clone for State<G> {
-    fn clone(&self) -> Self {
-        State {
-            layout: self.layout,
-            header: self.header,
-            entities: self.entities.clone(),
-            wake: self.wake.clone(),
-            attrs: self.attrs.clone(),
-            tag_counts: self.tag_counts.clone(),
-            tag_bits: self.tag_bits.clone(),
-            effects: self.effects.clone(),
-            effect_timers: self.effect_timers.clone(),
-            origins: self.origins.clone(),
-            effect_mags: self.effect_mags.clone(),
-            effect_specs: self.effect_specs.clone(),
-            components: self.components.clone(),
-            global: self.global.clone(),
-            inputs: self.inputs.clone(),
-            prev_inputs: self.prev_inputs.clone(),
-            specs: self.specs.clone(),
-            ability_state: self.ability_state.clone(),
-            tasks: self.tasks.clone(),
-            player_owner: self.player_owner.clone(),
-            standalone_cues: self.standalone_cues.clone(),
-            ext: self.ext,
-            entity_time: self.entity_time.clone(),
-            input_buffers: self.input_buffers.clone(),
-            effect_tags_ext: self.effect_tags_ext.clone(),
-            spec_ext: self.spec_ext.clone(),
-            spill: self.spill.clone(),
-            ability_tags_ext: self.ability_tags_ext.clone(),
-        }
-    }
+    ability_tags_ext: Vec<u16> =
+        |l, seed| vec![0; l.entities * l.abilities * l.ability_tags_extra],
+        Abilities "ability_tag_overflow"
+        Extent::Used(Mark::Entities, l.abilities * l.ability_tags_extra), per_entity;
+    /// Per player: the entity its inputs drive.
+    player_owner: Vec<Entity> = |l, seed| vec![Entity::NONE; l.players],
+        Abilities "player_owner" Extent::Whole, world;
+    /// The ability task pool.
+    tasks: Vec<TaskRec> = |l, seed| vec![TaskRec::default(); l.tasks],
+        Tasks "tasks" Extent::Used(Mark::Tasks, 1), world;
+    /// Standalone persistent cues.
+    standalone_cues: Vec<StandaloneCue> = |l, seed| vec![StandaloneCue::default(); l.cues],
+        Cues "standalone_cues" Extent::Whole, world;
+    /// Per entity: the game's own component.
+    components: Vec<G::Component> = |l, seed| vec![G::Component::default(); l.entities],
+        Game "components" Extent::Used(Mark::Entities, 1), per_entity;
+    /// The game's global block.
+    global: Vec<G::Global> = |l, seed| vec![G::Global::default(); 1],
+        Game "global" Extent::Whole, world;
+    /// Per player: this frame's input.
+    inputs: Vec<G::Input> = |l, seed| vec![G::Input::default(); l.players],
+        Inputs "inputs" Extent::Whole, world;
+    /// Per player: the previous frame's input (for edges).
+    prev_inputs: Vec<G::Input> = |l, seed| vec![G::Input::default(); l.players],
+        Inputs "prev_inputs" Extent::Whole, world;
+    /// Per player: buffered presses; used up to `ext.buffer_high_water`.
+    input_buffers: Vec<InputBufferRec> = |l, seed| vec![InputBufferRec::default(); l.players],
+        Inputs "input_buffers" Extent::Used(Mark::Buffers, 1), world;
 }
 
 /// twox-hash's streaming XXH3-64 with the default secret: allocates nothing and picks its AVX2
@@ -446,10 +672,10 @@ impl Hashes {
     }
 }
 
-impl<G: Game> State<G> {
-    pub fn new(layout: Layout, seed: u64) -> Self {
-        let n = layout.entities;
-        let header = Header {
+impl Header {
+    /// A new world's header.
+    fn new(seed: u64) -> Header {
+        Header {
             seed,
             rng_state: crate::random::splitmix64(seed ^ 0x5EED_0FC0_FFEE),
             frame: 0,
@@ -464,39 +690,11 @@ impl<G: Game> State<G> {
             exec_serial: 0,
             origins_len: 0,
             specs_high_water: 0,
-        };
-        State {
-            layout,
-            header,
-            entities: vec![EntityRec::default(); n],
-            wake: vec![EntityWake::default(); n],
-            attrs: vec![AttrValue::default(); n * layout.attrs],
-            tag_counts: vec![0; n * layout.tags],
-            tag_bits: vec![0; n * layout.tag_words],
-            effects: vec![ActiveEffect::default(); n * layout.effects],
-            effect_timers: vec![EffectTimers::default(); n * layout.effects],
-            origins: vec![PooledOrigin::default(); n * layout.effects],
-            effect_mags: vec![Fx::ZERO; n * layout.effects * layout.mods],
-            effect_specs: vec![EffectSpec::zeroed(); layout.stored_specs],
-            components: vec![G::Component::default(); n],
-            global: vec![G::Global::default(); 1],
-            inputs: vec![G::Input::default(); layout.players],
-            prev_inputs: vec![G::Input::default(); layout.players],
-            specs: vec![AbilitySpec::default(); n * layout.abilities],
-            ability_state: vec![0; n * layout.abilities * layout.state_words],
-            tasks: vec![TaskRec::default(); layout.tasks],
-            player_owner: vec![Entity::NONE; layout.players],
-            standalone_cues: vec![StandaloneCue::default(); layout.cues],
-            ext: ExtHeader::default(),
-            entity_time: vec![EntityTime::default(); n],
-            input_buffers: vec![InputBufferRec::default(); layout.players],
-            effect_tags_ext: vec![0; n * layout.effects * layout.tags_extra],
-            spec_ext: vec![0; layout.stored_specs * layout.spec_words()],
-            spill: vec![0; layout.spill_len()],
-            ability_tags_ext: vec![0; n * layout.abilities * layout.ability_tags_extra],
         }
     }
+}
 
+impl<G: Game> State<G> {
     /// Copies another state of the same layout into this one without allocating.
     ///
     /// # Panics
@@ -504,7 +702,6 @@ impl<G: Game> State<G> {
     /// If the layouts differ (callers check [`Layout`] first).
     pub fn copy_from(&mut self, o: &State<G>) {
         assert_eq!(self.layout, o.layout, "snapshot layouts differ");
-        // The same column list as the one-pass save below, so neither can miss a column.
         self.for_each_column_pair(o, |_, dst, src, _| dst.copy_from_slice(src));
     }
 
@@ -531,160 +728,61 @@ impl<G: Game> State<G> {
         hashes.finish()
     }
 
-    /// How many records of each pooled column are in use (`[entity slots, task slots, origin
-    /// records, stored-spec slots, entity clocks, input buffers, spill words]`): the slots up
-    /// to the high-water marks, the used front of the origin pool and of the frame spill.
-    /// Records past them are as [`State::new`] made them (validation checks it), so copies
-    /// and checksums can stop there.
-    fn used(&self) -> [usize; 7] {
+    /// How many records of each pooled column are in use, per [`Mark`]: the slots up to the
+    /// high-water marks, the used front of the origin pool and of the frame spill. Records past
+    /// them are as [`State::new`] made them (validation checks it), so copies and checksums
+    /// can stop there.
+    fn used(&self) -> [usize; Mark::COUNT] {
         let h = &self.header;
         let spill = match self.spill.first() {
             None | Some(0) => 0,
             Some(w) => 1 + (w >> 32) as usize * self.layout.spill_stride(),
         };
-        [
-            (h.high_water as usize).min(self.layout.entities),
-            (h.task_high_water as usize).min(self.tasks.len()),
-            (h.origins_len as usize).min(self.origins.len()),
-            (h.specs_high_water as usize).min(self.effect_specs.len()),
-            (self.ext.time_high_water as usize).min(self.entity_time.len()),
-            (self.ext.buffer_high_water as usize).min(self.input_buffers.len()),
-            spill.min(self.spill.len()),
-        ]
+        let mut used = [0; Mark::COUNT];
+        used[Mark::Entities as usize] = (h.high_water as usize).min(self.layout.entities);
+        used[Mark::Tasks as usize] = (h.task_high_water as usize).min(self.tasks.len());
+        used[Mark::Origins as usize] = (h.origins_len as usize).min(self.origins.len());
+        used[Mark::StoredSpecs as usize] =
+            (h.specs_high_water as usize).min(self.effect_specs.len());
+        used[Mark::Clocks as usize] =
+            (self.ext.time_high_water as usize).min(self.entity_time.len());
+        used[Mark::Buffers as usize] =
+            (self.ext.buffer_high_water as usize).min(self.input_buffers.len());
+        used[Mark::Spill as usize] = spill.min(self.spill.len());
+        used
     }
 
     /// Calls `f` with every column of `self` (mutable), the same column of `o` and how many of
-    /// its leading bytes the checksum covers, in checksum order ([`State::visit_columns`]; the
-    /// checksum tests compare the two orders: a column missing here or out of order makes the
-    /// one-pass checksum differ from `checksums`).
+    /// its leading bytes the checksum covers, in checksum order.
     ///
-    /// Per-entity columns and the task, stored-spec and origin pools are passed only as far as
-    /// either state uses them ([`State::used`]): past both, both hold what [`State::new`] put there, so
-    /// the copy leaves the same bytes as a copy of the whole column.
+    /// Pooled columns are passed only as far as either state uses them ([`State::used`]): past
+    /// both, both hold what [`State::new`] put there, so the copy leaves the same bytes as a
+    /// copy of the whole column.
     fn for_each_column_pair(
         &mut self,
         o: &State<G>,
         mut f: impl FnMut(Subsystem, &mut [u8], &[u8], usize),
     ) {
-        use bytemuck::{bytes_of, bytes_of_mut, cast_slice, cast_slice_mut};
-        let l = self.layout;
-        let (mine, theirs) = (self.used(), o.used());
-        let reach = [0, 1, 2, 3, 4, 5, 6].map(|i| mine[i].max(theirs[i]));
-        // A whole column, all of it checksummed.
-        macro_rules! col {
-            ($s:expr, $field:ident) => {{
-                let src: &[u8] = cast_slice(&o.$field);
-                f($s, cast_slice_mut(&mut self.$field), src, src.len())
-            }};
+        let (mine, theirs, in_use) = (self.used(), o.used(), o.ext.in_use());
+        let specs = self.specs();
+        for ((spec, dst), src) in specs.iter().zip(self.column_bytes_mut()).zip(o.column_bytes()) {
+            let n = spec.reach_bytes(&mine, &theirs, src.len());
+            f(spec.subsystem, &mut dst[..n], &src[..n], spec.used_bytes(&theirs, in_use, n));
         }
-        // The first `reach[$p] * $k` records, of which `theirs[$p] * $k` are checksummed.
-        macro_rules! pre {
-            ($s:expr, $field:ident, $p:expr, $k:expr) => {{
-                let (n, used) = (reach[$p] * $k, theirs[$p] * $k);
-                let size = core::mem::size_of_val(&o.$field[..used]);
-                f($s, cast_slice_mut(&mut self.$field[..n]), cast_slice(&o.$field[..n]), size)
-            }};
-        }
-        let hb: &[u8] = bytes_of(&o.header);
-        f(Subsystem::Entities, bytes_of_mut(&mut self.header), hb, hb.len());
-        pre!(Subsystem::Entities, entities, 0, 1);
-        pre!(Subsystem::Entities, wake, 0, 1);
-        let eb: &[u8] = bytes_of(&o.ext);
-        f(
-            Subsystem::Entities,
-            bytes_of_mut(&mut self.ext),
-            eb,
-            if o.ext.in_use() { eb.len() } else { 0 },
-        );
-        pre!(Subsystem::Entities, entity_time, 4, 1);
-        pre!(Subsystem::Tags, tag_counts, 0, l.tags);
-        pre!(Subsystem::Tags, tag_bits, 0, l.tag_words);
-        pre!(Subsystem::Attributes, attrs, 0, l.attrs);
-        pre!(Subsystem::Effects, effects, 0, l.effects);
-        pre!(Subsystem::Effects, effect_timers, 0, l.effects);
-        pre!(Subsystem::Effects, effect_mags, 0, l.effects * l.mods);
-        pre!(Subsystem::Effects, effect_specs, 3, 1);
-        pre!(Subsystem::Effects, origins, 2, 1);
-        pre!(Subsystem::Effects, effect_tags_ext, 0, l.effects * l.tags_extra);
-        pre!(Subsystem::Effects, spec_ext, 3, l.spec_words());
-        pre!(Subsystem::Effects, spill, 6, 1);
-        pre!(Subsystem::Abilities, specs, 0, l.abilities);
-        pre!(Subsystem::Abilities, ability_state, 0, l.abilities * l.state_words);
-        pre!(Subsystem::Abilities, ability_tags_ext, 0, l.abilities * l.ability_tags_extra);
-        col!(Subsystem::Abilities, player_owner);
-        pre!(Subsystem::Tasks, tasks, 1, 1);
-        col!(Subsystem::Cues, standalone_cues);
-        pre!(Subsystem::Game, components, 0, 1);
-        col!(Subsystem::Game, global);
-        col!(Subsystem::Inputs, inputs);
-        col!(Subsystem::Inputs, prev_inputs);
-        pre!(Subsystem::Inputs, input_buffers, 5, 1);
     }
 
     /// Calls `f` for every column in checksum order, with its subsystem, name, bytes and how
-    /// many of its leading bytes the checksum covers: all of a world-wide column; of a
-    /// per-entity column and the task, stored-spec and origin pools, the records in use
-    /// ([`State::used`]; the rest are as [`State::new`] made them, and not hashed).
+    /// many of its leading bytes the checksum covers: all of a world-wide column; of a pooled
+    /// column, the records in use ([`State::used`]; the rest are as [`State::new`] made them,
+    /// and not hashed).
     pub fn visit_columns<'a>(
         &'a self,
         mut f: impl FnMut(Subsystem, &'static str, &'a [u8], usize),
     ) {
-        use bytemuck::{bytes_of, cast_slice};
-        let l = self.layout;
-        let used = self.used();
-        macro_rules! col {
-            ($s:expr, $name:expr, $field:ident) => {{
-                let b: &[u8] = cast_slice(&self.$field);
-                f($s, $name, b, b.len())
-            }};
+        let (used, in_use) = (self.used(), self.ext.in_use());
+        for (spec, bytes) in self.specs().iter().zip(self.column_bytes()) {
+            f(spec.subsystem, spec.name, bytes, spec.used_bytes(&used, in_use, bytes.len()));
         }
-        macro_rules! pre {
-            ($s:expr, $name:expr, $field:ident, $p:expr, $k:expr) => {{
-                let size = core::mem::size_of_val(&self.$field[..used[$p] * $k]);
-                f($s, $name, cast_slice(&self.$field), size)
-            }};
-        }
-        let hb: &[u8] = bytes_of(&self.header);
-        f(Subsystem::Entities, "header", hb, hb.len());
-        pre!(Subsystem::Entities, "entities", entities, 0, 1);
-        pre!(Subsystem::Entities, "entity_wake", wake, 0, 1);
-        let eb: &[u8] = bytes_of(&self.ext);
-        f(Subsystem::Entities, "ext_header", eb, if self.ext.in_use() { eb.len() } else { 0 });
-        pre!(Subsystem::Entities, "entity_time", entity_time, 4, 1);
-        pre!(Subsystem::Tags, "tag_counts", tag_counts, 0, l.tags);
-        pre!(Subsystem::Tags, "tag_bits", tag_bits, 0, l.tag_words);
-        pre!(Subsystem::Attributes, "attributes", attrs, 0, l.attrs);
-        pre!(Subsystem::Effects, "effects", effects, 0, l.effects);
-        pre!(Subsystem::Effects, "effect_timers", effect_timers, 0, l.effects);
-        pre!(Subsystem::Effects, "effect_magnitudes", effect_mags, 0, l.effects * l.mods);
-        pre!(Subsystem::Effects, "effect_specs", effect_specs, 3, 1);
-        pre!(Subsystem::Effects, "effect_origins", origins, 2, 1);
-        pre!(
-            Subsystem::Effects,
-            "effect_tag_overflow",
-            effect_tags_ext,
-            0,
-            l.effects * l.tags_extra
-        );
-        pre!(Subsystem::Effects, "spec_overflow", spec_ext, 3, l.spec_words());
-        pre!(Subsystem::Effects, "frame_spill", spill, 6, 1);
-        pre!(Subsystem::Abilities, "ability_specs", specs, 0, l.abilities);
-        pre!(Subsystem::Abilities, "ability_state", ability_state, 0, l.abilities * l.state_words);
-        pre!(
-            Subsystem::Abilities,
-            "ability_tag_overflow",
-            ability_tags_ext,
-            0,
-            l.abilities * l.ability_tags_extra
-        );
-        col!(Subsystem::Abilities, "player_owner", player_owner);
-        pre!(Subsystem::Tasks, "tasks", tasks, 1, 1);
-        col!(Subsystem::Cues, "standalone_cues", standalone_cues);
-        pre!(Subsystem::Game, "components", components, 0, 1);
-        col!(Subsystem::Game, "global", global);
-        col!(Subsystem::Inputs, "inputs", inputs);
-        col!(Subsystem::Inputs, "prev_inputs", prev_inputs);
-        pre!(Subsystem::Inputs, "input_buffers", input_buffers, 5, 1);
     }
 
     /// Calls `f` for every column in checksum order, with its subsystem, name and bytes.
@@ -695,61 +793,7 @@ impl<G: Game> State<G> {
     /// Every column's name, subsystem, record size and per-entity stride (0 for world-wide
     /// columns), in snapshot order.
     pub fn column_table(&self) -> Vec<ColumnInfo> {
-        use core::mem::size_of;
-        let l = self.layout;
-        let per = |name: &str, sub, size: usize, stride: usize| ColumnInfo {
-            name: name.to_string(),
-            subsystem: sub,
-            record_size: size as u32,
-            count: (l.entities * stride) as u32,
-            per_entity: stride as u32,
-        };
-        let world = |name: &str, sub, size: usize, count: usize| ColumnInfo {
-            name: name.to_string(),
-            subsystem: sub,
-            record_size: size as u32,
-            count: count as u32,
-            per_entity: 0,
-        };
-        vec![
-            world("header", Subsystem::Entities, size_of::<Header>(), 1),
-            per("entities", Subsystem::Entities, size_of::<EntityRec>(), 1),
-            per("entity_wake", Subsystem::Entities, size_of::<EntityWake>(), 1),
-            world("ext_header", Subsystem::Entities, size_of::<ExtHeader>(), 1),
-            per("entity_time", Subsystem::Entities, size_of::<EntityTime>(), 1),
-            per("tag_counts", Subsystem::Tags, 2, l.tags),
-            per("tag_bits", Subsystem::Tags, 8, l.tag_words),
-            per("attributes", Subsystem::Attributes, size_of::<AttrValue>(), l.attrs),
-            per("effects", Subsystem::Effects, size_of::<ActiveEffect>(), l.effects),
-            per("effect_timers", Subsystem::Effects, size_of::<EffectTimers>(), l.effects),
-            per("effect_magnitudes", Subsystem::Effects, 8, l.effects * l.mods),
-            world("effect_specs", Subsystem::Effects, size_of::<EffectSpec>(), l.stored_specs),
-            world(
-                "effect_origins",
-                Subsystem::Effects,
-                size_of::<PooledOrigin>(),
-                l.entities * l.effects,
-            ),
-            per("effect_tag_overflow", Subsystem::Effects, 2, l.effects * l.tags_extra),
-            world("spec_overflow", Subsystem::Effects, 8, l.stored_specs * l.spec_words()),
-            world("frame_spill", Subsystem::Effects, 8, l.spill_len()),
-            per("ability_specs", Subsystem::Abilities, size_of::<AbilitySpec>(), l.abilities),
-            per("ability_state", Subsystem::Abilities, 8, l.abilities * l.state_words),
-            per(
-                "ability_tag_overflow",
-                Subsystem::Abilities,
-                2,
-                l.abilities * l.ability_tags_extra,
-            ),
-            world("player_owner", Subsystem::Abilities, size_of::<Entity>(), l.players),
-            world("tasks", Subsystem::Tasks, size_of::<TaskRec>(), l.tasks),
-            world("standalone_cues", Subsystem::Cues, size_of::<StandaloneCue>(), l.cues),
-            per("components", Subsystem::Game, size_of::<G::Component>(), 1),
-            world("global", Subsystem::Game, size_of::<G::Global>(), 1),
-            world("inputs", Subsystem::Inputs, size_of::<G::Input>(), l.players),
-            world("prev_inputs", Subsystem::Inputs, size_of::<G::Input>(), l.players),
-            world("input_buffers", Subsystem::Inputs, size_of::<InputBufferRec>(), l.players),
-        ]
+        self.specs().iter().zip(self.column_bytes()).map(|(s, b)| s.info(b.len())).collect()
     }
 
     /// Overwrites the state from bytes laid out as [`State::for_each_column`] writes them.
@@ -758,47 +802,17 @@ impl<G: Game> State<G> {
             return false;
         }
         let mut at = 0usize;
-        let mut take = |dst: &mut [u8]| {
+        for dst in self.column_bytes_mut() {
             let n = dst.len();
             dst.copy_from_slice(&bytes[at..at + n]);
             at += n;
-        };
-        use bytemuck::{bytes_of_mut, cast_slice_mut};
-        take(bytes_of_mut(&mut self.header));
-        take(cast_slice_mut(&mut self.entities));
-        take(cast_slice_mut(&mut self.wake));
-        take(bytes_of_mut(&mut self.ext));
-        take(cast_slice_mut(&mut self.entity_time));
-        take(cast_slice_mut(&mut self.tag_counts));
-        take(cast_slice_mut(&mut self.tag_bits));
-        take(cast_slice_mut(&mut self.attrs));
-        take(cast_slice_mut(&mut self.effects));
-        take(cast_slice_mut(&mut self.effect_timers));
-        take(cast_slice_mut(&mut self.effect_mags));
-        take(cast_slice_mut(&mut self.effect_specs));
-        take(cast_slice_mut(&mut self.origins));
-        take(cast_slice_mut(&mut self.effect_tags_ext));
-        take(cast_slice_mut(&mut self.spec_ext));
-        take(cast_slice_mut(&mut self.spill));
-        take(cast_slice_mut(&mut self.specs));
-        take(cast_slice_mut(&mut self.ability_state));
-        take(cast_slice_mut(&mut self.ability_tags_ext));
-        take(cast_slice_mut(&mut self.player_owner));
-        take(cast_slice_mut(&mut self.tasks));
-        take(cast_slice_mut(&mut self.standalone_cues));
-        take(cast_slice_mut(&mut self.components));
-        take(cast_slice_mut(&mut self.global));
-        take(cast_slice_mut(&mut self.inputs));
-        take(cast_slice_mut(&mut self.prev_inputs));
-        take(cast_slice_mut(&mut self.input_buffers));
+        }
         true
     }
 
     /// The snapshot size in bytes.
     pub fn byte_len(&self) -> usize {
-        let mut n = 0;
-        self.for_each_column(|_, _, b| n += b.len());
-        n
+        self.column_bytes().iter().map(|b| b.len()).sum()
     }
 
     /// The bytes the checksum covers (and a save copies, plus whatever the destination used
@@ -959,9 +973,10 @@ mod tests {
         assert_eq!(s.live_byte_len() + unused, s.byte_len());
     }
 
-    /// The columns are listed in four places (`for_each_column`, `load_bytes`, the pair walk of
-    /// `copy_from`/`copy_from_checksummed`, `column_table`): all four must name the same columns
-    /// in the same order, or a snapshot copy, a keyframe load or a dump silently misses one.
+    /// Loading, the whole-column walk, the pair walk of `copy_from`/`copy_from_checksummed`,
+    /// `checksums` and `column_table` all come from the one column table: they must agree on
+    /// the columns and their order, or a snapshot copy, a keyframe load or a dump silently
+    /// misses one.
     #[test]
     fn every_column_list_names_the_same_columns_in_the_same_order() {
         type S = State<Columns>;

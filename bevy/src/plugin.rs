@@ -11,8 +11,8 @@ use bevy::app::{App, Plugin, PreUpdate};
 use bevy::ecs::schedule::{ScheduleLabel, SystemSet};
 use bevy::ecs::world::World as BevyWorld;
 use bevy::prelude::{
-    Commands, DetectChanges, DetectChangesMut, Entity, IntoScheduleConfigs, MessageWriter, Res,
-    Resource, Time,
+    Commands, DetectChanges, DetectChangesMut, Entity, IntoScheduleConfigs, Local, MessageWriter,
+    Res, Resource, Time,
 };
 use rollback_abilities::num::Frame;
 use rollback_abilities::ui::EventFilter;
@@ -469,36 +469,29 @@ fn drive<G: Game>(world: &mut BevyWorld) {
         m.tick(&inputs.0, script.as_ref());
     }
     world.remove_resource::<InputFrame>();
+    if ticks == 0 {
+        // No tick due this frame: the network is still read and answered.
+        world.resource_mut::<AbilitiesMatch<G>>().poll();
+    }
 }
 
-/// Mirrors the world into view entities.
-fn sync_views<G: Game>(world: &mut BevyWorld) {
+/// Mirrors the world into view entities. `changes` is kept from frame to frame so that a
+/// pass in which nothing changed allocates nothing.
+fn sync_views<G: Game>(world: &mut BevyWorld, mut changes: Local<Vec<ViewChange<G::Component>>>) {
     world.resource_scope(|world, mut views: bevy::prelude::Mut<SimViews>| {
-        let Some(m) = world.get_resource::<AbilitiesMatch<G>>() else { return };
-        let confirmed_next = m.confirmed_frame().map_or(0, |c| c + 1);
-        let rewound_to = m.pending.rewound_to;
-        let (now, live) = {
+        {
+            let Some(m) = world.get_resource::<AbilitiesMatch<G>>() else { return };
+            let confirmed_next = m.confirmed_frame().map_or(0, |c| c + 1);
+            let rewound_to = m.pending.rewound_to;
             let w = m.world();
-            let live: Vec<_> =
-                w.entities().map(|e| (e, w.component(e).copied().unwrap_or_default())).collect();
-            (w.next_frame(), live)
-        };
-        let changes = views.diff(
-            live.into_iter(),
-            |view, data: &G::Component| {
-                world
-                    .get::<SimData<G::Component>>(view)
-                    .is_none_or(|d| bytemuck::bytes_of(&d.0) != bytemuck::bytes_of(data))
-            },
-            now,
-            confirmed_next,
-            rewound_to,
-        );
-        for c in changes {
+            let live = w.entities().map(|e| (e, w.component(e).copied().unwrap_or_default()));
+            views.diff(live, w.next_frame(), confirmed_next, rewound_to, &mut changes);
+        }
+        for c in changes.drain(..) {
             match c {
                 ViewChange::Spawn(id, data) => {
                     let e = world.spawn((SimEntity(id), SimData(data))).id();
-                    views.insert(id, e);
+                    views.insert(id, e, bytemuck::bytes_of(&data));
                 }
                 ViewChange::Update(e, data) => {
                     if let Some(mut d) = world.get_mut::<SimData<G::Component>>(e) {
@@ -523,21 +516,14 @@ fn sync_views<G: Game>(world: &mut BevyWorld) {
 }
 
 /// Writes the messages of the ticks and keeps the cue effect entities in step with the cue
-/// director's calls.
+/// director's calls. The match's buffers are emptied and handed back, keeping their capacity.
 fn present<G: Game>(world: &mut BevyWorld) {
     let Some(mut m) = world.get_resource_mut::<AbilitiesMatch<G>>() else { return };
-    let pending = std::mem::take(&mut m.pending);
+    let mut pending = std::mem::take(&mut m.pending);
     let frame = m.world().next_frame();
     world.resource_scope(|world, mut fx: bevy::prelude::Mut<CueFxEntities>| {
-        let views = world.resource::<SimViews>();
-        let cues: Vec<(CuePhase, _, Option<Entity>)> =
-            pending.cues.into_iter().map(|(p, c)| (p, c, views.view(c.key.target))).collect();
-        let ui: Vec<UiMessage> = pending
-            .ui
-            .into_iter()
-            .map(|n| UiMessage { notice: n, view: views.view(n.event.key.entity) })
-            .collect();
-        for (phase, cue, view) in cues {
+        for (phase, cue) in pending.cues.0.drain(..) {
+            let view = world.resource::<SimViews>().view(cue.key.target);
             let entity = match phase {
                 CuePhase::Played | CuePhase::Shown => {
                     let e = world.spawn(CueFx { cue, view, confirmed: false }).id();
@@ -580,14 +566,34 @@ fn present<G: Game>(world: &mut BevyWorld) {
             };
             world.write_message(CueMessage { phase, cue, view, fx: entity });
         }
-        world.write_message_batch(ui);
+        if !pending.ui.is_empty() {
+            let views = world.resource::<SimViews>();
+            let ui: Vec<UiMessage> = pending
+                .ui
+                .drain(..)
+                .map(|n| UiMessage { notice: n, view: views.view(n.event.key.entity) })
+                .collect();
+            world.write_message_batch(ui);
+        }
     });
-    world.write_message_batch(pending.events.into_iter().map(SessionMessage));
-    world.write_message_batch(pending.desyncs.into_iter().map(|report| DesyncDetected { report }));
-    world.write_message_batch(
-        pending.mismatches.into_iter().map(|report| SyncTestMismatch { report }),
-    );
-    if let Some(reason) = pending.ended {
+    if !pending.events.is_empty() {
+        world.write_message_batch(pending.events.drain(..).map(SessionMessage));
+    }
+    if !pending.desyncs.is_empty() {
+        world
+            .write_message_batch(pending.desyncs.drain(..).map(|report| DesyncDetected { report }));
+    }
+    if !pending.mismatches.is_empty() {
+        world.write_message_batch(
+            pending.mismatches.drain(..).map(|report| SyncTestMismatch { report }),
+        );
+    }
+    if let Some(reason) = pending.ended.take() {
         world.write_message(MatchEnded { frame: Some(frame), reason });
+    }
+    if let Some(mut m) = world.get_resource_mut::<AbilitiesMatch<G>>() {
+        // Nothing was added since the take: hand the emptied buffers back.
+        pending.rewound_to = m.pending.rewound_to;
+        m.pending = pending;
     }
 }

@@ -7,4 +7,5 @@ mod cues;
 mod lifecycle;
 mod network;
 mod synctest;
+mod udp;
 mod views;

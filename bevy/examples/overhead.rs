@@ -3,7 +3,7 @@
 //! plugin, against the same sync test driven by a bare `Runner::advance_synctest` loop with a
 //! cue director and a presenter, in the same process, interleaved.
 //!
-//!     cargo run --release -p bevy_rollback_abilities --example overhead -- [ROUNDS] [FRAMES]
+//!     cargo run --release -p bevy_rollback_abilities --example overhead -- [ROUNDS] [FRAMES] [FIGHTERS…]
 //!
 //! Both start from the arena at frame 0 and run its warm-up as their script; both are measured
 //! from frame 120 on. Times are thread CPU time (Bevy without `multi_threaded` runs every system
@@ -140,11 +140,15 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(11);
     let frames: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
+    let mut fighters: Vec<u32> = args.filter_map(|a| a.parse().ok()).collect();
+    if fighters.is_empty() {
+        fighters = vec![256, 1024];
+    }
     println!("sync test, check distance {CHECK_DISTANCE}, 2 players; thread CPU time per frame");
     println!("{rounds} interleaved rounds of {frames} frames, medians");
     println!("| fighters | bare Runner | plugin (app.update) | overhead |");
     println!("|---|---|---|---|");
-    for entities in [256, 1024] {
+    for entities in fighters {
         let spec = ArenaSpec { entities, ..ArenaSpec::default() };
         let mut bare = Bare::new(spec);
         let mut app = plugin_app(spec);

@@ -16,17 +16,22 @@
 //! - Messages, each sent once: [`CueMessage`] (every cue director call), [`UiMessage`],
 //!   [`SessionMessage`], [`DesyncDetected`], [`SyncTestMismatch`], [`MatchStarted`],
 //!   [`MatchEnded`]; [`CueFx`] effect entities despawned when a rollback cancels their cue.
+//! - Content as a Bevy asset ([`ContentAsset`], [`ContentLoader`],
+//!   [`AbilitiesPlugin::from_asset`]): errors name `file:line:col`; a reload restarts an offline
+//!   match or a sync test and is refused by a networked one ([`ContentReloaded`]).
 //! - [`SimEntity`] views, one per crate entity, with [`SimData`] changed only when the data
 //!   changed and retired only once a death is confirmed ([`SimGone`] until then).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod asset;
 mod messages;
 mod plugin;
 mod session;
 mod spec;
 mod views;
 
+pub use asset::{ContentAsset, ContentLoadError, ContentLoader};
 pub use messages::{
     ContentReloaded, CueFx, CueMessage, CuePhase, DesyncDetected, MatchEnded, MatchStarted,
     SessionMessage, SyncTestMismatch, UiMessage,
@@ -42,9 +47,9 @@ pub use views::{SimData, SimEntity, SimGone, SimViews};
 /// Everything an app using the plugin usually needs.
 pub mod prelude {
     pub use crate::{
-        AbilitiesMatch, AbilitiesPlugin, AbilitiesSystems, ContentReloaded, CueFx, CueMessage,
-        CuePhase, DesyncDetected, InputFrame, LocalInputs, LocalPlayers, MatchEnded, MatchSpec,
-        MatchStarted, NetSettings, PlayerHandle, ReadInputs, RollbackFrameRate, SessionMessage,
-        SimData, SimEntity, SimGone, SimViews, SyncTestMismatch, UiMessage,
+        AbilitiesMatch, AbilitiesPlugin, AbilitiesSystems, ContentAsset, ContentReloaded, CueFx,
+        CueMessage, CuePhase, DesyncDetected, InputFrame, LocalInputs, LocalPlayers, MatchEnded,
+        MatchSpec, MatchStarted, NetSettings, PlayerHandle, ReadInputs, RollbackFrameRate,
+        SessionMessage, SimData, SimEntity, SimGone, SimViews, SyncTestMismatch, UiMessage,
     };
 }

@@ -1,5 +1,6 @@
 //! The plugin: resources, schedules and the systems that connect, drive, mirror and present.
 
+use crate::asset::{ContentAsset, ContentLoader};
 use crate::messages::{
     ContentReloaded, CueFx, CueMessage, CuePhase, DesyncDetected, MatchEnded, MatchStarted,
     SessionMessage, SyncTestMismatch, UiMessage,
@@ -8,19 +9,20 @@ use crate::session::{AbilitiesMatch, MatchSetup, PlayerHandle, Script};
 use crate::spec::MatchSpec;
 use crate::views::{SimData, SimEntity, SimGone, SimViews, ViewChange};
 use bevy::app::{App, Plugin, PreUpdate};
+use bevy::asset::{AssetApp, AssetEvent, AssetLoadFailedEvent, AssetServer, Assets, Handle};
 use bevy::ecs::schedule::{ScheduleLabel, SystemSet};
 use bevy::ecs::world::World as BevyWorld;
 use bevy::prelude::{
-    Commands, DetectChanges, DetectChangesMut, Entity, IntoScheduleConfigs, MessageWriter, Res,
-    Resource, Time,
+    Commands, DetectChanges, DetectChangesMut, Entity, IntoScheduleConfigs, Local, MessageReader,
+    MessageWriter, Res, ResMut, Resource, Time,
 };
 use rollback_abilities::num::Frame;
 use rollback_abilities::ui::EventFilter;
-use rollback_abilities::{Content, ContentBuilder, Game, Hooks, World as GameWorld, WorldConfig};
+use rollback_abilities::{Content, Game, Hooks, World as GameWorld, WorldConfig};
 use rollback_abilities::{CueKey, CueKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 /// The schedule run once before every simulated tick, where the app fills [`LocalInputs`] for
@@ -93,8 +95,36 @@ enum Source<G: Game> {
         config: WorldConfig,
         setup: fn(&mut GameWorld<G>) -> Result<(), String>,
     },
+    /// From a content asset (`ContentAsset`, loaded by the asset server from `path`), with
+    /// hooks, configuration and a setup function.
+    Asset {
+        path: String,
+        slot: ContentSlot,
+        hooks: fn() -> Hooks<G>,
+        config: WorldConfig,
+        setup: fn(&mut GameWorld<G>) -> Result<(), String>,
+    },
     /// From the game's own constructor.
     World(BuildWorld<G>),
+}
+
+/// The content asset's latest load: `None` until the first, then the content or why it failed.
+type ContentSlot = Arc<Mutex<Option<Result<Arc<Content>, String>>>>;
+
+fn lock_slot(slot: &ContentSlot) -> MutexGuard<'_, Option<Result<Arc<Content>, String>>> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A new world from `content`, the hooks, the configuration and the setup.
+fn world_of<G: Game>(
+    content: Arc<Content>,
+    hooks: fn() -> Hooks<G>,
+    config: WorldConfig,
+    setup: fn(&mut GameWorld<G>) -> Result<(), String>,
+) -> Result<GameWorld<G>, String> {
+    let mut w = GameWorld::new(content, &hooks(), config).map_err(|e| e.to_string())?;
+    setup(&mut w)?;
+    Ok(w)
 }
 
 impl<G: Game> Source<G> {
@@ -102,22 +132,19 @@ impl<G: Game> Source<G> {
         match self {
             Source::Parts { content, hooks, config, setup } => {
                 let (content, hooks, config, setup) = (content.clone(), *hooks, *config, *setup);
+                Arc::new(move || world_of(content.clone(), hooks, config, setup))
+            }
+            Source::Asset { slot, hooks, config, setup, .. } => {
+                let (slot, hooks, config, setup) = (slot.clone(), *hooks, *config, *setup);
                 Arc::new(move || {
-                    let mut w = GameWorld::new(content.clone(), &hooks(), config)
-                        .map_err(|e| e.to_string())?;
-                    setup(&mut w)?;
-                    Ok(w)
+                    let content = lock_slot(&slot).clone();
+                    let content = content.ok_or("the content asset is not loaded yet")??;
+                    world_of(content, hooks, config, setup)
                 })
             }
             Source::File { path, hooks, config, setup } => {
                 let (path, hooks, config, setup) = (path.clone(), *hooks, *config, *setup);
-                Arc::new(move || {
-                    let content = read_content(&path)?;
-                    let mut w = GameWorld::new(Arc::new(content), &hooks(), config)
-                        .map_err(|e| e.to_string())?;
-                    setup(&mut w)?;
-                    Ok(w)
-                })
+                Arc::new(move || world_of(Arc::new(read_content(&path)?), hooks, config, setup))
             }
             Source::World(build) => build.clone(),
         }
@@ -126,7 +153,14 @@ impl<G: Game> Source<G> {
     fn watched(&self) -> Option<PathBuf> {
         match self {
             Source::File { path, .. } => Some(path.clone()),
-            Source::Parts { .. } | Source::World(_) => None,
+            Source::Parts { .. } | Source::Asset { .. } | Source::World(_) => None,
+        }
+    }
+
+    fn asset(&self) -> Option<(String, ContentSlot)> {
+        match self {
+            Source::Asset { path, slot, .. } => Some((path.clone(), slot.clone())),
+            Source::Parts { .. } | Source::File { .. } | Source::World(_) => None,
         }
     }
 }
@@ -134,9 +168,8 @@ impl<G: Game> Source<G> {
 /// Reads and freezes a content file; errors name the file, line and column.
 fn read_content(path: &Path) -> Result<Content, String> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{name}: cannot read the content: {e}"))?;
-    ContentBuilder::new().file(name, text).build().map_err(|e| e.to_string())
+    let bytes = std::fs::read(path).map_err(|e| format!("{name}: cannot read the content: {e}"))?;
+    crate::asset::content_of(name, bytes).map_err(|e| e.0)
 }
 
 /// When a file was last modified (`None`: it cannot be read).
@@ -176,6 +209,9 @@ pub struct AbilitiesPlugin<G: Game> {
 #[derive(Resource)]
 struct PluginSettings<G: Game> {
     build: BuildWorld<G>,
+    /// The content asset's slot (a plugin made with `from_asset`): no match starts before the
+    /// asset's first load.
+    asset: Option<ContentSlot>,
     setup: MatchSetup<G>,
     max_ticks_per_update: u32,
 }
@@ -215,6 +251,29 @@ impl<G: Game> AbilitiesPlugin<G> {
         })
     }
 
+    /// A plugin whose matches start from a content asset: the RON file `path` in the app's
+    /// asset folder, loaded by Bevy's asset server (add Bevy's `AssetPlugin`, as
+    /// `DefaultPlugins` does, before this plugin) through [`ContentLoader`] (refine with
+    /// [`AbilitiesPlugin::hooks`], [`AbilitiesPlugin::config`] and [`AbilitiesPlugin::setup`]).
+    /// A match waits for the asset. An error in the file is logged by the asset server and
+    /// sent as a [`MatchEnded`] message naming `file:line:col`. When the asset changes (Bevy's
+    /// `file_watcher` feature, or `AssetServer::reload`), an offline match or a sync test
+    /// restarts at frame 0 with the new content ([`ContentReloaded`] with `applied: true`; a
+    /// broken edit ends it with the error, fixing it starts a new one); a P2P or spectator
+    /// match keeps its content — the peers' handshake pins its hash — and is told so
+    /// ([`ContentReloaded`] with `applied: false`); the change applies to the next match.
+    ///
+    /// [`ContentLoader`]: crate::ContentLoader
+    pub fn from_asset(path: impl Into<String>) -> Self {
+        Self::from_source(Source::Asset {
+            path: path.into(),
+            slot: ContentSlot::default(),
+            hooks: Hooks::new,
+            config: WorldConfig::default(),
+            setup: |_| Ok(()),
+        })
+    }
+
     /// A plugin whose matches start from the world `build` returns (at frame 0, identical on
     /// every peer): for games that already have a world constructor.
     pub fn from_world(
@@ -237,7 +296,10 @@ impl<G: Game> AbilitiesPlugin<G> {
     /// and every match builds its own. No effect on a plugin made with
     /// [`AbilitiesPlugin::from_world`].
     pub fn hooks(mut self, make: fn() -> Hooks<G>) -> Self {
-        if let Source::Parts { hooks, .. } | Source::File { hooks, .. } = &mut self.source {
+        if let Source::Parts { hooks, .. }
+        | Source::File { hooks, .. }
+        | Source::Asset { hooks, .. } = &mut self.source
+        {
             *hooks = make;
         }
         self
@@ -246,7 +308,10 @@ impl<G: Game> AbilitiesPlugin<G> {
     /// The world's configuration (players, capacities, seed). No effect on a plugin made with
     /// [`AbilitiesPlugin::from_world`].
     pub fn config(mut self, c: WorldConfig) -> Self {
-        if let Source::Parts { config, .. } | Source::File { config, .. } = &mut self.source {
+        if let Source::Parts { config, .. }
+        | Source::File { config, .. }
+        | Source::Asset { config, .. } = &mut self.source
+        {
             *config = c;
         }
         self
@@ -256,7 +321,10 @@ impl<G: Game> AbilitiesPlugin<G> {
     /// abilities (identically on every peer). No effect on a plugin made with
     /// [`AbilitiesPlugin::from_world`].
     pub fn setup(mut self, f: fn(&mut GameWorld<G>) -> Result<(), String>) -> Self {
-        if let Source::Parts { setup, .. } | Source::File { setup, .. } = &mut self.source {
+        if let Source::Parts { setup, .. }
+        | Source::File { setup, .. }
+        | Source::Asset { setup, .. } = &mut self.source
+        {
             *setup = f;
         }
         self
@@ -292,8 +360,18 @@ impl<G: Game> AbilitiesPlugin<G> {
 
 impl<G: Game> Plugin for AbilitiesPlugin<G> {
     fn build(&self, app: &mut App) {
+        if let Some((path, slot)) = self.source.asset() {
+            app.init_asset::<ContentAsset>()
+                .register_asset_loader(ContentLoader)
+                .insert_resource(ContentAssetState { path, slot, handle: None })
+                .add_systems(
+                    PreUpdate,
+                    watch_asset::<G>.before(connect::<G>).in_set(AbilitiesSystems::Connect),
+                );
+        }
         app.insert_resource(PluginSettings::<G> {
             build: self.source.builder(),
+            asset: self.source.asset().map(|(_, slot)| slot),
             setup: MatchSetup {
                 subscriptions: self.subscriptions.clone(),
                 record: self.record,
@@ -360,6 +438,10 @@ fn connect<G: Game>(
         return;
     };
     if !spec.is_changed() {
+        return;
+    }
+    if settings.asset.as_ref().is_some_and(|slot| lock_slot(slot).is_none()) {
+        // The content asset is not loaded yet: its first load starts the match.
         return;
     }
     // A new match: the old one's views and effect entities go.
@@ -429,6 +511,96 @@ fn watch_content(
     }
 }
 
+/// The content asset of a plugin made with [`AbilitiesPlugin::from_asset`].
+#[derive(Resource)]
+struct ContentAssetState {
+    path: String,
+    slot: ContentSlot,
+    handle: Option<Handle<ContentAsset>>,
+}
+
+/// Loads the content asset, and follows its loads: the first starts the match waiting for it;
+/// a change (or a failure) restarts an offline match or a sync test and is refused by a
+/// networked one.
+#[allow(clippy::too_many_arguments)]
+fn watch_asset<G: Game>(
+    mut state: ResMut<ContentAssetState>,
+    server: Res<AssetServer>,
+    assets: Res<Assets<ContentAsset>>,
+    mut loaded: MessageReader<AssetEvent<ContentAsset>>,
+    mut failed: MessageReader<AssetLoadFailedEvent<ContentAsset>>,
+    spec: Option<ResMut<MatchSpec>>,
+    running: Option<Res<AbilitiesMatch<G>>>,
+    mut reloaded: MessageWriter<ContentReloaded>,
+) {
+    let Some(handle) = state.handle.clone() else {
+        state.handle = Some(server.load(state.path.clone()));
+        return;
+    };
+    // The newest outcome of this frame's events, if any.
+    let mut outcome: Option<Result<Arc<Content>, String>> = None;
+    for e in loaded.read() {
+        if let AssetEvent::LoadedWithDependencies { id } | AssetEvent::Modified { id } = e
+            && *id == handle.id()
+            && let Some(asset) = assets.get(*id)
+        {
+            outcome = Some(Ok(asset.0.clone()));
+        }
+    }
+    for e in failed.read() {
+        if e.id == handle.id() {
+            outcome = Some(Err(e.error.to_string()));
+        }
+    }
+    let Some(outcome) = outcome else { return };
+    let mut slot = lock_slot(&state.slot);
+    let same = |a: &Result<Arc<Content>, String>, b: &Result<Arc<Content>, String>| match (a, b) {
+        (Ok(a), Ok(b)) => a.hash() == b.hash(),
+        (Err(a), Err(b)) => a == b,
+        _ => false,
+    };
+    if slot.as_ref().is_some_and(|s| same(s, &outcome)) {
+        return;
+    }
+    let first = slot.is_none();
+    let Some(mut spec) = spec else {
+        *slot = Some(outcome);
+        return;
+    };
+    let path = &state.path;
+    if running.is_none() || spec.is_local() {
+        if !first {
+            reloaded.write(ContentReloaded {
+                applied: true,
+                reason: match &outcome {
+                    Ok(_) => format!("{path} changed: the match restarts"),
+                    Err(e) => format!("{path} changed and does not load: {e}"),
+                },
+            });
+        }
+        *slot = Some(outcome);
+        // `connect` starts the match again with the new content (or ends it with the error).
+        spec.set_changed();
+    } else {
+        reloaded.write(ContentReloaded {
+            applied: false,
+            reason: match &outcome {
+                Ok(_) => format!(
+                    "{path} changed, but a networked match keeps its content (the peers agreed \
+                     on its hash): the change applies to the next match"
+                ),
+                Err(e) => format!(
+                    "{path} changed and does not load ({e}); the networked match keeps its \
+                     content"
+                ),
+            },
+        });
+        if outcome.is_ok() {
+            *slot = Some(outcome);
+        }
+    }
+}
+
 /// Advances the match by the ticks due: per tick, [`ReadInputs`] runs, then the runner
 /// advances with the inputs it left in [`LocalInputs`].
 fn drive<G: Game>(world: &mut BevyWorld) {
@@ -469,36 +641,29 @@ fn drive<G: Game>(world: &mut BevyWorld) {
         m.tick(&inputs.0, script.as_ref());
     }
     world.remove_resource::<InputFrame>();
+    if ticks == 0 {
+        // No tick due this frame: the network is still read and answered.
+        world.resource_mut::<AbilitiesMatch<G>>().poll();
+    }
 }
 
-/// Mirrors the world into view entities.
-fn sync_views<G: Game>(world: &mut BevyWorld) {
+/// Mirrors the world into view entities. `changes` is kept from frame to frame so that a
+/// pass in which nothing changed allocates nothing.
+fn sync_views<G: Game>(world: &mut BevyWorld, mut changes: Local<Vec<ViewChange<G::Component>>>) {
     world.resource_scope(|world, mut views: bevy::prelude::Mut<SimViews>| {
-        let Some(m) = world.get_resource::<AbilitiesMatch<G>>() else { return };
-        let confirmed_next = m.confirmed_frame().map_or(0, |c| c + 1);
-        let rewound_to = m.pending.rewound_to;
-        let (now, live) = {
+        {
+            let Some(m) = world.get_resource::<AbilitiesMatch<G>>() else { return };
+            let confirmed_next = m.confirmed_frame().map_or(0, |c| c + 1);
+            let rewound_to = m.pending.rewound_to;
             let w = m.world();
-            let live: Vec<_> =
-                w.entities().map(|e| (e, w.component(e).copied().unwrap_or_default())).collect();
-            (w.next_frame(), live)
-        };
-        let changes = views.diff(
-            live.into_iter(),
-            |view, data: &G::Component| {
-                world
-                    .get::<SimData<G::Component>>(view)
-                    .is_none_or(|d| bytemuck::bytes_of(&d.0) != bytemuck::bytes_of(data))
-            },
-            now,
-            confirmed_next,
-            rewound_to,
-        );
-        for c in changes {
+            let live = w.entities().map(|e| (e, w.component(e).copied().unwrap_or_default()));
+            views.diff(live, w.next_frame(), confirmed_next, rewound_to, &mut changes);
+        }
+        for c in changes.drain(..) {
             match c {
                 ViewChange::Spawn(id, data) => {
                     let e = world.spawn((SimEntity(id), SimData(data))).id();
-                    views.insert(id, e);
+                    views.insert(id, e, bytemuck::bytes_of(&data));
                 }
                 ViewChange::Update(e, data) => {
                     if let Some(mut d) = world.get_mut::<SimData<G::Component>>(e) {
@@ -523,21 +688,14 @@ fn sync_views<G: Game>(world: &mut BevyWorld) {
 }
 
 /// Writes the messages of the ticks and keeps the cue effect entities in step with the cue
-/// director's calls.
+/// director's calls. The match's buffers are emptied and handed back, keeping their capacity.
 fn present<G: Game>(world: &mut BevyWorld) {
     let Some(mut m) = world.get_resource_mut::<AbilitiesMatch<G>>() else { return };
-    let pending = std::mem::take(&mut m.pending);
+    let mut pending = std::mem::take(&mut m.pending);
     let frame = m.world().next_frame();
     world.resource_scope(|world, mut fx: bevy::prelude::Mut<CueFxEntities>| {
-        let views = world.resource::<SimViews>();
-        let cues: Vec<(CuePhase, _, Option<Entity>)> =
-            pending.cues.into_iter().map(|(p, c)| (p, c, views.view(c.key.target))).collect();
-        let ui: Vec<UiMessage> = pending
-            .ui
-            .into_iter()
-            .map(|n| UiMessage { notice: n, view: views.view(n.event.key.entity) })
-            .collect();
-        for (phase, cue, view) in cues {
+        for (phase, cue) in pending.cues.0.drain(..) {
+            let view = world.resource::<SimViews>().view(cue.key.target);
             let entity = match phase {
                 CuePhase::Played | CuePhase::Shown => {
                     let e = world.spawn(CueFx { cue, view, confirmed: false }).id();
@@ -580,14 +738,34 @@ fn present<G: Game>(world: &mut BevyWorld) {
             };
             world.write_message(CueMessage { phase, cue, view, fx: entity });
         }
-        world.write_message_batch(ui);
+        if !pending.ui.is_empty() {
+            let views = world.resource::<SimViews>();
+            let ui: Vec<UiMessage> = pending
+                .ui
+                .drain(..)
+                .map(|n| UiMessage { notice: n, view: views.view(n.event.key.entity) })
+                .collect();
+            world.write_message_batch(ui);
+        }
     });
-    world.write_message_batch(pending.events.into_iter().map(SessionMessage));
-    world.write_message_batch(pending.desyncs.into_iter().map(|report| DesyncDetected { report }));
-    world.write_message_batch(
-        pending.mismatches.into_iter().map(|report| SyncTestMismatch { report }),
-    );
-    if let Some(reason) = pending.ended {
+    if !pending.events.is_empty() {
+        world.write_message_batch(pending.events.drain(..).map(SessionMessage));
+    }
+    if !pending.desyncs.is_empty() {
+        world
+            .write_message_batch(pending.desyncs.drain(..).map(|report| DesyncDetected { report }));
+    }
+    if !pending.mismatches.is_empty() {
+        world.write_message_batch(
+            pending.mismatches.drain(..).map(|report| SyncTestMismatch { report }),
+        );
+    }
+    if let Some(reason) = pending.ended.take() {
         world.write_message(MatchEnded { frame: Some(frame), reason });
+    }
+    if let Some(mut m) = world.get_resource_mut::<AbilitiesMatch<G>>() {
+        // Nothing was added since the take: hand the emptied buffers back.
+        pending.rewound_to = m.pending.rewound_to;
+        m.pending = pending;
     }
 }

@@ -36,6 +36,18 @@ struct Spectator<G: Game, A: Address> {
     session: SpectatorSession<rollback_abilities::session::GgrsConfig<G, A>>,
 }
 
+/// Moves the runner's session events (and the reports of its desyncs) into `pending`.
+fn take_events<G: Game>(runner: &mut Runner<G>, pending: &mut Pending) {
+    for e in runner.drain_events() {
+        if let SessionEvent::Desync(f) = e
+            && let Some(r) = runner.desync_reports().iter().rev().find(|r| r.frame == f)
+        {
+            pending.desyncs.push(Arc::new(r.clone()));
+        }
+        pending.events.push(e);
+    }
+}
+
 /// The session kinds the runner drives.
 enum Drive<G: Game> {
     /// Sync test (check distance 0: offline).
@@ -52,7 +64,7 @@ enum Drive<G: Game> {
 /// Everything one tick (or several) produced, waiting for the views and the messages.
 #[derive(Default)]
 pub(crate) struct Pending {
-    pub(crate) cues: Vec<(CuePhase, Cue)>,
+    pub(crate) cues: CueCollector,
     pub(crate) ui: Vec<UiNotice>,
     pub(crate) events: Vec<SessionEvent>,
     pub(crate) desyncs: Vec<Arc<DesyncReport>>,
@@ -105,6 +117,8 @@ pub struct AbilitiesMatch<G: Game> {
     settings: NetSettings,
     pub(crate) accumulator: Duration,
     pub(crate) pending: Pending,
+    /// Every player's input for a sync-test tick, kept from tick to tick.
+    inputs: Vec<G::Input>,
     ended: bool,
 }
 
@@ -256,6 +270,7 @@ impl<G: Game> AbilitiesMatch<G> {
             settings: net,
             accumulator: Duration::ZERO,
             pending: Pending::default(),
+            inputs: Vec::new(),
             ended: false,
         })
     }
@@ -270,7 +285,7 @@ impl<G: Game> AbilitiesMatch<G> {
         if self.ended {
             return;
         }
-        let mut presenter = CueCollector::default();
+        let presenter = &mut self.pending.cues;
         let runner = self.runner.get_mut().unwrap_or_else(PoisonError::into_inner);
         let before = runner.world().next_frame();
         let script = |w: &mut GameWorld<G>| {
@@ -280,27 +295,25 @@ impl<G: Game> AbilitiesMatch<G> {
         };
         let result = match &mut self.drive {
             Drive::SyncTest { session, players, .. } => {
-                let all: Vec<G::Input> =
-                    (0..*players).map(|h| inputs.get(&h).copied().unwrap_or_default()).collect();
-                runner
-                    .advance_synctest(session, &all, Some(&mut presenter), script)
-                    .map(|b| b.rollback)
+                let all = &mut self.inputs;
+                all.clear();
+                all.extend((0..*players).map(|h| inputs.get(&h).copied().unwrap_or_default()));
+                runner.advance_synctest(session, all, Some(presenter), script).map(|b| b.rollback)
             }
-            Drive::P2pUdp(p) => p.advance(runner, inputs, &mut presenter, script),
-            Drive::P2pEmulated(p) => p.advance(runner, inputs, &mut presenter, script),
+            Drive::P2pUdp(p) => p.advance(runner, inputs, presenter, script),
+            Drive::P2pEmulated(p) => p.advance(runner, inputs, presenter, script),
             Drive::SpectatorUdp(s) => {
                 if s.session.current_state() != SessionState::Running {
                     s.session.poll_remote_clients();
                     Ok(None)
                 } else {
                     runner
-                        .advance_spectator(&mut s.session, Some(&mut presenter), script)
+                        .advance_spectator(&mut s.session, Some(presenter), script)
                         .map(|b| b.rollback)
                 }
             }
         };
         let pending = &mut self.pending;
-        pending.cues.append(&mut presenter.0);
         match result {
             Ok(Some(depth)) => {
                 let to = before.saturating_sub(depth);
@@ -320,14 +333,27 @@ impl<G: Game> AbilitiesMatch<G> {
         if let Some(ui) = runner.ui_events.as_mut() {
             pending.ui.extend(ui.drain_all());
         }
-        for e in runner.drain_events() {
-            if let SessionEvent::Desync(f) = e
-                && let Some(r) = runner.desync_reports().iter().rev().find(|r| r.frame == f)
-            {
-                pending.desyncs.push(Arc::new(r.clone()));
-            }
-            pending.events.push(e);
+        take_events(runner, pending);
+    }
+
+    /// Between ticks: a P2P session reads and answers the network without advancing (so a
+    /// peer's packets do not wait for the next tick), and what that produced is kept for the
+    /// messages. Nothing to do for the other kinds.
+    pub(crate) fn poll(&mut self) {
+        if self.ended {
+            return;
         }
+        let runner = self.runner.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let result = match &mut self.drive {
+            Drive::P2pUdp(p) => runner.poll_p2p(&mut p.session),
+            Drive::P2pEmulated(p) => runner.poll_p2p(&mut p.session),
+            Drive::SyncTest { .. } | Drive::SpectatorUdp(_) => return,
+        };
+        if let Err(e) = result {
+            self.ended = true;
+            self.pending.ended = Some(e.to_string());
+        }
+        take_events(runner, &mut self.pending);
     }
 
     /// Whether a P2P session is ahead of its peers (the driver then ticks slower, as

@@ -2,6 +2,7 @@
 //! rolled back itself (the world is), refreshed once per Bevy frame after the ticks.
 
 use bevy::prelude::{Component, Entity, Resource};
+use bytemuck::Pod;
 use rollback_abilities::Entity as SimId;
 use rollback_abilities::num::Frame;
 use std::collections::BTreeMap;
@@ -27,16 +28,23 @@ pub struct SimGone {
     pub since: Frame,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct View {
     entity: Entity,
     gone_since: Option<Frame>,
+    /// The view pass that last saw the crate entity alive.
+    seen: u64,
+    /// The bytes of the data the view's `SimData` holds: compared without touching the
+    /// Bevy world, rewritten in place (no allocation after the view's first pass).
+    data: Vec<u8>,
 }
 
 /// The map from crate entities to their view entities.
 #[derive(Resource, Debug, Default)]
 pub struct SimViews {
     views: BTreeMap<SimId, View>,
+    /// The number of view passes so far.
+    pass: u64,
 }
 
 impl SimViews {
@@ -71,36 +79,40 @@ pub(crate) enum ViewChange<C> {
 }
 
 impl SimViews {
-    /// Compares the views with the world: `live` lists the live entities with their
-    /// components; `changed(view, data)` says whether a view's copy differs. `now` is the world's
-    /// next frame, `confirmed_next` the first unconfirmed frame, `rewound_to` the earliest frame
-    /// a rollback loaded since the last pass.
-    pub(crate) fn diff<C: Copy>(
+    /// Compares the views with the world and appends what changed to `out`: `live` lists the
+    /// live entities with their components. `now` is the world's next frame, `confirmed_next`
+    /// the first unconfirmed frame, `rewound_to` the earliest frame a rollback loaded since the
+    /// last pass. An entity whose data has the bytes its view already holds yields nothing:
+    /// the pass allocates only for a new view.
+    pub(crate) fn diff<C: Pod>(
         &mut self,
         live: impl Iterator<Item = (SimId, C)>,
-        mut changed: impl FnMut(Entity, &C) -> bool,
         now: Frame,
         confirmed_next: Frame,
         rewound_to: Option<Frame>,
-    ) -> Vec<ViewChange<C>> {
-        let mut out = Vec::new();
-        let mut alive = std::collections::BTreeSet::new();
+        out: &mut Vec<ViewChange<C>>,
+    ) {
+        self.pass += 1;
+        let pass = self.pass;
         for (id, data) in live {
-            alive.insert(id);
+            let bytes = bytemuck::bytes_of(&data);
             match self.views.get_mut(&id) {
                 Some(v) => {
+                    v.seen = pass;
                     if v.gone_since.take().is_some() {
                         out.push(ViewChange::Revived(v.entity));
                     }
-                    if changed(v.entity, &data) {
+                    if v.data != bytes {
+                        v.data.clear();
+                        v.data.extend_from_slice(bytes);
                         out.push(ViewChange::Update(v.entity, data));
                     }
                 }
                 None => out.push(ViewChange::Spawn(id, data)),
             }
         }
-        self.views.retain(|id, v| {
-            if alive.contains(id) {
+        self.views.retain(|_, v| {
+            if v.seen == pass {
                 return true;
             }
             let since = match v.gone_since {
@@ -119,11 +131,12 @@ impl SimViews {
             }
             true
         });
-        out
     }
 
-    pub(crate) fn insert(&mut self, id: SimId, entity: Entity) {
-        self.views.insert(id, View { entity, gone_since: None });
+    /// A new view of `id`, holding `data`, seen by the current pass.
+    pub(crate) fn insert(&mut self, id: SimId, entity: Entity, data: &[u8]) {
+        let view = View { entity, gone_since: None, seen: self.pass, data: data.to_vec() };
+        self.views.insert(id, view);
     }
 
     /// Forgets every view, returning their entities.

@@ -12,7 +12,7 @@ use rollback_abilities::session::{EmulatedNetwork, NetConditions, PeerAddr};
 use rollback_abilities::{Game, World, WorldConfig};
 use std::path::{Path, PathBuf};
 
-struct Tiny;
+pub struct Tiny;
 
 impl Game for Tiny {
     type Input = u8;
@@ -21,13 +21,13 @@ impl Game for Tiny {
 }
 
 #[derive(Resource, Default)]
-struct Log {
-    started: Vec<u64>,
-    ended: Vec<String>,
-    reloads: Vec<(bool, String)>,
+pub struct Log {
+    pub started: Vec<u64>,
+    pub ended: Vec<String>,
+    pub reloads: Vec<(bool, String)>,
 }
 
-fn collect(
+pub fn collect(
     mut log: ResMut<Log>,
     mut started: MessageReader<MatchStarted>,
     mut ended: MessageReader<MatchEnded>,
@@ -38,7 +38,7 @@ fn collect(
     log.reloads.extend(reloaded.read().map(|m| (m.applied, m.reason.clone())));
 }
 
-fn one_actor_each(w: &mut World<Tiny>) -> Result<(), String> {
+pub fn one_actor_each(w: &mut World<Tiny>) -> Result<(), String> {
     for p in 0..2 {
         let e = w.spawn_actor(&[]).ok_or("capacity")?;
         w.bind_player(p, e);
@@ -47,7 +47,7 @@ fn one_actor_each(w: &mut World<Tiny>) -> Result<(), String> {
 }
 
 /// A content file of its own for each test.
-fn file(name: &str, text: &str) -> PathBuf {
+pub fn file(name: &str, text: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bevy_content");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
@@ -85,7 +85,7 @@ fn updates(app: &mut App, n: u32) {
     }
 }
 
-fn log(app: &App) -> &Log {
+pub fn log(app: &App) -> &Log {
     app.world().resource::<Log>()
 }
 
@@ -135,14 +135,7 @@ fn a_changed_content_file_restarts_a_sync_test_and_a_fixed_one_starts_it_again()
 fn a_p2p_match_refuses_a_changed_content_file_and_plays_on() {
     let path = file("p2p.gas.ron", "(tags: [\"A\"])");
     let net = EmulatedNetwork::new(NetConditions::PERFECT, 9);
-    let players = |i: u16| {
-        (0..2)
-            .map(|j| if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j)) })
-            .collect()
-    };
-    let mut apps: Vec<App> = (0..2)
-        .map(|i| app(&path, MatchSpec::p2p_emulated(net.socket(PeerAddr(i)), players(i))))
-        .collect();
+    let mut apps: Vec<App> = (0..2).map(|i| app(&path, p2p_spec(&net, i))).collect();
     let frame = |a: &App| {
         a.world().get_resource::<AbilitiesMatch<Tiny>>().map_or(0, |m| m.world().next_frame())
     };
@@ -157,14 +150,28 @@ fn a_p2p_match_refuses_a_changed_content_file_and_plays_on() {
     let before: Vec<u32> = apps.iter().map(frame).collect();
     rewrite(&path, "(tags: [\"A\", \"B\"])");
     step(&mut apps, 80);
+    assert_refused_and_played_on(&apps, &before, 60);
+}
+
+/// Peer `i`'s spec of a two-player P2P match on `net`.
+pub fn p2p_spec(net: &EmulatedNetwork, i: u16) -> MatchSpec {
+    let players = (0..2)
+        .map(|j| if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j)) })
+        .collect();
+    MatchSpec::p2p_emulated(net.socket(PeerAddr(i)), players)
+}
+
+/// Every P2P app was told once that its match keeps its content (tag `B` is the change), did
+/// not restart, and advanced more than `frames` frames past `before`.
+pub fn assert_refused_and_played_on(apps: &[App], before: &[u32], frames: u32) {
     for (a, b) in apps.iter().zip(before) {
         let l = log(a);
         assert_eq!(l.reloads.len(), 1, "{:?}", l.reloads);
         assert!(!l.reloads[0].0, "refused");
         assert!(l.reloads[0].1.contains("next match"), "{}", l.reloads[0].1);
         assert_eq!(l.started.len(), 1, "no restart");
-        assert!(frame(a) > b + 60, "the match played on");
         let m = a.world().resource::<AbilitiesMatch<Tiny>>();
+        assert!(m.world().next_frame() > b + frames, "the match played on");
         assert!(m.world().content().tag("B").is_err(), "with its content");
     }
 }

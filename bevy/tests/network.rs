@@ -5,12 +5,14 @@ use crate::common::{
     bot, confirmed_checksums, next_frame, peer_apps, seen, state, synchronize, update,
 };
 use bevy::app::App;
+use bevy::time::TimeUpdateStrategy;
 use bevy_rollback_abilities::{AbilitiesMatch, NetSettings};
 use ggrs::NonBlockingSocket;
 use rollback_abilities::session::{
     EmulatedNetwork, Fault, LocalMatch, MatchConfig, NetConditions, PeerAddr, SessionEvent, forge,
 };
 use rollback_abilities_kit::duel::{self, Duel};
+use std::time::Duration;
 
 const SETTINGS: NetSettings =
     NetSettings { input_delay: 2, max_prediction: 8, desync_interval: 10, departure_ticks: 300 };
@@ -31,7 +33,21 @@ fn two_apps_confirm_the_checksums_of_a_bare_runner_bit_for_bit() {
         updates += 1;
         assert!(updates < 20 * FRAMES, "the match stalled");
     }
-    // The same match through bare runners (LocalMatch: one Runner per peer).
+    let want = bare_checksums(FRAMES);
+    for a in &apps {
+        let got = confirmed_checksums(&state(a).runner());
+        assert!(got.len() >= FRAMES as usize);
+        assert_eq!(got[..FRAMES as usize], want[..]);
+        assert!(state(a).stats().rollbacks > 0, "the harsh network caused rollbacks");
+        assert_eq!(seen(a).desyncs, 0);
+        assert!(seen(a).ended.is_empty(), "{:?}", seen(a).ended);
+        assert!(seen(a).session.iter().any(|e| matches!(e, SessionEvent::Synchronized(_))));
+    }
+}
+
+/// The confirmed checksums of the first `frames` frames of the same match through bare runners
+/// (`LocalMatch`: one `Runner` per peer, the bots' inputs).
+pub fn bare_checksums(frames: u32) -> Vec<u64> {
     let config =
         MatchConfig { conditions: NetConditions::HARSH, net_seed: 3, ..MatchConfig::default() };
     let mut bare = LocalMatch::<Duel>::new(config, |_| duel::new_world(crate::common::SEED, 2))
@@ -40,18 +56,11 @@ fn two_apps_confirm_the_checksums_of_a_bare_runner_bit_for_bit() {
         p.runner.record(60);
     }
     bare.synchronize().expect("synchronised");
-    bare.run(FRAMES, |p, f, _| bot(p, f)).expect("the bare match runs");
-    let want = confirmed_checksums(&bare.peers()[0].runner);
-    assert!(want.len() >= FRAMES as usize);
-    for a in &apps {
-        let got = confirmed_checksums(&state(a).runner());
-        assert!(got.len() >= FRAMES as usize);
-        assert_eq!(got[..FRAMES as usize], want[..FRAMES as usize]);
-        assert!(state(a).stats().rollbacks > 0, "the harsh network caused rollbacks");
-        assert_eq!(seen(a).desyncs, 0);
-        assert!(seen(a).ended.is_empty(), "{:?}", seen(a).ended);
-        assert!(seen(a).session.iter().any(|e| matches!(e, SessionEvent::Synchronized(_))));
-    }
+    bare.run(frames, |p, f, _| bot(p, f)).expect("the bare match runs");
+    let mut want = confirmed_checksums(&bare.peers()[0].runner);
+    assert!(want.len() >= frames as usize);
+    want.truncate(frames as usize);
+    want
 }
 
 fn faults(app: &App) -> Vec<Fault> {
@@ -137,4 +146,33 @@ fn a_player_who_leaves_is_a_left_message_and_the_others_play_on() {
     let n = sums[0].len().min(sums[1].len());
     assert!(n > 100);
     assert_eq!(sums[0][..n], sums[1][..n]);
+}
+
+#[test]
+fn apps_that_do_not_tick_still_read_the_network_and_synchronise() {
+    // A clock that never accumulates a tick: every update is a frame that does not advance
+    // the match, so only reading the network between ticks can synchronise the peers.
+    let net = EmulatedNetwork::new(NetConditions::PERFECT, 8);
+    let mut apps = peer_apps(&net, 2, SETTINGS);
+    for a in &mut apps {
+        a.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::ZERO));
+    }
+    for _ in 0..200 {
+        update(&mut apps, &net);
+    }
+    for a in &apps {
+        assert_eq!(next_frame(a), 0, "no tick was due");
+        let synchronised =
+            seen(a).session.iter().filter(|e| matches!(e, SessionEvent::Synchronized(_))).count();
+        assert_eq!(synchronised, 1, "{:?}", seen(a).session);
+        assert!(seen(a).ended.is_empty(), "{:?}", seen(a).ended);
+    }
+    // Ticking from then on starts at once: the handshake is done.
+    for a in &mut apps {
+        a.insert_resource(TimeUpdateStrategy::ManualDuration(crate::common::TICK));
+    }
+    for _ in 0..10 {
+        update(&mut apps, &net);
+    }
+    assert!(apps.iter().all(|a| next_frame(a) >= 5));
 }

@@ -1099,6 +1099,28 @@ impl<G: Game> Runner<G> {
         Ok(batch)
     }
 
+    /// Reads the network between ticks: GGRS receives and answers what arrived (through the
+    /// guard) without advancing a frame, and what that produced (synchronisation, faults,
+    /// departures, desyncs) becomes [`SessionEvent`]s as after a tick. For a game loop that
+    /// renders faster than it simulates: call it on the frames that do not tick, so a peer's
+    /// packets are not left waiting until the next tick. A panic inside GGRS is contained as
+    /// [`SessionError::GgrsFault`].
+    pub fn poll_p2p<A: Address>(
+        &mut self,
+        session: &mut P2PSession<GgrsConfig<G, A>>,
+    ) -> Result<(), SessionError> {
+        let events = self.contain("poll_remote_clients", || {
+            session.poll_remote_clients();
+            session.events().collect::<Vec<_>>()
+        })?;
+        for e in events {
+            self.event(e);
+        }
+        self.drain_guard::<A>();
+        self.bound_events();
+        Ok(())
+    }
+
     /// Keeps the undrained events bounded (the newest are kept).
     fn bound_events(&mut self) {
         if self.events.len() > MAX_EVENTS {

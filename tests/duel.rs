@@ -88,7 +88,7 @@ fn two_peers_over_a_lossy_network() {
     assert!(s.poison_stacks > 0 && s.poison_ticks > 0, "{s:?}");
     assert!(s.shield_blocks > 0 && s.stuns > 0 && s.stun_cancels > 0, "{s:?}");
     assert!(s.fireballs_launched > 0 && s.fireball_hits > 0, "{s:?}");
-    assert!(s.heavy_cancels > 0 && s.kos > 0 && r.rounds > 0, "{s:?}");
+    assert!(s.heavy_cancels > 0 && s.kos > 0 && r.rounds + r.matches > 0, "{s:?}");
     // The confirmed cues tell the same story as the simulation's counters.
     let bursts = |t: &str| r.peers[0].cues.by_tag.get(t).map_or(0, |c| c.0);
     assert_eq!(bursts("GameplayCue.Hit.Crit"), u64::from(s.crits));
@@ -102,6 +102,29 @@ fn two_peers_over_a_lossy_network() {
         bursts("GameplayCue.Hit.Light") + bursts("GameplayCue.Hit.Heavy"),
         u64::from(s.melee_hits)
     );
+}
+
+/// A long match between bots: matches are decided (best of three), the bots ask for the
+/// rematch and play on, and the report names the last match's winner and the match in play.
+#[test]
+fn matches_end_and_rematch_in_the_report() {
+    let options =
+        MatchOptions { frames: 7200, seed: 5, loss_percent: 0, ..MatchOptions::default() };
+    let (r, _) = play(options);
+    assert_sound(&r);
+    assert!(r.matches >= 1, "no match decided in {} frames: {:?}", r.frames, r.match_state);
+    let text = r.to_string();
+    let line = text.lines().find(|l| l.starts_with("Match (best of 3): ")).unwrap_or_default();
+    let last = match r.last_match_winner {
+        Some(p) => format!("the last won by player {p}"),
+        None => "the last drawn".to_string(),
+    };
+    assert!(line.contains(&last), "{line}\n{text}");
+    // A decided match's winner won more rounds than anyone else.
+    if let duel::MatchState::MatchOver { winner: Some(p), .. } = r.match_state {
+        let wins: Vec<u32> = r.fighters.iter().map(|f| f.rounds_won).collect();
+        assert!(wins.iter().enumerate().all(|(q, w)| q == p || *w < wins[p]), "{wins:?}");
+    }
 }
 
 /// The bots decide from frames every peer has confirmed (`BOT_REACTION_FRAMES` back), so the
@@ -594,4 +617,99 @@ fn knock_out_ends_the_round() {
     assert_eq!(attr(&w, p1, "Health"), num::int(150));
     assert_eq!(stacks(&w, p1, "Poison"), 0);
     assert_eq!(w.component(p0).unwrap().x, num::int(-150));
+}
+
+/// Knocks player 1 out with a jab from player 0 (standing next to it, at 3 health) and waits
+/// for the round's decision.
+fn knock_out_p1(w: &mut World<Duel>) {
+    let p1 = w.player_owner(1).unwrap();
+    let p0 = w.player_owner(0).unwrap();
+    let x0 = w.component(p0).unwrap().x;
+    w.component_mut(p1).unwrap().x = num::add(x0, num::int(30));
+    w.set_base(p1, w.content().attr("Health").unwrap(), num::int(3));
+    run(w, 6, |f| [if f == 0 { press(Input::LIGHT) } else { IDLE }, IDLE]);
+}
+
+/// A match is best of three rounds: two knock-outs decide it, no third round starts, the
+/// result names the winner, and a rematch starts only once every player has asked for it.
+#[test]
+fn a_match_is_best_of_three_with_a_rematch() {
+    use duel::MatchState;
+    let (mut w, _, _) = duel_at(9, 0, 30);
+    knock_out_p1(&mut w);
+    assert_eq!(duel::match_state(&w), MatchState::RoundOver { winner: Some(0) });
+    run(&mut w, KO_PAUSE, |_| [IDLE, IDLE]);
+    assert_eq!(w.global().round, 2);
+    assert!(matches!(duel::match_state(&w), MatchState::Fighting { round: 2, .. }));
+    knock_out_p1(&mut w);
+    let over = MatchState::MatchOver { winner: Some(0), rematch_open: false, asked: 0 };
+    assert_eq!(duel::match_state(&w), over);
+    assert_eq!((w.global().matches, w.global().match_winner), (1, 1));
+    assert_eq!(duel::winner(&w), Some(0));
+    // The result stays: no third round, whatever the time.
+    run(&mut w, 3 * KO_PAUSE, |_| [IDLE, IDLE]);
+    assert_eq!(w.global().round, 2);
+    assert!(matches!(duel::match_state(&w), MatchState::MatchOver { rematch_open: true, .. }));
+    // One player asking is not enough; the match restarts when the other asks too.
+    run(&mut w, 5, |_| [press(duel::REMATCH_BUTTON), IDLE]);
+    assert!(matches!(duel::match_state(&w), MatchState::MatchOver { asked: 1, .. }));
+    w.step(&[IDLE, press(duel::REMATCH_BUTTON)]);
+    let g = *w.global();
+    assert_eq!((g.round, g.wins, g.draws, g.match_over, g.rematch), (1, [0; 4], 0, 0, 0));
+    assert_eq!((g.matches, g.match_winner), (1, 1), "the last match's result stays");
+    assert!(matches!(duel::match_state(&w), MatchState::Fighting { round: 1, .. }));
+    let p1 = w.player_owner(1).unwrap();
+    assert_eq!(attr(&w, p1, "Health"), num::int(150));
+}
+
+/// Draws count towards the best of three: a draw, a win each, and the match is a draw.
+#[test]
+fn a_match_decision_counts_draws() {
+    let mut g = duel::Round::default();
+    assert_eq!(duel::match_decision(&g), None);
+    g.draws = 1;
+    g.wins = [1, 0, 0, 0];
+    assert_eq!(duel::match_decision(&g), None);
+    g.wins = [1, 1, 0, 0];
+    assert_eq!(duel::match_decision(&g), Some(None));
+    g = duel::Round { wins: [0, 0, 2, 1], ..duel::Round::default() };
+    assert_eq!(duel::match_decision(&g), Some(Some(2)));
+}
+
+/// The distance between two fighters' centres.
+fn gap(w: &World<Duel>, a: Entity, b: Entity) -> Fx {
+    num::sub(w.component(b).unwrap().x, w.component(a).unwrap().x).saturating_abs()
+}
+
+/// Push separation: fighters walking into each other, or one pinning the other at the wall,
+/// never overlap (their centres stay two half-widths apart) and stay inside the arena.
+#[test]
+fn fighters_cannot_overlap() {
+    let width = num::int(2 * duel::FIGHTER_HALF);
+    let (mut w, p0, p1) = duel_at(10, -20, 20);
+    let walk = |axis: i8| Input { buttons: 0, axis };
+    for _ in 0..60 {
+        w.step(&[walk(127), walk(-127)]);
+        assert!(gap(&w, p0, p1) >= width, "overlap: {}", gap(&w, p0, p1));
+    }
+    // Player 0 pushes player 1, who walks the other way, to the right wall.
+    for _ in 0..200 {
+        w.step(&[walk(127), IDLE]);
+        assert!(gap(&w, p0, p1) >= width);
+        assert!(w.component(p1).unwrap().x <= duel::ARENA_HALF);
+    }
+    assert_eq!(w.component(p1).unwrap().x, duel::ARENA_HALF);
+    assert_eq!(w.component(p0).unwrap().x, num::sub(duel::ARENA_HALF, width));
+    // Four fighters piled up at one spot are spread apart at once.
+    let mut w = duel::new_world(11, 4);
+    for p in 0..4 {
+        let e = w.player_owner(p).unwrap();
+        w.component_mut(e).unwrap().x = num::int(-199);
+    }
+    w.step(&[IDLE; 4]);
+    let mut xs: Vec<Fx> =
+        (0..4).map(|p| w.component(w.player_owner(p).unwrap()).unwrap().x).collect();
+    xs.sort();
+    assert_eq!(xs[0], num::neg(duel::ARENA_HALF));
+    assert!(xs.windows(2).all(|p| num::sub(p[1], p[0]) >= width), "{xs:?}");
 }

@@ -11,7 +11,10 @@
 //! Presentation runs on the wall clock (fades, flashes): it never feeds back into the
 //! simulation.
 
-use rollback_abilities::present::{Cue, Presenter, RemoveReason};
+use rollback_abilities::num::Frame;
+use rollback_abilities::present::{
+    Cue, CueSounds, Presenter, RemoveReason, SoundCommand, SoundPolicy, SoundSink,
+};
 use rollback_abilities::{Content, Entity, TagId};
 use rollback_abilities::{CueKey, CueKind};
 use std::collections::{BTreeMap, VecDeque};
@@ -83,8 +86,62 @@ pub struct CueFx {
     pub flashes: BTreeMap<Entity, f64>,
     /// Persistent cues shown now.
     pub active: BTreeMap<CueKey, &'static str>,
-    /// Calls seen: play, cancel, confirmed, mispredicted removals.
-    pub counts: [u64; 4],
+    /// What was shown, counted so the numbers add up (see [`Counts`]).
+    pub counts: Counts,
+    /// The cues' sounds: the crate's sound policy (late offset, fade, loops), its commands
+    /// queued for the page's Web Audio (`app.js`).
+    pub sounds: CueSounds<SoundQueue>,
+}
+
+/// The presenter's counters. Bursts add up: every burst played is confirmed, cancelled or
+/// still pending (`played = confirmed + cancelled + pending`); lasting cues (poison, stun,
+/// shield, sprint) are counted apart.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counts {
+    /// Bursts played.
+    pub played: u64,
+    /// Played bursts confirmed.
+    pub confirmed: u64,
+    /// Played bursts cancelled (mispredicted).
+    pub cancelled: u64,
+    /// Lasting cues shown.
+    pub lasting: u64,
+    /// Lasting cues a rollback showed never existed.
+    pub lasting_mispredicted: u64,
+}
+
+impl Counts {
+    /// Played bursts neither confirmed nor cancelled yet.
+    pub fn pending(&self) -> u64 {
+        self.played.saturating_sub(self.confirmed + self.cancelled)
+    }
+}
+
+/// A sound command for the page's audio, with the cue's sound name.
+#[derive(Clone, Debug)]
+pub struct QueuedSound {
+    /// The command.
+    pub command: SoundCommand,
+    /// The sound to synthesise (the cue tag without `GameplayCue.`).
+    pub sound: String,
+}
+
+/// Sound commands waiting for `app.js` to play them (drained every animation frame).
+#[derive(Clone, Debug, Default)]
+pub struct SoundQueue {
+    /// The commands, oldest first.
+    pub pending: Vec<QueuedSound>,
+    names: Vec<String>,
+}
+
+impl SoundSink for SoundQueue {
+    fn command(&mut self, command: &SoundCommand) {
+        let sound = self.names.get(command.key().tag.index()).cloned().unwrap_or_default();
+        // At most a few seconds of commands wait for a page that stopped draining them.
+        if self.pending.len() < 4096 {
+            self.pending.push(QueuedSound { command: *command, sound });
+        }
+    }
 }
 
 /// A cue's word and colour.
@@ -109,15 +166,30 @@ fn style(tag: &str) -> (&'static str, &'static str) {
 impl CueFx {
     /// A presenter for the duel's content.
     pub fn new(content: Arc<Content>) -> CueFx {
+        let tags = content.tags();
+        let names = (0..tags.len())
+            .map(|i| {
+                let n = tags.name(TagId(i as u16));
+                n.strip_prefix("GameplayCue.").unwrap_or(n).to_string()
+            })
+            .collect();
+        let queue = SoundQueue { pending: Vec::new(), names };
         CueFx {
+            sounds: CueSounds::new(SoundPolicy::default(), queue),
             content,
             now: 0.0,
             floats: VecDeque::new(),
             feed: VecDeque::new(),
             flashes: BTreeMap::new(),
             active: BTreeMap::new(),
-            counts: [0; 4],
+            counts: Counts::default(),
         }
+    }
+
+    /// The frame being presented next (the world's next frame before a tick): what the
+    /// sounds' late offsets count from.
+    pub fn set_frame(&mut self, frame: Frame) {
+        self.sounds.set_frame(frame);
     }
 
     /// Forgets everything shown (a new match, a jump in the replay viewer).
@@ -126,6 +198,7 @@ impl CueFx {
         self.feed.clear();
         self.flashes.clear();
         self.active.clear();
+        self.sounds.stop_all();
     }
 
     fn tag_name(&self, tag: TagId) -> &str {
@@ -173,7 +246,8 @@ impl CueFx {
 
 impl Presenter for CueFx {
     fn play(&mut self, cue: &Cue) {
-        self.counts[0] += 1;
+        self.counts.played += 1;
+        self.sounds.play(cue);
         let name = self.tag_name(cue.key.tag).to_string();
         let (label, color) = style(&name);
         if name.starts_with("GameplayCue.Hit.") && !name.ends_with("Blocked")
@@ -196,7 +270,8 @@ impl Presenter for CueFx {
     }
 
     fn cancel(&mut self, cue: &Cue) {
-        self.counts[1] += 1;
+        self.counts.cancelled += 1;
+        self.sounds.cancel(cue);
         let now = self.now;
         for f in self.floats.iter_mut().filter(|f| f.key == cue.key) {
             f.status = Status::Cancelled;
@@ -219,7 +294,9 @@ impl Presenter for CueFx {
     }
 
     fn confirmed(&mut self, cue: &Cue) {
-        self.counts[2] += 1;
+        if cue.key.kind == CueKind::Executed {
+            self.counts.confirmed += 1;
+        }
         for f in self.floats.iter_mut().filter(|f| f.key == cue.key) {
             if f.status == Status::Predicted {
                 f.status = Status::Confirmed;
@@ -246,14 +323,17 @@ impl Presenter for CueFx {
     }
 
     fn while_active(&mut self, cue: &Cue) {
+        self.counts.lasting += 1;
+        self.sounds.while_active(cue);
         let (label, _) = style(self.tag_name(cue.key.tag));
         self.active.insert(cue.key, label);
     }
 
     fn removed(&mut self, cue: &Cue, reason: RemoveReason) {
         self.active.remove(&cue.key);
+        self.sounds.removed(cue, reason);
         if reason == RemoveReason::Mispredicted {
-            self.counts[3] += 1;
+            self.counts.lasting_mispredicted += 1;
             let (label, color) = style(self.tag_name(cue.key.tag));
             let now = self.now;
             self.floats.push_back(Float {
@@ -269,6 +349,7 @@ impl Presenter for CueFx {
     }
 
     fn retimed(&mut self, from: &Cue, to: &Cue) {
+        self.sounds.retimed(from, to);
         for f in self.floats.iter_mut().filter(|f| f.key == from.key) {
             f.key = to.key;
         }

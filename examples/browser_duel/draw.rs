@@ -10,7 +10,8 @@ use rollback_abilities::{AttrId, Entity, Fx, TagId, World};
 use rollback_abilities_kit::duel::{
     ARENA_HALF, Body, Duel, FIGHTER_HALF, HEAVY_REACH, Kind, LIGHT_REACH,
 };
-use rollback_abilities_kit::duel::{KO_PAUSE, ROUND_FRAMES};
+use rollback_abilities_kit::duel::{BEST_OF, MatchState, ROUND_FRAMES, ROUNDS_TO_WIN, match_state};
+use std::cell::RefCell;
 use web_sys::CanvasRenderingContext2d;
 
 /// The canvas's size in CSS pixels (the backing store is scaled by the device pixel ratio).
@@ -29,6 +30,20 @@ pub const COLORS: [&str; 4] = ["#4ea8ff", "#ff7a45", "#7ddc6f", "#d57bff"];
 const KEYS: [&str; 5] = ["J", "K", "L", "I", "⇧"];
 /// The abilities' short names.
 const MOVES: [&str; 5] = ["jab", "heavy", "fire", "shield", "sprint"];
+
+/// What a player reads for an active effect (`None`: not shown — regeneration, costs and
+/// cooldowns, which the buttons show, and the sprint's drain, part of sprinting).
+fn effect_label(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "Poison" => "poisoned",
+        "Stun" => "stunned",
+        "Shield" => "shielded",
+        "SprintSpeed" => "sprinting",
+        "LifestealHeal" => "healing",
+        "LightStrike" | "HeavyStrike" | "FireballHit" => "hit",
+        _ => return None,
+    })
+}
 
 /// The duel's ids the drawing reads, resolved once.
 #[derive(Debug)]
@@ -101,6 +116,71 @@ pub struct Hud {
 pub struct Painter {
     /// The context.
     pub ctx: CanvasRenderingContext2d,
+    /// What the last frame drew where (the page's `status()` exposes it to tests).
+    pub drawn: RefCell<Drawn>,
+}
+
+/// A text's box on the canvas, in canvas pixels.
+#[derive(Clone, Debug)]
+pub struct TextBox {
+    /// The text.
+    pub text: String,
+    /// Left.
+    pub x0: f64,
+    /// Top.
+    pub y0: f64,
+    /// Right.
+    pub x1: f64,
+    /// Bottom.
+    pub y1: f64,
+}
+
+/// A fighter's body and its label on the canvas (x spans, canvas pixels).
+#[derive(Clone, Debug)]
+pub struct FighterBox {
+    /// Its player.
+    pub player: usize,
+    /// The body's left edge.
+    pub x0: f64,
+    /// The body's right edge.
+    pub x1: f64,
+    /// The label's left and right edges.
+    pub label: (f64, f64),
+}
+
+/// What one frame drew where.
+#[derive(Clone, Debug, Default)]
+pub struct Drawn {
+    /// Every text written.
+    pub texts: Vec<TextBox>,
+    /// Every standing fighter.
+    pub fighters: Vec<FighterBox>,
+}
+
+/// Texts keep this far from the canvas's edges.
+const MARGIN: f64 = 2.0;
+/// The smallest font a text is shrunk to before it is cut with an ellipsis.
+const MIN_FONT_PX: f64 = 8.0;
+
+/// The pixel size in a canvas font string (`bold 12px system-ui` → 12).
+fn font_px(font: &str) -> f64 {
+    font.split_whitespace()
+        .find_map(|w| w.strip_suffix("px").and_then(|n| n.parse::<f64>().ok()))
+        .unwrap_or(12.0)
+}
+
+/// `font` with its pixel size replaced.
+fn with_px(font: &str, px: f64) -> String {
+    font.split_whitespace()
+        .map(|w| {
+            if w.strip_suffix("px").is_some_and(|n| n.parse::<f64>().is_ok()) {
+                format!("{px:.1}px")
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn fx(v: Fx) -> f64 {
@@ -113,6 +193,11 @@ fn sx(x: Fx) -> f64 {
 }
 
 impl Painter {
+    /// A painter on `ctx`.
+    pub fn new(ctx: CanvasRenderingContext2d) -> Painter {
+        Painter { ctx, drawn: RefCell::new(Drawn::default()) }
+    }
+
     fn fill(&self, color: &str) {
         self.ctx.set_fill_style_str(color);
     }
@@ -126,11 +211,60 @@ impl Painter {
         self.ctx.fill_rect(x, y, w, h);
     }
 
-    fn text(&self, s: &str, x: f64, y: f64, font: &str, color: &str, align: &str) {
-        self.ctx.set_font(font);
-        self.ctx.set_text_align(align);
+    /// Writes `s` with its baseline at `y`, kept inside the canvas: moved in from an edge it
+    /// would cross, shrunk (then cut with an ellipsis) if it is wider than the canvas.
+    fn text(&self, s: &str, x: f64, y: f64, font: &str, color: &str, align: &str) -> TextBox {
+        self.text_fit(s, x, y, WIDTH - 2.0 * MARGIN, font, color, align)
+    }
+
+    /// [`Painter::text`] within `max_w` pixels: the font shrinks down to [`MIN_FONT_PX`],
+    /// then the text is cut with an ellipsis. Returns the box written.
+    #[allow(clippy::too_many_arguments)]
+    fn text_fit(
+        &self,
+        s: &str,
+        x: f64,
+        y: f64,
+        max_w: f64,
+        font: &str,
+        color: &str,
+        align: &str,
+    ) -> TextBox {
+        let max_w = max_w.clamp(1.0, WIDTH - 2.0 * MARGIN);
+        let mut px = font_px(font);
+        let mut f = font.to_string();
+        let mut text = s.to_string();
+        let mut w = self.text_width(&text, &f);
+        while w > max_w && px > MIN_FONT_PX {
+            px = (px - 1.0).max(MIN_FONT_PX);
+            f = with_px(font, px);
+            w = self.text_width(&text, &f);
+        }
+        while w > max_w && !text.is_empty() {
+            text.pop();
+            while text.ends_with(' ') {
+                text.pop();
+            }
+            w = self.text_width(&format!("{text}…"), &f);
+            if w <= max_w {
+                text.push('…');
+            }
+        }
+        let left = match align {
+            "center" => x - w / 2.0,
+            "right" | "end" => x - w,
+            _ => x,
+        };
+        let x0 = left.clamp(MARGIN, (WIDTH - MARGIN - w).max(MARGIN));
+        let (ascent, descent) = (px * 0.8, px * 0.25);
+        let baseline = y.clamp(MARGIN + ascent, HEIGHT - MARGIN - descent);
+        self.ctx.set_font(&f);
+        self.ctx.set_text_align("left");
         self.fill(color);
-        let _ = self.ctx.fill_text(s, x, y);
+        let _ = self.ctx.fill_text(&text, x0, baseline);
+        let b = TextBox { text, x0, y0: baseline - ascent, x1: x0 + w, y1: baseline + descent };
+        self.drawn.borrow_mut().texts.push(b.clone());
+        b
     }
 
     fn circle(&self, x: f64, y: f64, r: f64, color: &str) {
@@ -223,6 +357,7 @@ impl Painter {
 
     /// The whole match view.
     pub fn world(&self, world: &World<Duel>, ids: &Ids, cues: &CueFx, hud: &Hud) {
+        *self.drawn.borrow_mut() = Drawn::default();
         self.background();
         let players = world.players().min(4);
         // Fireballs behind the fighters.
@@ -249,8 +384,8 @@ impl Painter {
         self.feed(cues);
         self.overlay(&hud.net);
         if let Some((text, color)) = &hud.banner {
-            self.rect(0.0, 188.0, WIDTH, 44.0, "rgba(8,10,18,0.72)");
-            self.text(text, WIDTH / 2.0, 218.0, "bold 22px system-ui", color, "center");
+            self.rect(0.0, 238.0, WIDTH, 44.0, "rgba(8,10,18,0.72)");
+            self.text(text, WIDTH / 2.0, 268.0, "bold 22px system-ui", color, "center");
         }
     }
 
@@ -356,7 +491,13 @@ impl Painter {
         self.circle(x, head_y, 15.0, body_color);
         self.circle(x + dir * 6.0, head_y - 3.0, 3.0, "#0b0d16");
         let tag = who.split(' ').next().unwrap_or(who);
-        self.text(tag, x, head_y - 22.0, "bold 12px system-ui", color, "center");
+        let label = self.text(tag, x, head_y - 22.0, "bold 12px system-ui", color, "center");
+        self.drawn.borrow_mut().fighters.push(FighterBox {
+            player,
+            x0: x - w / 2.0,
+            x1: x + w / 2.0,
+            label: (label.x0, label.x1),
+        });
         if world.has_tag(e, ids.t_poisoned) {
             self.ctx.set_global_alpha(0.35);
             self.rect(x - w / 2.0, top, w, h, "#7bd23f");
@@ -402,46 +543,46 @@ impl Painter {
     }
 
     /// The cue words over their targets: predicted ones a little transparent, confirmed ones
-    /// solid, cancelled ones grey, struck through and fading.
+    /// solid, cancelled ones grey, struck through and fading. Newest first, each word is put
+    /// above its fighter, behind it (away from whom it faces), and moved up until it overlaps
+    /// no word placed before it: no two words overlap, whoever they belong to.
     fn floats(&self, world: &World<Duel>, cues: &CueFx) {
-        // Per target, newest at the bottom and older ones stacked above: no two overlap.
-        let mut slots: Vec<(Entity, usize)> = Vec::new();
+        let font = "bold 15px system-ui";
+        let mut placed: Vec<(f64, f64, f64, f64)> = Vec::new();
         for f in cues.floats.iter().rev() {
             let Some(b) = world.component(f.key.target) else { continue };
-            let slot = match slots.iter_mut().find(|(e, _)| *e == f.key.target) {
-                Some((_, n)) => {
-                    *n += 1;
-                    *n
-                }
-                None => {
-                    slots.push((f.key.target, 0));
-                    0
-                }
+            let label = match f.status {
+                Status::Cancelled => format!("{} ✗", f.label),
+                _ => f.label.to_string(),
             };
-            if slot >= 6 {
-                continue;
-            }
-            // Behind the fighter (away from whom it faces), so two fighters' words do not
-            // overlap when they stand close.
+            let w = self.text_width(&label, font);
             let behind = if b.facing < 0 { 38.0 } else { -38.0 };
-            let x = sx(b.x) + behind;
-            let y = FLOOR - 122.0 - 17.0 * slot as f64;
-            let font = "bold 15px system-ui";
+            let x = (sx(b.x) + behind).clamp(MARGIN + w / 2.0, WIDTH - MARGIN - w / 2.0);
+            let mut y = FLOOR - 122.0;
+            let overlaps = |y: f64, placed: &[(f64, f64, f64, f64)]| {
+                let (x0, x1, y0, y1) = (x - w / 2.0 - 3.0, x + w / 2.0 + 3.0, y - 14.0, y + 3.0);
+                placed.iter().any(|p| x0 < p.1 && p.0 < x1 && y0 < p.3 && p.2 < y1)
+            };
+            // Words stay below the round's banner (which ends at y 252).
+            while overlaps(y, &placed) && y > 270.0 {
+                y -= 17.0;
+            }
+            if overlaps(y, &placed) {
+                continue; // no room left: the oldest words wait
+            }
+            placed.push((x - w / 2.0 - 3.0, x + w / 2.0 + 3.0, y - 14.0, y + 3.0));
             match f.status {
                 Status::Cancelled => {
                     let fade = 1.0 - ((cues.now - f.cancelled_at) / 2200.0).clamp(0.0, 1.0);
                     self.ctx.set_global_alpha(0.9 * fade);
-                    let label = format!("{} ✗", f.label);
-                    self.text(&label, x, y, font, "#8d92a8", "center");
-                    let w = self.text_width(&label, font);
-                    let (x0, x1) = (x - w / 2.0 - 2.0, x + w / 2.0 + 2.0);
-                    self.line(x0, y - 5.0, x1, y - 5.0, 2.0, "#ff5d73");
+                    let t = self.text(&label, x, y, font, "#8d92a8", "center");
+                    self.line(t.x0 - 2.0, y - 5.0, t.x1 + 2.0, y - 5.0, 2.0, "#ff5d73");
                 }
                 Status::Predicted | Status::Confirmed => {
                     let age = ((cues.now - f.born) / 1100.0).clamp(0.0, 1.0);
                     let solid = if f.status == Status::Predicted { 0.7 } else { 1.0 };
                     self.ctx.set_global_alpha(solid * (1.0 - age * age));
-                    self.text(f.label, x, y, font, f.color, "center");
+                    self.text(&label, x, y, font, f.color, "center");
                 }
             }
             self.ctx.set_global_alpha(1.0);
@@ -460,12 +601,22 @@ impl Painter {
         self.rect(x, y, 4.0, 126.0, color);
         let Some(e) = world.player_owner(p) else { return };
         let who = hud.who.get(p).map_or_else(|| format!("P{p}"), |w| w.name.clone());
-        self.text(&who, x + 12.0, y + 18.0, "bold 14px system-ui", color, "left");
         let g = world.global();
         let wins = g.wins.get(p).copied().unwrap_or(0);
-        for k in 0..wins.min(9) {
-            self.circle(x + pw - 14.0 - 14.0 * f64::from(k), y + 13.0, 5.0, "#ffd166");
+        // Rounds won, in words and pips: "won 1/2" (two wins take the match).
+        let won = format!("won {wins}/{ROUNDS_TO_WIN}");
+        let tb =
+            self.text_fit(&won, x + pw - 8.0, y + 18.0, 64.0, "11px system-ui", "#ffd166", "right");
+        for k in 0..ROUNDS_TO_WIN {
+            let cx = tb.x0 - 9.0 - 12.0 * f64::from(ROUNDS_TO_WIN - 1 - k);
+            if k < wins {
+                self.circle(cx, y + 14.0, 4.5, "#ffd166");
+            } else {
+                self.ring(cx, y + 14.0, 4.0, 1.5, "#6b708c");
+            }
         }
+        let name_room = tb.x0 - 12.0 * f64::from(ROUNDS_TO_WIN) - 8.0 - (x + 12.0);
+        self.text_fit(&who, x + 12.0, y + 18.0, name_room, "bold 14px system-ui", color, "left");
         let attr = |a| world.attr(e, a).map_or(0.0, fx);
         let (hp, max_hp) = (attr(ids.health), attr(ids.max_health).max(1.0));
         let bw = pw - 24.0;
@@ -512,10 +663,7 @@ impl Painter {
         let frame = world.frame();
         let mut cx = x + 12.0;
         for (ef, t) in world.effects(e).iter().zip(world.effect_timers(e)) {
-            let name = c.effect_name(ef.def);
-            if name.ends_with("Regen") || name.ends_with("Cooldown") {
-                continue;
-            }
+            let Some(name) = effect_label(c.effect_name(ef.def)) else { continue };
             let label =
                 if ef.stacks > 1 { format!("{name} ×{}", ef.stacks) } else { name.to_string() };
             let font = "11px system-ui";
@@ -542,40 +690,87 @@ impl Painter {
             self.rect(ax, ay, bx, 24.0, if active { "#3d5a80" } else { "#22263a" });
             if let Some((rem, total)) = world.ability_cooldown_remaining(h)
                 && total > 0
+                && rem > 0
             {
                 let frac = f64::from(rem) / f64::from(total);
                 self.rect(ax, ay, bx * frac.clamp(0.0, 1.0), 24.0, "rgba(255,93,115,0.45)");
-                self.text(
-                    &format!("{:.1}s", f64::from(rem) / 60.0),
-                    ax + bx - 3.0,
+                let secs = format!("{:.1}s", f64::from(rem) / 60.0);
+                let room = (bx - 18.0).min(24.0);
+                self.text_fit(
+                    &secs,
+                    ax + bx - 2.0,
                     ay + 16.0,
+                    room,
                     "10px system-ui",
                     "#ffd3d9",
                     "right",
                 );
             }
-            self.text(KEYS[k], ax + 4.0, ay + 16.0, "bold 11px system-ui", "#ffd166", "left");
-            self.text(MOVES[k], ax + 16.0, ay + 16.0, "11px system-ui", "#e9ecff", "left");
+            let key =
+                self.text(KEYS[k], ax + 4.0, ay + 16.0, "bold 11px system-ui", "#ffd166", "left");
+            // A narrow chip (four players) shows the key only; the cooldown's seconds take
+            // the right-hand side while it runs.
+            let cooling = world.ability_cooldown_remaining(h).is_some_and(|(r, t)| r > 0 && t > 0);
+            let room = ax + bx - 3.0 - (key.x1 + 3.0) - if cooling { 24.0 } else { 0.0 };
+            if room >= 24.0 {
+                self.text_fit(
+                    MOVES[k],
+                    key.x1 + 3.0,
+                    ay + 16.0,
+                    room,
+                    "11px system-ui",
+                    "#e9ecff",
+                    "left",
+                );
+            }
         }
     }
 
-    /// The round and its clock.
+    /// The round, its clock and the match: who won the round, who won the match, and the
+    /// rematch.
     fn round(&self, world: &World<Duel>, hud: &Hud) {
         let g = world.global();
         let frame = world.next_frame();
         let left = ROUND_FRAMES.saturating_sub(frame.saturating_sub(g.round_start));
         let secs = left.div_ceil(60);
-        let text = format!("ROUND {}   {}:{:02}", g.round, secs / 60, secs % 60);
+        let text = format!("ROUND {} of best {BEST_OF}   {}:{:02}", g.round, secs / 60, secs % 60);
         self.text(&text, WIDTH / 2.0, 160.0, "bold 18px system-ui", "#e9ecff", "center");
         if let Some(s) = &hud.subtitle {
             self.text(s, WIDTH / 2.0, 180.0, "12px system-ui", "#9aa0bc", "center");
         }
-        if g.ko != 0 && frame < g.ko_frame.saturating_add(KO_PAUSE) {
-            let what = match g.last_winner {
-                0 => "DRAW".to_string(),
-                w => format!("P{} WINS THE ROUND", w - 1),
-            };
-            self.text(&what, WIDTH / 2.0, 215.0, "bold 26px system-ui", "#ffd166", "center");
+        let name = |p: usize| hud.who.get(p).map_or_else(|| format!("P{p}"), |w| w.name.clone());
+        let score = || {
+            let n = world.players().min(g.wins.len());
+            g.wins[..n].iter().map(u32::to_string).collect::<Vec<_>>().join("–")
+        };
+        match match_state(world) {
+            MatchState::Fighting { .. } => {}
+            MatchState::RoundOver { winner } => {
+                let what = match winner {
+                    None => format!("ROUND {} IS A DRAW", g.round),
+                    Some(p) => format!("{} WINS ROUND {}", name(p), g.round),
+                };
+                self.rect(0.0, 188.0, WIDTH, 40.0, "rgba(8,10,18,0.72)");
+                self.text(&what, WIDTH / 2.0, 216.0, "bold 24px system-ui", "#ffd166", "center");
+            }
+            MatchState::MatchOver { winner, rematch_open, asked } => {
+                let what = match winner {
+                    None => format!("MATCH DRAWN  {}", score()),
+                    Some(p) => format!("{} WINS THE MATCH  {}", name(p), score()),
+                };
+                self.rect(0.0, 188.0, WIDTH, 64.0, "rgba(8,10,18,0.8)");
+                self.text(&what, WIDTH / 2.0, 220.0, "bold 26px system-ui", "#80ed99", "center");
+                let line = if !rematch_open {
+                    "the result stands".to_string()
+                } else {
+                    let waiting: Vec<String> = (0..world.players())
+                        .filter(|p| asked & (1 << p) == 0)
+                        .map(|p| format!("P{p}"))
+                        .collect();
+                    format!("press J for a rematch · waiting for {}", waiting.join(", "))
+                };
+                self.text(&line, WIDTH / 2.0, 244.0, "14px system-ui", "#e9ecff", "center");
+            }
         }
     }
 
@@ -583,10 +778,11 @@ impl Painter {
     fn feed(&self, cues: &CueFx) {
         let (x, y) = (12.0, 448.0);
         self.rect(x, y, 520.0, 84.0, "rgba(12,14,24,0.78)");
-        self.text(
+        self.text_fit(
             "CUES  ·  each shown once;  ~ predicted  ✓ confirmed  ✗ cancelled (misprediction)",
             x + 8.0,
             y + 13.0,
+            504.0,
             "bold 10px system-ui",
             "#9aa0bc",
             "left",
@@ -601,10 +797,9 @@ impl Painter {
             };
             let text = format!("{mark} {}", l.text);
             let font = "11px ui-monospace, monospace";
-            self.text(&text, x + 10.0, ly, font, color, "left");
+            let t = self.text_fit(&text, x + 10.0, ly, 500.0, font, color, "left");
             if l.status == Status::Cancelled {
-                let w = self.text_width(&text, font);
-                self.line(x + 10.0, ly - 4.0, x + 10.0 + w, ly - 4.0, 1.5, "#ff5d73");
+                self.line(t.x0, ly - 4.0, t.x1, ly - 4.0, 1.5, "#ff5d73");
             }
         }
     }
@@ -617,10 +812,11 @@ impl Painter {
         let (x, y) = (WIDTH - 412.0, 448.0);
         self.rect(x, y, 400.0, 84.0, "rgba(12,14,24,0.78)");
         for (i, (text, color)) in lines.iter().take(6).enumerate() {
-            self.text(
+            self.text_fit(
                 text,
                 x + 10.0,
                 y + 14.0 + 13.0 * i as f64,
+                380.0,
                 "11px ui-monospace, monospace",
                 color,
                 "left",

@@ -15,8 +15,9 @@ use crate::play::{self, Agreement, Local, Online, SUM_EVERY};
 use crate::replay_view::{self, Viewer};
 use js_sys::{Array, Object, Reflect};
 use rollback_abilities::World;
+use rollback_abilities::present::SoundCommand;
 use rollback_abilities::session::{Connecting, MatchboxOptions, Stage};
-use rollback_abilities_kit::duel::{self, Duel, DuelPeer, Input};
+use rollback_abilities_kit::duel::{self, Duel, DuelPeer, Input, MatchState};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -341,6 +342,7 @@ impl App {
                         o.peer.input_frame(),
                         o.peer.player(),
                     );
+                    self.fx.set_frame(o.world().next_frame());
                     match o.tick(input, &mut self.fx, self.params.frames, t) {
                         Ok(r) => {
                             self.acc -= TICK_MS * (1.0 + f64::from(r.wait_frames));
@@ -366,6 +368,7 @@ impl App {
                     let frame =
                         l.world().map_or(0, |w| w.next_frame()) + self.params.input_delay as u32;
                     let input = choose_input(&self.params, &self.keys, frame, 0);
+                    self.fx.set_frame(l.world().map_or(0, |w| w.next_frame()));
                     if let Err(e) = l.tick(input, &mut self.fx) {
                         failure = Some(e);
                         break;
@@ -384,6 +387,7 @@ impl App {
                 let mut ticks = 0;
                 while self.acc >= TICK_MS && ticks < max_ticks {
                     if v.playing {
+                        self.fx.set_frame(v.world().next_frame());
                         v.step(&mut self.fx);
                     }
                     self.acc -= TICK_MS;
@@ -446,13 +450,21 @@ impl App {
     }
 
     fn perf_line(&self) -> String {
+        format!("frame time {:.2} ms · {} fps", self.recent_frame_time(), self.fps_marks.len())
+    }
+
+    /// The cue counters, in words that add up: every hit shown is confirmed, taken back by a
+    /// rollback, or not confirmed yet.
+    fn cue_line(&self) -> String {
+        let c = &self.fx.counts;
         format!(
-            "frame time {:.2} ms · {} fps · cues ▶{} ✗{} ✓{}",
-            self.recent_frame_time(),
-            self.fps_marks.len(),
-            self.fx.counts[0],
-            self.fx.counts[1] + self.fx.counts[3],
-            self.fx.counts[2]
+            "cues {} = {}✓ + {}✗ taken back + {} pending · auras {} ({}✗)",
+            c.played,
+            c.confirmed,
+            c.cancelled,
+            c.pending(),
+            c.lasting,
+            c.lasting_mispredicted
         )
     }
 
@@ -524,6 +536,7 @@ impl App {
                         "#c9cce0",
                     ),
                     Self::agreement_line(&o.agreement),
+                    (self.cue_line(), "#9aa0bc"),
                     (self.perf_line(), "#9aa0bc"),
                 ];
                 if let Some(sum) = o.final_checksum {
@@ -532,7 +545,7 @@ impl App {
                 hud.subtitle =
                     Some(format!("room \"{}\" · seed {}", self.params.room, self.params.seed));
                 hud.banner = if o.finished {
-                    Some(("Match over — both sides confirmed every frame".into(), "#80ed99"))
+                    Some(("All frames played — both sides confirmed every one".into(), "#80ed99"))
                 } else {
                     banner_notice
                 };
@@ -554,6 +567,7 @@ impl App {
                         "#c9cce0",
                     ),
                     Self::agreement_line(&l.agreement),
+                    (self.cue_line(), "#9aa0bc"),
                     (self.perf_line(), "#9aa0bc"),
                 ];
                 hud.subtitle = Some(format!("local match · seed {}", self.params.seed));
@@ -690,13 +704,119 @@ impl App {
         set(&o, "fps", self.fps_marks.len() as u32);
         set(&o, "load_ms", self.load_ms);
         set(&o, "connect_ms", self.connect_ms.map_or(JsValue::NULL, JsValue::from));
-        set(&o, "cues_played", self.fx.counts[0] as f64);
-        set(&o, "cues_cancelled", (self.fx.counts[1] + self.fx.counts[3]) as f64);
-        set(&o, "cues_confirmed", self.fx.counts[2] as f64);
+        let c = &self.fx.counts;
+        set(&o, "cues_played", c.played as f64);
+        set(&o, "cues_cancelled", c.cancelled as f64);
+        set(&o, "cues_confirmed", c.confirmed as f64);
+        set(&o, "cues_pending", c.pending() as f64);
+        set(&o, "cues_lasting", c.lasting as f64);
+        set(&o, "cues_lasting_mispredicted", c.lasting_mispredicted as f64);
+        let sounds = Array::new();
+        for cmd in self.fx.sounds.log() {
+            sounds.push(&sound_object(cmd, None));
+        }
+        set(&o, "sound_log", sounds);
+        let drawn = self.painter.drawn.borrow();
+        let texts = Array::new();
+        for t in &drawn.texts {
+            let b = Array::new();
+            for v in [t.x0, t.y0, t.x1, t.y1] {
+                b.push(&JsValue::from(v));
+            }
+            let e = Object::new();
+            set(&e, "text", t.text.as_str());
+            set(&e, "box", b);
+            texts.push(&e);
+        }
+        set(&o, "texts", texts);
+        let fighters = Array::new();
+        for f in &drawn.fighters {
+            let e = Object::new();
+            set(&e, "player", f.player as u32);
+            set(&e, "x0", f.x0);
+            set(&e, "x1", f.x1);
+            set(&e, "label_x0", f.label.0);
+            set(&e, "label_x1", f.label.1);
+            fighters.push(&e);
+        }
+        set(&o, "fighters", fighters);
+        drop(drawn);
+        if let Some(w) = self.world() {
+            set(&o, "match", match_object(w));
+        }
         set(&o, "room", self.params.room.as_str());
         set(&o, "controller", self.params.controller());
         o
     }
+}
+
+/// A sound command as a JavaScript object: `op` (`start`, `skip`, `fade`, `stop`), `id` (the
+/// cue key), `frame` (the cue's), `offset`/`fade` in frames, `looped`, and `sound` if given.
+fn sound_object(cmd: &SoundCommand, sound: Option<&str>) -> Object {
+    let o = Object::new();
+    let key = cmd.key();
+    let id = format!(
+        "{}:{}:{}:{:?}:{}.{}.{}:{}",
+        key.frame,
+        key.target.index,
+        key.tag.0,
+        key.kind,
+        key.origin.kind,
+        key.origin.a,
+        key.origin.b,
+        key.ordinal
+    );
+    set(&o, "id", id);
+    set(&o, "frame", key.frame);
+    let (op, offset, fade, looped) = match *cmd {
+        SoundCommand::Start { offset, looped, .. } => ("start", offset, 0, looped),
+        SoundCommand::Skip { late, .. } => ("skip", late, 0, false),
+        SoundCommand::Fade { frames, .. } => ("fade", 0, frames, false),
+        SoundCommand::Stop { .. } => ("stop", 0, 0, false),
+    };
+    set(&o, "op", op);
+    set(&o, "offset", offset);
+    set(&o, "fade", fade);
+    set(&o, "looped", looped);
+    if let Some(s) = sound {
+        set(&o, "sound", s);
+    }
+    o
+}
+
+/// Where the match stands, for `status().match`: `state` (`fighting`, `round_over`,
+/// `match_over`), `round`, `best_of`, `wins`, `frames_left`, `winner` (a player, or null for a
+/// draw or while undecided), `rematch_open`, `rematch_asked`, `matches`.
+fn match_object(w: &World<Duel>) -> Object {
+    let o = Object::new();
+    let g = w.global();
+    let wins = Array::new();
+    for p in 0..w.players().min(duel::MAX_FIGHTERS) {
+        wins.push(&JsValue::from(g.wins[p]));
+    }
+    set(&o, "wins", wins);
+    set(&o, "round", g.round);
+    set(&o, "best_of", duel::BEST_OF);
+    set(&o, "matches", g.matches);
+    let winner = |p: Option<usize>| p.map_or(JsValue::NULL, |p| JsValue::from(p as u32));
+    match duel::match_state(w) {
+        MatchState::Fighting { frames_left, .. } => {
+            set(&o, "state", "fighting");
+            set(&o, "frames_left", frames_left);
+            set(&o, "winner", JsValue::NULL);
+        }
+        MatchState::RoundOver { winner: p } => {
+            set(&o, "state", "round_over");
+            set(&o, "winner", winner(p));
+        }
+        MatchState::MatchOver { winner: p, rematch_open, asked } => {
+            set(&o, "state", "match_over");
+            set(&o, "winner", winner(p));
+            set(&o, "rematch_open", rematch_open);
+            set(&o, "rematch_asked", asked);
+        }
+    }
+    o
 }
 
 /// Runs `f` on the app, or says why it cannot.
@@ -778,7 +898,7 @@ pub fn start(load_ms: f64) -> Result<(), JsValue> {
     up.forget();
     blur.forget();
 
-    let mut app = App::new(Painter { ctx }, parsed.clone().unwrap_or_default(), keys, load_ms);
+    let mut app = App::new(Painter::new(ctx), parsed.clone().unwrap_or_default(), keys, load_ms);
     match parsed {
         Ok(_) => app.begin(),
         Err(e) => app.fail(e),
@@ -839,6 +959,19 @@ pub fn status() -> Result<JsValue, JsValue> {
 }
 
 /// `duel.playBotLocally()`: leaves the room and plays the bot in this page.
+/// The sound commands queued since the last call, for the page's Web Audio (`app.js`): the
+/// objects of [`sound_object`] with the sound's name.
+#[wasm_bindgen(js_name = takeSounds)]
+pub fn take_sounds() -> Result<JsValue, JsValue> {
+    with_app(|app| {
+        let out = Array::new();
+        for q in app.fx.sounds.sink.pending.drain(..) {
+            out.push(&sound_object(&q.command, Some(&q.sound)));
+        }
+        Ok(out.into())
+    })
+}
+
 #[wasm_bindgen(js_name = playBotLocally)]
 pub fn play_bot_locally() -> Result<(), JsValue> {
     with_app(App::play_local)

@@ -15,10 +15,16 @@
 //! manager: static and instanced handlers, translation, suppression, local cues), and a
 //! [`PresenterLog`] records every presenter call, which is how tests and the scenario runner
 //! compare what different runs showed.
+//!
+//! [`CueSounds`] is a [`Presenter`] for sound under rollback: a cue presented late starts at
+//! the offset of the frames it missed, a cancelled one fades out over a few frames, a
+//! persistent one loops while it is active and stops on removal, each exactly once
+//! ([`SoundPolicy`], [`SoundCommand`]).
 
 mod director;
 mod presenter_log;
 mod router;
+mod sound;
 
 pub use director::{
     Cue, CueCounters, CueDirector, CueLogEntry, CueLogKind, CueSession, Presenter, RemoveReason,
@@ -28,3 +34,4 @@ pub use router::{
     CueCall, CueHandler, CueInstance, CueOptions, CueRouter, EntityInterface, InstanceKey,
     StaticHandler,
 };
+pub use sound::{CueSounds, SoundCommand, SoundPolicy, SoundSink};

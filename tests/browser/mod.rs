@@ -433,6 +433,99 @@ fn check_picture(png_bytes: &[u8], min_colours: usize) -> Result<(usize, f64), S
     Ok((counts.len(), top))
 }
 
+/// What a screenshot would show, checked on the state the page exposes (`status()`): every
+/// text the canvas drew lies inside it (960×540), no two standing fighters' bodies overlap, and
+/// no two fighters' labels overlap. Returns the number of texts checked.
+fn check_screen(name: &str, s: &Value) -> Result<usize, String> {
+    let texts = s["texts"].as_array().cloned().unwrap_or_default();
+    for t in &texts {
+        let b: Vec<f64> = t["box"]
+            .as_array()
+            .map(|v| v.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_default();
+        let inside = b.len() == 4 && b[0] >= 0.0 && b[1] >= 0.0 && b[2] <= 960.0 && b[3] <= 540.0;
+        if !inside {
+            return Err(format!("{name}: a text leaves the canvas at frame {}: {t}", s["frame"]));
+        }
+    }
+    let fighters = s["fighters"].as_array().cloned().unwrap_or_default();
+    let span =
+        |f: &Value, a: &str, b: &str| (f[a].as_f64().unwrap_or(0.0), f[b].as_f64().unwrap_or(0.0));
+    for (i, f) in fighters.iter().enumerate() {
+        for g in &fighters[i + 1..] {
+            // The bodies may touch (the hitstop shake moves a frozen body by 2 px).
+            let (a, b) = (span(f, "x0", "x1"), span(g, "x0", "x1"));
+            if a.0 + 4.0 < b.1 && b.0 + 4.0 < a.1 {
+                return Err(format!("{name}: fighters overlap at frame {}: {f} {g}", s["frame"]));
+            }
+            let (a, b) = (span(f, "label_x0", "label_x1"), span(g, "label_x0", "label_x1"));
+            if a.0 < b.1 && b.0 < a.1 {
+                return Err(format!("{name}: labels overlap at frame {}: {f} {g}", s["frame"]));
+            }
+        }
+    }
+    Ok(texts.len())
+}
+
+/// The page's sound log (`window.duelSoundLog`, what its Web Audio was asked to do) held
+/// against the presenter's (`status().sound_log`, the crate's sound policy) and its cue
+/// counters: the same commands in the same order, each cue started (or skipped as too late) at
+/// most once, a fade only for a cue that sounded and within 4 frames, every burst played has
+/// its start or skip and every lasting cue shown its looping start. Returns a summary.
+fn check_sounds(name: &str, b: &mut Browser) -> Result<String, String> {
+    // Both logs at one instant (the page takes queued commands every animation frame).
+    let both = b.eval(
+        "({ page: window.duelSoundLog || null, status: window.duel.status() })",
+        Duration::from_secs(10),
+    )?;
+    let s = &both["status"];
+    let page = both["page"].as_array().cloned().ok_or(format!("{name}: no window.duelSoundLog"))?;
+    let ours = s["sound_log"].as_array().cloned().unwrap_or_default();
+    if page.is_empty() || page.len() > ours.len() {
+        return Err(format!("{name}: {} sounds played for {} commands", page.len(), ours.len()));
+    }
+    let fields = ["op", "id", "offset", "fade", "looped"];
+    for (i, (p, o)) in page.iter().zip(&ours).enumerate() {
+        if fields.iter().any(|f| p[f] != o[f]) {
+            return Err(format!("{name}: sound {i} differs: page {p}, presenter {o}"));
+        }
+    }
+    let mut started = BTreeSet::new();
+    let (mut late, mut fades, mut loops, mut bursts) = (0, 0, 0, 0);
+    for c in &ours {
+        let id = c["id"].as_str().unwrap_or_default().to_string();
+        match c["op"].as_str() {
+            Some("start" | "skip") => {
+                if !started.insert(id.clone()) {
+                    return Err(format!("{name}: cue {id} started twice"));
+                }
+                if c["offset"].as_u64().unwrap_or(0) > 0 {
+                    late += 1;
+                }
+                if c["looped"] == true { loops += 1 } else { bursts += 1 }
+            }
+            Some("fade") => {
+                fades += 1;
+                if !started.contains(&id) || c["fade"].as_u64().is_none_or(|f| f > 4) {
+                    return Err(format!("{name}: a fade of a cue that did not sound: {c}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    if s["cues_played"].as_u64() != Some(bursts) || s["cues_lasting"].as_u64() != Some(loops) {
+        return Err(format!(
+            "{name}: {bursts} burst sounds for {} bursts played, {loops} loops for {} lasting cues",
+            s["cues_played"], s["cues_lasting"]
+        ));
+    }
+    Ok(format!(
+        "{} sound commands ({bursts} bursts, {late} started late at their offset, {fades} faded, {loops} loops); the page played the first {}",
+        ours.len(),
+        page.len()
+    ))
+}
+
 /// Plays pages until all are `done` (or the deadline): polls every 100 ms; `each` runs after
 /// every round of polls (screenshots).
 fn play_out(
@@ -487,7 +580,14 @@ fn two_browser_pages_play_a_duel_and_agree() {
         std::thread::sleep(Duration::from_millis(500));
         let mut wb = Watch::open(&mut b, &format!("{url}&script=mash"))?;
         let mut shot: Option<(u64, Vec<u8>)> = None;
+        let mut screens = 0;
         play_out(&mut [(&mut a, &mut wa), (&mut b, &mut wb)], |pages| {
+            for (i, (_, w)) in pages.iter().enumerate() {
+                if w.state() == "playing" {
+                    check_screen(["page A", "page B"][i], &w.last)?;
+                    screens += 1;
+                }
+            }
             let (b, w) = &mut pages[0];
             let frame = w.last["frame"].as_u64().unwrap_or(0);
             if shot.is_none() && w.state() == "playing" && frame >= FRAMES / 2 {
@@ -513,6 +613,13 @@ fn two_browser_pages_play_a_duel_and_agree() {
         let rollbacks: u64 = [sa, sb].iter().filter_map(|s| s["rollbacks"].as_u64()).sum();
         if rollbacks == 0 {
             return Err(format!("no page rolled back once with input delay 0:\n{sa}\n{sb}"));
+        }
+        note(format!(
+            "browser duel: {screens} polls of the screen's state: every text inside the canvas, \
+             no fighters or labels overlapping"
+        ));
+        for (name, b) in [("page A", &mut a), ("page B", &mut b)] {
+            note(format!("browser duel: {name}'s sound: {}", check_sounds(name, b)?));
         }
         note(format!(
             "browser duel: both pages confirm frame {}: checksum {} ({} checkpoints agree)",

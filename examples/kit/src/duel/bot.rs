@@ -35,6 +35,11 @@ const PLAN_FRAMES: Frame = 8;
 /// ```
 pub fn bot_input(world: &World<Duel>, player: usize, frame: Frame, seed: u64) -> Input {
     let i = ids();
+    if world.global().match_over != 0 {
+        // A decided match: ask for the rematch (alternating, as a person taps a button).
+        let tap = if frame % 2 == 0 { super::REMATCH_BUTTON } else { 0 };
+        return Input { buttons: tap, axis: 0 };
+    }
     let Some(me) = fighter(world, player) else { return Input::default() };
     if player >= MAX_FIGHTERS || !standing(world, me) || world.has_tag(me, i.t_stun) {
         return Input::default();

@@ -5,8 +5,15 @@
 //! ([`Input`]): a light attack (poison, lifesteal), a heavy attack that stuns and can cancel the
 //! light one inside its cancel window, a fireball (a projectile entity), a shield and a held
 //! sprint. The abilities, effects and cues are data (`examples/content/duel.ron`, embedded as
-//! [`CONTENT_RON`]); the functions it names are [`hooks`]; rounds, movement, projectiles and
-//! hitboxes are the game's systems (phase P6). [`bot_input`] plays every fighter.
+//! [`CONTENT_RON`]); the functions it names are [`hooks`]; the match and its rounds, movement,
+//! push separation (fighters never overlap), projectiles and hitboxes are the game's systems
+//! (phase P6). [`bot_input`] plays every fighter.
+//!
+//! A match is best of [`BEST_OF`] rounds, each on a [`ROUND_FRAMES`] clock: a knock-out or
+//! the clock decides a round, and the first to [`ROUNDS_TO_WIN`] (or the leader after
+//! [`BEST_OF`] decided rounds) wins the match ([`match_decision`], [`match_state`]). The result
+//! stays until every player presses [`REMATCH_BUTTON`], then the next match starts; the bots ask
+//! at once. All of it is in the snapshot ([`Round`]).
 //!
 //! # Matches
 //!
@@ -55,6 +62,7 @@ pub use report::{
     CueCounter, CueCounts, CueLogCheck, DepartureSummary, FighterSummary, LastInput, MatchReport,
     PeerSummary, replay_cue_log,
 };
+pub use systems::match_decision;
 
 use bytemuck::{Pod, Zeroable};
 use rollback_abilities::Entity;
@@ -94,6 +102,15 @@ pub const FIREBALL_HITSTOP: u32 = 4;
 pub const KO_PAUSE: Frame = 90;
 /// The longest a round lasts before the healthiest fighter wins it on time (30 s).
 pub const ROUND_FRAMES: Frame = 1800;
+/// A match is best of this many rounds: it ends when a player has won a majority of them
+/// ([`ROUNDS_TO_WIN`]) or when this many rounds were decided (draws count), and the player
+/// with the most rounds won wins it (equal: a draw).
+pub const BEST_OF: u32 = 3;
+/// Rounds a player must win to win the match outright.
+pub const ROUNDS_TO_WIN: u32 = BEST_OF / 2 + 1;
+/// The button that asks for a rematch once the match is over ([`Input::LIGHT`]): the next
+/// match starts when every player has pressed it after the result's pause ([`KO_PAUSE`]).
+pub const REMATCH_BUTTON: u8 = Input::LIGHT;
 
 /// The duel's [`Game`]: fighters and fireballs on a one-dimensional stage.
 #[derive(Clone, Copy, Debug, Default)]
@@ -210,7 +227,7 @@ pub struct Stats {
     pub hitstop_frames: u32,
 }
 
-/// The duel's global block: rounds, scores and statistics (128 bytes, `Pod`).
+/// The duel's global block: the match, its rounds, scores and statistics (144 bytes, `Pod`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct Round {
@@ -230,8 +247,63 @@ pub struct Round {
     pub last_winner: u32,
     /// Rounds that ended in a draw (double knock-out, or equal health on time).
     pub draws: u32,
-    /// What happened so far.
+    /// What happened so far (over every match).
     pub stats: Stats,
+    /// Matches decided so far.
+    pub matches: u32,
+    /// `1` from the frame the current match is decided until its rematch starts.
+    pub match_over: u32,
+    /// The last decided match's winner plus one (`0`: a draw, or no match decided yet).
+    pub match_winner: u32,
+    /// The players who asked for a rematch ([`REMATCH_BUTTON`]), bit per player, while the
+    /// match is over.
+    pub rematch: u32,
+}
+
+/// Where the current match stands ([`match_state`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum MatchState {
+    /// Rounds are being fought: the round in play and the frames left on its clock.
+    Fighting {
+        /// The current round, from 1.
+        round: u32,
+        /// Frames left before the round is decided on time.
+        frames_left: Frame,
+    },
+    /// A round was just decided; the next one starts after [`KO_PAUSE`].
+    RoundOver {
+        /// The round's winner (`None`: a draw).
+        winner: Option<usize>,
+    },
+    /// The match is decided; a rematch starts once every player has pressed
+    /// [`REMATCH_BUTTON`] after the pause.
+    MatchOver {
+        /// The match's winner (`None`: a draw).
+        winner: Option<usize>,
+        /// Whether the rematch can be asked for yet (the result's pause is over).
+        rematch_open: bool,
+        /// The players who asked for it (bit per player).
+        asked: u32,
+    },
+}
+
+/// Where the match of `world` stands, as of its last simulated frame.
+pub fn match_state(world: &World<Duel>) -> MatchState {
+    let g = world.global();
+    let frame = world.next_frame();
+    let plus_one = |w: u32| w.checked_sub(1).map(|p| p as usize);
+    if g.match_over != 0 {
+        MatchState::MatchOver {
+            winner: plus_one(g.match_winner),
+            rematch_open: frame >= g.ko_frame.saturating_add(KO_PAUSE),
+            asked: g.rematch,
+        }
+    } else if g.ko != 0 {
+        MatchState::RoundOver { winner: plus_one(g.last_winner) }
+    } else {
+        let played = frame.saturating_sub(g.round_start);
+        MatchState::Fighting { round: g.round, frames_left: ROUND_FRAMES.saturating_sub(played) }
+    }
 }
 
 impl Game for Duel {
@@ -311,8 +383,8 @@ pub fn new_world(seed: u64, fighters: usize) -> World<Duel> {
     }
 }
 
-/// The player leading the match: the most rounds won, then the most health in the current
-/// round; `None` for a draw.
+/// The player leading the match: the most rounds won, then (while the match goes on) the most
+/// health in the current round; `None` for a draw. Once the match is decided, its winner.
 pub fn winner(world: &World<Duel>) -> Option<usize> {
     winner_among(world, |_| true)
 }
@@ -329,7 +401,9 @@ pub fn winner_among(world: &World<Duel>, candidate: impl Fn(usize) -> bool) -> O
             .and_then(|e| world.attr(e, i.health))
             .unwrap_or(Fx::ZERO)
     };
-    let key = |p: usize| (g.wins[p], health(p));
+    // A decided match is decided on rounds alone (see `match_decision`).
+    let decided = g.match_over != 0;
+    let key = |p: usize| (g.wins[p], if decided { Fx::ZERO } else { health(p) });
     let best = (0..players).filter(|p| candidate(*p)).map(key).max()?;
     let mut leaders = (0..players).filter(|p| candidate(*p) && key(*p) == best);
     let first = leaders.next()?;

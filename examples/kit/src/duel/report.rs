@@ -456,6 +456,13 @@ pub struct MatchReport {
     /// The winner ([`super::winner`]), `None` for a draw. A player who left forfeits: the
     /// winner is the leader among the players who stayed ([`super::winner_among`]).
     pub winner: Option<usize>,
+    /// Matches decided in the frames played (each best of [`BEST_OF`](super::BEST_OF)
+    /// rounds; the bots ask for the rematch at once).
+    pub matches: u32,
+    /// The last decided match's winner (`None`: a draw, or none decided).
+    pub last_match_winner: Option<usize>,
+    /// Where the match in play stood after the last frame.
+    pub match_state: super::MatchState,
 }
 
 impl MatchReport {
@@ -506,6 +513,9 @@ impl MatchReport {
             stats: g.stats,
             fighters: (0..players).map(|p| FighterSummary::of(&world, p)).collect(),
             winner,
+            matches: g.matches,
+            last_match_winner: g.match_winner.checked_sub(1).map(|p| p as usize),
+            match_state: super::match_state(&world),
             peers,
         })
     }
@@ -910,6 +920,7 @@ impl fmt::Display for MatchReport {
             writeln!(f, "      effects  {effects}")?;
         }
         writeln!(f)?;
+        self.write_match(f)?;
         self.write_result(f)?;
         write!(
             f,
@@ -1102,6 +1113,46 @@ impl MatchReport {
             format!("but confirmed only {} of {} frames: FAILED", self.compared_frames, self.frames)
         };
         writeln!(f, "  {who:<20}  {how} {all}")
+    }
+
+    /// The match line: the match decided last (winner and score) or the one in play.
+    fn write_match(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let score = || {
+            let wins: Vec<String> =
+                self.fighters.iter().map(|ft| ft.rounds_won.to_string()).collect();
+            wins.join("-")
+        };
+        let best = super::BEST_OF;
+        let matches = |n: u32| if n == 1 { "1 match".to_string() } else { format!("{n} matches") };
+        let decided = match (self.matches, self.last_match_winner) {
+            (0, _) => "no match decided yet".to_string(),
+            (n, Some(p)) => format!("{} decided, the last won by player {p}", matches(n)),
+            (n, None) => format!("{} decided, the last drawn", matches(n)),
+        };
+        match self.match_state {
+            super::MatchState::MatchOver { winner: Some(p), .. } => writeln!(
+                f,
+                "Match (best of {best}): player {p} wins the match {} ({decided})",
+                score()
+            ),
+            super::MatchState::MatchOver { winner: None, .. } => {
+                writeln!(f, "Match (best of {best}): drawn {} ({decided})", score())
+            }
+            super::MatchState::Fighting { round, .. } => writeln!(
+                f,
+                "Match (best of {best}): in play after {} frames, round {round}, rounds won {} \
+                 ({decided})",
+                self.frames,
+                score()
+            ),
+            super::MatchState::RoundOver { .. } => writeln!(
+                f,
+                "Match (best of {best}): in play after {} frames, between rounds, rounds won \
+                 {} ({decided})",
+                self.frames,
+                score()
+            ),
+        }
     }
 
     /// The result line: the winner (a player who left forfeits) or a draw.

@@ -1,4 +1,5 @@
-//! The duel's systems (phase P6): rounds, movement, projectiles and melee hitboxes.
+//! The duel's systems (phase P6): the match and its rounds, movement, push separation,
+//! projectiles and melee hitboxes.
 //!
 //! Hits are gathered from the frame's state first and applied afterwards, so two fighters
 //! hitting each other in the same frame trade instead of the first player's hit cancelling the
@@ -8,7 +9,7 @@ use super::ids::ids;
 use super::{
     ARENA_HALF, Body, Duel, FIGHTER_HALF, FIREBALL_DAMAGE, FIREBALL_HITSTOP, FIREBALL_RADIUS,
     HEAVY_DAMAGE, HEAVY_HITSTOP, HEAVY_REACH, KO_PAUSE, Kind, LIGHT_DAMAGE, LIGHT_HITSTOP,
-    LIGHT_REACH, MAX_FIGHTERS, ROUND_FRAMES,
+    LIGHT_REACH, MAX_FIGHTERS, REMATCH_BUTTON, ROUND_FRAMES, ROUNDS_TO_WIN, Round,
 };
 use rollback_abilities::AbilityEvent;
 use rollback_abilities::EffectQuery;
@@ -58,6 +59,7 @@ pub(crate) fn run(w: &mut World<Duel>) {
         return;
     }
     movement(w);
+    separate(w);
     let mut hits = Hits::new();
     projectiles(w, &mut hits);
     melee(w, &mut hits);
@@ -98,6 +100,9 @@ pub(crate) fn nearest_opponent(w: &World<Duel>, me: Entity) -> Option<Entity> {
 fn rounds(w: &mut World<Duel>) -> bool {
     let frame = w.frame();
     let g = *w.global();
+    if g.match_over != 0 {
+        return rematch(w, frame);
+    }
     if g.ko != 0 {
         if frame >= g.ko_frame.saturating_add(KO_PAUSE) {
             reset_round(w, frame);
@@ -155,7 +160,60 @@ fn rounds(w: &mut World<Duel>) -> bool {
             g.last_winner = 0;
         }
     }
+    if let Some(winner) = match_decision(g) {
+        g.match_over = 1;
+        g.matches = g.matches.saturating_add(1);
+        g.match_winner = winner.map_or(0, |p| p as u32 + 1);
+        g.rematch = 0;
+    }
     false
+}
+
+/// Whether the rounds decided so far decide the match: `None` while it goes on, `Some(winner)`
+/// once a player has won [`ROUNDS_TO_WIN`] rounds or [`BEST_OF`](super::BEST_OF) rounds were
+/// decided (draws included); the winner is the player with the most rounds won, `None` when
+/// that is shared (a drawn match).
+pub fn match_decision(g: &Round) -> Option<Option<usize>> {
+    let decided = g.wins.iter().sum::<u32>().saturating_add(g.draws);
+    let top = g.wins.iter().copied().max().unwrap_or(0);
+    if top < ROUNDS_TO_WIN && decided < super::BEST_OF {
+        return None;
+    }
+    let mut leaders = (0..MAX_FIGHTERS).filter(|p| g.wins[*p] == top);
+    let first = leaders.next();
+    Some(if leaders.next().is_some() { None } else { first })
+}
+
+/// After a decided match: once the result's pause is over, gathers the players pressing
+/// [`REMATCH_BUTTON`] and starts the next match when all of them asked. Returns `true` on the
+/// frame the match restarts (the other systems skip it).
+fn rematch(w: &mut World<Duel>, frame: Frame) -> bool {
+    let g = *w.global();
+    if frame < g.ko_frame.saturating_add(KO_PAUSE) {
+        return false;
+    }
+    let players = w.players().min(MAX_FIGHTERS);
+    let mut asked = g.rematch;
+    for p in 0..players {
+        if w.input(p).buttons & REMATCH_BUTTON != 0 {
+            asked |= 1 << p;
+        }
+    }
+    if asked != (1u32 << players) - 1 {
+        w.global_mut().rematch = asked;
+        return false;
+    }
+    reset_round(w, frame);
+    let g = w.global_mut();
+    *g = Round {
+        round: 1,
+        round_start: frame,
+        stats: g.stats,
+        matches: g.matches,
+        match_winner: g.match_winner,
+        ..Round::default()
+    };
+    true
 }
 
 /// Starts a new round: full vitals and resources, no effects, no abilities running, starting
@@ -254,6 +312,64 @@ fn movement(w: &mut World<Duel>) {
             if let Some(f) = facing {
                 b.facing = f;
             }
+        }
+    }
+}
+
+/// Push separation: standing fighters never overlap. In order of position (ties: the lower
+/// player first), each overlapping neighbour pair is pushed apart by half the overlap each;
+/// then a sweep from the left and one from the right edge leave every pair at least two
+/// half-widths apart inside the arena (a fighter against a wall pushes the other one away).
+fn separate(w: &mut World<Duel>) {
+    let mut list = [(Fx::ZERO, 0usize, Entity::NONE); MAX_FIGHTERS];
+    let mut n = 0;
+    for p in 0..w.players().min(MAX_FIGHTERS) {
+        let Some(e) = fighter(w, p) else { continue };
+        if !standing(w, e) {
+            continue;
+        }
+        let Some(b) = w.component(e) else { continue };
+        if let Some(slot) = list.get_mut(n) {
+            *slot = (b.x, p, e);
+            n += 1;
+        }
+    }
+    let list = &mut list[..n];
+    // Insertion sort by (x, player): at most four, stable and allocation-free.
+    for k in 1..list.len() {
+        let mut j = k;
+        while j > 0 && (list[j].0, list[j].1) < (list[j - 1].0, list[j - 1].1) {
+            list.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+    let width = num::int(2 * FIGHTER_HALF);
+    for k in 1..list.len() {
+        let gap = num::sub(list[k].0, list[k - 1].0);
+        if gap < width {
+            let overlap = num::sub(width, gap);
+            let half = overlap / 2;
+            list[k - 1].0 = num::sub(list[k - 1].0, half);
+            list[k].0 = num::add(list[k].0, num::sub(overlap, half));
+        }
+    }
+    if let Some(first) = list.first_mut() {
+        first.0 = first.0.max(num::neg(ARENA_HALF));
+    }
+    for k in 1..list.len() {
+        list[k].0 = list[k].0.max(num::add(list[k - 1].0, width));
+    }
+    if let Some(last) = list.last_mut() {
+        last.0 = last.0.min(ARENA_HALF);
+    }
+    for k in (0..list.len().saturating_sub(1)).rev() {
+        list[k].0 = list[k].0.min(num::sub(list[k + 1].0, width));
+    }
+    for &(x, _, e) in list.iter() {
+        if let Some(b) = w.component_mut(e)
+            && b.x != x
+        {
+            b.x = x;
         }
     }
 }

@@ -196,6 +196,18 @@ fn describe(ev: &SessionEvent, who: &dyn Fn(&str) -> String) -> Option<String> {
             }
             None => format!("{} left (players {players:?}) before sending any input", who(peer)),
         },
+        SessionEvent::Rejoining { players } => {
+            format!("players {players:?} are coming back: holding the match for them")
+        }
+        SessionEvent::RejoinAborted { players } => {
+            format!("players {players:?} did not get back in; the match goes on without them")
+        }
+        SessionEvent::Rejoined { players, frame } => {
+            format!("players {players:?} are back from frame {frame}")
+        }
+        SessionEvent::RejoinFault { peer, fault } => {
+            format!("refused a rejoin message from {}: {fault}", who(peer))
+        }
     })
 }
 

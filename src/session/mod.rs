@@ -23,6 +23,7 @@ mod determinism;
 mod driver;
 mod guard;
 mod handshake;
+mod identity;
 mod local;
 #[cfg(feature = "matchbox")]
 pub mod matchbox;
@@ -39,6 +40,7 @@ pub use guard::{
     message_from_bytes, message_to_bytes,
 };
 pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emulated};
+pub use identity::{Identity, IdentityError, PublicIdentity};
 pub use local::{LocalMatch, LocalPeer, MatchConfig};
 // The matchbox session; its building blocks (the socket builders, the message loop, the
 // channels and the blocking steps) are in `session::matchbox`.

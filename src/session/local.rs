@@ -1,9 +1,10 @@
 //! `LocalMatch`: several GGRS peers in one process, talking over an [`EmulatedNetwork`].
 
 use super::guard::{Guard, GuardConfig};
+use super::identity::{Identity, PublicIdentity};
 use super::net::{EmulatedNetwork, NetConditions, PeerAddr};
 use super::runner::{GgrsConfig, Runner, SessionError, SessionEvent};
-use super::start::SessionConfig;
+use super::start::{MatchKeys, SessionConfig};
 use crate::num::Frame;
 use crate::present::Presenter;
 use crate::world::{Game, World};
@@ -164,15 +165,33 @@ impl<G: Game> LocalMatch<G> {
             max_wait_frames: None,
             guard: Some(GuardConfig::new(config.players, config.max_prediction).with_paced(true)),
         };
-        for i in 0..config.players {
+        // Every datagram is authenticated: each peer has a per-match identity, and the keys a
+        // handshake would carry are handed to the peers directly (they share this process).
+        let identities = (0..config.players)
+            .map(|_| Identity::generate())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                SessionError::Ggrs(ggrs::GgrsError::InvalidRequest { info: e.to_string() })
+            })?;
+        let publics: Vec<PublicIdentity> = identities.iter().map(Identity::public).collect();
+        for (i, local) in identities.into_iter().enumerate() {
+            let remotes = (0..config.players)
+                .filter(|j| *j != i)
+                .map(|j| (PeerAddr(j as u16), publics[j]))
+                .collect();
+            let keys = MatchKeys { local, remotes };
             let players = (0..config.players).map(|j| {
                 let t =
                     if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j as u16)) };
                 (j, t)
             });
             let mut runner = setup.runner(make_world(i));
-            let (session, guard) =
-                setup.start_p2p(&mut runner, net.socket(PeerAddr(i as u16)), players)?;
+            let (session, guard) = setup.start_p2p_keyed(
+                &mut runner,
+                net.socket(PeerAddr(i as u16)),
+                players,
+                &keys,
+            )?;
             peers.push(LocalPeer {
                 runner,
                 session,

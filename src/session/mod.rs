@@ -55,4 +55,4 @@ pub use runner::{
     Address, Batch, DEFAULT_DEPARTURE_TICKS, DEFAULT_STALL_TICKS, GgrsConfig, Runner, RunnerStats,
     SavedFrame, SessionError, SessionEvent, differing_subsystems, pack_checksum,
 };
-pub use start::{Peer, SessionConfig, Spectator, unguarded_builder};
+pub use start::{MatchKeys, Peer, SessionConfig, Spectator, unguarded_builder};

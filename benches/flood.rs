@@ -8,6 +8,12 @@
 //! the same tick with no flood, in the same run. The bench checks afterwards that the flood was
 //! neither faulted nor dropped.
 //!
+//! The same, with every datagram authenticated (`Peer::start_keyed`): the quiet tick (what
+//! sealing and opening the honest traffic costs), the member's allowed flood (sealed with its
+//! own key: quality reports and keep-alives), and an off-path flood of 1,000 datagrams a tick
+//! from player 1's address with its session number but no valid authenticator (each dropped
+//! after one keyed hash, counted toward nobody).
+//!
 //! ```sh
 //! cargo bench --bench flood
 //! ```
@@ -15,8 +21,8 @@
 use criterion::Criterion;
 use ggrs::{Message, NonBlockingSocket, PlayerType};
 use rollback_abilities::session::{
-    EmulatedNetwork, EmulatedSocket, GuardConfig, NetConditions, Peer, PeerAddr, SessionConfig,
-    forge,
+    EmulatedNetwork, EmulatedSocket, GuardConfig, Identity, MatchKeys, NetConditions, Peer,
+    PeerAddr, SessionConfig, forge,
 };
 use rollback_abilities_kit::duel::{self, Duel, Input};
 use std::cell::RefCell;
@@ -46,21 +52,49 @@ struct Match {
     attacker: EmulatedSocket,
     captured: Message,
     flood_rate: u32,
+    keyed: bool,
 }
 
+/// What a tick's flood is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flood {
+    /// None.
+    Quiet,
+    /// The member's fair share, less its honest traffic.
+    Allowance,
+    /// 1,000 datagrams from the member's address without an authenticator.
+    OffPath,
+}
+
+/// Datagrams an off-path flooder sends a tick.
+const OFF_PATH: u32 = 1000;
+
 impl Match {
-    fn new() -> Match {
+    fn new(keyed: bool) -> Match {
         let net = EmulatedNetwork::new(NetConditions::PERFECT, 3);
+        let ids: Vec<Identity> =
+            (0..2).map(|_| Identity::generate().expect("randomness")).collect();
+        let publics: Vec<_> = ids.iter().map(Identity::public).collect();
+        let mut ids = ids.into_iter();
         let mut peers: Vec<Peer<Duel, PeerAddr>> = (0..2u16)
             .map(|i| {
+                let keys = MatchKeys {
+                    local: ids.next().expect("an identity"),
+                    remotes: vec![(PeerAddr(1 - i), publics[usize::from(1 - i)])],
+                };
                 let players = (0..2u16).map(|j| {
                     let t =
                         if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j)) };
                     (usize::from(j), t)
                 });
                 let world = duel::new_world(3, 2);
-                Peer::start(world, net.socket(PeerAddr(i)), players, SessionConfig::default())
-                    .expect("a peer")
+                let socket = net.socket(PeerAddr(i));
+                if keyed {
+                    Peer::start_keyed(world, socket, players, SessionConfig::default(), &keys)
+                } else {
+                    Peer::start(world, socket, players, SessionConfig::default())
+                }
+                .expect("a peer")
             })
             .collect();
         // Poll every peer each round (`all` would stop at the first one not yet running).
@@ -73,9 +107,10 @@ impl Match {
             peers,
             captured: forge::keep_alive(0),
             flood_rate: GuardConfig::new(2, 8).flood_rate,
+            keyed,
         };
         for _ in 0..60 {
-            m.tick(false);
+            m.tick(Flood::Quiet);
         }
         // Take what player 1 sent peer 0 off the network, keep an input message, pass it all on.
         let mut spy = m.net.socket(PeerAddr(0));
@@ -95,16 +130,28 @@ impl Match {
     }
 
     /// One tick of both peers; returns the time of peer 0's advance.
-    fn tick(&mut self, flood: bool) -> Duration {
-        if flood {
-            let magic = self.peers[0].guard.remote_magic(&PeerAddr(1)).expect("player 1's magic");
-            for k in 0..self.flood_rate - HONEST {
-                let msg = match k % 3 {
-                    0 => self.captured.clone(),
-                    1 => forge::quality(magic, 0, 0),
-                    _ => forge::keep_alive(magic),
-                };
-                self.attacker.send_to(&msg, &PeerAddr(0));
+    fn tick(&mut self, flood: Flood) -> Duration {
+        let magic = self.peers[0].guard.remote_magic(&PeerAddr(1)).unwrap_or(0);
+        match flood {
+            Flood::Quiet => {}
+            Flood::Allowance => {
+                for k in 0..self.flood_rate - HONEST {
+                    let msg = match k % 3 {
+                        // A captured (sealed) message cannot be sent twice once keyed.
+                        0 if !self.keyed => self.captured.clone(),
+                        1 => forge::quality(magic, 0, 0),
+                        _ => forge::keep_alive(magic),
+                    };
+                    // The member itself: sealed with its own key when keyed.
+                    let msg = self.peers[1].guard.seal(&msg, &PeerAddr(0));
+                    self.attacker.send_to(&msg, &PeerAddr(0));
+                }
+            }
+            Flood::OffPath => {
+                let msg = forge::keep_alive(magic);
+                for _ in 0..OFF_PATH {
+                    self.attacker.send_to(&msg, &PeerAddr(0));
+                }
             }
         }
         let mut victim = Duration::ZERO;
@@ -128,8 +175,15 @@ fn main() {
         .measurement_time(Duration::from_secs(3))
         .configure_from_args();
     let mut g = c.benchmark_group("flood");
-    for (name, flood) in [("none", false), ("allowance", true)] {
-        let mut m = Match::new();
+    let cases = [
+        ("none", false, Flood::Quiet),
+        ("allowance", false, Flood::Allowance),
+        ("keyed none", true, Flood::Quiet),
+        ("keyed allowance", true, Flood::Allowance),
+        ("keyed off-path", true, Flood::OffPath),
+    ];
+    for (name, keyed, flood) in cases {
+        let mut m = Match::new(keyed);
         let before = m.peers[0].guard.stats();
         g.bench_function(name, |b| {
             b.iter_custom(|iters| {
@@ -148,9 +202,18 @@ fn main() {
         });
         let after = m.peers[0].guard.stats();
         assert_eq!(after.faults, before.faults, "{name}: the flood was faulted");
-        assert_eq!(after.dropped, before.dropped, "{name}: messages were dropped");
-        if flood {
-            assert!(after.passed - before.passed > 1000, "{name}: the flood reached GGRS");
+        let unauthenticated = after.unauthenticated - before.unauthenticated;
+        assert_eq!(
+            after.dropped - before.dropped,
+            unauthenticated,
+            "{name}: messages were dropped"
+        );
+        match flood {
+            Flood::Allowance => {
+                assert!(after.passed - before.passed > 1000, "{name}: the flood reached GGRS")
+            }
+            Flood::OffPath => assert!(unauthenticated > 1000, "{name}: the flood was read"),
+            Flood::Quiet => {}
         }
     }
     g.finish();
@@ -161,6 +224,20 @@ fn main() {
             v.get(v.len() / 2).copied().unwrap_or(0.0)
         })
     };
+    for (quiet, loud, what) in [
+        ("none", "keyed none", "authenticating the honest traffic"),
+        ("keyed none", "keyed allowance", "the member's allowed flood, keyed"),
+        ("keyed none", "keyed off-path", "1,000 unauthenticated datagrams a tick"),
+    ] {
+        let (a, b) = (median(quiet), median(loud));
+        println!(
+            "{what}: {:.1} µs → {:.1} µs a tick (+{:.1} µs, {:.2} % of a 16.7 ms frame)",
+            a / 1e3,
+            b / 1e3,
+            (b - a) / 1e3,
+            (b - a) / 1e3 / 16_667.0 * 100.0
+        );
+    }
     let (quiet, flooded) = (median("none"), median("allowance"));
     println!(
         "victim's tick: {:.1} µs without a flood, {:.1} µs under the allowed flood ({} messages \

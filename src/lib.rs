@@ -150,3 +150,6 @@ pub struct ScenariosDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/cookbook.md")]
 pub struct CookbookDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/security.md")]
+pub struct SecurityDoctests;

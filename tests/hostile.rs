@@ -114,7 +114,18 @@ fn send<G: rollback_abilities::prelude::Game>(
     msg: &ggrs::Message,
 ) {
     let mut attacker = m.network().socket(PeerAddr(from as u16));
-    attacker.send_to(msg, &PeerAddr(to as u16));
+    attacker.send_to(&sealed(m, from, to, msg), &PeerAddr(to as u16));
+}
+
+/// `msg` as member `from` sends it to `to`: sealed with their pairwise key (a dishonest member
+/// holds its own key; an off-path attacker sends on a raw socket instead).
+pub(crate) fn sealed<G: rollback_abilities::prelude::Game>(
+    m: &LocalMatch<G>,
+    from: usize,
+    to: usize,
+    msg: &ggrs::Message,
+) -> ggrs::Message {
+    m.peers()[from].guard.seal(msg, &PeerAddr(to as u16))
 }
 
 /// A run-length payload of one repeat run `len` bytes long (GGRS's bitfield-rle).
@@ -295,7 +306,7 @@ fn a_process_on_a_departed_peers_port_is_refused_whatever_magic_it_tries() {
     // dropped and counted, never a fault of its own; past the sender's fair share the rest are
     // dropped unread (a flood).
     let stats = m.peers()[0].guard.stats();
-    assert!(stats.unattributed > 0 && stats.dropped >= 60_000, "{stats:?}");
+    assert!(stats.unattributed + stats.unauthenticated > 0 && stats.dropped >= 60_000, "{stats:?}");
     let f = faults(&m, 0);
     assert!(f.iter().all(|f| matches!(f, Fault::Flood { .. } | Fault::Banned)), "{f:?}");
     // Player 2 left; 0 and 1 agreed on its last frame and carry on together.
@@ -834,6 +845,40 @@ fn datagrams_with_a_wrong_session_number_from_a_live_players_address_get_nobody_
 }
 
 #[test]
+fn an_off_path_attacker_with_the_session_number_gets_nobody_faulted_or_banned() {
+    // Anyone who can forge a live player's source address and tries the 65,536 session
+    // numbers sends, "from" it, malformed input and a flood of keep-alives with the right
+    // number: its peer faulted the player, banned it, and the ban made everyone drop it. Every
+    // datagram of a member now carries an authenticator made with a key only it and its peer
+    // hold: the forgeries are dropped unread, and nobody's faults, fair share or ban count them.
+    for seed in 0..3 {
+        let mut m = duel_match(3, NetConditions::PERFECT, seed, 120);
+        ticks(&mut m, 30);
+        ticks_ok(&mut m, 100, |m| {
+            let magic = m.peers()[0].guard.remote_magic(&PeerAddr(1)).unwrap();
+            let now = frame_of(m, 0) as i32;
+            let mut spoofer = m.network().socket(PeerAddr(1));
+            let garbage = forge::input(magic, &[(false, now); 3], false, now, -1, vec![0x80]);
+            for _ in 0..4 {
+                spoofer.send_to(&garbage, &PeerAddr(0));
+                spoofer.send_to(&forge::depart(magic, 2, now + 1), &PeerAddr(0));
+            }
+            for _ in 0..400 {
+                spoofer.send_to(&forge::keep_alive(magic), &PeerAddr(0));
+            }
+        });
+        assert!(faults(&m, 0).is_empty(), "seed {seed}: {:?}", faults(&m, 0));
+        for p in 0..3 {
+            assert!(lefts(&m, p).is_empty(), "seed {seed}: peer {p}: {:?}", lefts(&m, p));
+        }
+        let stats = m.peers()[0].guard.stats();
+        assert!(stats.unauthenticated >= 100 * 408, "seed {seed}: {stats:?}");
+        assert!(frame_of(&m, 0) >= 110 && frame_of(&m, 1) >= 110, "seed {seed}");
+        assert!(m.confirmed_checksums_agree(), "seed {seed}");
+    }
+}
+
+#[test]
 fn host_frames_beyond_a_spectators_buffer_never_break_it() {
     // GGRS's spectator keeps 60 frames of the host's input. A spectator whose game paused for
     // 100 frames (a throttled background tab) while the host played on received 100 frames
@@ -879,7 +924,7 @@ fn a_flood_under_the_per_poll_limit_is_faulted_and_the_flooder_leaves() {
         let ka = forge::keep_alive(magic);
         let mut flooder = m.network().socket(PeerAddr(2));
         for _ in 0..1000 {
-            flooder.send_to(&ka, &PeerAddr(0));
+            flooder.send_to(&sealed(m, 2, 0, &ka), &PeerAddr(0));
         }
     });
     let f = faults(&m, 0);

@@ -8,8 +8,8 @@ use rollback_abilities::debug::{WorldDump, diff_dumps};
 use rollback_abilities::prelude::*;
 use rollback_abilities::replay::{Replay, ReplayError};
 use rollback_abilities::session::{
-    EmulatedNetwork, GgrsConfig, Handshake, HandshakeError, NetConditions, PeerAddr, Runner,
-    exchange_emulated,
+    EmulatedNetwork, GgrsConfig, Handshake, HandshakeError, Identity, NetConditions, PeerAddr,
+    Runner, exchange_emulated,
 };
 use rollback_abilities::{Subsystem, random::Stream};
 
@@ -311,14 +311,19 @@ fn handshake_mismatches_refuse_to_start() {
     let net = EmulatedNetwork::new(NetConditions::HARSH, 5);
     let (wa, _) = arena_n(2);
     let (wb, _) = arena_n(2);
-    let ok = exchange_emulated(
+    let (ia, ib) = (Identity::generate().unwrap(), Identity::generate().unwrap());
+    let heard = exchange_emulated(
         &[
-            (net.socket(PeerAddr(0)), Handshake::of(&wa)),
-            (net.socket(PeerAddr(1)), Handshake::of(&wb)),
+            (net.socket(PeerAddr(0)), Handshake::of(&wa).with_identity(&ia)),
+            (net.socket(PeerAddr(1)), Handshake::of(&wb).with_identity(&ib)),
         ],
         4,
-    );
-    assert_eq!(ok, Ok(()));
+    )
+    .unwrap();
+    // Each peer's identity is announced, not compared: peer 0 heard peer 1's, and back.
+    assert_eq!(heard[0].get(&PeerAddr(1)), Some(&ib.public()));
+    assert_eq!(heard[1].get(&PeerAddr(0)), Some(&ia.public()));
+    assert_eq!(heard[0].len() + heard[1].len(), 2);
 
     let other_content = ARENA.replace("coef: -3", "coef: -4");
     let (wc, _) = arena(&other_content);

@@ -328,9 +328,11 @@ fn memory_is_flat_with_a_departed_peer_lying() {
             let now = m.peers()[0].runner.world().next_frame() as i32;
             let magic = m.peers()[0].guard.remote_magic(&PeerAddr(3)).unwrap_or(0);
             for to in 0..3u16 {
-                liar.send_to(&forge::checksum(magic, now - 20, u128::from(tick)), &PeerAddr(to));
+                let report = forge::checksum(magic, now - 20, u128::from(tick));
+                let to_ = usize::from(to);
+                liar.send_to(&crate::hostile::sealed(&m, 3, to_, &report), &PeerAddr(to));
                 let garbage = forge::input(magic, &[(true, 0); 4], false, now, -1, vec![0x80]);
-                liar.send_to(&garbage, &PeerAddr(to));
+                liar.send_to(&crate::hostile::sealed(&m, 3, to_, &garbage), &PeerAddr(to));
             }
         }
         crate::hostile::tick(&mut m).unwrap();

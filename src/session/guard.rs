@@ -18,6 +18,14 @@
 //!   never run ahead of what was sent, a checksum report's frame lies near the session's frame;
 //! - a sender's session number (GGRS's 16-bit "magic") is pinned at its first input, so a
 //!   process that takes over a departed peer's port is refused;
+//! - with the identities peers announced in the handshake ([`Guard::authenticate`], done by
+//!   every `*_keyed` session starter and by [`LocalMatch`](super::LocalMatch)), every datagram
+//!   is sealed with a pairwise key only the two members hold, and one from a keyed address
+//!   without a valid authenticator, or replayed, is dropped before anything counts it
+//!   ([`GuardStats::unauthenticated`]): an off-path attacker cannot fault, flood or ban a
+//!   member, whatever address and session number it uses. What this does and does not protect
+//!   against (a dishonest member holds its own key; an attacker on the path during the
+//!   handshake) is in `docs/security.md`;
 //! - at most [`GuardConfig::max_messages_per_poll`] messages per sender per poll; after
 //!   [`GuardConfig::ban_after`] faults a sender is banned (and leaves, below).
 //!
@@ -82,6 +90,8 @@ use ggrs::{Message, NonBlockingSocket};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::identity::{Identity, Link, PublicIdentity};
 
 /// GGRS's frame number type.
 type GgrsFrame = i32;
@@ -583,7 +593,15 @@ pub struct GuardStats {
     /// never sent (dropped), or a frame advantage beyond [`GuardConfig::max_frame_advantage`]
     /// (clamped).
     pub implausible: u64,
+    /// Datagrams dropped from an address this peer holds a key for ([`Guard::authenticate`])
+    /// without a valid authenticator, or replayed: not the member's, whatever their source
+    /// address says. They count toward nobody's faults, floods or bans.
+    pub unauthenticated: u64,
 }
+
+/// The start frame that marks a datagram sealed with its sender's pairwise key (the whole GGRS
+/// message, a counter and a tag, inside an input message's payload; see [`Guard::authenticate`]).
+const SEALED_FRAME: GgrsFrame = -0x5345;
 
 /// The start frame that marks a message of the guards' own protocol (negative: GGRS itself
 /// never sends it and drops such input unread).
@@ -710,6 +728,10 @@ struct Remote<A> {
     pings: VecDeque<u128>,
     /// Messages it may still send before it floods (see [`GuardConfig::flood_rate`]).
     allowance: u32,
+    /// Its announced identity and the pairwise keys with it ([`Guard::authenticate`]): with
+    /// them, only sealed datagrams are read from its address and every datagram to it is sealed.
+    identity: Option<PublicIdentity>,
+    link: Option<Link>,
 }
 
 /// Quality reports remembered per remote (GGRS sends one every 200 ms).
@@ -1316,6 +1338,54 @@ impl<A: Clone + Eq> Guard<A> {
         lock(&self.shared).departures.drain(..).collect()
     }
 
+    /// Authenticates every datagram to and from the given remotes: `local` is this peer's
+    /// per-match identity, `remotes` each remote address with the identity it announced in the
+    /// session handshake. From then on every datagram to such a remote carries an authenticator
+    /// made with the pairwise key only it and this peer can derive, and a datagram from its
+    /// address without a valid one (or a replayed one) is dropped silently
+    /// ([`GuardStats::unauthenticated`]): it counts toward nobody's faults or ban. Call it before
+    /// the session's first message (the session starters do).
+    ///
+    /// Fails, changing nothing, with the addresses that are not remotes of this guard or whose
+    /// identity yields no key (a low-order X25519 key).
+    pub fn authenticate(
+        &self,
+        local: &Identity,
+        remotes: impl IntoIterator<Item = (A, PublicIdentity)>,
+    ) -> Result<(), Vec<A>> {
+        let mut s = lock(&self.shared);
+        let mut links = Vec::new();
+        let mut bad = Vec::new();
+        for (addr, id) in remotes {
+            match (s.index(&addr), local.link(&id)) {
+                (Some(i), Some(link)) => links.push((i, id, link)),
+                _ => bad.push(addr),
+            }
+        }
+        if !bad.is_empty() {
+            return Err(bad);
+        }
+        for (i, id, link) in links {
+            s.remotes[i].identity = Some(id);
+            s.remotes[i].link = Some(link);
+        }
+        Ok(())
+    }
+
+    /// The identity `addr` announced in the handshake, once [`Guard::authenticate`] took it:
+    /// the key a claim to speak for that member's players must be signed with.
+    pub fn identity_of(&self, addr: &A) -> Option<PublicIdentity> {
+        let s = lock(&self.shared);
+        s.index(addr).and_then(|i| s.remotes[i].identity)
+    }
+
+    /// `msg` as this peer's guard sends it to `to`: sealed with their pairwise key once
+    /// [`Guard::authenticate`] took `to`'s identity, as it is otherwise. A member can always say
+    /// what it likes with its own key: this is how a test plays a dishonest member.
+    pub fn seal(&self, msg: &Message, to: &A) -> Message {
+        lock(&self.shared).seal(msg, to).unwrap_or_else(|| msg.clone())
+    }
+
     /// The counters.
     pub fn stats(&self) -> GuardStats {
         lock(&self.shared).stats
@@ -1527,6 +1597,8 @@ impl<S, A: Clone + Eq> GuardedSocket<S, A> {
                 acked: NULL_FRAME,
                 pings: VecDeque::with_capacity(PINGS_KEPT),
                 allowance: config.flood_burst,
+                identity: None,
+                link: None,
             });
         }
         let shared = Arc::new(Mutex::new(Shared {
@@ -1959,15 +2031,64 @@ impl<A: Clone + Eq> Shared<A> {
     }
 }
 
+impl<A: Clone + Eq> Shared<A> {
+    /// `msg` sealed for `addr` (`None`: no key for it, the message goes as it is).
+    fn seal(&mut self, msg: &Message, addr: &A) -> Option<Message> {
+        let i = self.index(addr)?;
+        let link = self.remotes[i].link.as_mut()?;
+        let sealed = link.seal(message_to_bytes(msg));
+        let body = WireBody::Input(WireInput {
+            peer_connect_status: Vec::new(),
+            disconnect_requested: false,
+            start_frame: SEALED_FRAME,
+            ack_frame: NULL_FRAME,
+            bytes: sealed,
+        });
+        WireMessage { magic: 0, body }.to_ggrs()
+    }
+
+    /// What remote `i` sent, checked against its key: the message itself when this peer holds
+    /// no key for it, the opened message when it is sealed with the key, `None` otherwise.
+    fn open(&mut self, i: usize, msg: Message) -> Option<Message> {
+        let Some(link) = self.remotes[i].link.as_mut() else { return Some(msg) };
+        let wire = WireMessage::from_ggrs(&msg)?;
+        match wire.body {
+            WireBody::Input(input)
+                if input.start_frame == SEALED_FRAME && input.peer_connect_status.is_empty() =>
+            {
+                link.open(&input.bytes).and_then(message_from_bytes)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The message a sealed one carries, unchecked (`None` for a message that is not sealed). The
+/// emulated network draws a packet's fate from its content: a sealed message's is the one of the
+/// message it carries, so a seeded match goes the same way whatever the keys.
+pub(crate) fn sealed_inner(m: &Message) -> Option<Message> {
+    let wire = WireMessage::from_ggrs(m)?;
+    match wire.body {
+        WireBody::Input(input) if input.start_frame == SEALED_FRAME => {
+            let n = input.bytes.len().checked_sub(super::identity::TAG_LEN + 8)?;
+            message_from_bytes(&input.bytes[..n])
+        }
+        _ => None,
+    }
+}
+
 impl<S, A> NonBlockingSocket<A> for GuardedSocket<S, A>
 where
     S: NonBlockingSocket<A>,
     A: Clone + PartialEq + Eq + Hash + Send + Sync,
 {
     fn send_to(&mut self, msg: &Message, addr: &A) {
-        let go = lock(&self.shared).outgoing(msg, addr);
-        if go {
-            self.inner.send_to(msg, addr);
+        let mut s = lock(&self.shared);
+        if s.outgoing(msg, addr) {
+            match s.seal(msg, addr) {
+                Some(sealed) => self.inner.send_to(&sealed, addr),
+                None => self.inner.send_to(msg, addr),
+            }
         }
     }
 
@@ -1976,7 +2097,14 @@ where
         let outbox = {
             let mut s = lock(&self.shared);
             s.pump();
-            core::mem::take(&mut s.outbox)
+            let outbox = core::mem::take(&mut s.outbox);
+            outbox
+                .into_iter()
+                .map(|(addr, m)| match s.seal(&m, &addr) {
+                    Some(sealed) => (addr, sealed),
+                    None => (addr, m),
+                })
+                .collect::<Vec<_>>()
         };
         for (addr, m) in &outbox {
             self.inner.send_to(m, addr);
@@ -2001,6 +2129,16 @@ where
                 s.stats.dropped += 1;
                 continue;
             }
+            // A datagram not sealed with the member's key is not the member's: before anything
+            // counts it toward the member (its fair share, its faults), it is dropped.
+            let msg = match s.open(i, msg) {
+                Some(m) => m,
+                None => {
+                    s.stats.dropped += 1;
+                    s.stats.unauthenticated += 1;
+                    continue;
+                }
+            };
             per_sender[i] += 1;
             if per_sender[i] > s.config.max_messages_per_poll || s.remotes[i].allowance == 0 {
                 s.stats.dropped += 1;

@@ -1,8 +1,10 @@
 //! The session handshake (D-6): before the first frame, peers exchange what must be equal for
 //! them to simulate the same world — crate version, content hash, hooks, tick rate, players,
 //! seed, capacities, initial state, input size — and refuse to start on any mismatch, naming
-//! it.
+//! it. Each peer also announces its per-match [`PublicIdentity`] (not compared: every peer's
+//! differs), from which the guard derives the keys that authenticate its datagrams.
 
+use super::identity::{Identity, PublicIdentity};
 use super::net::{EmulatedSocket, PeerAddr};
 use crate::world::{Game, World};
 use core::fmt;
@@ -35,6 +37,10 @@ pub struct Handshake {
     pub initial_state: u64,
     /// Bytes per player input.
     pub input_size: u32,
+    /// This peer's per-match public identity ([`Handshake::with_identity`]); `None` in a
+    /// handshake that announces none.
+    #[serde(default)]
+    pub identity: Option<PublicIdentity>,
 }
 
 /// Why a handshake failed.
@@ -112,7 +118,14 @@ impl Handshake {
             ],
             initial_state: world.checksum(),
             input_size: core::mem::size_of::<G::Input>() as u32,
+            identity: None,
         }
+    }
+
+    /// This handshake announcing `identity`'s public half (the secret stays with the caller).
+    pub fn with_identity(mut self, identity: &Identity) -> Handshake {
+        self.identity = Some(identity.public());
+        self
     }
 
     /// Encodes the handshake (magic + RON text).
@@ -262,6 +275,13 @@ impl HandshakeExchange {
         Ok(self.peers.iter().all(|p| self.heard.contains_key(p)))
     }
 
+    /// The public identity each peer announced in its handshake (peers that announced none are
+    /// left out): what the guard's keys are derived from, and a member's key for later claims
+    /// (a slot's owner).
+    pub fn identities(&self) -> BTreeMap<PeerAddr, PublicIdentity> {
+        self.heard.iter().filter_map(|(a, h)| Some((*a, h.identity?))).collect()
+    }
+
     /// The peers not heard from yet.
     pub fn missing(&self) -> Vec<String> {
         self.peers.iter().filter(|p| !self.heard.contains_key(p)).map(|p| p.to_string()).collect()
@@ -269,11 +289,12 @@ impl HandshakeExchange {
 }
 
 /// Runs handshakes between several peers on one emulated network (all in this thread): each
-/// peer's `(socket, handshake)`; fails with the first mismatch or after `rounds` rounds.
+/// peer's `(socket, handshake)`; fails with the first mismatch or after `rounds` rounds. On
+/// success, what each peer (in the order given) heard: the other peers' announced identities.
 pub fn exchange_emulated(
     peers: &[(EmulatedSocket, Handshake)],
     rounds: u32,
-) -> Result<(), HandshakeError> {
+) -> Result<Vec<BTreeMap<PeerAddr, PublicIdentity>>, HandshakeError> {
     let addrs: Vec<PeerAddr> = peers.iter().map(|(s, _)| s.addr()).collect();
     let mut ex: Vec<HandshakeExchange> = peers
         .iter()
@@ -290,7 +311,7 @@ pub fn exchange_emulated(
             all &= ex[i].poll(s)?;
         }
         if all {
-            return Ok(());
+            return Ok(ex.iter().map(HandshakeExchange::identities).collect());
         }
     }
     let missing = ex.iter().flat_map(|e| e.missing()).collect();

@@ -1,13 +1,14 @@
 //! `LocalMatch`: several GGRS peers in one process, talking over an [`EmulatedNetwork`].
 
 use super::guard::{Guard, GuardConfig};
+use super::identity::{Identity, PublicIdentity};
 use super::net::{EmulatedNetwork, EmulatedSocket, NetConditions, PeerAddr};
 use super::rejoin::{
     Hold, Joiner, JoinerView, Member, MemberView, RejoinCommand, RejoinEvent, SlotCredential,
     claim_proof,
 };
 use super::runner::{GgrsConfig, Runner, SessionError, SessionEvent};
-use super::start::SessionConfig;
+use super::start::{MatchKeys, SessionConfig};
 use crate::num::Frame;
 use crate::present::Presenter;
 use crate::world::{Game, World};
@@ -73,6 +74,8 @@ pub struct LocalPeer<G: Game> {
     channel: u32,
     /// The member side of the rejoin protocol.
     member: Member<PeerAddr>,
+    /// This slot's identity and the others' public identities (kept across rejoins).
+    keys: MatchKeys<PeerAddr>,
     /// Set while this peer is coming back into the match.
     joiner: Option<Joiner<PeerAddr>>,
     /// The state a joiner loaded, kept until its new session starts.
@@ -221,15 +224,34 @@ impl<G: Game> LocalMatch<G> {
                 SlotCredential((0..4).flat_map(|_| s.below(u32::MAX).to_le_bytes()).collect())
             })
             .collect();
-        for i in 0..config.players {
+        // Every datagram is authenticated: each peer has a per-match identity, and the keys a
+        // handshake would carry are handed to the peers directly (they share this process). A
+        // slot keeps its identity across a rejoin, so the sessions a rejoin starts are keyed too.
+        let identities = (0..config.players)
+            .map(|_| Identity::generate())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                SessionError::Ggrs(ggrs::GgrsError::InvalidRequest { info: e.to_string() })
+            })?;
+        let publics: Vec<PublicIdentity> = identities.iter().map(Identity::public).collect();
+        for (i, local) in identities.into_iter().enumerate() {
+            let remotes = (0..config.players)
+                .filter(|j| *j != i)
+                .map(|j| (PeerAddr(j as u16), publics[j]))
+                .collect();
+            let keys = MatchKeys { local, remotes };
             let players = (0..config.players).map(|j| {
                 let t =
                     if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j as u16)) };
                 (j, t)
             });
             let mut runner = setup.runner(make_world(i));
-            let (session, guard) =
-                setup.start_p2p(&mut runner, net.socket(PeerAddr(i as u16)), players)?;
+            let (session, guard) = setup.start_p2p_keyed(
+                &mut runner,
+                net.socket(PeerAddr(i as u16)),
+                players,
+                &keys,
+            )?;
             peers.push(LocalPeer {
                 runner,
                 session,
@@ -244,6 +266,7 @@ impl<G: Game> LocalMatch<G> {
                 joiner: None,
                 joined_state: None,
                 last_input: None,
+                keys,
             });
         }
         Ok(LocalMatch { net, peers, config, setup, credentials })
@@ -626,7 +649,7 @@ fn switch<G: Game>(
         (j, t)
     });
     let socket = net.socket_on_channel(PeerAddr(handle as u16), channel);
-    let (session, guard) = setup.start_p2p(&mut p.runner, socket, kinds)?;
+    let (session, guard) = setup.start_p2p_keyed(&mut p.runner, socket, kinds, &p.keys)?;
     p.session = session;
     p.guard = guard;
     p.channel = channel;

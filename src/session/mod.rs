@@ -23,6 +23,7 @@ mod determinism;
 mod driver;
 mod guard;
 mod handshake;
+mod identity;
 mod local;
 #[cfg(feature = "matchbox")]
 pub mod matchbox;
@@ -40,6 +41,7 @@ pub use guard::{
     message_from_bytes, message_to_bytes,
 };
 pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emulated};
+pub use identity::{Identity, IdentityError, PublicIdentity};
 pub use local::{LocalMatch, LocalPeer, MatchConfig};
 // The matchbox session; its building blocks (the socket builders, the message loop, the
 // channels and the blocking steps) are in `session::matchbox`.
@@ -54,4 +56,4 @@ pub use runner::{
     Address, Batch, DEFAULT_DEPARTURE_TICKS, DEFAULT_STALL_TICKS, GgrsConfig, Runner, RunnerStats,
     SavedFrame, SessionError, SessionEvent, differing_subsystems, pack_checksum,
 };
-pub use start::{Peer, SessionConfig, Spectator, unguarded_builder};
+pub use start::{MatchKeys, Peer, SessionConfig, Spectator, unguarded_builder};

@@ -5,6 +5,7 @@
 //! [`unguarded_builder`]: its name says what it leaves to the caller.
 
 use super::guard::{Guard, GuardConfig, GuardedSocket};
+use super::identity::{Identity, PublicIdentity};
 use super::runner::{
     Address, Batch, DEFAULT_DEPARTURE_TICKS, GgrsConfig, Runner, SessionError, hardened_builder,
 };
@@ -14,6 +15,18 @@ use ggrs::{GgrsError, NonBlockingSocket, P2PSession, PlayerType, SessionState, S
 
 /// A started session and the guard in front of its socket.
 type Started<S, A> = (S, Guard<A>);
+
+/// A peer's keys for one match: its own per-match [`Identity`] and the identity each remote
+/// address announced in the session [`Handshake`](super::Handshake). Given to a session
+/// starter, the guard authenticates every datagram with them ([`Guard::authenticate`]): a
+/// datagram only a member could have made is read, anything else is dropped unread.
+#[derive(Debug)]
+pub struct MatchKeys<A> {
+    /// This peer's identity (announced in its handshake).
+    pub local: Identity,
+    /// Every remote address (players and spectators) with the identity it announced.
+    pub remotes: Vec<(A, PublicIdentity)>,
+}
 
 /// How [`Peer::start`], [`Spectator::start`] and the matchbox transport set up a guarded
 /// session.
@@ -74,11 +87,38 @@ impl SessionConfig {
     /// every player handle with its kind (one `Local`, a `Remote` address for each other
     /// player, `Spectator` addresses with handles past the players'). Returns the session and
     /// the guard (the runner holds a copy).
+    ///
+    /// Without keys an attacker who can forge a member's source address and guess its 16-bit
+    /// session number can make the guard fault that member: [`SessionConfig::start_p2p_keyed`]
+    /// authenticates every datagram.
     pub fn start_p2p<G: Game, A: Address, S: NonBlockingSocket<A> + 'static>(
         &self,
         runner: &mut Runner<G>,
         socket: S,
         players: impl IntoIterator<Item = (usize, PlayerType<A>)>,
+    ) -> Result<Started<P2PSession<GgrsConfig<G, A>>, A>, SessionError> {
+        self.start_p2p_with(runner, socket, players, None)
+    }
+
+    /// [`SessionConfig::start_p2p`] with every datagram authenticated by `keys` (the identities
+    /// exchanged in the session handshake): only the match's members can make a datagram this
+    /// peer reads. Fails when a remote of `players` has no valid identity in `keys`.
+    pub fn start_p2p_keyed<G: Game, A: Address, S: NonBlockingSocket<A> + 'static>(
+        &self,
+        runner: &mut Runner<G>,
+        socket: S,
+        players: impl IntoIterator<Item = (usize, PlayerType<A>)>,
+        keys: &MatchKeys<A>,
+    ) -> Result<Started<P2PSession<GgrsConfig<G, A>>, A>, SessionError> {
+        self.start_p2p_with(runner, socket, players, Some(keys))
+    }
+
+    fn start_p2p_with<G: Game, A: Address, S: NonBlockingSocket<A> + 'static>(
+        &self,
+        runner: &mut Runner<G>,
+        socket: S,
+        players: impl IntoIterator<Item = (usize, PlayerType<A>)>,
+        keys: Option<&MatchKeys<A>>,
     ) -> Result<Started<P2PSession<GgrsConfig<G, A>>, A>, SessionError> {
         let players: Vec<(usize, PlayerType<A>)> = players.into_iter().collect();
         let count = players.iter().filter(|(_, t)| !matches!(t, PlayerType::Spectator(_))).count();
@@ -94,8 +134,12 @@ impl SessionConfig {
                 None => remotes.push((addr.clone(), handle.into_iter().collect())),
             }
         }
+        let need: Vec<A> = remotes.iter().map(|(a, _)| a.clone()).collect();
         let (socket, guard) =
             GuardedSocket::new::<G::Input>(socket, self.guard_config(count), remotes);
+        if let Some(keys) = keys {
+            authenticate(&guard, keys, &need)?;
+        }
         let mut builder = hardened_builder::<GgrsConfig<G, A>>(
             count,
             self.max_prediction,
@@ -122,6 +166,28 @@ impl SessionConfig {
         socket: S,
         host: A,
     ) -> Result<Started<SpectatorSession<GgrsConfig<G, A>>, A>, SessionError> {
+        self.start_spectator_with(runner, socket, host, None)
+    }
+
+    /// [`SessionConfig::start_spectator`] with every datagram to and from the host
+    /// authenticated by `keys` (the host's identity from the handshake).
+    pub fn start_spectator_keyed<G: Game, A: Address, S: NonBlockingSocket<A> + 'static>(
+        &self,
+        runner: &mut Runner<G>,
+        socket: S,
+        host: A,
+        keys: &MatchKeys<A>,
+    ) -> Result<Started<SpectatorSession<GgrsConfig<G, A>>, A>, SessionError> {
+        self.start_spectator_with(runner, socket, host, Some(keys))
+    }
+
+    fn start_spectator_with<G: Game, A: Address, S: NonBlockingSocket<A> + 'static>(
+        &self,
+        runner: &mut Runner<G>,
+        socket: S,
+        host: A,
+        keys: Option<&MatchKeys<A>>,
+    ) -> Result<Started<SpectatorSession<GgrsConfig<G, A>>, A>, SessionError> {
         let players = runner.world().players();
         let (socket, guard) = GuardedSocket::new::<G::Input>(
             socket,
@@ -134,9 +200,39 @@ impl SessionConfig {
             self.input_delay,
             self.desync_interval,
         )?;
+        if let Some(keys) = keys {
+            authenticate(&guard, keys, core::slice::from_ref(&host))?;
+        }
         let session = builder.start_spectator_session(host, socket);
         runner.attach_guard(guard.clone());
         Ok((session, guard))
+    }
+}
+
+/// Authenticates `guard`'s datagrams with `keys`; every address of `need` must have a key.
+fn authenticate<A: Address>(
+    guard: &Guard<A>,
+    keys: &MatchKeys<A>,
+    need: &[A],
+) -> Result<(), SessionError> {
+    let missing: Vec<&A> =
+        need.iter().filter(|a| !keys.remotes.iter().any(|(r, _)| r == *a)).collect();
+    let refused = guard
+        .authenticate(&keys.local, keys.remotes.iter().filter(|(a, _)| need.contains(a)).cloned());
+    let bad: Vec<String> = missing
+        .into_iter()
+        .map(|a| format!("{a:?}"))
+        .chain(refused.err().into_iter().flatten().map(|a| format!("{a:?}")))
+        .collect();
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(SessionError::Ggrs(GgrsError::InvalidRequest {
+            info: format!(
+                "no valid key for {}: every remote must announce its identity",
+                bad.join(", ")
+            ),
+        }))
     }
 }
 
@@ -227,6 +323,20 @@ impl<G: Game, A: Address> Peer<G, A> {
         Ok(Peer { runner, session, guard })
     }
 
+    /// [`Peer::start`] with every datagram authenticated by `keys`
+    /// ([`SessionConfig::start_p2p_keyed`]).
+    pub fn start_keyed<S: NonBlockingSocket<A> + 'static>(
+        world: World<G>,
+        socket: S,
+        players: impl IntoIterator<Item = (usize, PlayerType<A>)>,
+        config: SessionConfig,
+        keys: &MatchKeys<A>,
+    ) -> Result<Peer<G, A>, SessionError> {
+        let mut runner = config.runner(world);
+        let (session, guard) = config.start_p2p_keyed(&mut runner, socket, players, keys)?;
+        Ok(Peer { runner, session, guard })
+    }
+
     /// Polls the session (synchronisation with the other peers before the match, and network
     /// traffic between ticks); whether it runs. Several peers in one process: poll every one
     /// each round, since none synchronises while another is not polled.
@@ -273,6 +383,19 @@ impl<G: Game, A: Address> Spectator<G, A> {
     ) -> Result<Spectator<G, A>, SessionError> {
         let mut runner = config.runner(world);
         let (session, guard) = config.start_spectator(&mut runner, socket, host)?;
+        Ok(Spectator { runner, session, guard })
+    }
+
+    /// [`Spectator::start`] with every datagram to and from the host authenticated by `keys`.
+    pub fn start_keyed<S: NonBlockingSocket<A> + 'static>(
+        world: World<G>,
+        socket: S,
+        host: A,
+        config: SessionConfig,
+        keys: &MatchKeys<A>,
+    ) -> Result<Spectator<G, A>, SessionError> {
+        let mut runner = config.runner(world);
+        let (session, guard) = config.start_spectator_keyed(&mut runner, socket, host, keys)?;
         Ok(Spectator { runner, session, guard })
     }
 

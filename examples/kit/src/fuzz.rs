@@ -268,8 +268,10 @@ pub fn scenario(data: &[u8]) {
 /// emulated network, every peer behind a [`GuardedSocket`](rollback_abilities::session::GuardedSocket); each
 /// tick the data says what the attacker, on player 1's address, sends to player 0 — raw bytes as
 /// a UDP datagram would carry them, or input, checksum, quality, acknowledgement, keep-alive and
-/// departure-protocol messages with any field values and player 1's real session number (an
-/// attacker on the path sees it). Then it goes quiet for 300 ticks. No peer may panic, GGRS
+/// departure-protocol messages with any field values and player 1's real session number —
+/// mostly sealed with player 1's own key (a dishonest member), sometimes unsealed (an off-path
+/// attacker on its address), sealed then altered, or sealed and sent twice (the last three must
+/// be dropped unread). Then it goes quiet for 300 ticks. No peer may panic, GGRS
 /// must never fail inside one, every peer must keep advancing once the attacker is quiet, and
 /// players 0 and 2 must confirm the same frames up to the first departure either saw, or both
 /// be told of the difference (a desync report: the attacker fed player 0 other inputs for
@@ -359,7 +361,29 @@ pub fn session(data: &[u8]) {
                 },
             };
             if let Some(msg) = msg {
-                attacker.send_to(&msg, &victim);
+                // Mostly as member 1 itself (sealed with its key: the guard reads it); else as an
+                // off-path attacker from its address (unsealed), or sealed then altered, or a
+                // sealed datagram sent twice (dropped unread, counting toward nobody).
+                let sealed = m.peers()[1].guard.seal(&msg, &victim);
+                match b.u8() % 8 {
+                    0 => attacker.send_to(&msg, &victim),
+                    1 => {
+                        let mut raw = rollback_abilities::session::message_to_bytes(&sealed);
+                        if !raw.is_empty() {
+                            let at = usize::from(b.u8()) % raw.len();
+                            raw[at] ^= b.u8() | 1;
+                        }
+                        if let Some(altered) = rollback_abilities::session::message_from_bytes(&raw)
+                        {
+                            attacker.send_to(&altered, &victim);
+                        }
+                    }
+                    2 => {
+                        attacker.send_to(&sealed, &victim);
+                        attacker.send_to(&sealed, &victim);
+                    }
+                    _ => attacker.send_to(&sealed, &victim),
+                }
             }
         }
         if let Err(e) = m.tick(

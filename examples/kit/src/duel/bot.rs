@@ -37,7 +37,7 @@ pub fn bot_input(world: &World<Duel>, player: usize, frame: Frame, seed: u64) ->
     let i = ids();
     if world.global().match_over != 0 {
         // A decided match: ask for the rematch (alternating, as a person taps a button).
-        let tap = if frame % 2 == 0 { super::REMATCH_BUTTON } else { 0 };
+        let tap = if frame.is_multiple_of(2) { super::REMATCH_BUTTON } else { 0 };
         return Input { buttons: tap, axis: 0 };
     }
     let Some(me) = fighter(world, player) else { return Input::default() };

@@ -75,10 +75,10 @@
 //! never make two survivors carry on with different inputs. Signed inputs would let the guard
 //! prove a relayed frame (the seam is `Shared::verify_relayed`).
 //!
-//! **Rejoining, later.** A player coming back is one more membership change: its epoch grows by
-//! one, the rejoiner is no longer out, and the same agreement — every member of the new
-//! membership reporting the same frame F and digest — fixes the frame from which it plays again
-//! (the frames up to F, and a snapshot at F, come from a member).
+//! **Rejoining** is one more membership change, built beside this agreement in
+//! [`rejoin`](super::rejoin): the members agree on a frame F, one sends the confirmed state at
+//! F, and every member continues in a fresh GGRS session from F with the rejoiner back (GGRS
+//! cannot bring a disconnected player back into a running session).
 //!
 //! Each refusal is a [`PeerFault`] the game reads from the [`Guard`] handle (the
 //! [`Runner`](super::Runner) turns faults and departures into

@@ -560,7 +560,7 @@ fn f_ge_04_infinite_set_by_caller_and_overridden_durations() {
     let mut inf = EffectHandle::NONE;
     w.step_with(&[], |w| inf = handle(apply(w, "Forever", e, e)));
     assert_eq!(w.effect_timer(inf).unwrap().expires_at, NEVER);
-    assert_eq!(w.effect_remaining(inf), None);
+    assert_eq!(w.effect_remaining(inf), Some((NEVER, NEVER)), "infinite: never ends");
     run_through(&mut w, 500);
     assert_eq!(value(&w, e, speed), (int(100), int(200)));
     assert!(w.effect(inf).is_some());
@@ -2969,7 +2969,7 @@ fn f_ge_23_infinite_effects_become_finite_with_set_remaining() {
     let h = handle(apply(&mut w, "Aura", e, e));
     let out = w.step_with(&[], |w| w.extend_effect(h, 10)).clone();
     assert!(out.effect_events.is_empty(), "extending an infinite effect does nothing");
-    assert_eq!(w.effect_remaining(h), None);
+    assert_eq!(w.effect_remaining(h), Some((NEVER, NEVER)), "still infinite");
     let f = w.next_frame();
     let out = w.step_with(&[], |w| w.set_remaining(h, 25)).clone();
     assert_eq!(

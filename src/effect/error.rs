@@ -29,8 +29,6 @@ pub enum ApplyError {
     StackOverflowDenied,
     /// The target's effect capacity is exhausted.
     Capacity,
-    /// The same-frame cascade cap was reached before this application ran.
-    CascadeCap,
     /// A builder without the world could not keep a value in the spec's inline room (a fifth
     /// SetByCaller value, a third granted tag, a fifth inline modifier), or a world call could
     /// not find room for one: the spec is incomplete, so it is not applied. Set such values
@@ -74,7 +72,6 @@ impl core::fmt::Display for ApplyError {
                 write!(f, "the stack is full and the effect denies overflow")
             }
             ApplyError::Capacity => write!(f, "the target's effect capacity is exhausted"),
-            ApplyError::CascadeCap => write!(f, "the same-frame cascade cap was reached"),
             ApplyError::SpecValuesDropped { capacity } => write!(
                 f,
                 "the spec lost a value that did not fit its inline room ({} {}); set such \

@@ -678,7 +678,6 @@ fn applied_matches(want: RawApplied, got: Result<Applied, ApplyError>) -> bool {
                 | (F::MissingSetByCaller, ApplyError::MissingSetByCaller { .. })
                 | (F::StackOverflowDenied, ApplyError::StackOverflowDenied)
                 | (F::Capacity, ApplyError::Capacity)
-                | (F::CascadeCap, ApplyError::CascadeCap)
         ),
         _ => false,
     }

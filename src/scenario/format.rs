@@ -1137,8 +1137,6 @@ pub enum RawApplyFailure {
     StackOverflowDenied,
     /// The target's effect capacity is exhausted.
     Capacity,
-    /// The cascade cap was reached.
-    CascadeCap,
 }
 
 /// An effect event to count.

@@ -212,9 +212,9 @@ impl<G: Game> World<G> {
     /// Runs a closure as one top-level change (a phase's unit of work or an API call from
     /// outside a change), then settles and drains the reactions it queued; at most
     /// `max_cascade_steps` reactions run. From inside a running change the closure just runs.
-    pub(crate) fn run_item<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> Option<R> {
+    pub(crate) fn run_item<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
         if self.scratch.busy {
-            return Some(f(self));
+            return f(self);
         }
         self.scratch.processed = 0;
         self.scratch.busy = true;
@@ -223,7 +223,7 @@ impl<G: Game> World<G> {
         self.dispatch();
         self.scratch.busy = false;
         self.drain();
-        Some(r)
+        r
     }
 
     fn run_work(&mut self, w: Work) {

@@ -432,10 +432,7 @@ impl<G: Game> World<G> {
             });
             return Ok(Activation::Queued);
         }
-        match self.run_item(|w| w.activate_now(h, event)) {
-            Some(r) => r.map(|serial| Activation::Activated { serial }),
-            None => Err(ActivationFailure::InvalidHandle),
-        }
+        self.run_item(|w| w.activate_now(h, event)).map(|serial| Activation::Activated { serial })
     }
 
     /// Checks whether an ability could activate now, without side effects: steps 1–7 of the
@@ -887,7 +884,7 @@ impl<G: Game> World<G> {
         if self.scratch.busy {
             return self.commit_reported(h, cost, cooldown);
         }
-        self.run_item(|w| w.commit_reported(h, cost, cooldown)).unwrap_or(false)
+        self.run_item(|w| w.commit_reported(h, cost, cooldown))
     }
 
     /// A commit after activation, its failure reported.

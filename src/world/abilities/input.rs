@@ -63,7 +63,7 @@ impl<G: Game> World<G> {
                     if self.is_ability_active(h) {
                         self.run_item(|w| w.deliver_input(h, InputEdge::Pressed));
                     } else if on_input
-                        && self.run_item(|w| w.activate_now(h, None)).is_some_and(|r| r.is_ok())
+                        && self.run_item(|w| w.activate_now(h, None)).is_ok()
                     {
                         activated |= bit;
                     }
@@ -166,7 +166,7 @@ impl<G: Game> World<G> {
                     w.scratch.from_buffer = false;
                     r
                 });
-                if activated.is_some_and(|r| r.is_ok()) {
+                if activated.is_ok() {
                     used = true;
                     break;
                 }

@@ -38,17 +38,7 @@ impl<G: Game> World<G> {
             self.queue_apply(spec, target);
             return Ok(Applied::Queued);
         }
-        match self.run_item(|w| w.apply_now(&spec, target)) {
-            Some(r) => r,
-            None => {
-                self.out.effect_events.push(EffectEvent::ApplyFailed {
-                    target,
-                    def: (!spec.is_inline()).then_some(spec.def),
-                    error: ApplyError::CascadeCap,
-                });
-                Err(ApplyError::CascadeCap)
-            }
-        }
+        self.run_item(|w| w.apply_now(&spec, target))
     }
 
     /// Queues a spec for phase P7 of the current frame, after every system has run: all hits
@@ -184,11 +174,16 @@ impl<G: Game> World<G> {
         self.effect_timers(handle.target).get(k)
     }
 
-    /// `(remaining, total)` frames of an active effect (`None` if gone or infinite).
+    /// `(remaining, total)` frames of an active effect; an infinite effect never ends and
+    /// reports `(NEVER, NEVER)` (`u32::MAX`), as [`World::cooldown_remaining`] does. `None`
+    /// when the effect is gone.
     pub fn effect_remaining(&self, handle: EffectHandle) -> Option<(u32, u32)> {
         let k = self.effects(handle.target).iter().position(|e| e.seq == handle.seq)?;
         let t = self.effect_timers(handle.target)[k];
-        t.remaining(self.frame()).map(|r| (r, self.effects(handle.target)[k].duration))
+        Some(match t.remaining(self.frame()) {
+            Some(r) => (r, self.effects(handle.target)[k].duration),
+            None => (crate::num::NEVER, crate::num::NEVER),
+        })
     }
 
     /// The stored magnitude of a modifier of an active effect (before stacking).

@@ -329,7 +329,10 @@ impl EmulatedNetwork {
 fn is_sync(p: &Payload) -> bool {
     match p {
         Payload::Ggrs(m) => matches!(
-            super::guard::WireMessage::from_ggrs(m).map(|w| w.body),
+            super::guard::WireMessage::from_ggrs(
+                super::guard::sealed_inner(m).as_ref().unwrap_or(m)
+            )
+            .map(|w| w.body),
             Some(super::guard::WireBody::SyncRequest(_) | super::guard::WireBody::SyncReply(_))
         ),
         Payload::Raw(_) => false,

@@ -451,14 +451,15 @@ impl<G: Game> LocalMatch<G> {
         Ok(())
     }
 
-    /// Whether every peer has confirmed frames `0..frames`.
+    /// Whether every peer has confirmed and simulated frames `0..frames` (GGRS may confirm a
+    /// frame a peer has not simulated yet: its inputs are all in, its step is not).
     pub fn all_confirmed(&self, frames: Frame) -> bool {
         frames == 0
-            || self
-                .peers
-                .iter()
-                .filter(|p| !p.left)
-                .all(|p| p.joiner.is_none() && p.confirmed_frame().is_some_and(|c| c + 1 >= frames))
+            || self.peers.iter().filter(|p| !p.left).all(|p| {
+                p.joiner.is_none()
+                    && p.confirmed_frame().is_some_and(|c| c + 1 >= frames)
+                    && p.runner.world().next_frame() >= frames
+            })
     }
 
     /// Whether the checksums recorded for confirmed frames agree across peers (only peers that

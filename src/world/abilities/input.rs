@@ -62,9 +62,7 @@ impl<G: Game> World<G> {
                     }
                     if self.is_ability_active(h) {
                         self.run_item(|w| w.deliver_input(h, InputEdge::Pressed));
-                    } else if on_input
-                        && self.run_item(|w| w.activate_now(h, None)).is_ok()
-                    {
+                    } else if on_input && self.run_item(|w| w.activate_now(h, None)).is_ok() {
                         activated |= bit;
                     }
                 }

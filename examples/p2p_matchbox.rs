@@ -117,8 +117,8 @@ fn world(players: usize) -> Result<World<Brawl>, Error> {
     let vitals = content.attr_set("Vitals")?;
     let sprint = content.ability("Sprint")?;
     for p in 0..players {
-        let e = w.spawn_actor(&[vitals]).ok_or("no room for a fighter")?;
-        w.grant_ability(e, sprint, 1).ok_or("cannot grant Sprint")?;
+        let e = w.spawn_actor(&[vitals])?;
+        w.grant_ability(e, sprint, 1)?;
         w.bind_player(p, e);
     }
     Ok(w)

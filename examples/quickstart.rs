@@ -91,8 +91,8 @@ fn setup() -> Result<(World<Quickstart>, [Entity; 2]), Box<dyn std::error::Error
     };
     let mut world = World::new(content.clone(), &hooks, config)?;
     let sets = [content.attr_set("Vitals")?, content.attr_set("Offense")?];
-    let a = world.spawn_actor(&sets).ok_or("entity capacity")?;
-    let b = world.spawn_actor(&sets).ok_or("entity capacity")?;
+    let a = world.spawn_actor(&sets)?;
+    let b = world.spawn_actor(&sets)?;
     Ok((world, [a, b]))
 }
 

@@ -10,6 +10,8 @@ use core::fmt;
 pub const MAX_SPEC_ROOM: u16 = 32;
 /// The largest `WorldConfig::max_target_entities` and `WorldConfig::spills_per_frame`.
 pub const MAX_TARGET_ROOM: u16 = 4096;
+/// The largest `WorldConfig::max_entities`.
+pub const MAX_ENTITIES: u32 = 1 << 20;
 /// The entities one target data holds in itself.
 pub(crate) const INLINE_TARGETS: usize = 4;
 /// The SetByCaller values one effect spec holds in itself.
@@ -42,6 +44,11 @@ pub enum Capacity {
     /// The specs and target lists one frame makes beyond their inline room
     /// ([`WorldConfig::spills_per_frame`](crate::WorldConfig::spills_per_frame)).
     SpillsPerFrame,
+    /// The live entities ([`WorldConfig::max_entities`](crate::WorldConfig::max_entities)).
+    Entities,
+    /// The granted abilities of one entity
+    /// ([`WorldConfig::abilities_per_entity`](crate::WorldConfig::abilities_per_entity)).
+    AbilitiesPerEntity,
 }
 
 impl Capacity {
@@ -54,6 +61,8 @@ impl Capacity {
             Capacity::InlineModifiersPerSpec => "inline_modifiers_per_spec",
             Capacity::AbilityDynamicTags => "ability_dynamic_tags",
             Capacity::SpillsPerFrame => "spills_per_frame",
+            Capacity::Entities => "max_entities",
+            Capacity::AbilitiesPerEntity => "abilities_per_entity",
         }
     }
 
@@ -68,6 +77,8 @@ impl Capacity {
             Capacity::SpillsPerFrame => {
                 "specs and target lists beyond their inline room in one frame"
             }
+            Capacity::Entities => "live entities",
+            Capacity::AbilitiesPerEntity => "granted abilities of one entity",
         }
     }
 
@@ -79,18 +90,22 @@ impl Capacity {
             Capacity::SetByCallerPerSpec => INLINE_SET_BY_CALLER as u32,
             Capacity::GrantedTagsPerSpec | Capacity::AbilityDynamicTags => 2,
             Capacity::InlineModifiersPerSpec => INLINE_MODIFIERS as u32,
-            Capacity::SpillsPerFrame => 0,
+            Capacity::SpillsPerFrame | Capacity::Entities | Capacity::AbilitiesPerEntity => 0,
         }
     }
 
     /// The largest value the configuration accepts.
     pub fn max(self) -> u32 {
-        u32::from(match self {
-            Capacity::TargetEntities | Capacity::SpillsPerFrame => MAX_TARGET_ROOM,
-            _ => MAX_SPEC_ROOM,
-        })
+        match self {
+            Capacity::TargetEntities | Capacity::SpillsPerFrame => u32::from(MAX_TARGET_ROOM),
+            Capacity::Entities => MAX_ENTITIES,
+            Capacity::AbilitiesPerEntity => u32::from(u16::MAX),
+            _ => u32::from(MAX_SPEC_ROOM),
+        }
     }
 
+    /// The capacities sized in the snapshot's spill and inline records, in the order a dropped
+    /// mark numbers them (the entity and ability capacities are checked where they are used).
     pub(crate) const ALL: [Capacity; 6] = [
         Capacity::TargetEntities,
         Capacity::SetByCallerPerSpec,

@@ -1,6 +1,7 @@
 //! Typed ids and handles.
 //!
-//! Definition ids ([`TagId`], [`AttrId`], [`EffectDefId`], [`AbilityDefId`], [`CueId`]) are dense
+//! Definition ids ([`TagId`], [`AttrId`], [`EffectDefId`], [`AbilityDefId`], [`CueId`],
+//! [`AbilitySetId`], [`TimelineId`]) are dense
 //! indexes assigned when content is frozen, so every peer that loaded the same content agrees on
 //! them. Runtime handles ([`Entity`], [`EffectHandle`], [`AbilityHandle`], [`TaskHandle`]) carry a
 //! generation or sequence number so a stale handle resolves to nothing instead of to a recycled
@@ -68,6 +69,16 @@ def_id!(
     /// A cue definition (a `GameplayCue.*` tag with its policy).
     CueId
 );
+def_id!(
+    /// An ability set (abilities granted together, [`World::grant_ability_set`](crate::World::grant_ability_set)),
+    /// by its position in the content's sets (sorted by name).
+    AbilitySetId
+);
+def_id!(
+    /// A move timeline (notifies, phases and cancel windows an ability plays), by its position
+    /// in the content's timelines (sorted by name).
+    TimelineId
+);
 
 /// A generational entity handle. A handle whose generation no longer matches its slot is stale
 /// and resolves to nothing.
@@ -76,7 +87,8 @@ def_id!(
 ///
 /// Typed ids and handles.
 ///
-/// Definition ids ([`TagId`], [`AttrId`], [`EffectDefId`], [`AbilityDefId`], [`CueId`]) are dense
+/// Definition ids ([`TagId`], [`AttrId`], [`EffectDefId`], [`AbilityDefId`], [`CueId`],
+/// [`AbilitySetId`], [`TimelineId`]) are dense
 /// indexes assigned when content is frozen, so every peer that loaded the same content agrees on
 /// them. Runtime handles ([`Entity`], [`EffectHandle`], [`AbilityHandle`], [`TaskHandle`]) carry a
 /// generation or sequence number so a stale handle resolves to nothing instead of to a recycled

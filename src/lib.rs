@@ -75,16 +75,16 @@ pub use world::{
     CanActivateFn, Capture, Checksums, CustomTaskFn, Diagnostic, EffectEvent, ExecCtx, ExecFn,
     ExecOutput, ExecutedMod, FrameInputs, FrameOutput, Game, Hooks, InputStatus, InvalidSnapshot,
     PostExecuteContext, PostExecuteCtxFn, PostExecuteFn, PreChangeFn, PrepareFn, RemovalReason,
-    RequirementFn, Snapshot, SnapshotError, SnapshotProblem, SnapshotRing, Subsystem, TagEvent,
-    TargetListError, TaskCtx, Verdict, World, WorldConfig, WorldError,
+    RequirementFn, RequirementVerdict, Snapshot, SnapshotError, SnapshotProblem, SnapshotRing,
+    Subsystem, TagEvent, TargetListError, TaskCtx, World, WorldConfig, WorldError,
 };
 // Content.
-pub use content::def::Settings;
+pub use content::def::ContentSettings;
 pub use content::{Content, ContentBuilder, ContentError, ContentErrorKind};
 // Ids and handles.
 pub use id::{
-    AbilityDefId, AbilityHandle, AttrId, AttrSetId, CueId, CurveId, EffectDefId, EffectHandle,
-    Entity, FnId, FnKind, FnRef, TagId, TaskHandle,
+    AbilityDefId, AbilityHandle, AbilitySetId, AttrId, AttrSetId, CueId, CurveId, EffectDefId,
+    EffectHandle, Entity, FnId, FnKind, FnRef, TagId, TaskHandle, TimelineId,
 };
 // Tags.
 pub use tag::{
@@ -93,7 +93,7 @@ pub use tag::{
 };
 // Attributes.
 pub use attribute::{
-    AttrDef, AttrLevelRow, AttrSetDef, AttrValue, Bound, ClampMode, ModContribution, ModFilter,
+    AttrBound, AttrDef, AttrLevelRow, AttrSetDef, AttrValue, ClampMode, ModContribution, ModFilter,
     ModFilterFn, ModOp, MulPolicy,
 };
 // Effects.
@@ -108,10 +108,10 @@ pub use effect::{
 // Abilities.
 pub use ability::{
     AbilityDef, AbilityEvent, AbilitySetDef, AbilitySpec, Activation, ActivationFailure,
-    ActivationRecord, CancelRuleDef, Cmp, CommitPart, Confirmation, CooldownTagsError,
-    CustomTaskKind, EventData, FailureKind, GameplayEvent, InputEdge, Instancing, NO_INPUT,
-    TargetData, TargetQuery, TargetView, TaskEvent, TaskRec, TaskResult, TaskSpec, TimelineDef,
-    TriggerDef,
+    ActivationRecord, AttrCmp, CancelRuleDef, CommitPart, Confirmation, CooldownTagsError,
+    CustomTaskKind, EventData, FailureKind, GameplayEvent, GrantError, InputEdge, Instancing,
+    NO_INPUT, TargetData, TargetQuery, TargetView, TaskEvent, TaskRec, TaskResult, TaskSpec,
+    TimelineDef, TriggerDef,
 };
 // Cue records.
 pub use cue::{

@@ -11,11 +11,12 @@ use rollback_abilities::Instancing;
 use rollback_abilities::TriggerDef;
 use rollback_abilities::prelude::*;
 use rollback_abilities::{
-    AbilityCtx, AbilityDefId, AbilityEvent, AbilityHandle, AbilityInput, Activation,
+    AbilityCtx, AbilityDefId, AbilityEvent, AbilityHandle, AbilityInput, AbilitySetId, Activation,
     ActivationFailure, Behaviour, ContentBuilder, ContentErrorKind, EventData, InputEdge,
     TargetData, TaskEvent, TaskHandle, TaskResult, TaskSpec,
 };
-use rollback_abilities::{Cmp, Confirmation, TargetQuery, TargetView};
+use rollback_abilities::{AttrCmp, Capacity, CapacityExceeded, Confirmation, GrantError};
+use rollback_abilities::{TargetQuery, TargetView};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -309,15 +310,15 @@ fn run_act(ctx: &mut AbilityCtx<'_, PadProbeGame>, act: Act) {
             push(Rec::Spawned { h, user, result });
         }
         Act::Commit => {
-            let ok = ctx.commit();
+            let ok = ctx.commit().is_ok();
             push(Rec::Commit { frame, h, ok });
         }
         Act::CommitCost => {
-            let ok = ctx.commit_cost();
+            let ok = ctx.commit_cost().is_ok();
             push(Rec::Commit { frame, h, ok });
         }
         Act::CommitCooldown => {
-            let ok = ctx.commit_cooldown();
+            let ok = ctx.commit_cooldown().is_ok();
             push(Rec::Commit { frame, h, ok });
         }
         Act::End => ctx.end(),
@@ -330,7 +331,7 @@ fn run_act(ctx: &mut AbilityCtx<'_, PadProbeGame>, act: Act) {
         Act::Remove(other) => ctx.world_mut().remove_ability(other),
         Act::Grant(def) => {
             let owner = ctx.owner();
-            ctx.world_mut().grant_ability(owner, def, 1);
+            ctx.world_mut().grant_ability(owner, def, 1).expect("room for the grant");
         }
         Act::CancelOther(other) => ctx.world_mut().cancel_ability(other),
         Act::Activate(other) => {
@@ -767,8 +768,9 @@ fn f_ga_02_grant_creates_specs_with_level_input_and_source_object() {
     // One slot left; then the owner is full. Entities without an ability system get nothing.
     let h3 = w.grant_ability(hero, ice, 5).unwrap();
     assert_eq!(h3.slot, 2);
-    assert_eq!(w.grant_ability(hero, ice, 1), None);
-    assert_eq!(w.grant_ability(item, fire, 1), None);
+    let full = CapacityExceeded { capacity: Capacity::AbilitiesPerEntity, needed: 4, limit: 3 };
+    assert_eq!(w.grant_ability(hero, ice, 1), Err(GrantError::OverCapacity(full)));
+    assert_eq!(w.grant_ability(item, fire, 1), Err(GrantError::NotAnActor(item)));
     let listed: Vec<(AbilityHandle, AbilityDefId, u16)> =
         w.abilities(hero).map(|(h, s)| (h, s.def, s.level)).collect();
     assert_eq!(listed, vec![(h1, fire, 2), (h2, ice, 1), (h3, ice, 5)]);
@@ -1485,11 +1487,16 @@ fn f_ga_06_a_failed_commit_recheck_cancels_the_ability() {
     w.set_base(hero, mana, int(50));
     frame(&mut w, |w| assert_eq!(w.try_activate(h), ok(2)));
     assert!(w.has_tag(hero, tag(&w, "Cooldown.Fire")));
-    let out = frame(&mut w, |w| assert!(!w.commit_ability(h, false, true)));
+    let out = frame(&mut w, |w| {
+        assert_eq!(w.commit_ability(h, false, true), Err(ActivationFailure::OnCooldown));
+    });
     assert_eq!(ended(&out), vec![(h, true)]);
     assert_eq!(ends_of(h), vec![(2, true), (4, true)]);
     // Committing an inactive or stale ability does nothing.
-    assert!(!w.commit_ability(AbilityHandle::NONE, true, true));
+    assert_eq!(
+        w.commit_ability(AbilityHandle::NONE, true, true),
+        Err(ActivationFailure::InvalidHandle)
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2230,7 +2237,7 @@ fn f_ga_15_set_level_in_place_and_regrant_with_a_new_handle() {
         .collect();
     assert_eq!(levels, vec![1, 3]);
     // Regrant: the running ability ends (cancelled) and the new spec has a new handle.
-    let mut h2 = None;
+    let mut h2 = Err(GrantError::InvalidHandle(h));
     let out = frame(&mut w, |w| h2 = w.regrant_ability(h, 2));
     let h2 = h2.unwrap();
     assert_eq!(
@@ -2247,7 +2254,7 @@ fn f_ga_15_set_level_in_place_and_regrant_with_a_new_handle() {
     let s = *w.ability(h2).unwrap();
     assert_eq!((s.level, s.input_id(), s.activation_serial, s.is_active()), (2, Some(2), 0, false));
     assert_eq!(w.try_activate(h), Err(ActivationFailure::InvalidHandle));
-    assert_eq!(w.regrant_ability(h, 5), None);
+    assert_eq!(w.regrant_ability(h, 5), Err(GrantError::InvalidHandle(h)));
     w.set_ability_level(h, 9);
     assert_eq!(w.ability(h2).unwrap().level, 2, "a stale handle changes nothing");
 }
@@ -2274,9 +2281,9 @@ fn f_ga_16_ability_sets_grant_levels_and_inputs() {
     let got: Vec<(AbilityDefId, u16, Option<u8>)> =
         hs.iter().map(|h| w.ability(*h).map(|s| (s.def, s.level, s.input_id())).unwrap()).collect();
     assert_eq!(got, vec![(ab(&w, "Fire"), 3, Some(5)), (ab(&w, "Ice"), 1, None)]);
-    assert_eq!(c.ability_set_defs()[kit].name, "Kit");
+    assert_eq!(c.ability_set_defs()[kit.index()].name, "Kit");
     assert!(w.grant_ability_set(hero, c.ability_set("Empty").unwrap()).is_empty());
-    assert!(w.grant_ability_set(hero, 99).is_empty());
+    assert!(w.grant_ability_set(hero, AbilitySetId(99)).is_empty());
     let plain = w.spawn().unwrap();
     assert!(w.grant_ability_set(plain, kit).is_empty());
     assert_eq!(w.abilities(hero).count(), 2);
@@ -2826,9 +2833,12 @@ fn f_at_02_wait_attribute_reports_when_the_comparison_holds() {
     plan(
         ab(&w, "Worker"),
         &[
-            Act::Spawn(0, TaskSpec::WaitAttribute { attr: health, cmp: Cmp::Lt, value: int(50) }),
-            Act::Spawn(1, TaskSpec::WaitAttribute { attr: mana, cmp: Cmp::Ge, value: int(50) }),
-            Act::Spawn(2, TaskSpec::WaitAttribute { attr: mana, cmp: Cmp::Eq, value: int(7) }),
+            Act::Spawn(
+                0,
+                TaskSpec::WaitAttribute { attr: health, cmp: AttrCmp::Lt, value: int(50) },
+            ),
+            Act::Spawn(1, TaskSpec::WaitAttribute { attr: mana, cmp: AttrCmp::Ge, value: int(50) }),
+            Act::Spawn(2, TaskSpec::WaitAttribute { attr: mana, cmp: AttrCmp::Eq, value: int(7) }),
         ],
     );
     for f in 0..=6u32 {
@@ -3064,7 +3074,7 @@ fn f_at_02_play_timeline_phases_notifies_windows_and_end() {
     let mut w = arena(TIMELINES);
     let (hitbox, sound) = (tag(&w, "Event.Hitbox"), tag(&w, "Event.Sound"));
     let punch = w.content().timeline("Punch").unwrap();
-    let tl = w.content().timeline_defs()[usize::from(punch)].clone();
+    let tl = w.content().timeline_defs()[punch.index()].clone();
     assert_eq!((tl.frames, tl.startup, tl.active), (9, 3, 2));
     assert_eq!(tl.notifies, vec![(3, hitbox), (6, sound)], "sorted by frame");
     assert_eq!(tl.windows.len(), 4, "three phase tags and one window");

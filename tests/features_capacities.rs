@@ -112,7 +112,7 @@ fn burn(ctx: &mut ExecCtx<'_>) {
     let health = c.attr("Health").unwrap();
     let sum = KEYS
         .iter()
-        .map(|k| ctx.set_by_caller(c.tag(k).unwrap(), Fx::ZERO))
+        .map(|k| ctx.set_by_caller(c.tag(k).unwrap()).unwrap_or(Fx::ZERO))
         .fold(Fx::ZERO, |a, b| a + b);
     ctx.output(health, ModOp::Add, -sum);
 }
@@ -363,10 +363,10 @@ fn six_set_by_caller_keys_are_refused_by_a_default_world_and_applied_by_a_raised
     let mut spec = r.w.make_spec(six, 1, r.actors[0]);
     for (i, k) in KEYS.iter().enumerate() {
         let t = tag(&r.w, k);
-        r.w.set_by_caller(&mut spec, t, int(-(i as i64 + 1))).unwrap();
+        r.w.set_set_by_caller(&mut spec, t, int(-(i as i64 + 1))).unwrap();
     }
     for (i, k) in KEYS.iter().enumerate() {
-        assert_eq!(r.w.set_by_caller_of(&spec, tag(&r.w, k)), Some(int(-(i as i64 + 1))));
+        assert_eq!(r.w.set_by_caller(&spec, tag(&r.w, k)), Some(int(-(i as i64 + 1))));
     }
     assert_eq!(spec.set_by_caller(tag(&r.w, "Data.K6")), None, "the fifth and sixth are beyond");
     r.w.apply_effect(spec, r.actors[1]).unwrap();
@@ -374,7 +374,7 @@ fn six_set_by_caller_keys_are_refused_by_a_default_world_and_applied_by_a_raised
     // A seventh key is beyond the capacity: not set, reported, and the spec is marked so that
     // it is never applied without it.
     let mut more = spec;
-    let err = r.w.set_by_caller(&mut more, tag(&r.w, "Mark.A"), int(1)).unwrap_err();
+    let err = r.w.set_set_by_caller(&mut more, tag(&r.w, "Mark.A"), int(1)).unwrap_err();
     assert_eq!(
         err,
         ApplyError::OverCapacity(CapacityExceeded {
@@ -403,7 +403,7 @@ fn a_fifth_set_by_caller_value_from_a_builder_fails_the_application_instead_of_v
     let six4 = r.w.content().effect("Six4").unwrap();
     let mut spec = r.w.make_spec(six4, 1, r.actors[0]);
     for (i, k) in KEYS.iter().enumerate() {
-        let set = spec.set_by_caller_value(tag(&r.w, k), int(-(i as i64 + 1)));
+        let set = spec.set_set_by_caller(tag(&r.w, k), int(-(i as i64 + 1)));
         assert_eq!(set, i < 4, "{k}");
     }
     assert!(spec.dropped_values());
@@ -422,9 +422,9 @@ fn a_fifth_set_by_caller_value_from_a_builder_fails_the_application_instead_of_v
     // Through the world, a default world has no room beyond four either: reported.
     let mut spec = r.w.make_spec(six4, 1, r.actors[0]);
     for k in &KEYS[..4] {
-        r.w.set_by_caller(&mut spec, tag(&r.w, k), int(-1)).unwrap();
+        r.w.set_set_by_caller(&mut spec, tag(&r.w, k), int(-1)).unwrap();
     }
-    let err = r.w.set_by_caller(&mut spec, tag(&r.w, "Data.K5"), int(-1)).unwrap_err();
+    let err = r.w.set_set_by_caller(&mut spec, tag(&r.w, "Data.K5"), int(-1)).unwrap_err();
     assert_eq!(
         err,
         ApplyError::OverCapacity(CapacityExceeded {
@@ -441,7 +441,7 @@ fn a_kept_spec_reads_its_six_values_at_every_periodic_execution_and_in_post_exec
     let burn = r.w.content().effect("Burn").unwrap();
     let mut spec = r.w.make_spec(burn, 1, r.actors[0]);
     for k in KEYS {
-        r.w.set_by_caller(&mut spec, tag(&r.w, k), int(1)).unwrap();
+        r.w.set_set_by_caller(&mut spec, tag(&r.w, k), int(1)).unwrap();
     }
     let target = r.actors[1];
     r.w.apply_effect(spec, target).unwrap();
@@ -598,7 +598,7 @@ fn script(w: &mut World<Area>, quake: AbilityHandle, actors: &[Entity]) {
         let mut spec = w.make_spec(six, 1, actors[2]);
         for k in KEYS {
             let tk = t(w, k);
-            w.set_by_caller(&mut spec, tk, int(-(i64::from(f % 3) + 1))).unwrap();
+            w.set_set_by_caller(&mut spec, tk, int(-(i64::from(f % 3) + 1))).unwrap();
         }
         w.apply_effect(spec, actors[(f as usize / 5) % actors.len()]).unwrap();
     }
@@ -607,7 +607,7 @@ fn script(w: &mut World<Area>, quake: AbilityHandle, actors: &[Entity]) {
         let mut spec = w.make_spec(burn, 1, actors[3]);
         for k in KEYS {
             let tk = t(w, k);
-            w.set_by_caller(&mut spec, tk, int(i64::from(f % 4))).unwrap();
+            w.set_set_by_caller(&mut spec, tk, int(i64::from(f % 4))).unwrap();
         }
         for m in ["Mark.A", "Mark.B", "Mark.C", "Mark.D"] {
             let tm = t(w, m);
@@ -687,7 +687,7 @@ fn a_spec_made_between_frames_is_saved_loaded_and_applied_identically() {
     let six = r.w.content().effect("Six").unwrap();
     let mut spec = r.w.make_spec(six, 1, r.actors[0]);
     for k in KEYS {
-        r.w.set_by_caller(&mut spec, tag(&r.w, k), int(-2)).unwrap();
+        r.w.set_set_by_caller(&mut spec, tag(&r.w, k), int(-2)).unwrap();
     }
     let before = r.w.snapshot();
     r.w.apply_effect(spec, r.actors[1]).unwrap();

@@ -17,7 +17,9 @@ use rollback_abilities::{
     AttrCause, ContentErrorKind, Diagnostic, EffectEvent, EffectOrigin, RemovalReason, TagQuery,
     TagQueryExpr, TargetData, WorldError,
 };
-use rollback_abilities::{CalcInput, Capture, ExecCtx, ExecutedMod, PostExecuteContext, Verdict};
+use rollback_abilities::{
+    CalcInput, Capture, ExecCtx, ExecutedMod, PostExecuteContext, RequirementVerdict,
+};
 use std::cell::RefCell;
 
 // ---------------------------------------------------------------------------------------------
@@ -177,16 +179,16 @@ fn f_ge_02_spec_is_a_value_with_level_context_source_tags_and_set_by_caller() {
     assert_eq!(s.source_captures[0], int(7));
     assert!(!s.is_inline());
     // SetByCaller: tag-keyed, replaced in place, four keys in the spec itself.
-    assert!(s.set_by_caller_value(keys[0], int(1)));
-    assert!(s.set_by_caller_value(keys[1], int(2)));
-    assert!(s.set_by_caller_value(keys[0], int(10)), "replacing a key needs no new slot");
-    assert!(s.set_by_caller_value(keys[2], int(3)));
-    assert!(s.set_by_caller_value(keys[3], int(4)));
+    assert!(s.set_set_by_caller(keys[0], int(1)));
+    assert!(s.set_set_by_caller(keys[1], int(2)));
+    assert!(s.set_set_by_caller(keys[0], int(10)), "replacing a key needs no new slot");
+    assert!(s.set_set_by_caller(keys[2], int(3)));
+    assert!(s.set_set_by_caller(keys[3], int(4)));
     // A fifth key does not fit: not set, and the spec is marked so that it is never applied
     // without it (issue 17, item 8: tests/features_capacities.rs). The copy taken before
     // applies.
     let mut over = s;
-    assert!(!over.set_by_caller_value(keys[4], int(5)), "a fifth key does not fit");
+    assert!(!over.set_set_by_caller(keys[4], int(5)), "a fifth key does not fit");
     assert!(over.dropped_values() && !s.dropped_values());
     assert_eq!(over.n_set_by_caller, 4);
     assert_eq!(over.set_by_caller(keys[0]), Some(int(10)));
@@ -1037,12 +1039,12 @@ thread_local! {
     static REQ_CALLS: RefCell<u32> = const { RefCell::new(0) };
 }
 
-fn deny_blessed(w: &World<Plain>, _: &EffectSpec, target: Entity) -> Verdict {
+fn deny_blessed(w: &World<Plain>, _: &EffectSpec, target: Entity) -> RequirementVerdict {
     REQ_CALLS.with(|c| *c.borrow_mut() += 1);
     if w.has_tag(target, w.content().tag("State.Blessed").unwrap()) {
-        Verdict::Deny
+        RequirementVerdict::Deny
     } else {
-        Verdict::Allow
+        RequirementVerdict::Allow
     }
 }
 
@@ -1559,7 +1561,7 @@ fn f_ge_11_custom_calc_non_snapshot_captures_follow_live_on_duration_effects() {
 // ---------------------------------------------------------------------------------------------
 
 fn read_damage(input: &CalcInput<'_>) -> Fx {
-    input.set_by_caller(input.content.tag("Data.Damage").unwrap(), Fx::ZERO)
+    input.set_by_caller(input.content.tag("Data.Damage").unwrap()).unwrap_or(Fx::ZERO)
 }
 
 const SBC: &str = r#"(
@@ -1676,7 +1678,7 @@ fn mix(input: &CalcInput<'_>) -> Fx {
         + input.capture(1) * 10
         + input.capture(2) * 100
         + input.capture(3) * 1000
-        + input.set_by_caller(bonus, Fx::ZERO)
+        + input.set_by_caller(bonus).unwrap_or(Fx::ZERO)
         + input.capture(9)
 }
 
@@ -1837,7 +1839,7 @@ fn double_set_by_caller(spec: &mut EffectSpec) {
 fn prepared(ctx: &mut ExecCtx<'_>) {
     let c = ctx.content();
     let (health, damage) = (c.attr("Health").unwrap(), c.tag("Data.Damage").unwrap());
-    let v = ctx.set_by_caller(damage, Fx::ZERO);
+    let v = ctx.set_by_caller(damage).unwrap_or(Fx::ZERO);
     ctx.output(health, ModOp::Add, -v);
 }
 
@@ -2021,19 +2023,19 @@ fn f_ge_15_execution_may_handle_its_cues_manually() {
 // F-GE-16 Custom application requirements
 // ---------------------------------------------------------------------------------------------
 
-fn need_armor(w: &World<Plain>, _: &EffectSpec, target: Entity) -> Verdict {
+fn need_armor(w: &World<Plain>, _: &EffectSpec, target: Entity) -> RequirementVerdict {
     let armor = w.content().attr("Armor").unwrap();
     if w.attr(target, armor).unwrap_or(Fx::ZERO) >= int(10) {
-        Verdict::Allow
+        RequirementVerdict::Allow
     } else {
-        Verdict::Deny
+        RequirementVerdict::Deny
     }
 }
 
-fn extend_burn(w: &World<Plain>, spec: &EffectSpec, target: Entity) -> Verdict {
+fn extend_burn(w: &World<Plain>, spec: &EffectSpec, target: Entity) -> RequirementVerdict {
     match w.effects(target).iter().find(|e| e.def == spec.def) {
-        Some(e) => Verdict::ExtendInstead { handle: e.handle(target), frames: 30 },
-        None => Verdict::Allow,
+        Some(e) => RequirementVerdict::ExtendInstead { handle: e.handle(target), frames: 30 },
+        None => RequirementVerdict::Allow,
     }
 }
 
@@ -3480,7 +3482,7 @@ proptest! {
                     if a == b && ents.len() > 1 {
                         w.despawn(dst);
                         ents.retain(|e| *e != dst);
-                        if let Some(e) = w.spawn_actor(&[s]) {
+                        if let Ok(e) = w.spawn_actor(&[s]) {
                             ents.push(e);
                         }
                     }
@@ -4204,7 +4206,7 @@ const EXEC_CUES: &str = r#"(
 fn direct_damage(ctx: &mut ExecCtx<'_>) {
     let (c, dmg) = (ctx.content(), ctx.content().tag("Data.Damage").unwrap());
     let health = c.attr("Health").unwrap();
-    let v = ctx.set_by_caller(dmg, Fx::ZERO);
+    let v = ctx.set_by_caller(dmg).unwrap_or(Fx::ZERO);
     ctx.output(health, ModOp::Add, -v);
 }
 
@@ -4212,7 +4214,7 @@ fn direct_damage(ctx: &mut ExecCtx<'_>) {
 fn meta_damage(ctx: &mut ExecCtx<'_>) {
     let (c, dmg) = (ctx.content(), ctx.content().tag("Data.Damage").unwrap());
     let damage = c.attr("Damage").unwrap();
-    let v = ctx.set_by_caller(dmg, Fx::ZERO);
+    let v = ctx.set_by_caller(dmg).unwrap_or(Fx::ZERO);
     ctx.output(damage, ModOp::Add, v);
 }
 

@@ -149,7 +149,7 @@ fn brawl<const BUG: u8>(setup: &Setup) -> Result<World<Brawl<BUG>>, String> {
     let mut w = World::new(content.clone(), &hooks, config).map_err(|e| e.to_string())?;
     let vitals = content.attr_set("Vitals").map_err(|e| e.to_string())?;
     for p in 0..setup.players {
-        let e = w.spawn_actor(&[vitals]).ok_or("no room for a fighter")?;
+        let e = w.spawn_actor(&[vitals]).map_err(|e| e.to_string())?;
         w.bind_player(p, e);
     }
     Ok(w)

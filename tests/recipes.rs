@@ -10,7 +10,7 @@
 //! a post-execute hook.
 
 use proptest::prelude::*;
-use rollback_abilities::Cmp;
+use rollback_abilities::AttrCmp;
 use rollback_abilities::num;
 use rollback_abilities::prelude::*;
 use rollback_abilities::session::Determinism;
@@ -239,7 +239,7 @@ fn sprint_activate(ctx: &mut Ctx<'_>) {
     let i = ids();
     apply_and_track(ctx, 0, i.e_sprint_speed, i.t_sprint_speed);
     apply_and_track(ctx, 1, i.e_sprint_drain, i.t_sprint_drain);
-    let exhausted = TaskSpec::WaitAttribute { attr: i.stamina, cmp: Cmp::Le, value: Fx::ZERO };
+    let exhausted = TaskSpec::WaitAttribute { attr: i.stamina, cmp: AttrCmp::Le, value: Fx::ZERO };
     let _ = ctx.spawn_task(EXHAUSTED, exhausted);
 }
 
@@ -294,7 +294,7 @@ fn melee_task(ctx: &mut Ctx<'_>, r: &TaskResult) {
     let i = ids();
     let mut spec = ctx.make_spec(i.e_strike);
     if ev.tag == i.t_hit_heavy {
-        spec.set_by_caller_value(i.t_data_damage, num::int(10));
+        spec.set_set_by_caller(i.t_data_damage, num::int(10));
     }
     let target = opponent(ctx.world(), ctx.owner());
     ctx.apply(spec, target);
@@ -362,7 +362,7 @@ fn damage(ctx: &mut ExecCtx<'_>) {
     let lifesteal = asset_lifesteal || ctx.source_tags().contains(i.t_lifesteal);
     let (power, chance, crit, armor) =
         (ctx.capture(0), ctx.capture(1), ctx.capture(2), ctx.capture(3));
-    let mut dmg = num::add(power, ctx.set_by_caller(i.t_data_damage, Fx::ZERO));
+    let mut dmg = num::add(power, ctx.set_by_caller(i.t_data_damage).unwrap_or(Fx::ZERO));
     if ctx.random().chance(chance) {
         dmg = num::add(dmg, crit);
     }

@@ -57,11 +57,11 @@ pub fn run_op(w: &mut World<Plain>, actors: &[Entity], op: &Op) {
             let def = c.effect(EFFECTS[effect % EFFECTS.len()]).unwrap();
             let src = live(w, source);
             let mut spec = w.make_spec(def, level.max(1), src);
-            spec.set_by_caller_value(
+            spec.set_set_by_caller(
                 c.tag("Data.Duration").unwrap(),
                 rollback_abilities::num::int(30),
             );
-            spec.set_by_caller_value(
+            spec.set_set_by_caller(
                 c.tag("Data.Damage").unwrap(),
                 rollback_abilities::num::int(-50),
             );

@@ -40,7 +40,7 @@ pub fn collect(
 
 pub fn one_actor_each(w: &mut World<Tiny>) -> Result<(), String> {
     for p in 0..2 {
-        let e = w.spawn_actor(&[]).ok_or("capacity")?;
+        let e = w.spawn_actor(&[]).map_err(|e| e.to_string())?;
         w.bind_player(p, e);
     }
     Ok(())

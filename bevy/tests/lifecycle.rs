@@ -24,7 +24,7 @@ fn content() -> Arc<Content> {
 
 fn two_actors(w: &mut World<Tiny>) -> Result<(), String> {
     for p in 0..2 {
-        let e = w.spawn_actor(&[]).ok_or("capacity")?;
+        let e = w.spawn_actor(&[]).map_err(|e| e.to_string())?;
         w.bind_player(p, e);
     }
     Ok(())

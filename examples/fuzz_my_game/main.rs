@@ -109,7 +109,7 @@ pub fn world(setup: &Setup) -> Result<World<MyGame>, Box<dyn Error>> {
     let mut world = World::new(content.clone(), &hooks, config)?;
     let vitals = content.attr_set("Vitals")?;
     for p in 0..setup.players {
-        if let Some(e) = world.spawn_actor(&[vitals]) {
+        if let Ok(e) = world.spawn_actor(&[vitals]) {
             world.bind_player(p, e);
         }
     }

@@ -115,7 +115,7 @@ pub struct AbilityDef {
     /// Commit on activation.
     pub commit_on_activate: bool,
     /// The timeline played on activation.
-    pub timeline: Option<u16>,
+    pub timeline: Option<crate::id::TimelineId>,
     /// Automatic end after this many frames.
     pub end_after: Option<Frame>,
     /// Persistent cues shown while the ability is active.

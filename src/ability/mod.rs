@@ -24,7 +24,7 @@ pub(crate) mod task;
 pub use cooldown_tags::CooldownTagsError;
 pub(crate) use cooldown_tags::cooldown_tag_valid;
 pub use task::{
-    Cmp, Confirmation, CustomTaskKind, TargetQuery, TaskEvent, TaskRec, TaskResult, TaskSpec,
+    AttrCmp, Confirmation, CustomTaskKind, TargetQuery, TaskEvent, TaskRec, TaskResult, TaskSpec,
 };
 
 use crate::id::{AbilityDefId, AbilityHandle, EffectHandle, Entity, TagId, TaskHandle};
@@ -34,6 +34,35 @@ use core::fmt;
 
 /// The input id meaning "not bound".
 pub const NO_INPUT: u16 = u16::MAX;
+
+/// Why an ability could not be granted ([`World::grant_ability`](crate::World::grant_ability)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub enum GrantError {
+    /// The owner is not alive or has no ability system (spawned with
+    /// [`World::spawn`](crate::World::spawn), not [`World::spawn_actor`](crate::World::spawn_actor)).
+    NotAnActor(Entity),
+    /// The definition is not in the world's content.
+    UnknownAbility(AbilityDefId),
+    /// The ability to re-grant is no longer granted.
+    InvalidHandle(AbilityHandle),
+    /// Every ability slot of the owner is taken
+    /// ([`Capacity::AbilitiesPerEntity`](crate::Capacity::AbilitiesPerEntity)).
+    OverCapacity(crate::capacity::CapacityExceeded),
+}
+
+impl fmt::Display for GrantError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GrantError::NotAnActor(e) => write!(f, "{e:?} is not an entity with an ability system"),
+            GrantError::UnknownAbility(d) => write!(f, "{d:?} is not in the world's content"),
+            GrantError::InvalidHandle(h) => write!(f, "{h:?} is no longer granted"),
+            GrantError::OverCapacity(e) => write!(f, "cannot grant: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for GrantError {}
 
 /// Why an activation failed (F-GA-05). Every peer computes the same reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

@@ -18,7 +18,7 @@ use bytemuck::{Pod, Zeroable};
 pub struct CustomTaskKind(pub u16);
 /// A comparison for [`TaskSpec::WaitAttribute`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Cmp {
+pub enum AttrCmp {
     /// `value < threshold`
     Lt,
     /// `value <= threshold`
@@ -31,34 +31,34 @@ pub enum Cmp {
     Eq,
 }
 
-impl Cmp {
+impl AttrCmp {
     pub(crate) fn test(self, v: Fx, t: Fx) -> bool {
         match self {
-            Cmp::Lt => v < t,
-            Cmp::Le => v <= t,
-            Cmp::Gt => v > t,
-            Cmp::Ge => v >= t,
-            Cmp::Eq => v == t,
+            AttrCmp::Lt => v < t,
+            AttrCmp::Le => v <= t,
+            AttrCmp::Gt => v > t,
+            AttrCmp::Ge => v >= t,
+            AttrCmp::Eq => v == t,
         }
     }
 
     fn code(self) -> u32 {
         match self {
-            Cmp::Lt => 0,
-            Cmp::Le => 1,
-            Cmp::Gt => 2,
-            Cmp::Ge => 3,
-            Cmp::Eq => 4,
+            AttrCmp::Lt => 0,
+            AttrCmp::Le => 1,
+            AttrCmp::Gt => 2,
+            AttrCmp::Ge => 3,
+            AttrCmp::Eq => 4,
         }
     }
 
-    pub(crate) fn from_code(c: u32) -> Cmp {
+    pub(crate) fn from_code(c: u32) -> AttrCmp {
         match c {
-            0 => Cmp::Lt,
-            1 => Cmp::Le,
-            2 => Cmp::Gt,
-            3 => Cmp::Ge,
-            _ => Cmp::Eq,
+            0 => AttrCmp::Lt,
+            1 => AttrCmp::Le,
+            2 => AttrCmp::Gt,
+            3 => AttrCmp::Ge,
+            _ => AttrCmp::Eq,
         }
     }
 }
@@ -175,7 +175,7 @@ pub enum TaskSpec {
         /// The attribute.
         attr: AttrId,
         /// The comparison.
-        cmp: Cmp,
+        cmp: AttrCmp,
         /// The threshold.
         value: Fx,
     },
@@ -198,8 +198,8 @@ pub enum TaskSpec {
     },
     /// Plays a move timeline: notify events, phase and cancel-window tags, then finishes.
     PlayTimeline {
-        /// The timeline's index in content.
-        timeline: u16,
+        /// The timeline.
+        timeline: crate::id::TimelineId,
         /// Playback rate (1 = one timeline frame per frame).
         rate: Fx,
     },
@@ -478,7 +478,7 @@ impl TaskRec {
             }
             TaskSpec::PlayTimeline { timeline, rate } => {
                 r.kind = kind::PLAY_TIMELINE;
-                r.a = u32::from(timeline);
+                r.a = u32::from(timeline.0);
                 r.dir[0] = if rate > Fx::ZERO { rate } else { Fx::ONE };
             }
             TaskSpec::WaitTargetData { confirmation, query } => {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// A clamp bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Bound {
+pub enum AttrBound {
     /// A constant.
     Const(Fx),
     /// The current value of another attribute of the same entity.
@@ -38,9 +38,9 @@ pub struct AttrDef {
     /// The initial base value.
     pub default: Fx,
     /// The lower clamp bound.
-    pub min: Option<Bound>,
+    pub min: Option<AttrBound>,
     /// The upper clamp bound.
-    pub max: Option<Bound>,
+    pub max: Option<AttrBound>,
     /// Where clamps act.
     pub clamp_mode: ClampMode,
     /// Whether the base value is clamped after instant/periodic changes.

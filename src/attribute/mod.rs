@@ -14,7 +14,9 @@
 //! saturates; a divide channel that sums to zero is treated as 1 and reported.
 
 mod def;
-pub use def::{AttrDef, AttrLevelRow, AttrSetDef, Bound, ClampMode, ModFilter, ModOp, MulPolicy};
+pub use def::{
+    AttrBound, AttrDef, AttrLevelRow, AttrSetDef, ClampMode, ModFilter, ModOp, MulPolicy,
+};
 
 use crate::num::{self, Fx, ONE, ZERO};
 use bytemuck::{Pod, Zeroable};

@@ -4,7 +4,7 @@ use super::raw::MulPolicy;
 pub(crate) use crate::ability::{
     AbilityDef, AbilitySetDef, CancelRuleDef, TimelineDef, TriggerDef,
 };
-pub(crate) use crate::attribute::{AttrDef, AttrLevelRow, AttrSetDef, Bound, ModFilter};
+pub(crate) use crate::attribute::{AttrBound, AttrDef, AttrLevelRow, AttrSetDef, ModFilter};
 pub(crate) use crate::cue::CueDef;
 pub(crate) use crate::effect::GrantDef;
 pub(crate) use crate::effect::{
@@ -19,7 +19,7 @@ use serde::Serialize;
 
 /// Global settings.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Settings {
+pub struct ContentSettings {
     /// Frames per second.
     pub tick_rate: crate::num::TickRate,
     /// The multiplication policy of attributes that do not choose one.
@@ -30,9 +30,9 @@ pub struct Settings {
     pub dead_tag: Option<TagId>,
 }
 
-impl Default for Settings {
+impl Default for ContentSettings {
     fn default() -> Self {
-        Settings {
+        ContentSettings {
             tick_rate: crate::num::TickRate(60),
             default_mul_policy: MulPolicy::Compound,
             max_cascade_steps: 256,

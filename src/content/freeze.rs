@@ -334,7 +334,7 @@ pub(crate) fn freeze(
     let cx = Cx { srcs: &srcs };
 
     // Settings: at most one file.
-    let mut settings = Settings::default();
+    let mut settings = ContentSettings::default();
     let mut settings_loc: Option<Loc> = None;
     for (file, src) in srcs.iter().enumerate() {
         if let Some(s) = &src.raw.settings {
@@ -536,27 +536,28 @@ pub(crate) fn freeze(
     // Resolve attributes.
     let mut attrs: Vec<AttrDef> = Vec::with_capacity(attr_src.len());
     for (name, (loc, a, set)) in &attr_src {
-        let bound = |field: &str, b: &Option<RawBound>| -> Result<Option<Bound>, ContentError> {
-            Ok(match b {
-                None => None,
-                Some(RawBound::Const(n)) => Some(Bound::Const(n.0)),
-                Some(RawBound::Attr(other)) => {
-                    let l = loc.at(field);
-                    let id = names.attr(&l, other)?;
-                    if other == name {
-                        return Err(names.cx.err(
-                            &l,
-                            K::Cycle,
-                            format!("attribute \"{}\" cannot bound itself", Clip(name)),
-                        ));
+        let bound =
+            |field: &str, b: &Option<RawBound>| -> Result<Option<AttrBound>, ContentError> {
+                Ok(match b {
+                    None => None,
+                    Some(RawBound::Const(n)) => Some(AttrBound::Const(n.0)),
+                    Some(RawBound::Attr(other)) => {
+                        let l = loc.at(field);
+                        let id = names.attr(&l, other)?;
+                        if other == name {
+                            return Err(names.cx.err(
+                                &l,
+                                K::Cycle,
+                                format!("attribute \"{}\" cannot bound itself", Clip(name)),
+                            ));
+                        }
+                        Some(AttrBound::Attr(id))
                     }
-                    Some(Bound::Attr(id))
-                }
-            })
-        };
+                })
+            };
         let min = bound("min", &a.min)?;
         let max = bound("max", &a.max)?;
-        if let (Some(Bound::Const(lo)), Some(Bound::Const(hi))) = (min, max)
+        if let (Some(AttrBound::Const(lo)), Some(AttrBound::Const(hi))) = (min, max)
             && lo > hi
         {
             return Err(names.cx.err(
@@ -597,7 +598,7 @@ pub(crate) fn freeze(
     let mut deps: Vec<Vec<usize>> = vec![Vec::new(); n_attrs];
     for (i, a) in attrs.iter().enumerate() {
         for b in [a.min, a.max].into_iter().flatten() {
-            if let Bound::Attr(src) = b {
+            if let AttrBound::Attr(src) = b {
                 deps[src.index()].push(i);
             }
         }
@@ -1565,7 +1566,7 @@ fn check_live_capture_cycles(
     let mut edges: Vec<Vec<(usize, Origin)>> = vec![Vec::new(); n];
     for (x, a) in attrs.iter().enumerate() {
         for (field, b) in [("min", a.min), ("max", a.max)] {
-            if let Some(Bound::Attr(y)) = b {
+            if let Some(AttrBound::Attr(y)) = b {
                 edges[y.index()].push((x, Origin::Bound(x, field)));
             }
         }
@@ -1659,7 +1660,7 @@ pub(crate) fn canonical_text(c: &Content) -> String {
     #[derive(serde::Serialize)]
     struct Canon<'a> {
         format: u32,
-        settings: &'a Settings,
+        settings: &'a ContentSettings,
         tags: &'a [String],
         aliases: Vec<(&'a str, u16)>,
         attributes: &'a [AttrDef],

@@ -54,12 +54,14 @@ pub mod raw;
 
 pub use error::{ContentError, ContentErrorKind};
 
-use crate::id::{AbilityDefId, AttrId, AttrSetId, CurveId, EffectDefId, FnId, TagId};
+use crate::id::{
+    AbilityDefId, AbilitySetId, AttrId, AttrSetId, CurveId, EffectDefId, FnId, TagId, TimelineId,
+};
 use crate::tag::TagRegistry;
 use ahash::AHashMap;
 use def::{
-    AbilityDef, AbilitySetDef, AttrDef, AttrSetDef, CancelRuleDef, CueDef, CurveDef, EffectDef,
-    FnRef, Settings, TimelineDef,
+    AbilityDef, AbilitySetDef, AttrDef, AttrSetDef, CancelRuleDef, ContentSettings, CueDef,
+    CurveDef, EffectDef, FnRef, TimelineDef,
 };
 use std::path::Path;
 
@@ -117,7 +119,7 @@ use std::path::Path;
 /// `effects.ron:14:17: effects.Poison.modifiers[1].attribute: unknown attribute "Helth" (did you mean "Health"?)`.
 #[derive(Clone, Debug)]
 pub struct Content {
-    pub(crate) settings: Settings,
+    pub(crate) settings: ContentSettings,
     pub(crate) tags: TagRegistry,
     pub(crate) attrs: Vec<AttrDef>,
     pub(crate) sets: Vec<AttrSetDef>,
@@ -337,7 +339,7 @@ impl Content {
     }
 
     /// Global settings.
-    pub fn settings(&self) -> &Settings {
+    pub fn settings(&self) -> &ContentSettings {
         &self.settings
     }
 
@@ -457,9 +459,10 @@ impl Content {
         self.abilities.get(id.index()).map(|a| a.name.as_str()).unwrap_or("?")
     }
 
-    /// Looks an ability set up by name; returns its index in [`Content::ability_set_defs`].
-    pub fn ability_set(&self, name: &str) -> Result<usize, ContentError> {
-        self.ability_sets.iter().position(|s| s.name == name).ok_or_else(|| {
+    /// Looks an ability set up by name; its index in [`Content::ability_set_defs`].
+    pub fn ability_set(&self, name: &str) -> Result<AbilitySetId, ContentError> {
+        let at = self.ability_sets.iter().position(|s| s.name == name);
+        at.map(|i| AbilitySetId(i as u16)).ok_or_else(|| {
             ContentError::unknown_name(
                 "ability set",
                 name,
@@ -473,9 +476,10 @@ impl Content {
         &self.ability_sets
     }
 
-    /// Looks a timeline up by name; returns its index in [`Content::timeline_defs`].
-    pub fn timeline(&self, name: &str) -> Result<u16, ContentError> {
-        self.timelines.iter().position(|s| s.name == name).map(|i| i as u16).ok_or_else(|| {
+    /// Looks a timeline up by name; its index in [`Content::timeline_defs`].
+    pub fn timeline(&self, name: &str) -> Result<TimelineId, ContentError> {
+        let at = self.timelines.iter().position(|s| s.name == name);
+        at.map(|i| TimelineId(i as u16)).ok_or_else(|| {
             ContentError::unknown_name(
                 "timeline",
                 name,

@@ -32,7 +32,7 @@ pub enum ApplyError {
     /// A builder without the world could not keep a value in the spec's inline room (a fifth
     /// SetByCaller value, a third granted tag, a fifth inline modifier), or a world call could
     /// not find room for one: the spec is incomplete, so it is not applied. Set such values
-    /// with [`World::set_by_caller`](crate::World::set_by_caller),
+    /// with [`World::set_set_by_caller`](crate::World::set_set_by_caller),
     /// [`World::add_granted_tag`](crate::World::add_granted_tag) or
     /// [`World::inline_spec`](crate::World::inline_spec), within the capacity named here.
     SpecValuesDropped {
@@ -41,7 +41,7 @@ pub enum ApplyError {
     },
     /// The spec's values beyond its inline room were made in an earlier frame: they lived in
     /// the frame spill, which every step empties at its end (see
-    /// [`World::set_by_caller`](crate::World::set_by_caller)). Make such a spec in the frame
+    /// [`World::set_set_by_caller`](crate::World::set_set_by_caller)). Make such a spec in the frame
     /// it is applied in.
     SpecExpired,
     /// A spec needs more room than a capacity of the world's configuration gives (returned

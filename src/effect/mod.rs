@@ -254,8 +254,8 @@ impl EffectSpec {
     /// the spec is marked so that applying it fails with
     /// [`ApplyError::SpecValuesDropped`]. Set more
     /// values (up to [`WorldConfig::set_by_caller_per_spec`](crate::WorldConfig)) with
-    /// [`World::set_by_caller`](crate::World::set_by_caller).
-    pub fn set_by_caller_value(&mut self, tag: TagId, value: Fx) -> bool {
+    /// [`World::set_set_by_caller`](crate::World::set_set_by_caller).
+    pub fn set_set_by_caller(&mut self, tag: TagId, value: Fx) -> bool {
         let n = usize::from(self.n_set_by_caller).min(MAX_SET_BY_CALLER);
         if let Some(e) = self.set_by_caller[..n].iter_mut().find(|e| e.tag == tag.0) {
             e.value = value;
@@ -270,16 +270,16 @@ impl EffectSpec {
         true
     }
 
-    /// Builder form of [`EffectSpec::set_by_caller_value`] (a fifth value marks the spec as
+    /// Builder form of [`EffectSpec::set_set_by_caller`] (a fifth value marks the spec as
     /// described there).
     #[must_use]
     pub fn with_set_by_caller(mut self, tag: TagId, value: Fx) -> EffectSpec {
-        self.set_by_caller_value(tag, value);
+        self.set_set_by_caller(tag, value);
         self
     }
 
     /// A SetByCaller value held in the spec itself (the first [`MAX_SET_BY_CALLER`]);
-    /// [`World::set_by_caller_of`](crate::World::set_by_caller_of) also reads those set beyond.
+    /// [`World::set_by_caller`](crate::World::set_by_caller) also reads those set beyond.
     pub fn set_by_caller(&self, tag: TagId) -> Option<Fx> {
         let n = usize::from(self.n_set_by_caller).min(MAX_SET_BY_CALLER);
         self.set_by_caller[..n].iter().find(|e| e.tag == tag.0).map(|e| e.value)

@@ -31,7 +31,7 @@ pub(crate) struct EntitySetup {
     pub bases: Vec<(AttrId, Fx)>,
     pub tags: Vec<TagId>,
     pub grants: Vec<(AbilityDefId, u16, Option<u8>)>,
-    pub ability_sets: Vec<usize>,
+    pub ability_sets: Vec<crate::id::AbilitySetId>,
     pub effects: Vec<EffectApply>,
     pub player: Option<u16>,
 }

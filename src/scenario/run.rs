@@ -323,7 +323,7 @@ fn setup<G: ScenarioHost>(
         World::new(s.content.clone(), hooks, s.world).map_err(|e| world_err(e.to_string()))?;
     let mut ents = Vec::with_capacity(s.entities.len());
     for e in &s.entities {
-        let ent = w.spawn_actor(&e.sets).ok_or_else(|| {
+        let ent = w.spawn_actor(&e.sets).map_err(|_| {
             world_err(format!("cannot spawn \"{}\": the world is full", Clip(&e.name)))
         })?;
         ents.push(ent);
@@ -337,7 +337,7 @@ fn setup<G: ScenarioHost>(
         }
         for &(def, level, input) in &e.grants {
             let input = input.or(s.content.ability_def(def).input);
-            w.grant_ability_with(ent, def, level, input, Entity::NONE).ok_or_else(|| {
+            w.grant_ability_with(ent, def, level, input, Entity::NONE).map_err(|_| {
                 world_err(format!(
                     "cannot grant {} to \"{}\": raise `world.abilities_per_entity`",
                     Clip(s.content.ability_name(def)),
@@ -382,7 +382,7 @@ fn spec_of<G: ScenarioHost>(
 ) -> crate::effect::EffectSpec {
     let mut spec = w.make_spec(a.effect, a.level, ents[a.from]);
     for &(tag, v) in &a.set_by_caller {
-        spec.set_by_caller_value(tag, v);
+        spec.set_set_by_caller(tag, v);
     }
     if let Some(d) = a.duration {
         spec = spec.with_duration(d);

@@ -402,9 +402,9 @@ impl<G: Game> World<G> {
     }
 
     /// A SetByCaller value of `spec`: those it holds itself, then those set beyond them with
-    /// [`World::set_by_caller`]. `None` when the spec has no value for `tag` (or the values
-    /// beyond its room expired: see [`World::set_by_caller`]).
-    pub fn set_by_caller_of(&self, spec: &EffectSpec, tag: TagId) -> Option<Fx> {
+    /// [`World::set_set_by_caller`]. `None` when the spec has no value for `tag` (or the values
+    /// beyond its room expired: see [`World::set_set_by_caller`]).
+    pub fn set_by_caller(&self, spec: &EffectSpec, tag: TagId) -> Option<Fx> {
         spec.set_by_caller(tag)
             .or_else(|| self.spec_extra_sbc(spec).iter().find(|e| e.tag == tag.0).map(|e| e.value))
     }
@@ -470,7 +470,7 @@ impl<G: Game> World<G> {
     /// itself while it has room (four values), beyond that — up to
     /// [`WorldConfig::set_by_caller_per_spec`] — in the frame spill: such a spec is valid
     /// for the frame it was made in (made between two steps, until the end of the next one);
-    /// apply it then (an active effect keeps what it needs). [`World::set_by_caller_of`]
+    /// apply it then (an active effect keeps what it needs). [`World::set_by_caller`]
     /// reads them all, and so do content magnitudes, executions
     /// ([`ExecCtx::set_by_caller`](crate::world::ExecCtx::set_by_caller)), calculations and
     /// post-execute contexts.
@@ -484,7 +484,7 @@ impl<G: Game> World<G> {
     /// A spec whose values beyond its room can no longer be read (made in an earlier frame,
     /// or already marked) is left as it is and its error returned
     /// ([`ApplyError::SpecExpired`], [`ApplyError::SpecValuesDropped`]).
-    pub fn set_by_caller(
+    pub fn set_set_by_caller(
         &mut self,
         spec: &mut EffectSpec,
         tag: TagId,
@@ -493,7 +493,7 @@ impl<G: Game> World<G> {
         let inline_n = usize::from(spec.n_set_by_caller).min(spec.set_by_caller.len());
         let inline_has = spec.set_by_caller[..inline_n].iter().any(|e| e.tag == tag.0);
         if inline_has || inline_n < spec.set_by_caller.len() {
-            spec.set_by_caller_value(tag, value);
+            spec.set_set_by_caller(tag, value);
             return Ok(());
         }
         let mut x = self.owned_extra(spec)?;
@@ -513,7 +513,7 @@ impl<G: Game> World<G> {
 
     /// Adds a dynamic granted tag to `spec` (GAS `DynamicGrantedTags`): in the spec itself
     /// while it has room (two tags), beyond that — up to [`WorldConfig::granted_tags_per_spec`]
-    /// — in the frame spill, like [`World::set_by_caller`] (same lifetime and errors). The
+    /// — in the frame spill, like [`World::set_set_by_caller`] (same lifetime and errors). The
     /// active effect the spec becomes keeps them all ([`World::effect_dynamic_tags`]).
     pub fn add_granted_tag(&mut self, spec: &mut EffectSpec, tag: TagId) -> Result<(), ApplyError> {
         if spec.dynamic_granted_tags.contains(&tag.0) {
@@ -538,7 +538,7 @@ impl<G: Game> World<G> {
 
     /// An inline instant spec (F-GE-24) with up to
     /// [`WorldConfig::inline_modifiers_per_spec`] modifiers: four in the spec, the rest in the
-    /// frame spill (apply it in the frame it was made in, as for [`World::set_by_caller`]).
+    /// frame spill (apply it in the frame it was made in, as for [`World::set_set_by_caller`]).
     ///
     /// # Errors
     ///
@@ -759,12 +759,14 @@ impl<G: Game> World<G> {
 
 /// Its value in a configuration.
 pub(crate) fn configured(cap: Capacity, c: &WorldConfig) -> u32 {
-    u32::from(match cap {
-        Capacity::TargetEntities => c.max_target_entities,
-        Capacity::SetByCallerPerSpec => c.set_by_caller_per_spec,
-        Capacity::GrantedTagsPerSpec => c.granted_tags_per_spec,
-        Capacity::InlineModifiersPerSpec => c.inline_modifiers_per_spec,
-        Capacity::AbilityDynamicTags => c.ability_dynamic_tags,
-        Capacity::SpillsPerFrame => c.spills_per_frame,
-    })
+    match cap {
+        Capacity::TargetEntities => c.max_target_entities.into(),
+        Capacity::SetByCallerPerSpec => c.set_by_caller_per_spec.into(),
+        Capacity::GrantedTagsPerSpec => c.granted_tags_per_spec.into(),
+        Capacity::InlineModifiersPerSpec => c.inline_modifiers_per_spec.into(),
+        Capacity::AbilityDynamicTags => c.ability_dynamic_tags.into(),
+        Capacity::SpillsPerFrame => c.spills_per_frame.into(),
+        Capacity::Entities => c.max_entities,
+        Capacity::AbilitiesPerEntity => c.abilities_per_entity.into(),
+    }
 }

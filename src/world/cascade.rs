@@ -479,11 +479,11 @@ impl<G: Game> World<G> {
 
     /// Clamps a value by an attribute's bounds (bounds read the entity's current values).
     pub(crate) fn clamp_value(&self, index: u32, a: AttrId, v: Fx) -> Fx {
-        use crate::attribute::Bound;
+        use crate::attribute::AttrBound;
         let def = self.content.attr_def(a);
-        let read = |b: Bound| match b {
-            Bound::Const(c) => c,
-            Bound::Attr(o) => self.state.attrs[self.attr_slot(index, o)].current,
+        let read = |b: AttrBound| match b {
+            AttrBound::Const(c) => c,
+            AttrBound::Attr(o) => self.state.attrs[self.attr_slot(index, o)].current,
         };
         let mut v = v;
         if let Some(lo) = def.min {

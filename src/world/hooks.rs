@@ -100,7 +100,7 @@ pub struct CalcInput<'a> {
     /// The target's tags now (ancestor-expanded).
     pub target_tags: &'a TagSet,
     /// The spec's SetByCaller values beyond the four it holds itself (set with
-    /// [`World::set_by_caller`](crate::World::set_by_caller) in a world with a raised
+    /// [`World::set_set_by_caller`](crate::World::set_set_by_caller) in a world with a raised
     /// [`WorldConfig::set_by_caller_per_spec`](crate::WorldConfig::set_by_caller_per_spec)).
     pub set_by_caller_extra: &'a [crate::effect::SbcEntry],
 }
@@ -111,12 +111,12 @@ impl CalcInput<'_> {
         self.captures.get(index).copied().unwrap_or(Fx::ZERO)
     }
 
-    /// A SetByCaller value (including those beyond the spec's inline four), or `default`.
-    pub fn set_by_caller(&self, tag: TagId, default: Fx) -> Fx {
+    /// A SetByCaller value (including those beyond the spec's inline four); `None` when the
+    /// spec has none for `tag`.
+    pub fn set_by_caller(&self, tag: TagId) -> Option<Fx> {
         self.spec
             .set_by_caller(tag)
             .or_else(|| self.set_by_caller_extra.iter().find(|e| e.tag == tag.0).map(|e| e.value))
-            .unwrap_or(default)
     }
 }
 
@@ -200,12 +200,12 @@ impl ExecCtx<'_> {
         }
     }
 
-    /// A SetByCaller value (including those beyond the spec's inline four), or `default`.
-    pub fn set_by_caller(&self, tag: TagId, default: Fx) -> Fx {
+    /// A SetByCaller value (including those beyond the spec's inline four); `None` when the
+    /// spec has none for `tag`.
+    pub fn set_by_caller(&self, tag: TagId) -> Option<Fx> {
         self.spec
             .set_by_caller(tag)
             .or_else(|| self.sbc_extra.iter().find(|e| e.tag == tag.0).map(|e| e.value))
-            .unwrap_or(default)
     }
 
     /// The stack count of the executing effect (1 for instant effects).
@@ -280,7 +280,7 @@ pub type PrepareFn = fn(&mut EffectSpec);
 
 /// A custom application requirement's verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub enum RequirementVerdict {
     /// The application may proceed.
     Allow,
     /// The application is refused.
@@ -295,7 +295,7 @@ pub enum Verdict {
 }
 
 /// A custom application requirement: reads the world, never writes it.
-pub type RequirementFn<G> = fn(&World<G>, &EffectSpec, Entity) -> Verdict;
+pub type RequirementFn<G> = fn(&World<G>, &EffectSpec, Entity) -> RequirementVerdict;
 
 /// A post-execute hook: runs after an instant/periodic change of a base value, may change the
 /// world (its changes are queued and applied after the current cascade step).

@@ -19,7 +19,7 @@ pub use capacity::{Capacity, CapacityExceeded, MAX_SPEC_ROOM, TargetListError};
 pub use hooks::{
     Behaviour, CalcFn, CalcInput, CanActivateFn, Capture, ExecCtx, ExecFn, ExecOutput, Hooks,
     PostExecuteContext, PostExecuteCtxFn, PostExecuteFn, PreChangeFn, PrepareFn, RequirementFn,
-    Verdict,
+    RequirementVerdict,
 };
 pub use output::{
     Applied, AttrCause, AttrEvent, Diagnostic, EffectEvent, ExecutedMod, FrameOutput,
@@ -196,7 +196,7 @@ pub struct WorldConfig {
     #[serde(default = "capacity::default_target_entities")]
     pub max_target_entities: u16,
     /// The most SetByCaller values one effect spec holds (4 to 32; default 4, the spec's
-    /// inline room). Values beyond four are set with [`World::set_by_caller`]; content whose
+    /// inline room). Values beyond four are set with [`World::set_set_by_caller`]; content whose
     /// effects read more keys than this, or whose abilities give their cost or cooldown more
     /// values, is refused when the world is built ([`WorldError::CapacityTooSmall`]).
     #[serde(default = "capacity::default_set_by_caller")]
@@ -577,7 +577,7 @@ impl<G: Game> Snapshot<G> {
 /// [`World::tags`], [`World::explicit_tags`], [`World::matches`], [`World::passes`], loose tags
 /// ([`World::add_loose_tag`], [`World::remove_loose_tag`], [`World::set_loose_tag_count`]).
 ///
-/// **Effects** — specs ([`World::make_spec`], [`World::set_by_caller`],
+/// **Effects** — specs ([`World::make_spec`], [`World::set_set_by_caller`],
 /// [`World::add_granted_tag`], [`World::inline_spec`]), applying ([`World::apply_effect`],
 /// [`World::queue_effect`]), removing ([`World::remove_effect`],
 /// [`World::remove_effect_stacks`], [`World::remove_matching`]), changing
@@ -639,12 +639,12 @@ impl<G: Game> World<G> {
         hooks: &Hooks<G>,
         config: WorldConfig,
     ) -> Result<World<G>, WorldError> {
-        if config.max_entities == 0 || config.max_entities > 1 << 20 {
+        if config.max_entities == 0 || config.max_entities > crate::capacity::MAX_ENTITIES {
             return Err(WorldError::InvalidConfig {
                 field: "max_entities",
                 value: config.max_entities.into(),
                 min: 1,
-                max: 1 << 20,
+                max: crate::capacity::MAX_ENTITIES.into(),
             });
         }
         if config.effects_per_entity == 0 {
@@ -747,20 +747,29 @@ impl<G: Game> World<G> {
     // Entities
     // ----------------------------------------------------------------------------------------
 
-    /// Spawns an entity without an ability system (a projectile, a pickup). `None` when the
-    /// entity capacity is exhausted (also reported as [`Diagnostic::EntityCapacity`]).
-    pub fn spawn(&mut self) -> Option<Entity> {
+    /// Spawns an entity without an ability system (a projectile, a pickup).
+    ///
+    /// # Errors
+    ///
+    /// [`Capacity::Entities`](crate::Capacity::Entities) when
+    /// [`WorldConfig::max_entities`] are alive (also reported as
+    /// [`Diagnostic::EntityCapacity`]).
+    pub fn spawn(&mut self) -> Result<Entity, CapacityExceeded> {
         self.spawn_inner(false, 0)
     }
 
     /// Spawns an entity with an ability system and the given attribute sets at their default
     /// values.
-    pub fn spawn_actor(&mut self, sets: &[AttrSetId]) -> Option<Entity> {
+    ///
+    /// # Errors
+    ///
+    /// As [`World::spawn`].
+    pub fn spawn_actor(&mut self, sets: &[AttrSetId]) -> Result<Entity, CapacityExceeded> {
         let mask = sets.iter().filter(|s| s.index() < 64).fold(0u64, |m, s| m | (1 << s.index()));
         self.spawn_inner(true, mask)
     }
 
-    fn spawn_inner(&mut self, asc: bool, sets: u64) -> Option<Entity> {
+    fn spawn_inner(&mut self, asc: bool, sets: u64) -> Result<Entity, CapacityExceeded> {
         let h = &mut self.state.header;
         let index = if h.free_head != u32::MAX {
             let i = h.free_head;
@@ -771,7 +780,11 @@ impl<G: Game> World<G> {
             h.high_water - 1
         } else {
             self.out.diagnostics.push(Diagnostic::EntityCapacity);
-            return None;
+            return Err(CapacityExceeded {
+                capacity: crate::capacity::Capacity::Entities,
+                needed: h.alive.saturating_add(1),
+                limit: self.config.max_entities,
+            });
         };
         h.alive += 1;
         let rec = &mut self.state.entities[index as usize];
@@ -800,7 +813,7 @@ impl<G: Game> World<G> {
             }
             self.settle_quiet();
         }
-        Some(e)
+        Ok(e)
     }
 
     /// Despawns an entity: its effects are removed (events with

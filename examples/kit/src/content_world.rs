@@ -55,7 +55,7 @@ pub fn world(
         .map_err(|e| e.to_string())?;
     let mut ents = Vec::new();
     for _ in 0..config.max_entities {
-        let Some(e) = w.spawn_actor(&sets) else { break };
+        let Ok(e) = w.spawn_actor(&sets) else { break };
         ents.push(e);
     }
     for (i, &e) in ents.iter().enumerate() {

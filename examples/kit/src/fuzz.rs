@@ -173,7 +173,7 @@ fn populate<G: Game>(w: &mut World<G>, content: &Content, n: usize) {
     let sets: Vec<AttrSetId> =
         (0..content.attr_set_defs().len().min(64)).map(|i| AttrSetId(i as u16)).collect();
     for p in 0..n {
-        let Some(e) = w.spawn_actor(&sets) else { return };
+        let Ok(e) = w.spawn_actor(&sets) else { return };
         if p < w.players() {
             w.bind_player(p, e);
         }

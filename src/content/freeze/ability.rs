@@ -455,7 +455,11 @@ pub(super) fn freeze(
         }
         let timeline = match &a.timeline {
             Some(t) => Some(
-                timeline_src.keys().position(|k| k == t).map(|i| i as u16).ok_or_else(|| {
+                timeline_src
+                    .keys()
+                    .position(|k| k == t)
+                    .map(|i| crate::id::TimelineId(i as u16))
+                    .ok_or_else(|| {
                     let mut msg = format!("unknown timeline \"{}\"", Clip(t));
                     if let Some(s) = super::suggest(t, timeline_src.keys().map(String::as_str)) {
                         msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));

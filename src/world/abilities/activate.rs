@@ -6,14 +6,15 @@ use crate::ability::task::TaskSpec;
 use crate::ability::{AbilityDef, TriggerDef};
 use crate::ability::{
     AbilityEvent, AbilitySpec, Activation, ActivationFailure, ActivationRecord, CommitPart,
-    EventData, NO_INPUT, spec_flags,
+    EventData, GrantError, NO_INPUT, spec_flags,
 };
 use crate::capacity::ext as capacity_ext;
+use crate::capacity::{Capacity, CapacityExceeded};
 use crate::effect::EffectSpec;
 use crate::effect::GrantDef;
 use crate::effect::GrantRemoval;
 use crate::effect::{MAX_SET_BY_CALLER, MagnitudeDef};
-use crate::id::{AbilityDefId, AbilityHandle, EffectDefId, EffectHandle, Entity};
+use crate::id::{AbilityDefId, AbilityHandle, AbilitySetId, EffectDefId, EffectHandle, Entity};
 use crate::num::{Fx, NEVER};
 use crate::tag::TagSet;
 use crate::world::cascade::Work;
@@ -188,24 +189,35 @@ impl<G: Game> World<G> {
     // Granting
     // ----------------------------------------------------------------------------------------
 
-    /// Grants an ability at a level, bound to the definition's default input. `None` when the
-    /// owner has no ability system or no free spec slot.
+    /// Grants an ability at a level, bound to the definition's default input.
     ///
     /// Each grant is its own spec, as each `GiveAbility` is in GAS: granting a definition the
     /// owner already has gives a second spec in another slot, with its own handle, level,
     /// cooldown-independent state and input binding (both bound to the same input activate on
     /// its press). To grant an ability once, check [`World::find_ability`] first.
+    ///
+    /// # Errors
+    ///
+    /// The owner is not an actor, the definition is foreign, or every ability slot of the
+    /// owner is taken ([`GrantError`]).
     pub fn grant_ability(
         &mut self,
         owner: Entity,
         def: AbilityDefId,
         level: u16,
-    ) -> Option<AbilityHandle> {
-        let input = self.content.ability_defs().get(def.index())?.input;
+    ) -> Result<AbilityHandle, GrantError> {
+        let Some(d) = self.content.ability_defs().get(def.index()) else {
+            return Err(GrantError::UnknownAbility(def));
+        };
+        let input = d.input;
         self.grant_inner(owner, def, level, input, Entity::NONE, 0)
     }
 
     /// Grants an ability with an input binding and a source object (an item).
+    ///
+    /// # Errors
+    ///
+    /// As [`World::grant_ability`].
     pub fn grant_ability_with(
         &mut self,
         owner: Entity,
@@ -213,20 +225,21 @@ impl<G: Game> World<G> {
         level: u16,
         input: Option<u8>,
         source_object: Entity,
-    ) -> Option<AbilityHandle> {
+    ) -> Result<AbilityHandle, GrantError> {
         self.grant_inner(owner, def, level, input, source_object, 0)
     }
 
     /// Grants every ability of an ability set (F-GA-16). A grant without an `input` binds the
-    /// ability's own `input`, as [`World::grant_ability`] does.
-    pub fn grant_ability_set(&mut self, owner: Entity, set: usize) -> Vec<AbilityHandle> {
+    /// ability's own `input`, as [`World::grant_ability`] does; the handles are those granted
+    /// (a grant [`World::grant_ability`] would refuse is left out).
+    pub fn grant_ability_set(&mut self, owner: Entity, set: AbilitySetId) -> Vec<AbilityHandle> {
         let content = self.content.clone();
-        let Some(s) = content.ability_set_defs().get(set) else { return Vec::new() };
+        let Some(s) = content.ability_set_defs().get(set.index()) else { return Vec::new() };
         s.grants
             .iter()
             .filter_map(|g| {
                 let input = g.input.or(content.ability_def(g.ability).input);
-                self.grant_inner(owner, g.ability, g.level, input, Entity::NONE, 0)
+                self.grant_inner(owner, g.ability, g.level, input, Entity::NONE, 0).ok()
             })
             .collect()
     }
@@ -239,13 +252,23 @@ impl<G: Game> World<G> {
         input: Option<u8>,
         source_object: Entity,
         granted_by: u32,
-    ) -> Option<AbilityHandle> {
-        if !self.has_ability_system(owner) || def.index() >= self.content.ability_defs().len() {
-            return None;
+    ) -> Result<AbilityHandle, GrantError> {
+        if !self.has_ability_system(owner) {
+            return Err(GrantError::NotAnActor(owner));
+        }
+        if def.index() >= self.content.ability_defs().len() {
+            return Err(GrantError::UnknownAbility(def));
         }
         let n = self.state.layout.abilities;
         let start = owner.index as usize * n;
-        let k = self.state.specs[start..start + n].iter().position(|s| !s.is_granted())?;
+        let Some(k) = self.state.specs[start..start + n].iter().position(|s| !s.is_granted())
+        else {
+            return Err(GrantError::OverCapacity(CapacityExceeded {
+                capacity: Capacity::AbilitiesPerEntity,
+                needed: n as u32 + 1,
+                limit: u32::from(self.config.abilities_per_entity),
+            }));
+        };
         let i = start + k;
         let generation = self.state.specs[i].generation.wrapping_add(1).max(1);
         self.state.specs[i] = AbilitySpec {
@@ -277,7 +300,7 @@ impl<G: Game> World<G> {
                 has_event: false,
             });
         }
-        Some(h)
+        Ok(h)
     }
 
     /// Removes a granted ability (cancelling it first if active).
@@ -313,8 +336,16 @@ impl<G: Game> World<G> {
     }
 
     /// Re-grants an ability at a new level: it ends (cancelled) and gets a new handle.
-    pub fn regrant_ability(&mut self, h: AbilityHandle, level: u16) -> Option<AbilityHandle> {
-        let s = *self.ability(h)?;
+    ///
+    /// # Errors
+    ///
+    /// [`GrantError::InvalidHandle`] when `h` is no longer granted.
+    pub fn regrant_ability(
+        &mut self,
+        h: AbilityHandle,
+        level: u16,
+    ) -> Result<AbilityHandle, GrantError> {
+        let Some(&s) = self.ability(h) else { return Err(GrantError::InvalidHandle(h)) };
         self.remove_ability(h);
         self.grant_inner(h.owner, s.def, level, s.input_id(), s.source_object, s.granted_by)
     }
@@ -356,7 +387,8 @@ impl<G: Game> World<G> {
         let owner = self.entity_of(ti);
         for g in grants {
             let input = g.input.or(self.content.ability_def(g.ability).input);
-            self.grant_inner(owner, g.ability, g.level, input, Entity::NONE, seq);
+            // An effect's grant that does not fit is left out, as a set's is.
+            let _ = self.grant_inner(owner, g.ability, g.level, input, Entity::NONE, seq);
         }
     }
 
@@ -593,7 +625,7 @@ impl<G: Game> World<G> {
     fn init_cost_spec(&self, spec: &mut EffectSpec, h: AbilityHandle, def: &AbilityDef) {
         self.init_ability_spec(spec, h);
         for (t, v) in def.cost_set_by_caller.iter().take(MAX_SET_BY_CALLER) {
-            spec.set_by_caller_value(*t, *v);
+            spec.set_set_by_caller(*t, *v);
         }
         // Values beyond the spec's four stay in the definition: the spec names them.
         if !def.cost_values_beyond.is_empty()
@@ -875,12 +907,20 @@ impl<G: Game> World<G> {
     // Commit, cost, cooldown
     // ----------------------------------------------------------------------------------------
 
-    /// Commits cost and/or cooldown of an active ability, re-checking both (F-GA-06). On
-    /// failure the ability is cancelled, `false` is returned, and the failure is reported like
-    /// a failed activation: an [`AbilityEvent::ActivationFailed`] and an entry of
-    /// [`World::activation_log`] with the reason (`OnCooldown`, `CantAffordCost` or
-    /// `CommitFailed`).
-    pub fn commit_ability(&mut self, h: AbilityHandle, cost: bool, cooldown: bool) -> bool {
+    /// Commits cost and/or cooldown of an active ability, re-checking both (F-GA-06).
+    ///
+    /// # Errors
+    ///
+    /// On failure the ability is cancelled, the reason is returned (`OnCooldown`,
+    /// `CantAffordCost` or `CommitFailed`; `InvalidHandle` for a stale or inactive handle), and
+    /// the failure is reported like a failed activation: an
+    /// [`AbilityEvent::ActivationFailed`] and an entry of [`World::activation_log`].
+    pub fn commit_ability(
+        &mut self,
+        h: AbilityHandle,
+        cost: bool,
+        cooldown: bool,
+    ) -> Result<(), ActivationFailure> {
         if self.scratch.busy {
             return self.commit_reported(h, cost, cooldown);
         }
@@ -888,10 +928,17 @@ impl<G: Game> World<G> {
     }
 
     /// A commit after activation, its failure reported.
-    fn commit_reported(&mut self, h: AbilityHandle, cost: bool, cooldown: bool) -> bool {
-        let Some(def) = self.ability(h).map(|s| s.def) else { return false };
+    fn commit_reported(
+        &mut self,
+        h: AbilityHandle,
+        cost: bool,
+        cooldown: bool,
+    ) -> Result<(), ActivationFailure> {
+        let Some(def) = self.ability(h).map(|s| s.def) else {
+            return Err(ActivationFailure::InvalidHandle);
+        };
         match self.commit_now(h, cost, cooldown) {
-            Ok(()) => true,
+            Ok(()) => Ok(()),
             Err(reason) => {
                 self.out.ability_events.push(AbilityEvent::ActivationFailed {
                     handle: h,
@@ -899,7 +946,7 @@ impl<G: Game> World<G> {
                     reason,
                 });
                 self.log_activation(h, def, Err(reason));
-                false
+                Err(reason)
             }
         }
     }
@@ -1050,7 +1097,7 @@ impl<G: Game> World<G> {
         self.init_ability_spec(spec, h);
         // `cooldown_set_by_caller`, then a SetByCaller duration's key (`cooldown_values`).
         for (t, v) in def.cooldown_values.iter().take(MAX_SET_BY_CALLER) {
-            spec.set_by_caller_value(*t, *v);
+            spec.set_set_by_caller(*t, *v);
         }
         if let Some(d) = def.cooldown_duration {
             spec.duration_override = d.max(1);

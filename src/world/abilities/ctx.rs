@@ -123,19 +123,31 @@ impl<G: Game> AbilityCtx<'_, G> {
         self.world.cancel_ability(self.handle);
     }
 
-    /// Commits cost and cooldown now, re-checking both (the last chance to fail). On failure
-    /// the ability is cancelled and `false` is returned.
-    pub fn commit(&mut self) -> bool {
+    /// Commits cost and cooldown now, re-checking both (the last chance to fail).
+    ///
+    /// # Errors
+    ///
+    /// On failure the ability is cancelled and the reason returned, as
+    /// [`World::commit_ability`] does.
+    pub fn commit(&mut self) -> Result<(), crate::ability::ActivationFailure> {
         self.world.commit_ability(self.handle, true, true)
     }
 
     /// Commits only the cost.
-    pub fn commit_cost(&mut self) -> bool {
+    ///
+    /// # Errors
+    ///
+    /// As [`AbilityCtx::commit`].
+    pub fn commit_cost(&mut self) -> Result<(), crate::ability::ActivationFailure> {
         self.world.commit_ability(self.handle, true, false)
     }
 
     /// Commits only the cooldown.
-    pub fn commit_cooldown(&mut self) -> bool {
+    ///
+    /// # Errors
+    ///
+    /// As [`AbilityCtx::commit`].
+    pub fn commit_cooldown(&mut self) -> Result<(), crate::ability::ActivationFailure> {
         self.world.commit_ability(self.handle, false, true)
     }
 

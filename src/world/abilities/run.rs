@@ -6,7 +6,7 @@ use super::activate::{END_AFTER_TASK, TIMELINE_TASK};
 use super::ctx::AbilityCtx;
 use crate::ability::Instancing;
 use crate::ability::TriggerDef;
-use crate::ability::task::{Cmp, TaskIndex, TaskRec, event_matches, kind, tflags};
+use crate::ability::task::{AttrCmp, TaskIndex, TaskRec, event_matches, kind, tflags};
 use crate::ability::{
     AbilityEvent, ActivationFailure, EventData, TargetData, TaskEvent, TaskResult, TaskSpec,
 };
@@ -89,7 +89,7 @@ impl<G: Game> World<G> {
             }
             kind::WAIT_ATTRIBUTE => {
                 if let Some(v) = self.attr(owner, crate::id::AttrId(t.attr))
-                    && Cmp::from_code(t.a).test(v, t.value)
+                    && AttrCmp::from_code(t.a).test(v, t.value)
                 {
                     self.task_emit(slot, TaskEvent::Attribute(v), true);
                 }
@@ -666,7 +666,7 @@ impl<G: Game> World<G> {
             self.for_tasks_of(ae.entity, |w, slot, t| {
                 if t.kind == kind::WAIT_ATTRIBUTE
                     && t.attr == ae.attr.0
-                    && Cmp::from_code(t.a).test(ae.new, t.value)
+                    && AttrCmp::from_code(t.a).test(ae.new, t.value)
                 {
                     w.task_emit(slot, TaskEvent::Attribute(ae.new), true);
                 }

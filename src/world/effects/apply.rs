@@ -10,7 +10,7 @@ use crate::id::{EffectHandle, Entity, TagId};
 use crate::num::{Frame, Fx, NEVER};
 use crate::tag::TagSet;
 use crate::world::cascade::Work;
-use crate::world::hooks::{BoundFn, Verdict};
+use crate::world::hooks::{BoundFn, RequirementVerdict};
 use crate::world::output::{Applied, ApplyError, AttrCause, EffectEvent, RemovalReason};
 use crate::world::{Game, World};
 use bytemuck::Zeroable;
@@ -299,15 +299,15 @@ impl<G: Game> World<G> {
         for f in &def.custom_requirements {
             if let Some(BoundFn::Req(req)) = self.bound.get(*f) {
                 match req(self, spec, target) {
-                    Verdict::Allow => {}
-                    Verdict::Deny => return Err(ApplyError::CustomRequirement),
+                    RequirementVerdict::Allow => {}
+                    RequirementVerdict::Deny => return Err(ApplyError::CustomRequirement),
                     // Redirected to another effect: nothing of this one can fail.
-                    Verdict::ExtendInstead { .. } => return Ok(()),
+                    RequirementVerdict::ExtendInstead { .. } => return Ok(()),
                 }
             }
         }
         for k in &def.set_by_caller_keys {
-            if self.set_by_caller_of(spec, *k).is_none() {
+            if self.set_by_caller(spec, *k).is_none() {
                 return Err(ApplyError::MissingSetByCaller { tag: *k });
             }
         }
@@ -358,9 +358,9 @@ impl<G: Game> World<G> {
         for f in &def.custom_requirements {
             if let Some(BoundFn::Req(req)) = self.bound.get(*f) {
                 match req(self, spec, target) {
-                    Verdict::Allow => {}
-                    Verdict::Deny => return Err(ApplyError::CustomRequirement),
-                    Verdict::ExtendInstead { handle, frames } => {
+                    RequirementVerdict::Allow => {}
+                    RequirementVerdict::Deny => return Err(ApplyError::CustomRequirement),
+                    RequirementVerdict::ExtendInstead { handle, frames } => {
                         self.extend_now(handle, i32::try_from(frames).unwrap_or(i32::MAX));
                         return Ok(Applied::Redirected(handle));
                     }
@@ -369,7 +369,7 @@ impl<G: Game> World<G> {
         }
         // 5. SetByCaller validation (nothing has been mutated yet, G-03).
         for k in &def.set_by_caller_keys {
-            if self.set_by_caller_of(spec, *k).is_none() {
+            if self.set_by_caller(spec, *k).is_none() {
                 return Err(ApplyError::MissingSetByCaller { tag: *k });
             }
         }
@@ -395,7 +395,7 @@ impl<G: Game> World<G> {
             (_, DurationDef::Frames(f)) => f,
             (_, DurationDef::Infinite) => NEVER,
             (_, DurationDef::SetByCaller(t)) => {
-                let v = self.set_by_caller_of(spec, t).unwrap_or(Fx::ZERO);
+                let v = self.set_by_caller(spec, t).unwrap_or(Fx::ZERO);
                 let f: i64 = v.to_num::<i64>();
                 f.clamp(1, i64::from(NEVER - 1)) as u32
             }

@@ -130,7 +130,7 @@ impl<G: Game> World<G> {
                 };
                 num::add(num::mul(coef, num::add(f(&input), pre)), post)
             }
-            MagnitudeDef::SetByCaller(t) => self.set_by_caller_of(spec, t).unwrap_or(Fx::ZERO),
+            MagnitudeDef::SetByCaller(t) => self.set_by_caller(spec, t).unwrap_or(Fx::ZERO),
         }
     }
 

@@ -8,7 +8,7 @@ use rollback_abilities::ModOp;
 use rollback_abilities::TaskSpec;
 use rollback_abilities::num::{self, Fx};
 use rollback_abilities::{
-    AbilityCtx, AbilityEvent, Cmp, EventData, InputEdge, TaskEvent, TaskResult,
+    AbilityCtx, AbilityEvent, AttrCmp, EventData, InputEdge, TaskEvent, TaskResult,
 };
 use rollback_abilities::{AbilityHandle, EffectDefId, EffectHandle, TagId};
 use rollback_abilities::{Behaviour, Capture, ExecCtx, ExecutedMod, Hooks, World};
@@ -115,7 +115,7 @@ fn fireball_task(ctx: &mut Ctx<'_>, r: &TaskResult) {
     let owner = ctx.owner();
     let w = ctx.world_mut();
     let Some(caster) = w.component(owner).copied() else { return };
-    let Some(p) = w.spawn() else { return };
+    let Ok(p) = w.spawn() else { return };
     let dir = num::int(i64::from(caster.facing.signum()));
     if let Some(b) = w.component_mut(p) {
         *b = Body {
@@ -168,7 +168,7 @@ fn sprint_activate(ctx: &mut Ctx<'_>) {
     let i = ids();
     apply_and_track(ctx, 0, i.e_sprint_speed, i.t_sprint_speed);
     apply_and_track(ctx, 1, i.e_sprint_drain, i.t_sprint_drain);
-    let exhausted = TaskSpec::WaitAttribute { attr: i.stamina, cmp: Cmp::Le, value: Fx::ZERO };
+    let exhausted = TaskSpec::WaitAttribute { attr: i.stamina, cmp: AttrCmp::Le, value: Fx::ZERO };
     let _ = ctx.spawn_task(EXHAUSTED, exhausted);
 }
 
@@ -213,7 +213,7 @@ fn duel_damage(ctx: &mut ExecCtx<'_>) {
     let i = ids();
     let (power, chance, bonus, share) =
         (ctx.capture(0), ctx.capture(1), ctx.capture(2), ctx.capture(3));
-    let base = ctx.set_by_caller(i.d_damage, Fx::ZERO);
+    let base = ctx.set_by_caller(i.d_damage).unwrap_or(Fx::ZERO);
     let mut dmg = num::mul(base, num::div(power, num::int(10), Fx::ONE));
     if ctx.random().chance(chance) {
         dmg = num::mul(dmg, num::add(Fx::ONE, bonus));

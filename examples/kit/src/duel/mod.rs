@@ -359,7 +359,7 @@ pub fn try_new_world(seed: u64, fighters: usize) -> Result<World<Duel>, WorldErr
     let mut w = World::new(content(), &hooks(), world_config(seed, n))?;
     let i = ids::ids();
     for p in 0..n {
-        let Some(e) = w.spawn_actor(&i.sets) else { break };
+        let Ok(e) = w.spawn_actor(&i.sets) else { break };
         w.bind_player(p, e);
         systems::place(&mut w, e, p, n);
         for def in i.abilities {

@@ -37,9 +37,13 @@ pub use crate::observe::{BatchObserver, NoObserver};
 pub use determinism::{Determinism, DeterminismFailure, DeterminismReport, StraightRun};
 pub use driver::{Divergence, RollbackDriver, RollbackStats};
 pub use guard::{
-    Departure, Fault, Guard, GuardConfig, GuardStats, GuardedSocket, PeerFault, forge,
-    message_from_bytes, message_to_bytes,
+    Departure, Fault, Guard, GuardConfig, GuardStats, GuardedSocket, PeerFault, message_from_bytes,
+    message_to_bytes,
 };
+// Builders of hostile GGRS messages, for the hostile-peer tests and the `session` fuzz target:
+// reachable by them, not part of the documented API.
+#[doc(hidden)]
+pub use guard::forge;
 pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emulated};
 pub use identity::{Identity, IdentityError, PublicIdentity};
 pub use local::{LocalMatch, LocalPeer, MatchConfig};

@@ -70,8 +70,9 @@ def_id!(
     CueId
 );
 def_id!(
-    /// An ability set (abilities granted together, [`World::grant_ability_set`](crate::World::grant_ability_set)),
-    /// by its position in the content's sets (sorted by name).
+    /// An ability set (abilities granted together,
+    /// [`World::grant_ability_set`](crate::World::grant_ability_set)), by its position in the
+    /// content's sets (sorted by name).
     AbilitySetId
 );
 def_id!(

@@ -17,6 +17,19 @@ use rand_pcg::rand_core::Rng;
 /// The one PCG stream constant every stream uses (PCG's default).
 pub const STREAM: u64 = 0x0a02_bdbf_7bb3_c0a7;
 
+/// The first key of each kind of stream the crate derives, so two kinds never share a stream.
+/// Part of the determinism contract: changing one changes every checksum that draws from it.
+pub(crate) mod salt {
+    /// An ability activation's stream (`AbilitySpec::rng`), keyed by owner, slot, definition
+    /// and activation serial.
+    pub const ACTIVATION: u64 = 0xAB11_17E5;
+    /// An execution calculation's stream, keyed by frame, target, execution serial and
+    /// function.
+    pub const EXECUTION: u64 = 0xE7EC_0000;
+    /// A fuzz iteration's input stream, keyed by iteration.
+    pub const FUZZ_ITERATION: u64 = 0xF022_0000;
+}
+
 /// splitmix64's finaliser: a bijective 64-bit mix.
 #[inline]
 pub fn splitmix64(mut z: u64) -> u64 {

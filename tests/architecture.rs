@@ -248,3 +248,67 @@ fn modules_import_only_the_layers_below_them() {
     }
     assert!(problems.is_empty(), "{} layer problems:\n{}", problems.len(), problems.join("\n"));
 }
+
+/// The names of the functions `text` defines (`fn name`).
+fn defined_fns(text: &str) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for (_, line) in code(text) {
+        let mut rest = line.as_str();
+        while let Some(i) = rest.find("fn ") {
+            let before = rest[..i].chars().last();
+            rest = &rest[i + 3..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let name: String =
+                rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if !name.is_empty() {
+                names.insert(name);
+            }
+        }
+    }
+    names
+}
+
+/// The world's rule of `docs/architecture.md`: in one button press the ability part calls
+/// down into the effect, attribute and tag parts, never the other way. No method defined only
+/// under `src/world/abilities/` is called from `src/world/effects/`, `src/world/attributes.rs`
+/// or `src/world/tags.rs`, except the grants an effect makes.
+#[test]
+fn effects_attributes_and_tags_do_not_call_into_abilities() {
+    const GRANTS: [&str; 2] = ["grant_from_effect", "ungrant_from_effect"];
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let abilities = src.join("world/abilities");
+    let mut ability_fns = std::collections::BTreeSet::new();
+    let mut other_fns = std::collections::BTreeSet::new();
+    for f in &files {
+        let names = defined_fns(&std::fs::read_to_string(f).unwrap());
+        if f.starts_with(&abilities) {
+            ability_fns.extend(names);
+        } else {
+            other_fns.extend(names);
+        }
+    }
+    let only_abilities: Vec<&String> = ability_fns.difference(&other_fns).collect();
+    assert!(only_abilities.iter().any(|n| *n == "try_activate"), "the ability part was found");
+    let below = |f: &Path| {
+        f.starts_with(src.join("world/effects"))
+            || f == src.join("world/attributes.rs")
+            || f == src.join("world/tags.rs")
+    };
+    let mut problems = Vec::new();
+    for f in files.iter().filter(|f| below(f)) {
+        let rel = f.strip_prefix(root()).unwrap().display().to_string();
+        for (line, text) in code(&std::fs::read_to_string(f).unwrap()) {
+            for name in only_abilities.iter().filter(|n| !GRANTS.contains(&n.as_str())) {
+                if text.contains(&format!(".{name}(")) {
+                    problems.push(format!("{rel}:{line}: calls `{name}` of world/abilities/"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -35,12 +35,17 @@ use core::fmt;
 /// The input id meaning "not bound".
 pub const NO_INPUT: u16 = u16::MAX;
 
+/// The ability inputs (ids `0..MAX_INPUTS`): [`AbilityInput`](crate::AbilityInput)'s `held` set and
+/// the input buffers are `u32` bit masks.
+pub(crate) const MAX_INPUTS: u16 = 32;
+
 /// Why an ability could not be granted ([`World::grant_ability`](crate::World::grant_ability)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum GrantError {
     /// The owner is not alive or has no ability system (spawned with
-    /// [`World::spawn`](crate::World::spawn), not [`World::spawn_actor`](crate::World::spawn_actor)).
+    /// [`World::spawn`](crate::World::spawn), not
+    /// [`World::spawn_actor`](crate::World::spawn_actor)).
     NotAnActor(Entity),
     /// The definition is not in the world's content.
     UnknownAbility(AbilityDefId),

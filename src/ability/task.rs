@@ -321,6 +321,22 @@ pub(crate) mod kind {
     pub const ROOT_MOTION: u16 = 16;
     /// A game-registered kind (the registered kind's index is in `attr`).
     pub const CUSTOM: u16 = 17;
+
+    /// How many kinds the per-kind live counts distinguish (a power of two above every kind).
+    pub const SLOTS: usize = 32;
+
+    /// A kind's slot in the per-kind live counts.
+    #[inline]
+    pub fn slot(kind: u16) -> usize {
+        usize::from(kind) & (SLOTS - 1)
+    }
+}
+
+/// How a targeting task confirms, as stored in its record's `a` ([`Confirmation`]).
+pub(crate) mod confirm {
+    pub const INSTANT: u32 = 0;
+    pub const USER_CONFIRMED: u32 = 1;
+    pub const CUSTOM_MULTI: u32 = 2;
 }
 
 /// Task flags as stored.
@@ -484,9 +500,9 @@ impl TaskRec {
             TaskSpec::WaitTargetData { confirmation, query } => {
                 r.kind = kind::WAIT_TARGET_DATA;
                 r.a = match confirmation {
-                    Confirmation::Instant => 0,
-                    Confirmation::UserConfirmed => 1,
-                    Confirmation::CustomMulti => 2,
+                    Confirmation::Instant => confirm::INSTANT,
+                    Confirmation::UserConfirmed => confirm::USER_CONFIRMED,
+                    Confirmation::CustomMulti => confirm::CUSTOM_MULTI,
                 };
                 r.query = query;
             }
@@ -530,8 +546,8 @@ pub(crate) struct TaskIndex {
     pub next: Vec<u32>,
     /// Live tasks that watch an effect (`WaitEffectRemoved`, `WaitStackChange`).
     pub effect_watchers: u32,
-    /// Live tasks of each kind (`kind & 31`), so a record type nobody waits for skips the walk.
-    pub by_kind: [u32; 32],
+    /// Live tasks of each kind ([`kind::slot`]), so a record type nobody waits for skips the walk.
+    pub by_kind: [u32; kind::SLOTS],
     /// One bit per task slot: a live task that phase P5 ticks (waits for frames, repeats,
     /// timelines, root motion). P5 visits these bits in slot order instead of reading every
     /// 120-byte record of the pool.
@@ -550,7 +566,7 @@ impl TaskIndex {
             head: vec![u32::MAX; entities],
             next: vec![u32::MAX; tasks],
             effect_watchers: 0,
-            by_kind: [0; 32],
+            by_kind: [0; kind::SLOTS],
             ticked: vec![0; tasks.div_ceil(64)],
             due: vec![0; tasks],
         }
@@ -641,7 +657,7 @@ impl TaskIndex {
         self.head.iter_mut().for_each(|h| *h = u32::MAX);
         self.next.iter_mut().for_each(|n| *n = u32::MAX);
         self.effect_watchers = 0;
-        self.by_kind = [0; 32];
+        self.by_kind = [0; kind::SLOTS];
         self.ticked.iter_mut().for_each(|w| *w = 0);
         // Pushing to the front in descending slot order leaves every list ascending.
         for slot in (0..high_water.min(tasks.len()).min(self.next.len())).rev() {
@@ -650,7 +666,7 @@ impl TaskIndex {
                 continue;
             }
             self.effect_watchers += u32::from(Self::watches_effect(t));
-            self.by_kind[usize::from(t.kind) & 31] += 1;
+            self.by_kind[kind::slot(t.kind)] += 1;
             if Self::is_ticked(t.kind) {
                 self.set_ticked(slot, true);
                 self.refresh_due(slot, t);
@@ -669,7 +685,7 @@ impl TaskIndex {
             return;
         }
         self.effect_watchers += u32::from(Self::watches_effect(t));
-        self.by_kind[usize::from(t.kind) & 31] += 1;
+        self.by_kind[kind::slot(t.kind)] += 1;
         if Self::is_ticked(t.kind) {
             self.set_ticked(slot, true);
             self.refresh_due(slot, t);
@@ -704,7 +720,7 @@ impl TaskIndex {
         }
         self.effect_watchers =
             self.effect_watchers.saturating_sub(u32::from(Self::watches_effect(t)));
-        let k = &mut self.by_kind[usize::from(t.kind) & 31];
+        let k = &mut self.by_kind[kind::slot(t.kind)];
         *k = k.saturating_sub(1);
         self.set_ticked(slot, false);
         let Some(&first) = self.head.get(t.owner.index as usize) else { return };

@@ -13,6 +13,9 @@
 //! (bias 0 for Add, 1 for Multiply and Divide). Clamps apply to the result. Every operation
 //! saturates; a divide channel that sums to zero is treated as 1 and reported.
 
+/// The most attribute sets content may declare: an entity's sets are one `u64` bit mask.
+pub(crate) const MAX_ATTR_SETS: usize = 64;
+
 mod def;
 pub use def::{
     AttrBound, AttrDef, AttrLevelRow, AttrSetDef, ClampMode, ModFilter, ModOp, MulPolicy,

@@ -1,4 +1,4 @@
-//! Capacities that can be raised (issue 17, item 8): the entities of one target data, the
+//! Capacities that can be raised: the entities of one target data, the
 //! SetByCaller values, dynamic granted tags and inline modifiers of one effect spec, and the
 //! dynamic tags of one granted ability.
 //!
@@ -6,9 +6,9 @@
 //!
 //! Every record keeps its inline room — four target entities, four SetByCaller values, two
 //! granted tags, four inline modifiers, two ability tags — so a world built with the default
-//! [`WorldConfig`] has exactly the snapshot (and the checksums) it had before these capacities
-//! could be raised. Room beyond it is a column sized from the configuration when the world is
-//! built, empty when the capacity is not raised:
+//! [`WorldConfig`] has the snapshot (and the checksums) of the inline records alone. Room
+//! beyond it is a column sized from the configuration when the world is built, empty when the
+//! capacity is not raised:
 //!
 //! | Values beyond the inline room of | Live in | Lifetime |
 //! |---|---|---|
@@ -31,19 +31,18 @@
 //!
 //! A value that does not fit is never dropped silently: a world call returns the capacity it
 //! exceeded ([`ApplyError::OverCapacity`], [`CapacityExceeded`]) and records a
-//! [`Diagnostic::CapacityExceeded`]; a builder that has no world ([`EffectSpec::with_set_by_caller`], [`EffectSpec::with_granted_tag`],
-//! [`EffectSpec::inline`]) marks the spec, and applying it fails with
+//! [`Diagnostic::CapacityExceeded`]; a builder that has no world
+//! ([`EffectSpec::with_set_by_caller`], [`EffectSpec::with_granted_tag`], [`EffectSpec::inline`])
+//! marks the spec, and applying it fails with
 //! [`ApplyError::SpecValuesDropped`](crate::ApplyError::SpecValuesDropped).
 
 use super::output::Diagnostic;
 use super::state::Layout;
 use super::{Game, World, WorldConfig, WorldError};
 use crate::ability::TargetData;
-use crate::attribute::ModOp;
 use crate::content::Content;
 use crate::effect::{EffectSpec, InlineMod, MAX_INLINE_MODS, SbcEntry};
-use crate::id::{AbilityHandle, AttrId, Entity, TagId};
-use crate::num::Fx;
+use crate::id::{AbilityHandle, Entity, TagId};
 use crate::world::output::ApplyError;
 use bytemuck::{cast_slice, cast_slice_mut};
 use core::fmt;
@@ -137,17 +136,17 @@ impl SpecExtra<'_> {
 /// A spec's values beyond its inline room, owned (fixed arrays: building one allocates
 /// nothing).
 #[derive(Clone, Copy)]
-struct OwnedExtra {
-    sbc: [SbcEntry; MAX_EXTRA],
-    n_sbc: usize,
-    tags: [u16; MAX_EXTRA],
-    n_tags: usize,
-    inline: [InlineMod; MAX_EXTRA],
-    n_inline: usize,
+pub(crate) struct OwnedExtra {
+    pub sbc: [SbcEntry; MAX_EXTRA],
+    pub n_sbc: usize,
+    pub tags: [u16; MAX_EXTRA],
+    pub n_tags: usize,
+    pub inline: [InlineMod; MAX_EXTRA],
+    pub n_inline: usize,
 }
 
 impl OwnedExtra {
-    fn of(x: &SpecExtra<'_>) -> OwnedExtra {
+    pub fn of(x: &SpecExtra<'_>) -> OwnedExtra {
         let mut o = OwnedExtra {
             sbc: [SbcEntry::default(); MAX_EXTRA],
             n_sbc: x.sbc.len().min(MAX_EXTRA),
@@ -401,39 +400,18 @@ impl<G: Game> World<G> {
         self.spec_extra(spec).map(|x| x.sbc).unwrap_or(&[])
     }
 
-    /// A SetByCaller value of `spec`: those it holds itself, then those set beyond them with
-    /// [`World::set_set_by_caller`]. `None` when the spec has no value for `tag` (or the values
-    /// beyond its room expired: see [`World::set_set_by_caller`]).
-    pub fn set_by_caller(&self, spec: &EffectSpec, tag: TagId) -> Option<Fx> {
-        spec.set_by_caller(tag)
-            .or_else(|| self.spec_extra_sbc(spec).iter().find(|e| e.tag == tag.0).map(|e| e.value))
-    }
-
-    /// Every dynamic granted tag of `spec`: the two it holds, then those added beyond them
-    /// with [`World::add_granted_tag`].
-    pub fn granted_tags_of(&self, spec: &EffectSpec) -> Vec<TagId> {
-        let mut v: Vec<TagId> = spec
-            .dynamic_granted_tags
-            .iter()
-            .filter(|t| **t != u16::MAX)
-            .map(|t| TagId(*t))
-            .collect();
-        if spec.ext != ext::NONE
-            && let Ok(x) = self.spec_extra(spec)
-        {
-            v.extend(x.tag_ids());
-        }
-        v
-    }
-
     /// The spec's extra values as an owned copy, or the error applying it would give.
-    fn owned_extra(&self, spec: &EffectSpec) -> Result<OwnedExtra, ApplyError> {
+    pub(crate) fn owned_extra(&self, spec: &EffectSpec) -> Result<OwnedExtra, ApplyError> {
         self.spec_extra(spec).map(|x| OwnedExtra::of(&x))
     }
 
     /// Writes `x` into a new spill record for `spec` (copy on write: other copies of the spec
     /// keep the record they name).
-    fn spill_spec(&mut self, spec: &mut EffectSpec, x: &OwnedExtra) -> Result<(), ApplyError> {
+    pub(crate) fn spill_spec(
+        &mut self,
+        spec: &mut EffectSpec,
+        x: &OwnedExtra,
+    ) -> Result<(), ApplyError> {
         let (serial, at) = match self.spill_alloc(KIND_SPEC, spec.context.instigator) {
             Ok(r) => r,
             Err(e) => {
@@ -449,7 +427,7 @@ impl<G: Game> World<G> {
     }
 
     /// Records a capacity failure of a spec and marks the spec so that applying it fails.
-    fn spec_over(
+    pub(crate) fn spec_over(
         &mut self,
         spec: &mut EffectSpec,
         capacity: Capacity,
@@ -464,102 +442,6 @@ impl<G: Game> World<G> {
         self.out.diagnostics.push(Diagnostic::CapacityExceeded { entity, exceeded: e });
         spec.mark_dropped(capacity);
         ApplyError::OverCapacity(e)
-    }
-
-    /// Sets a SetByCaller value of `spec` (replacing one with the same tag): in the spec
-    /// itself while it has room (four values), beyond that — up to
-    /// [`WorldConfig::set_by_caller_per_spec`] — in the frame spill: such a spec is valid
-    /// for the frame it was made in (made between two steps, until the end of the next one);
-    /// apply it then (an active effect keeps what it needs). [`World::set_by_caller`]
-    /// reads them all, and so do content magnitudes, executions
-    /// ([`ExecCtx::set_by_caller`](crate::world::ExecCtx::set_by_caller)), calculations and
-    /// post-execute contexts.
-    ///
-    /// # Errors
-    ///
-    /// A value beyond the capacity (or beyond the frame's spill records) is not set: the error
-    /// is [`ApplyError::OverCapacity`] naming the capacity to raise, a
-    /// [`Diagnostic::CapacityExceeded`] records it, and the spec is marked so that applying it
-    /// fails with [`ApplyError::SpecValuesDropped`] — never a spec that silently lacks a value.
-    /// A spec whose values beyond its room can no longer be read (made in an earlier frame,
-    /// or already marked) is left as it is and its error returned
-    /// ([`ApplyError::SpecExpired`], [`ApplyError::SpecValuesDropped`]).
-    pub fn set_set_by_caller(
-        &mut self,
-        spec: &mut EffectSpec,
-        tag: TagId,
-        value: Fx,
-    ) -> Result<(), ApplyError> {
-        let inline_n = usize::from(spec.n_set_by_caller).min(spec.set_by_caller.len());
-        let inline_has = spec.set_by_caller[..inline_n].iter().any(|e| e.tag == tag.0);
-        if inline_has || inline_n < spec.set_by_caller.len() {
-            spec.set_set_by_caller(tag, value);
-            return Ok(());
-        }
-        let mut x = self.owned_extra(spec)?;
-        match x.sbc[..x.n_sbc].iter_mut().find(|e| e.tag == tag.0) {
-            Some(e) => e.value = value,
-            None => {
-                let needed = inline_n + x.n_sbc + 1;
-                if x.n_sbc >= self.state.layout.sbc_extra {
-                    return Err(self.spec_over(spec, Capacity::SetByCallerPerSpec, needed));
-                }
-                x.sbc[x.n_sbc] = SbcEntry::new(tag, value);
-                x.n_sbc += 1;
-            }
-        }
-        self.spill_spec(spec, &x)
-    }
-
-    /// Adds a dynamic granted tag to `spec` (GAS `DynamicGrantedTags`): in the spec itself
-    /// while it has room (two tags), beyond that — up to [`WorldConfig::granted_tags_per_spec`]
-    /// — in the frame spill, like [`World::set_set_by_caller`] (same lifetime and errors). The
-    /// active effect the spec becomes keeps them all ([`World::effect_dynamic_tags`]).
-    pub fn add_granted_tag(&mut self, spec: &mut EffectSpec, tag: TagId) -> Result<(), ApplyError> {
-        if spec.dynamic_granted_tags.contains(&tag.0) {
-            return Ok(());
-        }
-        if let Some(k) = spec.dynamic_granted_tags.iter().position(|t| *t == u16::MAX) {
-            spec.dynamic_granted_tags[k] = tag.0;
-            return Ok(());
-        }
-        let mut x = self.owned_extra(spec)?;
-        if x.tags[..x.n_tags].contains(&(tag.0 + 1)) {
-            return Ok(());
-        }
-        if x.n_tags >= self.state.layout.tags_extra {
-            let needed = spec.dynamic_granted_tags.len() + x.n_tags + 1;
-            return Err(self.spec_over(spec, Capacity::GrantedTagsPerSpec, needed));
-        }
-        x.tags[x.n_tags] = tag.0 + 1;
-        x.n_tags += 1;
-        self.spill_spec(spec, &x)
-    }
-
-    /// An inline instant spec (F-GE-24) with up to
-    /// [`WorldConfig::inline_modifiers_per_spec`] modifiers: four in the spec, the rest in the
-    /// frame spill (apply it in the frame it was made in, as for [`World::set_set_by_caller`]).
-    ///
-    /// # Errors
-    ///
-    /// More modifiers than the capacity: [`ApplyError::OverCapacity`] (also recorded as a
-    /// [`Diagnostic::CapacityExceeded`]).
-    pub fn inline_spec(&mut self, mods: &[(AttrId, ModOp, Fx)]) -> Result<EffectSpec, ApplyError> {
-        let split = mods.len().min(MAX_INLINE_MODS);
-        let mut spec = EffectSpec::inline(&mods[..split]);
-        if mods.len() == split {
-            return Ok(spec);
-        }
-        if mods.len() - split > self.state.layout.inline_extra {
-            return Err(self.spec_over(&mut spec, Capacity::InlineModifiersPerSpec, mods.len()));
-        }
-        let mut x = OwnedExtra::of(&SpecExtra::default());
-        for (k, (a, op, m)) in mods[split..].iter().enumerate() {
-            x.inline[k] = InlineMod::new(*a, *op, *m);
-        }
-        x.n_inline = mods.len() - split;
-        self.spill_spec(&mut spec, &x)?;
-        Ok(spec)
     }
 
     /// The inline modifiers of an inline spec beyond its four (empty if unreadable).

@@ -265,7 +265,7 @@ impl<G: Game> World<G> {
             Work::SetAttrSet { entity, set, present } => {
                 if self.has_ability_system(entity)
                     && set.index() < self.content.attr_set_defs().len()
-                    && set.index() < 64
+                    && set.index() < attribute::MAX_ATTR_SETS
                 {
                     let bit = 1u64 << set.index();
                     let rec = &mut self.state.entities[entity.index as usize];
@@ -475,123 +475,6 @@ impl<G: Game> World<G> {
         }
         touched.clear();
         self.scratch.attr_touched = touched;
-    }
-
-    /// Clamps a value by an attribute's bounds (bounds read the entity's current values).
-    pub(crate) fn clamp_value(&self, index: u32, a: AttrId, v: Fx) -> Fx {
-        use crate::attribute::AttrBound;
-        let def = self.content.attr_def(a);
-        let read = |b: AttrBound| match b {
-            AttrBound::Const(c) => c,
-            AttrBound::Attr(o) => self.state.attrs[self.attr_slot(index, o)].current,
-        };
-        let mut v = v;
-        if let Some(lo) = def.min {
-            let lo = read(lo);
-            if v < lo {
-                v = lo;
-            }
-        }
-        if let Some(hi) = def.max {
-            let hi = read(hi);
-            if v > hi {
-                v = hi;
-            }
-        }
-        v
-    }
-
-    /// Clamps a new base value if the attribute clamps its base.
-    pub(crate) fn clamp_base(&self, index: u32, a: AttrId, v: Fx) -> Fx {
-        if self.content.attr_def(a).apply_to_base { self.clamp_value(index, a, v) } else { v }
-    }
-
-    /// Collects the qualifying aggregation entries of an attribute and aggregates, unclamped.
-    pub(crate) fn evaluate_raw_notes(&self, index: u32, a: AttrId) -> (Fx, attribute::Notes) {
-        let base = self.state.attrs[self.attr_slot(index, a)].base;
-        self.evaluate_with_base(index, a, base)
-    }
-
-    /// [`World::evaluate_raw_notes`] with a hypothetical base value (cost affordability).
-    pub(crate) fn evaluate_with_base(
-        &self,
-        index: u32,
-        a: AttrId,
-        base: Fx,
-    ) -> (Fx, attribute::Notes) {
-        let def = self.content.attr_def(a);
-        if def.transient {
-            return (base, attribute::Notes::default());
-        }
-        let bit = crate::content::Accel::attr_bit(a);
-        if self.content.accel.aggregated_attrs & bit == 0 {
-            // No duration effect modifies it (only executions change its base).
-            return (base, attribute::Notes::default());
-        }
-        let mut agg = self.scratch.agg.borrow_mut();
-        let AggScratch { entries, keep, contrib } = &mut *agg;
-        entries.clear();
-        self.push_modifier_entries(index, a, None, entries);
-        if entries.is_empty() {
-            return (base, attribute::Notes::default());
-        }
-        let custom = match def.filter {
-            crate::attribute::ModFilter::Custom(f) => match self.bound.get(f) {
-                Some(BoundFn::Filter(f)) => Some(*f),
-                _ => None,
-            },
-            _ => None,
-        };
-        attribute::aggregate(base, entries, keep, def, custom, contrib)
-    }
-
-    /// Appends to `entries` the aggregation entries of attribute `a` on entity slot `index`:
-    /// one per qualifying modifier of its active, not inhibited effects, in column (application)
-    /// order, each magnitude multiplied by the effect's stacks. With `source`, only the
-    /// modifiers of effects whose source tags (as captured when their spec was made) pass it
-    /// count (F-GE-10). The one aggregation walk: attribute evaluation, cost checks and
-    /// filtered captures all read through here.
-    pub(crate) fn push_modifier_entries(
-        &self,
-        index: u32,
-        a: AttrId,
-        source: Option<&crate::tag::TagRequirements>,
-        entries: &mut Vec<Entry>,
-    ) {
-        let l = self.state.layout;
-        let bit = crate::content::Accel::attr_bit(a);
-        let n = (self.state.entities[index as usize].n_effects as usize).min(l.effects);
-        let start = index as usize * l.effects;
-        let touches = &self.content.accel.effect_attrs;
-        for (k, ef) in self.state.effects[start..start + n].iter().enumerate() {
-            // Skips inhibited effects, periodic ones and those without a modifier of `a`.
-            if ef.is_inhibited() || touches.get(ef.def.index()).is_none_or(|m| m & bit == 0) {
-                continue;
-            }
-            let Some(d) = self.content.effect_defs().get(ef.def.index()) else { continue };
-            if let Some(f) = source
-                && !f.passes(&self.effect_source_tags(index, k))
-            {
-                continue;
-            }
-            for (mi, m) in d.modifiers.iter().enumerate() {
-                if m.attr != a || !ef.mod_qualified(mi) {
-                    continue;
-                }
-                let mag = self.state.effect_mags[(start + k) * l.mods + mi];
-                entries.push(Entry {
-                    op: m.op,
-                    magnitude: attribute::stacked(m.op, mag, ef.stacks),
-                    seq: ef.seq,
-                    index: mi as u8,
-                });
-            }
-        }
-    }
-
-    /// The unclamped aggregate (what GasCompat captures see).
-    pub(crate) fn evaluate_raw(&self, index: u32, a: AttrId) -> Fx {
-        self.evaluate_raw_notes(index, a).0
     }
 
     fn recompute_attr(&mut self, ei: u32, a: AttrId) {

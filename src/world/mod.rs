@@ -1,6 +1,7 @@
 //! The world: all simulation state in one snapshot and every pipeline that changes it (see
 //! [`World`]).
 mod abilities;
+mod attributes;
 pub(crate) mod capacity;
 pub(crate) mod cascade;
 mod cues;
@@ -28,14 +29,12 @@ pub use output::{
 pub use state::{AttrValue, Checksums, Subsystem};
 pub use step::{FrameInputs, InputStatus};
 
+use crate::attribute::MAX_ATTR_SETS;
 use crate::content::Content;
-use crate::effect::CaptureSide;
-use crate::effect::MagnitudeDef;
-use crate::effect::{ActiveEffect, EffectOrigin, EffectSpec, EffectTimers};
+use crate::effect::{ActiveEffect, EffectOrigin, EffectTimers};
 use crate::id::FnKind;
-use crate::id::{AttrId, AttrSetId, EffectDefId, Entity, TagId};
+use crate::id::{AttrId, AttrSetId, Entity};
 use crate::num::{Frame, Fx};
-use crate::tag::TagSet;
 use cascade::{Scratch, Work};
 use core::fmt;
 use hooks::Bound;
@@ -553,31 +552,34 @@ impl<G: Game> Snapshot<G> {
 /// # API themes
 ///
 /// `World` has many methods because it is the one owner of every piece of simulation state.
-/// They fall into a few themes; each theme's methods live in one file of `src/world/`.
+/// They fall into a few themes; each theme's file (or folder) of `src/world/` is named after
+/// it.
 ///
-/// **Building and stepping** — [`World::new`], [`World::step`], [`World::step_with`] (a script
-/// in phase P6), [`World::set_before_abilities`] (a hook before the abilities run),
-/// [`World::frame`], [`World::output`], [`World::input`], [`World::input_status`].
+/// **Building and stepping** (`mod.rs`, `step.rs`) — [`World::new`], [`World::step`],
+/// [`World::step_with`] (a script in phase P6), [`World::set_before_abilities`] (a hook before the
+/// abilities run), [`World::frame`], [`World::output`], [`World::input`], [`World::input_status`].
 ///
-/// **Snapshots and checksums** — [`World::snapshot`], [`World::save_into`],
-/// [`World::load`], [`World::load_bytes`], [`World::checksum`], [`World::checksums`] (one per
-/// subsystem), [`World::snapshot_bytes`]. Everything that changes during a frame is in the
-/// snapshot; save and load are copies.
+/// **Snapshots and checksums** (`mod.rs`; the column table in `state.rs`) — [`World::snapshot`],
+/// [`World::save_into`], [`World::load`], [`World::load_bytes`], [`World::checksum`],
+/// [`World::checksums`] (one per subsystem), [`World::snapshot_bytes`]. Everything that changes
+/// during a frame is in the snapshot; save and load are copies.
 ///
-/// **Entities and game data** — [`World::spawn`], [`World::spawn_actor`],
+/// **Entities and game data** (`mod.rs`) — [`World::spawn`], [`World::spawn_actor`],
 /// [`World::despawn`], [`World::is_alive`], [`World::entities`], [`World::component`] /
 /// [`World::component_mut`], [`World::global`] / [`World::global_mut`],
 /// [`World::random`] / [`World::random_for`] (streams kept in the snapshot).
 ///
-/// **Attributes** — [`World::attr`], [`World::attr_value`], [`World::base`],
-/// [`World::set_base`], [`World::init_attributes`], [`World::add_attribute_set`],
-/// [`World::remove_attribute_set`].
+/// **Attributes** (`attributes.rs`, with their evaluation) — [`World::attr`],
+/// [`World::attr_value`], [`World::base`], [`World::set_base`], [`World::init_attributes`],
+/// [`World::add_attribute_set`], [`World::remove_attribute_set`].
 ///
-/// **Tags** — [`World::has_tag`], [`World::has_tag_exact`], [`World::tag_count`],
-/// [`World::tags`], [`World::explicit_tags`], [`World::matches`], [`World::passes`], loose tags
-/// ([`World::add_loose_tag`], [`World::remove_loose_tag`], [`World::set_loose_tag_count`]).
+/// **Tags** (`tags.rs`, with the counting) — [`World::has_tag`], [`World::has_tag_exact`],
+/// [`World::tag_count`], [`World::tags`], [`World::explicit_tags`], [`World::matches`],
+/// [`World::passes`], loose tags ([`World::add_loose_tag`], [`World::remove_loose_tag`],
+/// [`World::set_loose_tag_count`]).
 ///
-/// **Effects** — specs ([`World::make_spec`], [`World::set_set_by_caller`],
+/// **Effects** (`effects/`: `spec.rs`, `apply.rs`, `execute.rs`, `periodic.rs`,
+/// `magnitude.rs`) — specs ([`World::make_spec`], [`World::set_set_by_caller`],
 /// [`World::add_granted_tag`], [`World::inline_spec`]), applying ([`World::apply_effect`],
 /// [`World::queue_effect`]), removing ([`World::remove_effect`],
 /// [`World::remove_effect_stacks`], [`World::remove_matching`]), changing
@@ -586,22 +588,23 @@ impl<G: Game> Snapshot<G> {
 /// [`EffectQuery`](crate::EffectQuery), [`World::effect_remaining`],
 /// [`World::effect_magnitude`]).
 ///
-/// **Abilities** — granting ([`World::grant_ability`], [`World::grant_ability_set`],
-/// [`World::remove_ability`], [`World::set_ability_level`]), input ([`World::bind_player`],
-/// [`World::set_ability_input`], [`World::buffered_press`]), activating
+/// **Abilities** (`abilities/`: `activate.rs`, `input.rs`, `run.rs` for tasks, `cooldown_tags.rs`,
+/// `ctx.rs` for the behaviour's context) — granting ([`World::grant_ability`],
+/// [`World::grant_ability_set`], [`World::remove_ability`], [`World::set_ability_level`]), input
+/// ([`World::bind_player`], [`World::set_ability_input`], [`World::buffered_press`]), activating
 /// ([`World::try_activate`], [`World::try_activate_with_event`], [`World::can_activate`],
 /// [`World::send_event`]), ending ([`World::end_ability`], [`World::cancel_ability`],
 /// [`World::cancel_abilities_matching`]), cooldowns ([`World::ability_cooldown_remaining`],
-/// [`World::set_cooldown_tags`]), tasks ([`World::task`], [`World::tasks_of`],
-/// [`World::end_task`]) and queries ([`World::ability`], [`World::abilities`],
-/// [`World::find_ability`], [`World::last_activation`]).
+/// [`World::set_cooldown_tags`]), tasks ([`World::task`], [`World::tasks_of`], [`World::end_task`])
+/// and queries ([`World::ability`], [`World::abilities`], [`World::find_ability`],
+/// [`World::last_activation`]).
 ///
-/// **Time** — per-entity hitstop and time scale ([`World::hitstop`],
+/// **Time** (`time.rs`) — per-entity hitstop and time scale ([`World::hitstop`],
 /// [`World::set_time_scale`], [`World::is_time_held`]) and timeline rates
 /// ([`World::set_timeline_rate`]).
 ///
-/// **Cues** — [`World::execute_cue`], [`World::add_cue`], [`World::remove_cue`], and the
-/// persistent cues derived from the snapshot, [`World::active_cues`], that a
+/// **Cues** (`cues.rs`) — [`World::execute_cue`], [`World::add_cue`], [`World::remove_cue`], and
+/// the persistent cues derived from the snapshot, [`World::active_cues`], that a
 /// [`CueDirector`](crate::present::CueDirector) diffs against.
 pub struct World<G: Game> {
     pub(crate) content: Arc<Content>,
@@ -765,7 +768,10 @@ impl<G: Game> World<G> {
     ///
     /// As [`World::spawn`].
     pub fn spawn_actor(&mut self, sets: &[AttrSetId]) -> Result<Entity, CapacityExceeded> {
-        let mask = sets.iter().filter(|s| s.index() < 64).fold(0u64, |m, s| m | (1 << s.index()));
+        let mask = sets
+            .iter()
+            .filter(|s| s.index() < MAX_ATTR_SETS)
+            .fold(0u64, |m, s| m | (1 << s.index()));
         self.spawn_inner(true, mask)
     }
 
@@ -800,7 +806,8 @@ impl<G: Game> World<G> {
         // Attributes at their defaults.
         let a = self.state.layout.attrs;
         for (i, def) in self.content.attr_defs().iter().enumerate() {
-            let v = if sets & (1 << def.set.index().min(63)) != 0 { def.default } else { Fx::ZERO };
+            let bit = 1 << def.set.index().min(MAX_ATTR_SETS - 1);
+            let v = if sets & bit != 0 { def.default } else { Fx::ZERO };
             self.state.attrs[index as usize * a + i] = AttrValue { base: v, current: v };
         }
         // Clamp initial values (bounds may reference other defaults).
@@ -912,253 +919,8 @@ impl<G: Game> World<G> {
     }
 
     // ----------------------------------------------------------------------------------------
-    // Attributes
-    // ----------------------------------------------------------------------------------------
-
-    /// Whether the entity is alive, has an ability system and the attribute's set.
-    pub fn has_attr(&self, e: Entity, a: AttrId) -> bool {
-        if !self.has_ability_system(e) || a.index() >= self.state.layout.attrs {
-            return false;
-        }
-        let set = self.content.attr_def(a).set.index();
-        set < 64 && self.state.entities[e.index as usize].sets & (1 << set) != 0
-    }
-
-    /// An attribute's base and current value.
-    pub fn attr_value(&self, e: Entity, a: AttrId) -> Option<AttrValue> {
-        self.has_attr(e, a)
-            .then(|| self.state.attrs[e.index as usize * self.state.layout.attrs + a.index()])
-    }
-
-    /// An attribute's current value.
-    pub fn attr(&self, e: Entity, a: AttrId) -> Option<Fx> {
-        self.attr_value(e, a).map(|v| v.current)
-    }
-
-    /// An attribute's base value.
-    pub fn base(&self, e: Entity, a: AttrId) -> Option<Fx> {
-        self.attr_value(e, a).map(|v| v.base)
-    }
-
-    /// Sets an attribute's base value (clamped if the attribute clamps its base); runs
-    /// post-change evaluation and events like any other change.
-    pub fn set_base(&mut self, e: Entity, a: AttrId, value: Fx) {
-        self.submit(Work::SetBase { entity: e, attr: a, value });
-    }
-
-    /// Initialises an actor's attributes of `set` from the set's level table (F-ATTR-10, the
-    /// `levels` rows of the attribute set in content): every attribute the row for `level` lists
-    /// gets that base value (as [`set_base`](Self::set_base) would set it), the others keep
-    /// theirs. The row used is the one with the greatest level not above `level`; its level is
-    /// returned. `None`, and nothing changes, when the set has no such row.
-    ///
-    /// ```
-    /// # use rollback_abilities::prelude::*;
-    /// # use std::sync::Arc;
-    /// # struct MyGame;
-    /// # impl Game for MyGame { type Input = u8; type Component = (); type Global = (); }
-    /// let content = Arc::new(Content::from_ron_str(r#"(
-    ///     attribute_sets: { "Vitals": (
-    ///         attributes: { "Health": (default: 1), "Armor": (default: 0) },
-    ///         levels: [
-    ///             (level: 1, values: { "Health": 100, "Armor": 2 }),
-    ///             (level: 5, values: { "Health": 180, "Armor": 6 }),
-    ///         ],
-    ///     ) },
-    /// )"#)?);
-    /// let mut world = World::<MyGame>::new(content.clone(), &Hooks::new(), WorldConfig::default())?;
-    /// let vitals = content.attr_set("Vitals")?;
-    /// let hero = world.spawn_actor(&[vitals]).unwrap();
-    /// assert_eq!(world.init_attributes(hero, vitals, 7), Some(5)); // levels 5..: the level-5 row
-    /// assert_eq!(world.base(hero, content.attr("Health")?), Some(Fx::from_num(180)));
-    /// assert_eq!(world.init_attributes(hero, vitals, 0), None); // below the first row
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn init_attributes(&mut self, e: Entity, set: AttrSetId, level: u16) -> Option<u16> {
-        let content = self.content.clone();
-        let row = content.attr_set_defs().get(set.index())?.level_row(level)?;
-        for &(a, v) in &row.values {
-            self.set_base(e, a, v);
-        }
-        Some(row.level)
-    }
-
-    /// Adds an attribute set to a live actor at runtime (its attributes start at defaults).
-    pub fn add_attribute_set(&mut self, e: Entity, set: AttrSetId) {
-        self.submit(Work::SetAttrSet { entity: e, set, present: true });
-    }
-
-    /// Removes an attribute set from a live actor at runtime.
-    pub fn remove_attribute_set(&mut self, e: Entity, set: AttrSetId) {
-        self.submit(Work::SetAttrSet { entity: e, set, present: false });
-    }
-
-    // ----------------------------------------------------------------------------------------
-    // Tags
-    // ----------------------------------------------------------------------------------------
-
-    /// Whether the entity has `t` or a descendant of `t` (count > 0).
-    pub fn has_tag(&self, e: Entity, t: TagId) -> bool {
-        self.tag_view(e).is_some_and(|w| {
-            w.get(t.index() / 64).is_some_and(|x| x & (1 << (t.index() % 64)) != 0)
-        })
-    }
-
-    /// Whether the entity has exactly `t` (its own count > 0).
-    pub fn has_tag_exact(&self, e: Entity, t: TagId) -> bool {
-        self.tag_count_exact(e, t) > 0
-    }
-
-    /// The hierarchical count of `t`: its own count plus its descendants'.
-    pub fn tag_count(&self, e: Entity, t: TagId) -> u32 {
-        if !self.has_ability_system(e) || t.index() >= self.state.layout.tags {
-            return 0;
-        }
-        self.derived_count(e.index, t)
-    }
-
-    /// The count of exactly `t` (loose tags plus grants from effects and abilities).
-    pub fn tag_count_exact(&self, e: Entity, t: TagId) -> u32 {
-        if !self.has_ability_system(e) || t.index() >= self.state.layout.tags {
-            return 0;
-        }
-        u32::from(self.state.tag_counts[e.index as usize * self.state.layout.tags + t.index()])
-    }
-
-    /// The entity's tags, ancestor-expanded (what hierarchical queries test).
-    pub fn tags(&self, e: Entity) -> TagSet {
-        match self.tag_view(e) {
-            Some(words) => TagSet::from_words(words, self.state.layout.tags),
-            None => TagSet::EMPTY,
-        }
-    }
-
-    /// The tags the entity holds exactly (count > 0).
-    pub fn explicit_tags(&self, e: Entity) -> TagSet {
-        let mut s = TagSet::EMPTY;
-        if self.has_ability_system(e) {
-            let n = self.state.layout.tags;
-            let base = e.index as usize * n;
-            for (t, c) in self.state.tag_counts[base..base + n].iter().enumerate() {
-                if *c > 0 {
-                    s.insert(TagId(t as u16));
-                }
-            }
-        }
-        s
-    }
-
-    /// Whether the entity's tags pass requirements.
-    pub fn passes(&self, e: Entity, req: &crate::tag::TagRequirements) -> bool {
-        match self.tag_view(e) {
-            Some(w) => req.passes_words(w),
-            None => req.passes_words(&[]),
-        }
-    }
-
-    /// Whether a query matches the entity's tags.
-    pub fn matches(&self, e: Entity, q: &crate::tag::TagQuery) -> bool {
-        q.matches_words(self.tag_view(e).unwrap_or(&[]))
-    }
-
-    /// Adds one to a loose tag's count.
-    pub fn add_loose_tag(&mut self, e: Entity, t: TagId) {
-        self.submit(Work::LooseTag { entity: e, tag: t, delta: 1, set: false });
-    }
-
-    /// Removes one from a loose tag's count (never below zero).
-    pub fn remove_loose_tag(&mut self, e: Entity, t: TagId) {
-        self.submit(Work::LooseTag { entity: e, tag: t, delta: -1, set: false });
-    }
-
-    /// Sets the exact count of a tag (GAS `SetLooseGameplayTagCount`: the count includes grants).
-    pub fn set_loose_tag_count(&mut self, e: Entity, t: TagId, count: u16) {
-        self.submit(Work::LooseTag { entity: e, tag: t, delta: i32::from(count), set: true });
-    }
-
-    // ----------------------------------------------------------------------------------------
     // Effects (the pipeline lives in `crate::effect`)
     // ----------------------------------------------------------------------------------------
-
-    /// Builds a spec from a definition: level, instigator `source`, the source's current tags
-    /// (ancestor-expanded) and the source values its snapshot captures need, read now. A
-    /// projectile can carry the spec and apply it frames later with these values.
-    #[inline]
-    pub fn make_spec(&self, def: EffectDefId, level: u16, source: Entity) -> EffectSpec {
-        let mut spec = EffectSpec::new(def, level);
-        self.init_spec(&mut spec, source);
-        spec
-    }
-
-    /// What [`World::make_spec`] adds to `EffectSpec::new(def, level)`, written into `spec`
-    /// (which must be that new spec) in place: a spec is 520 bytes, and building it in the
-    /// caller's place instead of returning it saves a copy on every spec made.
-    pub(crate) fn init_spec(&self, spec: &mut EffectSpec, source: Entity) {
-        let def = spec.def;
-        spec.created = self.frame();
-        spec.context.instigator = source;
-        spec.context.causer = source;
-        if let Some(words) = self.tag_view(source) {
-            spec.source_tags.copy_words(words, self.state.layout.tags);
-        }
-        let Some(d) = self.content.effect_defs().get(def.index()) else { return };
-        // Most definitions capture nothing at creation: they skip the walk below.
-        if !self.content.accel.make_captures.get(def.index()).copied().unwrap_or(true) {
-            return;
-        }
-        // Slot order (shared with application): modifiers in order (attribute captures, then
-        // their calculations' declared snapshot captures), then executions.
-        let mut n = 0usize;
-        let mut put = |spec: &mut EffectSpec, v: Fx| {
-            if n < spec.source_captures.len() {
-                spec.source_captures[n] = v;
-            }
-            n += 1;
-        };
-        // A magnitude's source captures taken now: an attribute snapshot capture, or the
-        // snapshot captures its custom calculation declares.
-        let captures_of = |m: &MagnitudeDef,
-                           spec: &mut EffectSpec,
-                           put: &mut dyn FnMut(&mut EffectSpec, Fx)| {
-            match *m {
-                MagnitudeDef::Attribute {
-                    attr,
-                    side: CaptureSide::Source,
-                    which,
-                    snapshot: true,
-                    filter,
-                    ..
-                } => {
-                    let v = self.read_capture_filtered(source, attr, which, d.tag_filter(filter));
-                    put(spec, v);
-                }
-                MagnitudeDef::Custom { calc, .. } => {
-                    if let Some(hooks::BoundFn::Calc { captures, .. }) = self.bound.get(calc) {
-                        for c in captures.iter().filter(|c| c.snapshot) {
-                            put(spec, self.read_capture(source, c.attr, c.which));
-                        }
-                    }
-                }
-                _ => {}
-            }
-        };
-        for m in &d.modifiers {
-            captures_of(&m.magnitude, spec, &mut put);
-        }
-        for x in &d.executions {
-            if let Some(hooks::BoundFn::Exec { captures, .. }) = self.bound.get(*x) {
-                for c in captures.iter().filter(|c| c.snapshot) {
-                    put(spec, self.read_capture(source, c.attr, c.which));
-                }
-            }
-        }
-        // Then the duration's, the period's and the scoped modifiers' magnitudes (F-GA-08,
-        // F-GE-14).
-        for m in d.extra_magnitudes() {
-            captures_of(m, spec, &mut put);
-        }
-        spec.n_source_captures = n.min(spec.source_captures.len()) as u8;
-    }
 
     /// The active effects of an entity in application order.
     pub fn effects(&self, e: Entity) -> &[ActiveEffect] {
@@ -1193,22 +955,16 @@ impl<G: Game> World<G> {
     /// use std::sync::Arc;
     /// # struct G; impl Game for G { type Input = u8; type Component = (); type Global = (); }
     ///
-    /// let content = Arc::new(Content::from_ron_str(r#"(
-    ///     attribute_sets: { "Vitals": (attributes: { "Health": (default: 100) }) },
-    ///     effects: { "Mark": (duration: Infinite) },
-    /// )"#)?);
-    /// let mut w = World::<G>::new(content.clone(), &Hooks::new(), WorldConfig::default())?;
-    /// let vitals = content.attr_set("Vitals")?;
-    /// let (target, source) = (w.spawn_actor(&[vitals]).unwrap(), w.spawn_actor(&[vitals]).unwrap());
-    /// let spec = w.make_spec(content.effect("Mark")?, 1, source);
-    /// w.apply_effect(spec, target).unwrap();
-    /// let (effects, origins) = (w.effects(target), w.effect_origins(target));
-    /// assert_eq!((effects.len(), origins.len()), (1, 1));
-    /// let origins: Vec<EffectOrigin> = origins.collect();
-    /// assert_eq!(origins[0].instigator, source);
-    /// // A self-applied effect keeps no pooled record; its origin is the target itself.
-    /// let spec = w.make_spec(content.effect("Mark")?, 1, target);
-    /// w.apply_effect(spec, target).unwrap();
+    /// let content = Arc::new(Content::from_ron_str(r#"( attribute_sets: { "Vitals": (attributes: {
+    /// "Health": (default: 100) }) }, effects: { "Mark": (duration: Infinite) }, )"#)?); let mut w
+    /// = World::<G>::new(content.clone(), &Hooks::new(), WorldConfig::default())?; let vitals =
+    /// content.attr_set("Vitals")?; let (target, source) = (w.spawn_actor(&[vitals]).unwrap(),
+    /// w.spawn_actor(&[vitals]).unwrap()); let spec = w.make_spec(content.effect("Mark")?, 1,
+    /// source); w.apply_effect(spec, target).unwrap(); let (effects, origins) = (w.effects(target),
+    /// w.effect_origins(target)); assert_eq!((effects.len(), origins.len()), (1, 1)); let origins:
+    /// Vec<EffectOrigin> = origins.collect(); assert_eq!(origins[0].instigator, source); // A
+    /// self-applied effect keeps no pooled record; its origin is the target itself. let spec =
+    /// w.make_spec(content.effect("Mark")?, 1, target); w.apply_effect(spec, target).unwrap();
     /// assert_eq!(w.effect_origins(target).last(), Some(EffectOrigin::of_self(target)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -1355,17 +1111,6 @@ impl<G: Game> World<G> {
     // Internals shared by the subsystems
     // ----------------------------------------------------------------------------------------
 
-    #[inline]
-    pub(crate) fn attr_slot(&self, index: u32, a: AttrId) -> usize {
-        index as usize * self.state.layout.attrs + a.index()
-    }
-
-    #[inline]
-    pub(crate) fn entity_has_set_attr(&self, index: u32, a: AttrId) -> bool {
-        let set = self.content.attr_def(a).set.index();
-        set < 64 && self.state.entities[index as usize].sets & (1 << set) != 0
-    }
-
     /// Reads a capture value (base, current or bonus) of a live entity; 0 otherwise.
     pub(crate) fn read_capture(
         &self,
@@ -1387,21 +1132,6 @@ impl<G: Game> World<G> {
             CaptureWhich::Base => v.base,
             CaptureWhich::Bonus => crate::num::sub(current, v.base),
         }
-    }
-
-    pub(crate) fn tag_view(&self, e: Entity) -> Option<&[u64]> {
-        if !self.has_ability_system(e) {
-            return None;
-        }
-        let w = self.state.layout.tag_words;
-        let start = e.index as usize * w;
-        Some(&self.state.tag_bits[start..start + w])
-    }
-
-    pub(crate) fn tag_view_index(&self, index: u32) -> &[u64] {
-        let w = self.state.layout.tag_words;
-        let start = index as usize * w;
-        &self.state.tag_bits[start..start + w]
     }
 
     pub(crate) fn entity_of(&self, index: u32) -> Entity {

@@ -6,9 +6,108 @@
 //! descendants follow their ancestor in id order. Counts saturate; going below zero is a
 //! diagnostic, never a wrap.
 
+use super::cascade::Work;
 use super::output::Diagnostic;
 use super::{Game, World};
-use crate::id::TagId;
+use crate::id::{Entity, TagId};
+use crate::tag::TagSet;
+
+/// The tag queries and loose-tag changes of the public API.
+impl<G: Game> World<G> {
+    /// Whether the entity has `t` or a descendant of `t` (count > 0).
+    pub fn has_tag(&self, e: Entity, t: TagId) -> bool {
+        self.tag_view(e).is_some_and(|w| {
+            w.get(t.index() / 64).is_some_and(|x| x & (1 << (t.index() % 64)) != 0)
+        })
+    }
+
+    /// Whether the entity has exactly `t` (its own count > 0).
+    pub fn has_tag_exact(&self, e: Entity, t: TagId) -> bool {
+        self.tag_count_exact(e, t) > 0
+    }
+
+    /// The hierarchical count of `t`: its own count plus its descendants'.
+    pub fn tag_count(&self, e: Entity, t: TagId) -> u32 {
+        if !self.has_ability_system(e) || t.index() >= self.state.layout.tags {
+            return 0;
+        }
+        self.derived_count(e.index, t)
+    }
+
+    /// The count of exactly `t` (loose tags plus grants from effects and abilities).
+    pub fn tag_count_exact(&self, e: Entity, t: TagId) -> u32 {
+        if !self.has_ability_system(e) || t.index() >= self.state.layout.tags {
+            return 0;
+        }
+        u32::from(self.state.tag_counts[e.index as usize * self.state.layout.tags + t.index()])
+    }
+
+    /// The entity's tags, ancestor-expanded (what hierarchical queries test).
+    pub fn tags(&self, e: Entity) -> TagSet {
+        match self.tag_view(e) {
+            Some(words) => TagSet::from_words(words, self.state.layout.tags),
+            None => TagSet::EMPTY,
+        }
+    }
+
+    /// The tags the entity holds exactly (count > 0).
+    pub fn explicit_tags(&self, e: Entity) -> TagSet {
+        let mut s = TagSet::EMPTY;
+        if self.has_ability_system(e) {
+            let n = self.state.layout.tags;
+            let base = e.index as usize * n;
+            for (t, c) in self.state.tag_counts[base..base + n].iter().enumerate() {
+                if *c > 0 {
+                    s.insert(TagId(t as u16));
+                }
+            }
+        }
+        s
+    }
+
+    /// Whether the entity's tags pass requirements.
+    pub fn passes(&self, e: Entity, req: &crate::tag::TagRequirements) -> bool {
+        match self.tag_view(e) {
+            Some(w) => req.passes_words(w),
+            None => req.passes_words(&[]),
+        }
+    }
+
+    /// Whether a query matches the entity's tags.
+    pub fn matches(&self, e: Entity, q: &crate::tag::TagQuery) -> bool {
+        q.matches_words(self.tag_view(e).unwrap_or(&[]))
+    }
+
+    /// Adds one to a loose tag's count.
+    pub fn add_loose_tag(&mut self, e: Entity, t: TagId) {
+        self.submit(Work::LooseTag { entity: e, tag: t, delta: 1, set: false });
+    }
+
+    /// Removes one from a loose tag's count (never below zero).
+    pub fn remove_loose_tag(&mut self, e: Entity, t: TagId) {
+        self.submit(Work::LooseTag { entity: e, tag: t, delta: -1, set: false });
+    }
+
+    /// Sets the exact count of a tag (GAS `SetLooseGameplayTagCount`: the count includes grants).
+    pub fn set_loose_tag_count(&mut self, e: Entity, t: TagId, count: u16) {
+        self.submit(Work::LooseTag { entity: e, tag: t, delta: i32::from(count), set: true });
+    }
+
+    pub(crate) fn tag_view(&self, e: Entity) -> Option<&[u64]> {
+        if !self.has_ability_system(e) {
+            return None;
+        }
+        let w = self.state.layout.tag_words;
+        let start = e.index as usize * w;
+        Some(&self.state.tag_bits[start..start + w])
+    }
+
+    pub(crate) fn tag_view_index(&self, index: u32) -> &[u64] {
+        let w = self.state.layout.tag_words;
+        let start = index as usize * w;
+        &self.state.tag_bits[start..start + w]
+    }
+}
 
 impl<G: Game> World<G> {
     /// The hierarchical count of `t` on the entity in slot `index`.

@@ -49,15 +49,23 @@ fn exceeds(column: &'static str, field: &'static str, value: u64, limit: u64) ->
 }
 
 impl<G: Game> State<G> {
-    /// Checks every index-like field against `content` and the layout (see the module docs).
+    /// Checks every index-like field against `content` and the layout (see the module docs),
+    /// part by part; the first bad field is the error.
     pub(crate) fn validate(&self, content: &Content) -> Result<(), Invalid> {
+        self.validate_header()?;
+        self.validate_entities(content)?;
+        self.validate_effects(content)?;
+        self.validate_abilities(content)?;
+        self.validate_extras(content)?;
+        self.validate_unused()?;
+        Ok(())
+    }
+
+    /// The header's allocation counters and free lists (no cycle, every link in range).
+    fn validate_header(&self) -> Result<(), Invalid> {
         let l = self.layout;
         let n = l.entities;
-        let tags = content.tags().len();
-        let ent = |e: Entity| (e.index as usize) < n || e == Entity::NONE;
-        let tag = |t: u16| (t as usize) < tags || t == u16::MAX;
         let h = &self.header;
-
         // Header: allocation counters and free lists.
         check(h.high_water as usize <= n, || {
             exceeds("header", "high_water", h.high_water.into(), n as u64)
@@ -123,7 +131,16 @@ impl<G: Game> State<G> {
             problem: P::ListDoesNotEnd,
             ..bad("header", None, None, "task_free_head")
         })?;
+        Ok(())
+    }
 
+    /// Entities and their tag bits.
+    fn validate_entities(&self, content: &Content) -> Result<(), Invalid> {
+        let l = self.layout;
+        let n = l.entities;
+        let tags = content.tags().len();
+        let ent = |e: Entity| (e.index as usize) < n || e == Entity::NONE;
+        let h = &self.header;
         // Entities.
         let sets = content.attr_set_defs().len();
         for (i, r) in self.entities.iter().enumerate() {
@@ -148,7 +165,17 @@ impl<G: Game> State<G> {
                 check(!past, || bad("tag_bits", Some(i), None, ""))?;
             }
         }
+        Ok(())
+    }
 
+    /// Active effects, the origin pool and stored specs.
+    fn validate_effects(&self, content: &Content) -> Result<(), Invalid> {
+        let l = self.layout;
+        let n = l.entities;
+        let tags = content.tags().len();
+        let ent = |e: Entity| (e.index as usize) < n || e == Entity::NONE;
+        let tag = |t: u16| (t as usize) < tags || t == u16::MAX;
+        let h = &self.header;
         // Active effects (only the first `n_effects` of each entity are live).
         let effects = content.effect_defs().len();
         for (i, r) in self.entities.iter().enumerate() {
@@ -233,7 +260,17 @@ impl<G: Game> State<G> {
                 w("context.ability")
             })?;
         }
+        Ok(())
+    }
 
+    /// Granted abilities and tasks.
+    fn validate_abilities(&self, content: &Content) -> Result<(), Invalid> {
+        let l = self.layout;
+        let n = l.entities;
+        let tags = content.tags().len();
+        let ent = |e: Entity| (e.index as usize) < n || e == Entity::NONE;
+        let tag = |t: u16| (t as usize) < tags || t == u16::MAX;
+        let attrs = content.attr_defs().len();
         // Granted abilities.
         let abilities = content.ability_defs().len();
         for (i, s) in self.specs.iter().enumerate() {
@@ -277,6 +314,15 @@ impl<G: Game> State<G> {
                 _ => {}
             }
         }
+        Ok(())
+    }
+
+    /// Entity clocks, input buffers, the rows beyond the inline rooms and standalone cues.
+    fn validate_extras(&self, content: &Content) -> Result<(), Invalid> {
+        let l = self.layout;
+        let n = l.entities;
+        let tags = content.tags().len();
+        let ent = |e: Entity| (e.index as usize) < n || e == Entity::NONE;
         // Entity clocks and input buffers (their marks and the entities they name).
         let x = &self.ext;
         check(x.time_high_water as usize <= n, || {
@@ -317,6 +363,13 @@ impl<G: Game> State<G> {
                 bad("standalone_cues", Some(i), None, "")
             })?;
         }
+        Ok(())
+    }
+
+    /// The records past the marks: as a new world has them.
+    fn validate_unused(&self) -> Result<(), Invalid> {
+        let l = self.layout;
+        let h = &self.header;
         // Past the entity, task and stored-spec high-water marks and the origin pool's used
         // front, every record is as a new world has it: copies and checksums stop at those
         // marks. (Compared in place: the columns are borrowed, not copied.)

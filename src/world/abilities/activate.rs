@@ -6,7 +6,7 @@ use crate::ability::task::TaskSpec;
 use crate::ability::{AbilityDef, TriggerDef};
 use crate::ability::{
     AbilityEvent, AbilitySpec, Activation, ActivationFailure, ActivationRecord, CommitPart,
-    EventData, GrantError, NO_INPUT, spec_flags,
+    EventData, GrantError, MAX_INPUTS, NO_INPUT, spec_flags,
 };
 use crate::capacity::ext as capacity_ext;
 use crate::capacity::{Capacity, CapacityExceeded};
@@ -354,7 +354,7 @@ impl<G: Game> World<G> {
     pub fn set_ability_input(&mut self, h: AbilityHandle, input: Option<u8>) {
         if let Some(i) = self.spec_slot(h) {
             self.state.specs[i].input =
-                input.filter(|i| *i < 32).map(u16::from).unwrap_or(NO_INPUT);
+                input.map(u16::from).filter(|i| *i < MAX_INPUTS).unwrap_or(NO_INPUT);
         }
     }
 
@@ -771,7 +771,7 @@ impl<G: Game> World<G> {
         spec.rng = crate::random::Stream::derive(
             self.state.header.seed,
             &[
-                0xAB11_17E5,
+                crate::random::salt::ACTIVATION,
                 u64::from(owner.index),
                 u64::from(h.slot),
                 u64::from(def_id.0),
@@ -983,7 +983,10 @@ impl<G: Game> World<G> {
     /// that [cannot fail](World::commit_cannot_fail) builds none.
     /// `recheck: false` skips the cooldown-tag and cost checks when the caller has just made
     /// them (activation's steps 5 and 6, nothing changed since).
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "which parts to commit, where to put the specs and whether to re-check: all flags of one call"
+    )]
     fn commit_specs(
         &self,
         h: AbilityHandle,
@@ -1164,23 +1167,6 @@ impl<G: Game> World<G> {
             .filter(|(_, s)| self.content.ability_def(s.def).triggers.iter().any(|t| pred(*t)))
             .map(|(h, _)| h)
             .collect()
-    }
-
-    /// The handle of an effect of `owner` whose owned tags include `tags`.
-    pub(crate) fn effect_owns_any(
-        &self,
-        owner: Entity,
-        ef: &crate::effect::ActiveEffect,
-        tags: &TagSet,
-    ) -> bool {
-        let Some(d) = self.content.effect_defs().get(ef.def.index()) else { return false };
-        if d.owned_tags.expanded.intersects(tags) {
-            return true;
-        }
-        // The granted tags its spec added, when it has any.
-        let dynamic = ef.dynamic_tags.iter().any(|t| *t != u16::MAX);
-        (dynamic || self.state.layout.tags_extra != 0)
-            && self.owned_tags_of(owner, ef, d).intersects(tags)
     }
 
     /// Persistent cue edges of an ability activating or ending.

@@ -2,8 +2,8 @@
 //! (same-frame fairness, F-GA-18), with confirm/cancel consumed first by waiting tasks.
 
 use super::ctx::AbilityCtx;
-use crate::ability::task::{kind, tflags};
-use crate::ability::{InputEdge, TaskEvent};
+use crate::ability::task::{confirm, kind, tflags};
+use crate::ability::{InputEdge, MAX_INPUTS, TaskEvent};
 use crate::id::AbilityHandle;
 use crate::world::hooks::BoundFn;
 use crate::world::state::InputBufferRec;
@@ -38,7 +38,9 @@ impl<G: Game> World<G> {
             let mut specs = core::mem::take(&mut self.scratch.input_specs);
             specs.clear();
             specs.extend(
-                self.abilities(owner).filter(|(_, s)| s.input < 32).map(|(h, s)| (h, s.input)),
+                self.abilities(owner)
+                    .filter(|(_, s)| s.input < MAX_INPUTS)
+                    .map(|(h, s)| (h, s.input)),
             );
             // Presses that activated an ability, and presses an ability would buffer.
             let mut activated = 0u32;
@@ -132,7 +134,7 @@ impl<G: Game> World<G> {
         specs.clear();
         specs.extend(
             self.abilities(owner)
-                .filter(|(_, s)| s.input < 32 && keep & (1 << s.input) != 0)
+                .filter(|(_, s)| s.input < MAX_INPUTS && keep & (1 << s.input) != 0)
                 .map(|(h, s)| (h, s.input)),
         );
         for b in 0..32u16 {
@@ -253,13 +255,17 @@ impl<G: Game> World<G> {
             let (event, last) = match (t.kind, confirm, t.a) {
                 (kind::WAIT_CONFIRM_CANCEL, true, _) => (TaskEvent::Confirmed, true),
                 (kind::WAIT_CONFIRM_CANCEL, false, _) => (TaskEvent::Cancelled, true),
-                (kind::WAIT_TARGET_DATA, true, 1) => {
+                (kind::WAIT_TARGET_DATA, true, confirm::USER_CONFIRMED) => {
                     (TaskEvent::TargetData(self.run_target_query(slot, player)), true)
                 }
-                (kind::WAIT_TARGET_DATA, true, 2) => {
+                (kind::WAIT_TARGET_DATA, true, confirm::CUSTOM_MULTI) => {
                     (TaskEvent::TargetData(self.run_target_query(slot, player)), false)
                 }
-                (kind::WAIT_TARGET_DATA, false, 1 | 2) => (TaskEvent::TargetCancelled, true),
+                (
+                    kind::WAIT_TARGET_DATA,
+                    false,
+                    confirm::USER_CONFIRMED | confirm::CUSTOM_MULTI,
+                ) => (TaskEvent::TargetCancelled, true),
                 _ => continue,
             };
             self.task_emit(slot, event, last);

@@ -6,7 +6,7 @@ use super::activate::{END_AFTER_TASK, TIMELINE_TASK};
 use super::ctx::AbilityCtx;
 use crate::ability::Instancing;
 use crate::ability::TriggerDef;
-use crate::ability::task::{AttrCmp, TaskIndex, TaskRec, event_matches, kind, tflags};
+use crate::ability::task::{AttrCmp, TaskIndex, TaskRec, confirm, event_matches, kind, tflags};
 use crate::ability::{
     AbilityEvent, ActivationFailure, EventData, TargetData, TaskEvent, TaskResult, TaskSpec,
 };
@@ -94,7 +94,7 @@ impl<G: Game> World<G> {
                     self.task_emit(slot, TaskEvent::Attribute(v), true);
                 }
             }
-            kind::WAIT_TARGET_DATA if t.a == 0 => {
+            kind::WAIT_TARGET_DATA if t.a == confirm::INSTANT => {
                 let player =
                     self.state.player_owner.iter().position(|p| *p == owner).unwrap_or(usize::MAX);
                 let data = self.run_target_query(slot, player);
@@ -508,11 +508,10 @@ impl<G: Game> World<G> {
         }
         let content = self.content.clone();
         let reg = content.tags();
-        let accel = &content.accel;
         // Which task kinds are live decides which walks can find a listener.
         self.ensure_task_index();
         let live = self.scratch.tasks.by_kind;
-        let any = |ks: &[u16]| ks.iter().any(|k| live[usize::from(*k) & 31] > 0);
+        let any = |ks: &[u16]| ks.iter().any(|k| live[kind::slot(*k)] > 0);
         let event_waits = any(&[kind::WAIT_EVENT]);
         let tag_waits = any(&[kind::WAIT_TAG_ADDED, kind::WAIT_TAG_REMOVED, kind::WAIT_TAG_QUERY]);
         let effect_added_waits = any(&[kind::WAIT_EFFECT_ADDED]);
@@ -534,7 +533,50 @@ impl<G: Game> World<G> {
                 }
             });
         }
-        // Tag events.
+        self.dispatch_tag_events(&content, tag_waits);
+        self.dispatch_effect_events(effect_added_waits);
+        // Executions lowering a base value (damage).
+        while self.scratch.cursors.executions < self.out.executions.len() {
+            let em = self.out.executions[self.scratch.cursors.executions];
+            self.scratch.cursors.executions += 1;
+            if em.new_base >= em.old_base {
+                continue;
+            }
+            if !damage_waits {
+                continue;
+            }
+            let amount = num::sub(em.old_base, em.new_base);
+            self.for_tasks_of(em.target, |w, slot, t| {
+                if t.kind == kind::WAIT_DAMAGE && t.attr == em.attr.0 {
+                    w.task_emit(
+                        slot,
+                        TaskEvent::Damaged { amount, instigator: em.instigator },
+                        t.flags & tflags::ONCE != 0,
+                    );
+                }
+            });
+        }
+        // Attribute changes.
+        while self.scratch.cursors.attrs < self.out.attr_events.len() {
+            let ae = self.out.attr_events[self.scratch.cursors.attrs];
+            self.scratch.cursors.attrs += 1;
+            if !attr_waits {
+                continue;
+            }
+            self.for_tasks_of(ae.entity, |w, slot, t| {
+                if t.kind == kind::WAIT_ATTRIBUTE
+                    && t.attr == ae.attr.0
+                    && AttrCmp::from_code(t.a).test(ae.new, t.value)
+                {
+                    w.task_emit(slot, TaskEvent::Attribute(ae.new), true);
+                }
+            });
+        }
+    }
+
+    /// Tag events: cancel rules, tag triggers and the tasks waiting on tags.
+    fn dispatch_tag_events(&mut self, content: &crate::content::Content, tag_waits: bool) {
+        let accel = &content.accel;
         while self.scratch.cursors.tags < self.out.tag_events.len() {
             let te = self.out.tag_events[self.scratch.cursors.tags];
             self.scratch.cursors.tags += 1;
@@ -585,7 +627,10 @@ impl<G: Game> World<G> {
                 });
             }
         }
-        // Effect events.
+    }
+
+    /// Effect events: the tasks waiting on an effect being added, removed or restacked.
+    fn dispatch_effect_events(&mut self, effect_added_waits: bool) {
         while self.scratch.cursors.effects < self.out.effect_events.len() {
             let ev = self.out.effect_events[self.scratch.cursors.effects];
             self.scratch.cursors.effects += 1;
@@ -634,43 +679,6 @@ impl<G: Game> World<G> {
                 }
                 _ => {}
             }
-        }
-        // Executions lowering a base value (damage).
-        while self.scratch.cursors.executions < self.out.executions.len() {
-            let em = self.out.executions[self.scratch.cursors.executions];
-            self.scratch.cursors.executions += 1;
-            if em.new_base >= em.old_base {
-                continue;
-            }
-            if !damage_waits {
-                continue;
-            }
-            let amount = num::sub(em.old_base, em.new_base);
-            self.for_tasks_of(em.target, |w, slot, t| {
-                if t.kind == kind::WAIT_DAMAGE && t.attr == em.attr.0 {
-                    w.task_emit(
-                        slot,
-                        TaskEvent::Damaged { amount, instigator: em.instigator },
-                        t.flags & tflags::ONCE != 0,
-                    );
-                }
-            });
-        }
-        // Attribute changes.
-        while self.scratch.cursors.attrs < self.out.attr_events.len() {
-            let ae = self.out.attr_events[self.scratch.cursors.attrs];
-            self.scratch.cursors.attrs += 1;
-            if !attr_waits {
-                continue;
-            }
-            self.for_tasks_of(ae.entity, |w, slot, t| {
-                if t.kind == kind::WAIT_ATTRIBUTE
-                    && t.attr == ae.attr.0
-                    && AttrCmp::from_code(t.a).test(ae.new, t.value)
-                {
-                    w.task_emit(slot, TaskEvent::Attribute(ae.new), true);
-                }
-            });
         }
     }
 

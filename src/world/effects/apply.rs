@@ -24,10 +24,10 @@ impl<G: Game> World<G> {
     ///
     /// Failures are also reported as [`EffectEvent::ApplyFailed`] (or
     /// [`EffectEvent::ImmunityBlocked`]) events, identically on every peer.
-    // Out of line on purpose: inlined into a game's systems (it was, from issue 17 on) it
-    // made their loops too big for LLVM to unroll — the arena's script then divided for each
-    // of its aura checks instead of multiplying by constants, 2 % of its step. The call costs
-    // nothing next to the pipeline it runs.
+    // Out of line on purpose: inlined into a game's systems it makes their loops too big for
+    // LLVM to unroll — the arena's script then divides for each of its aura checks instead of
+    // multiplying by constants, 2 % of its step. The call costs nothing next to the pipeline
+    // it runs.
     #[inline(never)]
     pub fn apply_effect(
         &mut self,
@@ -246,6 +246,19 @@ impl<G: Game> World<G> {
         owned
     }
 
+    /// Whether an effect of `owner` owns any of `tags` (its definition's owned tags or the
+    /// granted tags its spec added).
+    pub(crate) fn effect_owns_any(&self, owner: Entity, ef: &ActiveEffect, tags: &TagSet) -> bool {
+        let Some(d) = self.content.effect_defs().get(ef.def.index()) else { return false };
+        if d.owned_tags.expanded.intersects(tags) {
+            return true;
+        }
+        // The granted tags its spec added, when it has any.
+        let dynamic = ef.dynamic_tags.iter().any(|t| *t != u16::MAX);
+        (dynamic || self.state.layout.tags_extra != 0)
+            && self.owned_tags_of(owner, ef, d).intersects(tags)
+    }
+
     // ----------------------------------------------------------------------------------------
     // Pipeline
     // ----------------------------------------------------------------------------------------
@@ -273,64 +286,10 @@ impl<G: Game> World<G> {
         r
     }
 
-    /// Whether applying `spec` to `target` now would succeed, without changing anything: the
-    /// pipeline's checks (target, requirements, immunity, custom requirements, SetByCaller
-    /// values) plus a full stack that denies overflow and a full effect column. An ability's
-    /// commit runs it for its cost and cooldown before applying either, so a commit never pays
-    /// the cost and then fails to start the cooldown (F-GA-06).
-    pub(crate) fn check_apply(&self, spec: &EffectSpec, target: Entity) -> Result<(), ApplyError> {
-        if !self.has_ability_system(target) {
-            return Err(ApplyError::InvalidTarget);
-        }
-        self.check_spec_ext(spec)?;
-        if spec.is_inline() {
-            return Ok(());
-        }
-        let Some(def) = self.content.effect_defs().get(spec.def.index()) else {
-            return Err(ApplyError::UnknownDefinition);
-        };
-        let ti = target.index;
-        if !def.application_requirements.passes_words(self.tag_view_index(ti)) {
-            return Err(ApplyError::Requirements);
-        }
-        if let Some(blocker) = self.immunity_blocker(ti, def, spec) {
-            return Err(ApplyError::Immune { blocker });
-        }
-        for f in &def.custom_requirements {
-            if let Some(BoundFn::Req(req)) = self.bound.get(*f) {
-                match req(self, spec, target) {
-                    RequirementVerdict::Allow => {}
-                    RequirementVerdict::Deny => return Err(ApplyError::CustomRequirement),
-                    // Redirected to another effect: nothing of this one can fail.
-                    RequirementVerdict::ExtendInstead { .. } => return Ok(()),
-                }
-            }
-        }
-        for k in &def.set_by_caller_keys {
-            if self.set_by_caller(spec, *k).is_none() {
-                return Err(ApplyError::MissingSetByCaller { tag: *k });
-            }
-        }
-        if def.is_instant() {
-            return Ok(());
-        }
-        if let Some(st) = def.stacking
-            && let Some(k) = self.find_stack(ti, spec, st.kind)
-        {
-            let stacks = self.effects(target)[k].stacks;
-            return if stacks >= st.limit && st.deny_overflow {
-                Err(ApplyError::StackOverflowDenied)
-            } else {
-                Ok(())
-            };
-        }
-        if self.state.entities[ti as usize].n_effects as usize >= self.state.layout.effects {
-            return Err(ApplyError::Capacity);
-        }
-        Ok(())
-    }
-
-    fn apply_inner(&mut self, spec: &EffectSpec, target: Entity) -> Result<Applied, ApplyError> {
+    /// The pipeline's first five steps, which change nothing: target, the spec's values beyond
+    /// its room, application requirements, immunity, custom requirements, SetByCaller values.
+    /// Applying and checking both start here.
+    fn gates(&self, spec: &EffectSpec, target: Entity) -> Result<Gate, ApplyError> {
         // 1. Target alive with an ability system.
         if !self.has_ability_system(target) {
             return Err(ApplyError::InvalidTarget);
@@ -338,11 +297,9 @@ impl<G: Game> World<G> {
         // Values beyond the spec's inline room: readable, not dropped (src/world/capacity.rs).
         self.check_spec_ext(spec)?;
         if spec.is_inline() {
-            self.execute_spec(spec, target, None, 1, &[], 0);
-            return Ok(Applied::Executed);
+            return Ok(Gate::Inline);
         }
-        let content = self.content.clone();
-        let Some(def) = content.effect_defs().get(spec.def.index()) else {
+        let Some(def) = self.content.effect_defs().get(spec.def.index()) else {
             return Err(ApplyError::UnknownDefinition);
         };
         let ti = target.index;
@@ -361,8 +318,7 @@ impl<G: Game> World<G> {
                     RequirementVerdict::Allow => {}
                     RequirementVerdict::Deny => return Err(ApplyError::CustomRequirement),
                     RequirementVerdict::ExtendInstead { handle, frames } => {
-                        self.extend_now(handle, i32::try_from(frames).unwrap_or(i32::MAX));
-                        return Ok(Applied::Redirected(handle));
+                        return Ok(Gate::Extend { handle, frames });
                     }
                 }
             }
@@ -373,6 +329,56 @@ impl<G: Game> World<G> {
                 return Err(ApplyError::MissingSetByCaller { tag: *k });
             }
         }
+        Ok(Gate::Apply)
+    }
+
+    /// Whether applying `spec` to `target` now would succeed, without changing anything: the
+    /// pipeline's checks (target, requirements, immunity, custom requirements, SetByCaller
+    /// values) plus a full stack that denies overflow and a full effect column. An ability's
+    /// commit runs it for its cost and cooldown before applying either, so a commit never pays
+    /// the cost and then fails to start the cooldown (F-GA-06).
+    pub(crate) fn check_apply(&self, spec: &EffectSpec, target: Entity) -> Result<(), ApplyError> {
+        match self.gates(spec, target)? {
+            // Inline, or redirected to another effect: nothing of this one can fail.
+            Gate::Inline | Gate::Extend { .. } => return Ok(()),
+            Gate::Apply => {}
+        }
+        let def = self.content.effect_def(spec.def);
+        if def.is_instant() {
+            return Ok(());
+        }
+        let ti = target.index;
+        if let Some(st) = def.stacking
+            && let Some(k) = self.find_stack(ti, spec, st.kind)
+        {
+            let stacks = self.effects(target)[k].stacks;
+            return if stacks >= st.limit && st.deny_overflow {
+                Err(ApplyError::StackOverflowDenied)
+            } else {
+                Ok(())
+            };
+        }
+        if self.state.entities[ti as usize].n_effects as usize >= self.state.layout.effects {
+            return Err(ApplyError::Capacity);
+        }
+        Ok(())
+    }
+
+    fn apply_inner(&mut self, spec: &EffectSpec, target: Entity) -> Result<Applied, ApplyError> {
+        match self.gates(spec, target)? {
+            Gate::Inline => {
+                self.execute_spec(spec, target, None, 1, &[], 0);
+                return Ok(Applied::Executed);
+            }
+            Gate::Extend { handle, frames } => {
+                self.extend_now(handle, i32::try_from(frames).unwrap_or(i32::MAX));
+                return Ok(Applied::Redirected(handle));
+            }
+            Gate::Apply => {}
+        }
+        let content = self.content.clone();
+        let def = content.effect_def(spec.def);
+        let ti = target.index;
         // 6. Captures and modifier qualification (evaluated once, here: G-08).
         let mut mags = [Fx::ZERO; crate::effect::MAX_MODIFIERS];
         let mut qualified = 0u32;
@@ -1014,4 +1020,14 @@ impl<G: Game> World<G> {
         spec.source_tags = self.tags(o.instigator);
         spec
     }
+}
+
+/// Where the pipeline's first steps lead ([`World::gates`]).
+enum Gate {
+    /// An inline spec: executed at once.
+    Inline,
+    /// A custom requirement redirected the application into extending an effect.
+    Extend { handle: EffectHandle, frames: u32 },
+    /// A definition's spec that passed every gate.
+    Apply,
 }

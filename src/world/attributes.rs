@@ -1,0 +1,216 @@
+//! Attribute values: the public reads and base changes, and evaluation — the aggregation of
+//! an attribute's modifiers over its base (F-ATTR) and clamping by its bounds. The settling
+//! loop (`cascade`) decides when an attribute is re-evaluated; this file says how.
+
+use super::cascade::{AggScratch, Work};
+use super::hooks::BoundFn;
+use super::state::AttrValue;
+use super::{Game, World};
+use crate::attribute::{self, Entry, MAX_ATTR_SETS};
+use crate::id::{AttrId, AttrSetId, Entity};
+use crate::num::Fx;
+
+/// Reads and base changes of the public API.
+impl<G: Game> World<G> {
+    /// Whether the entity is alive, has an ability system and the attribute's set.
+    pub fn has_attr(&self, e: Entity, a: AttrId) -> bool {
+        if !self.has_ability_system(e) || a.index() >= self.state.layout.attrs {
+            return false;
+        }
+        let set = self.content.attr_def(a).set.index();
+        set < MAX_ATTR_SETS && self.state.entities[e.index as usize].sets & (1 << set) != 0
+    }
+
+    /// An attribute's base and current value.
+    pub fn attr_value(&self, e: Entity, a: AttrId) -> Option<AttrValue> {
+        self.has_attr(e, a)
+            .then(|| self.state.attrs[e.index as usize * self.state.layout.attrs + a.index()])
+    }
+
+    /// An attribute's current value.
+    pub fn attr(&self, e: Entity, a: AttrId) -> Option<Fx> {
+        self.attr_value(e, a).map(|v| v.current)
+    }
+
+    /// An attribute's base value.
+    pub fn base(&self, e: Entity, a: AttrId) -> Option<Fx> {
+        self.attr_value(e, a).map(|v| v.base)
+    }
+
+    /// Sets an attribute's base value (clamped if the attribute clamps its base); runs
+    /// post-change evaluation and events like any other change.
+    pub fn set_base(&mut self, e: Entity, a: AttrId, value: Fx) {
+        self.submit(Work::SetBase { entity: e, attr: a, value });
+    }
+
+    /// Initialises an actor's attributes of `set` from the set's level table (F-ATTR-10, the
+    /// `levels` rows of the attribute set in content): every attribute the row for `level` lists
+    /// gets that base value (as [`set_base`](Self::set_base) would set it), the others keep
+    /// theirs. The row used is the one with the greatest level not above `level`; its level is
+    /// returned. `None`, and nothing changes, when the set has no such row.
+    ///
+    /// ```
+    /// # use rollback_abilities::prelude::*;
+    /// # use std::sync::Arc;
+    /// # struct MyGame;
+    /// # impl Game for MyGame { type Input = u8; type Component = (); type Global = (); }
+    /// let content = Arc::new(Content::from_ron_str(r#"( attribute_sets: { "Vitals": ( attributes:
+    /// { "Health": (default: 1), "Armor": (default: 0) }, levels: [ (level: 1, values: { "Health":
+    /// 100, "Armor": 2 }), (level: 5, values: { "Health": 180, "Armor": 6 }), ], ) }, )"#)?); let
+    /// mut world = World::<MyGame>::new(content.clone(), &Hooks::new(), WorldConfig::default())?;
+    /// let vitals = content.attr_set("Vitals")?; let hero = world.spawn_actor(&[vitals]).unwrap();
+    /// assert_eq!(world.init_attributes(hero, vitals, 7), Some(5)); // levels 5..: the level-5 row
+    /// assert_eq!(world.base(hero, content.attr("Health")?), Some(Fx::from_num(180)));
+    /// assert_eq!(world.init_attributes(hero, vitals, 0), None); // below the first row
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn init_attributes(&mut self, e: Entity, set: AttrSetId, level: u16) -> Option<u16> {
+        let content = self.content.clone();
+        let row = content.attr_set_defs().get(set.index())?.level_row(level)?;
+        for &(a, v) in &row.values {
+            self.set_base(e, a, v);
+        }
+        Some(row.level)
+    }
+
+    /// Adds an attribute set to a live actor at runtime (its attributes start at defaults).
+    pub fn add_attribute_set(&mut self, e: Entity, set: AttrSetId) {
+        self.submit(Work::SetAttrSet { entity: e, set, present: true });
+    }
+
+    /// Removes an attribute set from a live actor at runtime.
+    pub fn remove_attribute_set(&mut self, e: Entity, set: AttrSetId) {
+        self.submit(Work::SetAttrSet { entity: e, set, present: false });
+    }
+
+    #[inline]
+    pub(crate) fn attr_slot(&self, index: u32, a: AttrId) -> usize {
+        index as usize * self.state.layout.attrs + a.index()
+    }
+
+    #[inline]
+    pub(crate) fn entity_has_set_attr(&self, index: u32, a: AttrId) -> bool {
+        let set = self.content.attr_def(a).set.index();
+        set < MAX_ATTR_SETS && self.state.entities[index as usize].sets & (1 << set) != 0
+    }
+}
+
+/// Evaluation.
+impl<G: Game> World<G> {
+    /// Clamps a value by an attribute's bounds (bounds read the entity's current values).
+    pub(crate) fn clamp_value(&self, index: u32, a: AttrId, v: Fx) -> Fx {
+        use crate::attribute::AttrBound;
+        let def = self.content.attr_def(a);
+        let read = |b: AttrBound| match b {
+            AttrBound::Const(c) => c,
+            AttrBound::Attr(o) => self.state.attrs[self.attr_slot(index, o)].current,
+        };
+        let mut v = v;
+        if let Some(lo) = def.min {
+            let lo = read(lo);
+            if v < lo {
+                v = lo;
+            }
+        }
+        if let Some(hi) = def.max {
+            let hi = read(hi);
+            if v > hi {
+                v = hi;
+            }
+        }
+        v
+    }
+
+    /// Clamps a new base value if the attribute clamps its base.
+    pub(crate) fn clamp_base(&self, index: u32, a: AttrId, v: Fx) -> Fx {
+        if self.content.attr_def(a).apply_to_base { self.clamp_value(index, a, v) } else { v }
+    }
+
+    /// Collects the qualifying aggregation entries of an attribute and aggregates, unclamped.
+    pub(crate) fn evaluate_raw_notes(&self, index: u32, a: AttrId) -> (Fx, attribute::Notes) {
+        let base = self.state.attrs[self.attr_slot(index, a)].base;
+        self.evaluate_with_base(index, a, base)
+    }
+
+    /// [`World::evaluate_raw_notes`] with a hypothetical base value (cost affordability).
+    pub(crate) fn evaluate_with_base(
+        &self,
+        index: u32,
+        a: AttrId,
+        base: Fx,
+    ) -> (Fx, attribute::Notes) {
+        let def = self.content.attr_def(a);
+        if def.transient {
+            return (base, attribute::Notes::default());
+        }
+        let bit = crate::content::Accel::attr_bit(a);
+        if self.content.accel.aggregated_attrs & bit == 0 {
+            // No duration effect modifies it (only executions change its base).
+            return (base, attribute::Notes::default());
+        }
+        let mut agg = self.scratch.agg.borrow_mut();
+        let AggScratch { entries, keep, contrib } = &mut *agg;
+        entries.clear();
+        self.push_modifier_entries(index, a, None, entries);
+        if entries.is_empty() {
+            return (base, attribute::Notes::default());
+        }
+        let custom = match def.filter {
+            crate::attribute::ModFilter::Custom(f) => match self.bound.get(f) {
+                Some(BoundFn::Filter(f)) => Some(*f),
+                _ => None,
+            },
+            _ => None,
+        };
+        attribute::aggregate(base, entries, keep, def, custom, contrib)
+    }
+
+    /// Appends to `entries` the aggregation entries of attribute `a` on entity slot `index`:
+    /// one per qualifying modifier of its active, not inhibited effects, in column (application)
+    /// order, each magnitude multiplied by the effect's stacks. With `source`, only the
+    /// modifiers of effects whose source tags (as captured when their spec was made) pass it
+    /// count (F-GE-10). The one aggregation walk: attribute evaluation, cost checks and
+    /// filtered captures all read through here.
+    pub(crate) fn push_modifier_entries(
+        &self,
+        index: u32,
+        a: AttrId,
+        source: Option<&crate::tag::TagRequirements>,
+        entries: &mut Vec<Entry>,
+    ) {
+        let l = self.state.layout;
+        let bit = crate::content::Accel::attr_bit(a);
+        let n = (self.state.entities[index as usize].n_effects as usize).min(l.effects);
+        let start = index as usize * l.effects;
+        let touches = &self.content.accel.effect_attrs;
+        for (k, ef) in self.state.effects[start..start + n].iter().enumerate() {
+            // Skips inhibited effects, periodic ones and those without a modifier of `a`.
+            if ef.is_inhibited() || touches.get(ef.def.index()).is_none_or(|m| m & bit == 0) {
+                continue;
+            }
+            let Some(d) = self.content.effect_defs().get(ef.def.index()) else { continue };
+            if let Some(f) = source
+                && !f.passes(&self.effect_source_tags(index, k))
+            {
+                continue;
+            }
+            for (mi, m) in d.modifiers.iter().enumerate() {
+                if m.attr != a || !ef.mod_qualified(mi) {
+                    continue;
+                }
+                let mag = self.state.effect_mags[(start + k) * l.mods + mi];
+                entries.push(Entry {
+                    op: m.op,
+                    magnitude: attribute::stacked(m.op, mag, ef.stacks),
+                    seq: ef.seq,
+                    index: mi as u8,
+                });
+            }
+        }
+    }
+
+    /// The unclamped aggregate (what GasCompat captures see).
+    pub(crate) fn evaluate_raw(&self, index: u32, a: AttrId) -> Fx {
+        self.evaluate_raw_notes(index, a).0
+    }
+}

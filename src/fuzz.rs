@@ -530,7 +530,7 @@ impl<G: Game> Fuzzer<G> {
     /// 0 to 1024 input bytes, uniformly random. What [`Fuzzer::campaign`] runs; a plain test
     /// runs a bounded number of them.
     pub fn bytes_for(seed: u64, iteration: u64) -> Vec<u8> {
-        let mut s = Stream::derive(seed, &[0xF022_0000, iteration]);
+        let mut s = Stream::derive(seed, &[crate::random::salt::FUZZ_ITERATION, iteration]);
         let len = HEADER_LEN + s.below(1025) as usize;
         (0..len).map(|_| s.next_u32() as u8).collect()
     }

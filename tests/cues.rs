@@ -1,4 +1,4 @@
-//! Cues under rollback (issue: exactly-once presenter): AS-24 in random-depth rollback and
+//! Cues under rollback (the exactly-once presenter): AS-24 in random-depth rollback and
 //! prediction modes, mispredictions, snapshot rebuilds, routing, and a property test of the
 //! presenter invariants.
 
@@ -282,7 +282,7 @@ fn as24_snapshot_load_shows_while_active_only() {
     assert_eq!(log.count(|c| matches!(c, Call::OnActive(_))), 0);
 }
 
-/// Persistent instances born and killed between two reconciles (issue 17, item 7): a confirmed
+/// Persistent instances born and killed between two reconciles: a confirmed
 /// one is presented late, all at once — `OnActive`, `WhileActive`, `Confirmed`,
 /// `Removed(Ended)` — once its end frame is confirmed (late, never lost); a predicted one that a
 /// correction erases is never shown at all (no blip). Executed cues of instant effects carry
@@ -467,7 +467,7 @@ fn confirmed_instances(log: &Log, before: u32) -> Vec<rollback_abilities::CueKey
     v
 }
 
-/// Issue 17, item 7: a persistent cue that starts and ends inside one rollback batch (a remote
+/// A persistent cue that starts and ends inside one rollback batch (a remote
 /// one-frame Sprint whose press and release arrive together) is presented late, never lost.
 /// Every mode — plain stepping (reconciled every frame and every 5 frames), random-depth
 /// rollbacks, predicted inputs, bursty remote inputs — gives the same presenter log once
@@ -549,7 +549,8 @@ fn short_remote_instances_agree_across_modes() {
     assert!(late > 0);
 }
 
-/// Issue 17, item 7 over GGRS: two peers over a lossy, jittery network. Each peer's presenter
+/// A persistent cue that starts and ends inside one rollback batch, over GGRS: two peers over
+/// a lossy, jittery network. Each peer's presenter
 /// log, once predicted-then-cancelled pairs are taken out, equals plain stepping's, and every
 /// peer confirms the instances plain stepping confirms — including the remote player's
 /// one-frame sprints whose press and release arrived in one packet.

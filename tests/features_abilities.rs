@@ -3801,7 +3801,7 @@ fn f_ga_rollback_through_running_abilities_tasks_and_timelines_reproduces_checks
 }
 
 // ---------------------------------------------------------------------------------------------
-// Issue 17 (GAS fidelity): commits that cannot fail silently, SetByCaller cooldown durations,
+// GAS fidelity: commits that cannot fail silently, SetByCaller cooldown durations,
 // finite cooldown timers, default inputs of set and effect grants, grant and removal hooks
 // ---------------------------------------------------------------------------------------------
 
@@ -4417,7 +4417,7 @@ fn f_ga_02_grant_hooks_rerun_identically_after_a_snapshot_load() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Beyond GAS (issue 17): input buffer (F-GA-22), hitstop and time scale (F-GA-23), timeline
+// Beyond GAS: input buffer (F-GA-22), hitstop and time scale (F-GA-23), timeline
 // rate changes, custom task kinds (F-AT-06)
 // ---------------------------------------------------------------------------------------------
 

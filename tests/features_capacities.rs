@@ -1,4 +1,4 @@
-//! Capacities that bite (issue 17, item 8): the entities of one target data, the SetByCaller
+//! Capacities that bite: the entities of one target data, the SetByCaller
 //! values, dynamic granted tags and inline modifiers of one effect spec, and the dynamic tags
 //! of one granted ability. Each test shows the default capacity being exceeded *reported*
 //! (never a silent drop), the raised capacity working, and the raised world rolling back and

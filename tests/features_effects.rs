@@ -185,7 +185,7 @@ fn f_ge_02_spec_is_a_value_with_level_context_source_tags_and_set_by_caller() {
     assert!(s.set_set_by_caller(keys[2], int(3)));
     assert!(s.set_set_by_caller(keys[3], int(4)));
     // A fifth key does not fit: not set, and the spec is marked so that it is never applied
-    // without it (issue 17, item 8: tests/features_capacities.rs). The copy taken before
+    // without it (tests/features_capacities.rs). The copy taken before
     // applies.
     let mut over = s;
     assert!(!over.set_set_by_caller(keys[4], int(5)), "a fifth key does not fit");
@@ -3023,7 +3023,7 @@ fn f_ge_24_inline_instant_specs_carry_their_own_modifiers() {
         (gold, ModOp::Add, int(5)),
     ];
     // The spec holds four modifiers: a fifth marks it, and applying it fails rather than
-    // leaving one out (issue 17, item 8; `World::inline_spec` holds more when configured).
+    // leaving one out (`World::inline_spec` holds more when configured).
     let five = EffectSpec::inline(&mods);
     assert_eq!(five.n_inline, 4);
     assert_eq!(
@@ -3585,7 +3585,7 @@ fn stored_specs_are_saved_up_to_the_highest_slot_used() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GAS fidelity (issue 17): durations and periods as magnitudes (F-GA-08, F-GE-04, F-GE-05)
+// GAS fidelity: durations and periods as magnitudes (F-GA-08, F-GE-04, F-GE-05)
 // ---------------------------------------------------------------------------------------------
 
 fn hitstun(input: &CalcInput<'_>) -> Fx {
@@ -3818,7 +3818,7 @@ fn f_ge_04_content_without_duration_magnitudes_keeps_its_hash_and_definition() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GAS fidelity (issue 17): source and target tag filters of attribute-based magnitudes (F-GE-10)
+// GAS fidelity: source and target tag filters of attribute-based magnitudes (F-GE-10)
 // ---------------------------------------------------------------------------------------------
 
 const FILTERS: &str = r#"#![enable(unwrap_variant_newtypes)]
@@ -3918,7 +3918,7 @@ fn f_ge_10_tag_filters_are_validated_and_opt_in() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GAS fidelity (issue 17): the post-execute context (F-ATTR-05)
+// GAS fidelity: the post-execute context (F-ATTR-05)
 // ---------------------------------------------------------------------------------------------
 
 thread_local! {
@@ -4012,7 +4012,7 @@ fn f_attr_05_context_hooks_are_named_apart_in_the_hooks_signature() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// GAS fidelity (issue 17): scoped modifiers and transient aggregators of executions (F-GE-14)
+// GAS fidelity: scoped modifiers and transient aggregators of executions (F-GE-14)
 // ---------------------------------------------------------------------------------------------
 
 thread_local! {

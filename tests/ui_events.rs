@@ -1,4 +1,4 @@
-//! The rollback-safe UI event feed (issue 17, item 6): attribute, tag, effect, ability,
+//! The rollback-safe UI event feed: attribute, tag, effect, ability,
 //! execution and gameplay events shown once under rollback, retracted only when mispredicted,
 //! and confirmed exactly as a straight run confirms them — with random-depth rollbacks,
 //! predicted remote inputs, GGRS peers over a lossy network, and a property test over seeds and

@@ -219,7 +219,7 @@ impl Painter {
 
     /// [`Painter::text`] within `max_w` pixels: the font shrinks down to [`MIN_FONT_PX`],
     /// then the text is cut with an ellipsis. Returns the box written.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, reason = "a canvas call's position, size and styles")]
     fn text_fit(
         &self,
         s: &str,
@@ -297,7 +297,7 @@ impl Painter {
     }
 
     /// A bar: background, fill fraction, border and a caption.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, reason = "a canvas call's position, size and styles")]
     fn bar(&self, x: f64, y: f64, w: f64, h: f64, frac: f64, color: &str, caption: &str) {
         self.rect(x, y, w, h, "#1b1e2b");
         self.rect(x, y, w * frac.clamp(0.0, 1.0), h, color);
@@ -416,7 +416,10 @@ impl Painter {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "what one fighter's drawing reads: the world, its ids, cues, body and labels"
+    )]
     fn fighter(
         &self,
         world: &World<Duel>,

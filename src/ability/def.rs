@@ -160,7 +160,10 @@ pub struct CancelRuleDef {
 }
 
 /// For `skip_serializing_if`: a zero that the content hash's rendering leaves out.
-#[allow(clippy::trivially_copy_pass_by_ref)]
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
 fn is_zero_u16(v: &u16) -> bool {
     *v == 0
 }

@@ -445,11 +445,15 @@ pub(crate) fn freeze(
         "attribute_sets",
         srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.attribute_sets)),
     )?;
-    if sets.len() > 64 {
+    if sets.len() > crate::attribute::MAX_ATTR_SETS {
         return Err(ContentError::new(
             K::Capacity,
             String::new(),
-            format!("{} attribute sets exceed the limit of 64", sets.len()),
+            format!(
+                "{} attribute sets exceed the limit of {}",
+                sets.len(),
+                crate::attribute::MAX_ATTR_SETS
+            ),
         ));
     }
     let mut attr_src: BTreeMap<String, (Loc, &RawAttr, AttrSetId)> = BTreeMap::new();

@@ -259,7 +259,10 @@ impl Scenario {
 
     /// Parses and validates scenario text. `file` names it in messages; `base_dir` resolves
     /// content paths (`None`: the current directory).
-    #[allow(clippy::should_implement_trait)]
+    #[allow(
+        clippy::should_implement_trait,
+        reason = "it also takes the file name and base directory, which FromStr cannot"
+    )]
     pub fn from_str(
         text: &str,
         file: &str,

@@ -870,7 +870,7 @@ pub(crate) fn parse(
         max_tasks: w.max_tasks.unwrap_or(d.max_tasks.min(64)),
         max_standalone_cues: w.max_standalone_cues.unwrap_or(d.max_standalone_cues),
         max_stored_specs: w.max_stored_specs.unwrap_or(d.max_stored_specs),
-        // Capacities the scenario format does not set (issue 17, item 8): the defaults.
+        // Capacities the scenario format does not set: the defaults.
         ..d
     };
     let all =

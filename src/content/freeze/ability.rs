@@ -1,6 +1,7 @@
 //! Validation and freezing of abilities, ability sets, timelines and cancel rules.
 
 use super::{Cx, Loc, Names, root};
+use crate::ability::MAX_INPUTS;
 use crate::capacity::MAX_SPEC_ROOM;
 use crate::content::def::*;
 use crate::content::error::Clip;
@@ -73,7 +74,10 @@ fn set_by_caller_values(
 /// Refuses an ability whose cost or cooldown effect needs a SetByCaller value the ability does
 /// not give: its commit could never apply it (F-GA-06, F-GA-08). `covered` is a key the ability
 /// gives another way (`cooldown_duration` for a SetByCaller cooldown duration).
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "where the error points (file, field names) and what is checked"
+)]
 fn check_set_by_caller(
     names: &Names<'_>,
     loc: &Loc,
@@ -175,8 +179,9 @@ fn check_input(
     input: Option<u8>,
 ) -> Result<Option<u8>, ContentError> {
     match input {
-        Some(i) if i >= 32 => {
-            Err(names.cx.err(loc, K::InvalidValue, format!("input ids are 0..=31, not {i}")))
+        Some(i) if u16::from(i) >= MAX_INPUTS => {
+            let msg = format!("input ids are 0..={}, not {i}", MAX_INPUTS - 1);
+            Err(names.cx.err(loc, K::InvalidValue, msg))
         }
         other => Ok(other),
     }

@@ -54,11 +54,18 @@ impl<G: Game> World<G> {
     /// # use std::sync::Arc;
     /// # struct MyGame;
     /// # impl Game for MyGame { type Input = u8; type Component = (); type Global = (); }
-    /// let content = Arc::new(Content::from_ron_str(r#"( attribute_sets: { "Vitals": ( attributes:
-    /// { "Health": (default: 1), "Armor": (default: 0) }, levels: [ (level: 1, values: { "Health":
-    /// 100, "Armor": 2 }), (level: 5, values: { "Health": 180, "Armor": 6 }), ], ) }, )"#)?); let
-    /// mut world = World::<MyGame>::new(content.clone(), &Hooks::new(), WorldConfig::default())?;
-    /// let vitals = content.attr_set("Vitals")?; let hero = world.spawn_actor(&[vitals]).unwrap();
+    /// let content = Arc::new(Content::from_ron_str(r#"(
+    ///     attribute_sets: { "Vitals": (
+    ///         attributes: { "Health": (default: 1), "Armor": (default: 0) },
+    ///         levels: [
+    ///             (level: 1, values: { "Health": 100, "Armor": 2 }),
+    ///             (level: 5, values: { "Health": 180, "Armor": 6 }),
+    ///         ],
+    ///     ) },
+    /// )"#)?);
+    /// let mut world = World::<MyGame>::new(content.clone(), &Hooks::new(), WorldConfig::default())?;
+    /// let vitals = content.attr_set("Vitals")?;
+    /// let hero = world.spawn_actor(&[vitals]).unwrap();
     /// assert_eq!(world.init_attributes(hero, vitals, 7), Some(5)); // levels 5..: the level-5 row
     /// assert_eq!(world.base(hero, content.attr("Health")?), Some(Fx::from_num(180)));
     /// assert_eq!(world.init_attributes(hero, vitals, 0), None); // below the first row

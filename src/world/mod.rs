@@ -955,16 +955,22 @@ impl<G: Game> World<G> {
     /// use std::sync::Arc;
     /// # struct G; impl Game for G { type Input = u8; type Component = (); type Global = (); }
     ///
-    /// let content = Arc::new(Content::from_ron_str(r#"( attribute_sets: { "Vitals": (attributes: {
-    /// "Health": (default: 100) }) }, effects: { "Mark": (duration: Infinite) }, )"#)?); let mut w
-    /// = World::<G>::new(content.clone(), &Hooks::new(), WorldConfig::default())?; let vitals =
-    /// content.attr_set("Vitals")?; let (target, source) = (w.spawn_actor(&[vitals]).unwrap(),
-    /// w.spawn_actor(&[vitals]).unwrap()); let spec = w.make_spec(content.effect("Mark")?, 1,
-    /// source); w.apply_effect(spec, target).unwrap(); let (effects, origins) = (w.effects(target),
-    /// w.effect_origins(target)); assert_eq!((effects.len(), origins.len()), (1, 1)); let origins:
-    /// Vec<EffectOrigin> = origins.collect(); assert_eq!(origins[0].instigator, source); // A
-    /// self-applied effect keeps no pooled record; its origin is the target itself. let spec =
-    /// w.make_spec(content.effect("Mark")?, 1, target); w.apply_effect(spec, target).unwrap();
+    /// let content = Arc::new(Content::from_ron_str(r#"(
+    ///     attribute_sets: { "Vitals": (attributes: { "Health": (default: 100) }) },
+    ///     effects: { "Mark": (duration: Infinite) },
+    /// )"#)?);
+    /// let mut w = World::<G>::new(content.clone(), &Hooks::new(), WorldConfig::default())?;
+    /// let vitals = content.attr_set("Vitals")?;
+    /// let (target, source) = (w.spawn_actor(&[vitals]).unwrap(), w.spawn_actor(&[vitals]).unwrap());
+    /// let spec = w.make_spec(content.effect("Mark")?, 1, source);
+    /// w.apply_effect(spec, target).unwrap();
+    /// let (effects, origins) = (w.effects(target), w.effect_origins(target));
+    /// assert_eq!((effects.len(), origins.len()), (1, 1));
+    /// let origins: Vec<EffectOrigin> = origins.collect();
+    /// assert_eq!(origins[0].instigator, source);
+    /// // A self-applied effect keeps no pooled record; its origin is the target itself.
+    /// let spec = w.make_spec(content.effect("Mark")?, 1, target);
+    /// w.apply_effect(spec, target).unwrap();
     /// assert_eq!(w.effect_origins(target).last(), Some(EffectOrigin::of_self(target)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

@@ -119,23 +119,23 @@ impl<G: Game> World<G> {
         v
     }
 
-    /// Sets a SetByCaller value of `spec` (replacing one with the same tag): in the spec
-    /// itself while it has room (four values), beyond that — up to
-    /// [`WorldConfig::set_by_caller_per_spec`] — in the frame spill: such a spec is valid
-    /// for the frame it was made in (made between two steps, until the end of the next one);
-    /// apply it then (an active effect keeps what it needs). [`World::set_by_caller`]
-    /// reads them all, and so do content magnitudes, executions
+    /// Sets a SetByCaller value of `spec` (replacing one with the same tag): in the spec itself
+    /// while it has room (four values), beyond that — up to
+    /// [`WorldConfig::set_by_caller_per_spec`](crate::WorldConfig::set_by_caller_per_spec) — in the
+    /// frame spill: such a spec is valid for the frame it was made in (made between two steps,
+    /// until the end of the next one); apply it then (an active effect keeps what it needs).
+    /// [`World::set_by_caller`] reads them all, and so do content magnitudes, executions
     /// ([`ExecCtx::set_by_caller`](crate::world::ExecCtx::set_by_caller)), calculations and
     /// post-execute contexts.
     ///
     /// # Errors
     ///
-    /// A value beyond the capacity (or beyond the frame's spill records) is not set: the error
-    /// is [`ApplyError::OverCapacity`] naming the capacity to raise, a
-    /// [`Diagnostic::CapacityExceeded`] records it, and the spec is marked so that applying it
-    /// fails with [`ApplyError::SpecValuesDropped`] — never a spec that silently lacks a value.
-    /// A spec whose values beyond its room can no longer be read (made in an earlier frame,
-    /// or already marked) is left as it is and its error returned
+    /// A value beyond the capacity (or beyond the frame's spill records) is not set: the error is
+    /// [`ApplyError::OverCapacity`] naming the capacity to raise, a
+    /// [`Diagnostic::CapacityExceeded`](crate::Diagnostic::CapacityExceeded) records it, and the
+    /// spec is marked so that applying it fails with [`ApplyError::SpecValuesDropped`] — never a
+    /// spec that silently lacks a value. A spec whose values beyond its room can no longer be read
+    /// (made in an earlier frame, or already marked) is left as it is and its error returned
     /// ([`ApplyError::SpecExpired`], [`ApplyError::SpecValuesDropped`]).
     pub fn set_set_by_caller(
         &mut self,
@@ -164,10 +164,11 @@ impl<G: Game> World<G> {
         self.spill_spec(spec, &x)
     }
 
-    /// Adds a dynamic granted tag to `spec` (GAS `DynamicGrantedTags`): in the spec itself
-    /// while it has room (two tags), beyond that — up to [`WorldConfig::granted_tags_per_spec`]
-    /// — in the frame spill, like [`World::set_set_by_caller`] (same lifetime and errors). The
-    /// active effect the spec becomes keeps them all ([`World::effect_dynamic_tags`]).
+    /// Adds a dynamic granted tag to `spec` (GAS `DynamicGrantedTags`): in the spec itself while it
+    /// has room (two tags), beyond that — up to
+    /// [`WorldConfig::granted_tags_per_spec`](crate::WorldConfig::granted_tags_per_spec) — in the
+    /// frame spill, like [`World::set_set_by_caller`] (same lifetime and errors). The active effect
+    /// the spec becomes keeps them all ([`World::effect_dynamic_tags`]).
     pub fn add_granted_tag(&mut self, spec: &mut EffectSpec, tag: TagId) -> Result<(), ApplyError> {
         if spec.dynamic_granted_tags.contains(&tag.0) {
             return Ok(());
@@ -190,13 +191,14 @@ impl<G: Game> World<G> {
     }
 
     /// An inline instant spec (F-GE-24) with up to
-    /// [`WorldConfig::inline_modifiers_per_spec`] modifiers: four in the spec, the rest in the
-    /// frame spill (apply it in the frame it was made in, as for [`World::set_set_by_caller`]).
+    /// [`WorldConfig::inline_modifiers_per_spec`](crate::WorldConfig::inline_modifiers_per_spec)
+    /// modifiers: four in the spec, the rest in the frame spill (apply it in the frame it was made
+    /// in, as for [`World::set_set_by_caller`]).
     ///
     /// # Errors
     ///
     /// More modifiers than the capacity: [`ApplyError::OverCapacity`] (also recorded as a
-    /// [`Diagnostic::CapacityExceeded`]).
+    /// [`Diagnostic::CapacityExceeded`](crate::Diagnostic::CapacityExceeded)).
     pub fn inline_spec(&mut self, mods: &[(AttrId, ModOp, Fx)]) -> Result<EffectSpec, ApplyError> {
         let split = mods.len().min(MAX_INLINE_MODS);
         let mut spec = EffectSpec::inline(&mods[..split]);

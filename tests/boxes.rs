@@ -266,6 +266,27 @@ fn the_world_lists_the_boxes_of_the_current_frame() {
     assert_eq!((hit.rect.y0, hit.rect.y1), (num::int(20), num::int(40)));
 }
 
+#[test]
+fn the_inspector_lists_an_entitys_boxes() {
+    let c = content(JAB);
+    let (mut w, a, b) = duel(&c, 0, 1, 100);
+    for f in 0..5 {
+        w.step(&[u8::from(f == 0), 0]);
+    }
+    let text = rollback_abilities::debug::debug_view(&w, a).to_string();
+    assert!(text.contains("  boxes:\n"), "{text}");
+    assert!(text.contains("Hurt x [-16, 16) y [0, 80)  body Fighter box 0\n"), "{text}");
+    assert!(
+        text.contains(
+            "Hit  x [0, 44) y [20, 40)  timeline Jab frame 4 box 0; effect JabDamage, event \
+             Event.Hit.Jab, damage 8, pushback 12\n"
+        ),
+        "{text}"
+    );
+    let other = rollback_abilities::debug::debug_view(&w, b);
+    assert_eq!(other.boxes.len(), 2, "the other fighter stands: hurt and push");
+}
+
 /// Both players walk and jab on a pattern in which every player's input changes the state.
 fn pattern(f: u32) -> [u8; 2] {
     let a = match f % 23 {

@@ -156,8 +156,9 @@ pub(crate) struct BoxScratch {
 
 impl<G: Game> World<G> {
     /// Every box out in the current state, in the pass's gathered order (entity index, then
-    /// body boxes, then timeline boxes): what the next step's box pass would start from, for
-    /// inspectors and replay viewers. Empty when the content declares no box.
+    /// body boxes, then timeline boxes): after a step, the boxes its pass resolved, placed
+    /// where its pushes left their owners; for inspectors and replay viewers. Empty when the
+    /// content declares no box.
     pub fn boxes(&self) -> Vec<PlacedBox> {
         let mut scratch = BoxScratch::default();
         self.gather_boxes(&mut scratch);

@@ -7,9 +7,7 @@
 
 use crate::cues::{CueFx, Status};
 use rollback_abilities::{AttrId, Entity, Fx, TagId, World};
-use rollback_abilities_kit::duel::{
-    ARENA_HALF, Body, Duel, FIGHTER_HALF, HEAVY_REACH, Kind, LIGHT_REACH,
-};
+use rollback_abilities_kit::duel::{ARENA_HALF, Body, Duel, FIGHTER_HALF, Kind, moves};
 use rollback_abilities_kit::duel::{BEST_OF, MatchState, ROUND_FRAMES, ROUNDS_TO_WIN, match_state};
 use std::cell::RefCell;
 use web_sys::CanvasRenderingContext2d;
@@ -393,7 +391,7 @@ impl Painter {
         let x = sx(b.x);
         let y = FLOOR - 62.0;
         let dir = if b.vx >= Fx::ZERO { 1.0 } else { -1.0 };
-        let r = fx(rollback_abilities_kit::duel::FIREBALL_RADIUS) * SCALE;
+        let r = fx(moves().fireball_radius) * SCALE;
         for k in 1..5 {
             self.ctx.set_global_alpha(0.35 - 0.07 * f64::from(k));
             self.circle(
@@ -455,20 +453,22 @@ impl Painter {
         }
         // Arms: the moves' phases, from the timeline tags.
         let shoulder = top + 18.0;
-        let reach = |units: i64| fx(Fx::from_num(units)) * SCALE;
+        // How far the moves' hit boxes (content) reach a fighter's centre.
+        let reach = |units: Fx| fx(units) * SCALE;
+        let (light_reach, heavy_reach) = (moves().light_reach, moves().heavy_reach);
         if world.has_tag(e, ids.t_light_active) {
-            self.line(x, shoulder, x + dir * reach(LIGHT_REACH), shoulder, 9.0, "#f1f3ff");
-            self.circle(x + dir * reach(LIGHT_REACH), shoulder, 7.0, color);
+            self.line(x, shoulder, x + dir * reach(light_reach), shoulder, 9.0, "#f1f3ff");
+            self.circle(x + dir * reach(light_reach), shoulder, 7.0, color);
         } else if world.has_tag(e, ids.t_heavy_active) {
             self.line(
                 x,
                 shoulder + 6.0,
-                x + dir * reach(HEAVY_REACH),
+                x + dir * reach(heavy_reach),
                 shoulder + 6.0,
                 14.0,
                 "#ffd166",
             );
-            self.circle(x + dir * reach(HEAVY_REACH), shoulder + 6.0, 11.0, "#ffb703");
+            self.circle(x + dir * reach(heavy_reach), shoulder + 6.0, 11.0, "#ffb703");
         } else if world.has_tag(e, ids.t_light_startup) {
             self.line(x, shoulder, x + dir * 18.0, shoulder - 4.0, 8.0, color);
         } else if world.has_tag(e, ids.t_heavy_startup) {

@@ -107,6 +107,8 @@ pub struct Hud {
     pub banner: Option<(String, &'static str)>,
     /// A line under the round timer.
     pub subtitle: Option<String>,
+    /// Outline every hit, hurt and push box out (the replay viewer).
+    pub show_boxes: bool,
 }
 
 /// A canvas and its 2D context.
@@ -374,6 +376,9 @@ impl Painter {
                 self.fighter(world, ids, cues, e, b, p, who);
             }
         }
+        if hud.show_boxes {
+            self.boxes(world);
+        }
         self.floats(world, cues);
         for p in 0..players {
             self.panel(world, ids, p, players, hud);
@@ -384,6 +389,27 @@ impl Painter {
         if let Some((text, color)) = &hud.banner {
             self.rect(0.0, 238.0, WIDTH, 44.0, "rgba(8,10,18,0.72)");
             self.text(text, WIDTH / 2.0, 268.0, "bold 22px system-ui", color, "center");
+        }
+    }
+
+    /// Outlines the boxes the last step resolved ([`World::boxes`]): hit boxes red, hurt
+    /// boxes blue, push boxes yellow. Heights are drawn at the figures' scale (a 60-unit box
+    /// as tall as a standing fighter).
+    fn boxes(&self, world: &World<Duel>) {
+        use rollback_abilities::BoxKind;
+        const Y_SCALE: f64 = 1.45;
+        for b in world.boxes() {
+            let (color, fill) = match b.kind {
+                BoxKind::Hit => ("#ff3b5c", "rgba(255,59,92,0.22)"),
+                BoxKind::Hurt => ("#4cc9f0", "rgba(76,201,240,0.12)"),
+                BoxKind::Push => ("#ffd166", "rgba(0,0,0,0)"),
+            };
+            let (x0, x1) = (sx(b.rect.x0), sx(b.rect.x1));
+            let (y0, y1) = (FLOOR - fx(b.rect.y1) * Y_SCALE, FLOOR - fx(b.rect.y0) * Y_SCALE);
+            self.rect(x0, y0, x1 - x0, y1 - y0, fill);
+            self.ctx.set_line_width(if b.kind == BoxKind::Hit { 2.0 } else { 1.0 });
+            self.stroke(color);
+            self.ctx.stroke_rect(x0, y0, x1 - x0, y1 - y0);
         }
     }
 

@@ -148,7 +148,7 @@ pub struct TimelineDef {
     pub windows: Vec<(Frame, Frame, TagId)>,
     /// Hit, hurt and push boxes, each out during its window, in authored order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub boxes: Vec<crate::content::boxes::BoxDef>,
+    pub boxes: Vec<super::boxes::BoxDef>,
 }
 
 /// A rule cancelling abilities when their owner gains a tag.

@@ -136,7 +136,7 @@ fn box_views<G: Game>(world: &World<G>, e: Entity) -> Vec<BoxView> {
                 ),
             };
             let mut hit = Vec::new();
-            if b.kind == crate::BoxKind::Hit {
+            if b.kind == crate::content::boxes::BoxKind::Hit {
                 if let Some(ef) = b.hit.effect {
                     hit.push(format!("effect {}", c.effect_name(ef)));
                 }

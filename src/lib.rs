@@ -71,14 +71,18 @@ mod world;
 
 // The world and stepping.
 pub use world::{
-    AbilityCtx, AbilityInput, Applied, AttrCause, AttrEvent, Behaviour, CalcFn, CalcInput,
-    CanActivateFn, Capture, Checksums, CustomTaskFn, Diagnostic, EffectEvent, ExecCtx, ExecFn,
-    ExecOutput, ExecutedMod, FrameInputs, FrameOutput, Game, Hooks, InputStatus, InvalidSnapshot,
-    PostExecuteContext, PostExecuteCtxFn, PostExecuteFn, PreChangeFn, PrepareFn, RemovalReason,
-    RequirementFn, RequirementVerdict, Snapshot, SnapshotError, SnapshotProblem, SnapshotRing,
-    Subsystem, TagEvent, TargetListError, TaskCtx, World, WorldConfig, WorldError,
+    AbilityCtx, AbilityInput, Applied, AttrCause, AttrEvent, Behaviour, BoxAnchor, BoxHit,
+    BoxSource, CalcFn, CalcInput, CanActivateFn, Capture, Checksums, CustomTaskFn, Diagnostic,
+    EffectEvent, ExecCtx, ExecFn, ExecOutput, ExecutedMod, FrameInputs, FrameOutput, Game,
+    HIT_MEMORY_ROWS, Hooks, InputStatus, InvalidSnapshot, PlacedBox, PostExecuteContext,
+    PostExecuteCtxFn, PostExecuteFn, PreChangeFn, PrepareFn, RemovalReason, RequirementFn,
+    RequirementVerdict, Snapshot, SnapshotError, SnapshotProblem, SnapshotRing, Subsystem,
+    TagEvent, TargetListError, TaskCtx, World, WorldConfig, WorldError,
 };
 // Content.
+pub use content::boxes::{
+    BodyDef, BodyId, BoxDef, BoxKind, BoxRect, HitDef, RawBody, RawBox, RawHit,
+};
 pub use content::def::ContentSettings;
 pub use content::{Content, ContentBuilder, ContentError, ContentErrorKind};
 // Ids and handles.

@@ -9,8 +9,7 @@ use rollback_abilities::prelude::*;
 use rollback_abilities::replay::Replay;
 use rollback_abilities::{AbilityDefId, ActivationFailure};
 use rollback_abilities_kit::duel::{
-    self, Duel, DuelMatch, FIREBALL_DAMAGE, HEAVY_DAMAGE, Input, KO_PAUSE, LIGHT_DAMAGE,
-    LIGHT_HITSTOP, LastInput, MatchOptions, MatchReport,
+    self, Duel, DuelMatch, Input, KO_PAUSE, LIGHT_HITSTOP, LastInput, MatchOptions, MatchReport,
 };
 
 // ============================================================================================
@@ -406,6 +405,40 @@ fn run(w: &mut World<Duel>, frames: u32, mut inputs: impl FnMut(u32) -> [Input; 
     }
 }
 
+/// The light attack reaches as far as its hit box in `duel.ron` says: 28 units of box in
+/// front of the attacker plus half of the target's 20-unit hurt box.
+#[test]
+fn the_light_attack_reaches_as_far_as_its_hit_box() {
+    for (gap, hit) in [(20, true), (37, true), (38, false), (45, false)] {
+        let (mut w, ..) = duel_at(1, 0, gap);
+        run(&mut w, 8, |f| [if f == 0 { press(Input::LIGHT) } else { IDLE }, IDLE]);
+        assert_eq!(w.global().stats.melee_hits, u32::from(hit), "gap {gap}");
+    }
+    assert_eq!(duel::moves().light_reach, num::int(38));
+}
+
+/// A designer's loop: narrowing the jab's hit box in the RON makes the jab whiff at 37 units;
+/// putting it back makes it hit again.
+#[test]
+fn narrowing_the_jabs_hit_box_in_ron_makes_it_whiff() {
+    let jab_at_37 = |ron: &str| -> u32 {
+        let content = rollback_abilities::ContentBuilder::new().file("duel.ron", ron).build();
+        let content = std::sync::Arc::new(content.expect("edited duel content"));
+        let mut w = duel::try_new_world_with(content, 1, 2).expect("world");
+        for (p, x) in [(0, 0), (1, 37)] {
+            let e = w.player_owner(p).unwrap();
+            w.component_mut(e).unwrap().x = num::int(x);
+        }
+        run(&mut w, 8, |f| [if f == 0 { press(Input::LIGHT) } else { IDLE }, IDLE]);
+        w.global().stats.melee_hits
+    };
+    let jab = "x: 0, y: 30, w: 28";
+    assert!(duel::CONTENT_RON.contains(jab));
+    let narrow = duel::CONTENT_RON.replace(jab, "x: 0, y: 30, w: 20");
+    assert_eq!(jab_at_37(&narrow), 0, "a 20-unit jab box reaches a centre 30 ahead");
+    assert_eq!(jab_at_37(duel::CONTENT_RON), 1);
+}
+
 /// Light attack: 4 startup frames, a hit in the active frames that deals 6 (12 on a crit),
 /// lifesteals a quarter of it, and stacks poison that ticks every 30 frames.
 #[test]
@@ -416,8 +449,8 @@ fn light_attack_hits_lifesteals_and_poisons() {
     assert_eq!(attr(&w, p1, "Health"), num::int(150), "still in startup");
     w.step(&[IDLE, IDLE]); // frame 4: first active frame
     let dealt = num::sub(num::int(150), attr(&w, p1, "Health"));
-    let crit = dealt == num::int(2 * LIGHT_DAMAGE);
-    assert!(dealt == num::int(LIGHT_DAMAGE) || crit, "dealt {dealt}");
+    let crit = dealt == num::mul(num::int(2), duel::moves().light_damage);
+    assert!(dealt == duel::moves().light_damage || crit, "dealt {dealt}");
     assert_eq!(attr(&w, p0, "Health"), num::add(num::int(100), dealt / 4), "lifesteal 25 %");
     assert_eq!(stacks(&w, p1, "Poison"), 1);
     assert!(w.has_tag(p1, tag(&w, "State.Debuff.Poisoned")));
@@ -464,7 +497,10 @@ fn heavy_attack_stuns_and_the_stun_cancels_a_cast() {
     let s = w.global().stats;
     assert_eq!((s.stuns, s.stun_cancels, s.melee_hits), (1, 1, 1));
     let dealt = num::sub(num::int(150), attr(&w, p1, "Health"));
-    assert!(dealt == num::int(HEAVY_DAMAGE) || dealt == num::int(2 * HEAVY_DAMAGE));
+    assert!(
+        dealt == duel::moves().heavy_damage
+            || dealt == num::mul(num::int(2), duel::moves().heavy_damage)
+    );
     run(&mut w, 20, |_| [IDLE, IDLE]);
     assert_eq!(w.global().stats.fireballs_launched, 0, "no fireball leaves a cancelled cast");
     // Stunned: no activation, no movement.
@@ -515,7 +551,10 @@ fn fireball_flies_and_hits() {
     assert_eq!(w.global().stats.fireball_hits, 1);
     assert_eq!(w.entity_count(), entities, "despawned on impact");
     let dealt = num::sub(num::int(150), attr(&w, p1, "Health"));
-    assert!(dealt == num::int(FIREBALL_DAMAGE) || dealt == num::int(2 * FIREBALL_DAMAGE));
+    assert!(
+        dealt == duel::moves().fireball_damage
+            || dealt == num::mul(num::int(2), duel::moves().fireball_damage)
+    );
     // No lifesteal from fireballs.
     assert_eq!(w.global().stats.lifesteal_heals, 0);
 }

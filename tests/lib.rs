@@ -2,6 +2,7 @@
 
 mod alloc;
 mod architecture;
+mod boxes;
 #[cfg(feature = "browser")]
 mod browser;
 mod common;

@@ -7,9 +7,7 @@
 
 use crate::cues::{CueFx, Status};
 use rollback_abilities::{AttrId, Entity, Fx, TagId, World};
-use rollback_abilities_kit::duel::{
-    ARENA_HALF, Body, Duel, FIGHTER_HALF, HEAVY_REACH, Kind, LIGHT_REACH,
-};
+use rollback_abilities_kit::duel::{ARENA_HALF, Body, Duel, FIGHTER_HALF, Kind, moves};
 use rollback_abilities_kit::duel::{BEST_OF, MatchState, ROUND_FRAMES, ROUNDS_TO_WIN, match_state};
 use std::cell::RefCell;
 use web_sys::CanvasRenderingContext2d;
@@ -109,6 +107,8 @@ pub struct Hud {
     pub banner: Option<(String, &'static str)>,
     /// A line under the round timer.
     pub subtitle: Option<String>,
+    /// Outline every hit, hurt and push box out (the replay viewer).
+    pub show_boxes: bool,
 }
 
 /// A canvas and its 2D context.
@@ -376,6 +376,9 @@ impl Painter {
                 self.fighter(world, ids, cues, e, b, p, who);
             }
         }
+        if hud.show_boxes {
+            self.boxes(world);
+        }
         self.floats(world, cues);
         for p in 0..players {
             self.panel(world, ids, p, players, hud);
@@ -389,11 +392,32 @@ impl Painter {
         }
     }
 
+    /// Outlines the boxes the last step resolved ([`World::boxes`]): hit boxes red, hurt
+    /// boxes blue, push boxes yellow. Heights are drawn at the figures' scale (a 60-unit box
+    /// as tall as a standing fighter).
+    fn boxes(&self, world: &World<Duel>) {
+        use rollback_abilities::BoxKind;
+        const Y_SCALE: f64 = 1.45;
+        for b in world.boxes() {
+            let (color, fill) = match b.kind {
+                BoxKind::Hit => ("#ff3b5c", "rgba(255,59,92,0.22)"),
+                BoxKind::Hurt => ("#4cc9f0", "rgba(76,201,240,0.12)"),
+                BoxKind::Push => ("#ffd166", "rgba(0,0,0,0)"),
+            };
+            let (x0, x1) = (sx(b.rect.x0), sx(b.rect.x1));
+            let (y0, y1) = (FLOOR - fx(b.rect.y1) * Y_SCALE, FLOOR - fx(b.rect.y0) * Y_SCALE);
+            self.rect(x0, y0, x1 - x0, y1 - y0, fill);
+            self.ctx.set_line_width(if b.kind == BoxKind::Hit { 2.0 } else { 1.0 });
+            self.stroke(color);
+            self.ctx.stroke_rect(x0, y0, x1 - x0, y1 - y0);
+        }
+    }
+
     fn fireball(&self, b: &Body) {
         let x = sx(b.x);
         let y = FLOOR - 62.0;
         let dir = if b.vx >= Fx::ZERO { 1.0 } else { -1.0 };
-        let r = fx(rollback_abilities_kit::duel::FIREBALL_RADIUS) * SCALE;
+        let r = fx(moves().fireball_radius) * SCALE;
         for k in 1..5 {
             self.ctx.set_global_alpha(0.35 - 0.07 * f64::from(k));
             self.circle(
@@ -458,20 +482,22 @@ impl Painter {
         }
         // Arms: the moves' phases, from the timeline tags.
         let shoulder = top + 18.0;
-        let reach = |units: i64| fx(Fx::from_num(units)) * SCALE;
+        // How far the moves' hit boxes (content) reach a fighter's centre.
+        let reach = |units: Fx| fx(units) * SCALE;
+        let (light_reach, heavy_reach) = (moves().light_reach, moves().heavy_reach);
         if world.has_tag(e, ids.t_light_active) {
-            self.line(x, shoulder, x + dir * reach(LIGHT_REACH), shoulder, 9.0, "#f1f3ff");
-            self.circle(x + dir * reach(LIGHT_REACH), shoulder, 7.0, color);
+            self.line(x, shoulder, x + dir * reach(light_reach), shoulder, 9.0, "#f1f3ff");
+            self.circle(x + dir * reach(light_reach), shoulder, 7.0, color);
         } else if world.has_tag(e, ids.t_heavy_active) {
             self.line(
                 x,
                 shoulder + 6.0,
-                x + dir * reach(HEAVY_REACH),
+                x + dir * reach(heavy_reach),
                 shoulder + 6.0,
                 14.0,
                 "#ffd166",
             );
-            self.circle(x + dir * reach(HEAVY_REACH), shoulder + 6.0, 11.0, "#ffb703");
+            self.circle(x + dir * reach(heavy_reach), shoulder + 6.0, 11.0, "#ffb703");
         } else if world.has_tag(e, ids.t_light_startup) {
             self.line(x, shoulder, x + dir * 18.0, shoulder - 4.0, 8.0, color);
         } else if world.has_tag(e, ids.t_heavy_startup) {

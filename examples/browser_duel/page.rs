@@ -578,6 +578,7 @@ impl App {
                 let w = v.world();
                 let mut hud = Hud {
                     who: (0..w.players()).map(|p| Who { name: format!("P{p}") }).collect(),
+                    show_boxes: true,
                     ..Hud::default()
                 };
                 let frame = v.frame().map_or("start".into(), |f| format!("after frame {f}"));

@@ -146,6 +146,9 @@ pub struct TimelineDef {
     pub notifies: Vec<(Frame, TagId)>,
     /// `(from, to, tag)` windows, including the phase tags.
     pub windows: Vec<(Frame, Frame, TagId)>,
+    /// Hit, hurt and push boxes, each out during its window, in authored order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub boxes: Vec<super::boxes::BoxDef>,
 }
 
 /// A rule cancelling abilities when their owner gains a tag.

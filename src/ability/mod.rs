@@ -15,6 +15,7 @@
 //! Everything here is ordinary snapshot state: activations, cooldowns, costs, tasks and their
 //! timers roll back and re-simulate like attributes do, on every peer (no prediction keys).
 
+pub(crate) mod boxes;
 mod def;
 pub use def::{AbilityDef, AbilitySetDef, CancelRuleDef, Instancing, TimelineDef, TriggerDef};
 

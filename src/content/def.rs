@@ -1,5 +1,6 @@
 //! Frozen definitions: what content becomes after validation, with every name resolved to an id.
 
+pub(crate) use super::boxes::BodyDef;
 use super::raw::MulPolicy;
 pub(crate) use crate::ability::{
     AbilityDef, AbilitySetDef, CancelRuleDef, TimelineDef, TriggerDef,

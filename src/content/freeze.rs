@@ -4,6 +4,7 @@
 //! order of files or of definitions inside them.
 
 mod ability;
+mod boxes;
 
 use super::def::*;
 use super::error::{Clip, ron_message, suggest};
@@ -763,6 +764,9 @@ pub(crate) fn freeze(
         &rules_src,
         &set_src,
     )?;
+    let body_src =
+        gather(&names.cx, "bodies", srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.bodies)))?;
+    let bodies = boxes::freeze_bodies(&names, &body_src)?;
     if let Some(loc) = &settings_loc {
         let dead = srcs[loc.file].raw.settings.as_ref().and_then(|s| s.dead_tag.as_ref());
         if let Some(d) = dead {
@@ -785,6 +789,7 @@ pub(crate) fn freeze(
         ability_sets: frozen_abilities.sets,
         timelines: frozen_abilities.timelines,
         cancel_rules: frozen_abilities.rules,
+        bodies,
         cues,
         cue_policy,
         tags: names.tags,
@@ -1675,6 +1680,8 @@ pub(crate) fn canonical_text(c: &Content) -> String {
         ability_sets: &'a [AbilitySetDef],
         timelines: &'a [TimelineDef],
         cancel_rules: &'a [CancelRuleDef],
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        bodies: &'a [BodyDef],
         cues: &'a [CueDef],
         functions: &'a [FnRef],
     }
@@ -1691,6 +1698,7 @@ pub(crate) fn canonical_text(c: &Content) -> String {
         ability_sets: &c.ability_sets,
         timelines: &c.timelines,
         cancel_rules: &c.cancel_rules,
+        bodies: &c.bodies,
         cues: &c.cues,
         functions: &c.functions,
     };

@@ -46,6 +46,7 @@
 //! and what is wrong, for example
 //! `effects.ron:14:17: effects.Poison.modifiers[1].attribute: unknown attribute "Helth" (did you mean "Health"?)`.
 
+pub mod boxes;
 pub mod def;
 pub(crate) mod error;
 mod freeze;
@@ -129,6 +130,8 @@ pub struct Content {
     pub(crate) ability_sets: Vec<AbilitySetDef>,
     pub(crate) timelines: Vec<TimelineDef>,
     pub(crate) cancel_rules: Vec<CancelRuleDef>,
+    /// The bodies' standing boxes, in name order.
+    pub(crate) bodies: Vec<boxes::BodyDef>,
     pub(crate) cues: Vec<CueDef>,
     /// The policy of every tag (nearest ancestor with a cue definition; `Predicted` default).
     pub(crate) cue_policy: Vec<raw::CuePolicy>,
@@ -507,6 +510,37 @@ impl Content {
     /// The rules cancelling abilities when a tag is added.
     pub fn cancel_rules(&self) -> &[CancelRuleDef] {
         &self.cancel_rules
+    }
+
+    /// A body's id by name (its standing boxes: [`Content::body_defs`]).
+    pub fn body(&self, name: &str) -> Result<boxes::BodyId, ContentError> {
+        self.bodies.iter().position(|b| b.name == name).map(|i| boxes::BodyId(i as u16)).ok_or_else(
+            || {
+                ContentError::unknown_name(
+                    "body",
+                    name,
+                    self.bodies.iter().map(|b| b.name.as_str()),
+                )
+            },
+        )
+    }
+
+    /// Every body's standing boxes, in name order ([`boxes::BodyId`] indexes it).
+    pub fn body_defs(&self) -> &[boxes::BodyDef] {
+        &self.bodies
+    }
+
+    /// Whether any body or timeline declares a box (the world resolves boxes only then).
+    pub fn has_boxes(&self) -> bool {
+        !self.bodies.is_empty() || self.timelines.iter().any(|t| !t.boxes.is_empty())
+    }
+
+    /// Whether any body or timeline declares a hit box (the world keeps who each hit box has
+    /// hit only then).
+    pub fn has_hit_boxes(&self) -> bool {
+        let hit = |b: &boxes::BoxDef| b.kind == boxes::BoxKind::Hit;
+        self.bodies.iter().any(|b| b.boxes.iter().any(hit))
+            || self.timelines.iter().any(|t| t.boxes.iter().any(hit))
     }
 
     /// The registered functions content refers to, sorted by name; [`FnId`]s index this list.

@@ -5,6 +5,7 @@
 //! Every struct denies unknown fields (a typo is an error, never a silently ignored field) and
 //! every named collection keeps duplicates so that validation can report them.
 
+pub use super::boxes::{RawBody, RawBox};
 pub(crate) use crate::ability::Instancing;
 pub(crate) use crate::attribute::{ClampMode, ModOp, MulPolicy};
 pub(crate) use crate::cue::CuePolicy;
@@ -136,6 +137,8 @@ pub struct RawContent {
     pub timelines: NamedMap<RawTimeline>,
     /// Rules cancelling abilities when a tag is added.
     pub cancel_on_tag_added: Vec<RawCancelRule>,
+    /// The standing hit, hurt and push boxes of each kind of body.
+    pub bodies: NamedMap<RawBody>,
     /// Cue definitions: presentation policy per `GameplayCue.*` tag (inherited by child tags).
     pub cues: NamedMap<RawCueDef>,
 }
@@ -878,6 +881,8 @@ pub struct RawTimeline {
     pub notifies: Vec<RawNotify>,
     /// Tags carried during frame windows (cancel windows: F-REC-11).
     pub windows: Vec<RawWindow>,
+    /// Hit, hurt and push boxes out during frame windows.
+    pub boxes: Vec<RawBox>,
 }
 
 /// Cancels running abilities when their owner gains a tag (the stun recipe, F-REC-01).

@@ -79,6 +79,19 @@ pub struct AbilityView {
     pub tasks: Vec<TaskView>,
 }
 
+/// One hit, hurt or push box an entity has out (see [`World::boxes`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BoxView {
+    /// `Hit`, `Hurt` or `Push`.
+    pub kind: String,
+    /// Where it comes from: `body NAME` or `timeline NAME frame F`, and its index there.
+    pub source: String,
+    /// Its placed rectangle `[x0, x1) × [y0, y1)`, as decimals.
+    pub rect: [String; 4],
+    /// What a hit box's hit carries (empty for other boxes).
+    pub hit: String,
+}
+
 /// Everything about one entity, as `showdebug abilitysystem` shows it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DebugView {
@@ -96,6 +109,60 @@ pub struct DebugView {
     pub effects: Vec<EffectView>,
     /// Granted abilities in slot order.
     pub abilities: Vec<AbilityView>,
+    /// Its hit, hurt and push boxes out (in the box pass's order; empty without boxes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub boxes: Vec<BoxView>,
+}
+
+/// The boxes `e` has out, as [`BoxView`]s.
+fn box_views<G: Game>(world: &World<G>, e: Entity) -> Vec<BoxView> {
+    use crate::world::BoxSource;
+    let c = world.content();
+    world
+        .boxes()
+        .iter()
+        .filter(|b| b.entity == e)
+        .map(|b| {
+            let source = match b.source {
+                BoxSource::Body(id) => format!(
+                    "body {} box {}",
+                    c.body_defs().get(usize::from(id.0)).map_or("?", |d| d.name.as_str()),
+                    b.index
+                ),
+                BoxSource::Timeline { timeline, frame } => format!(
+                    "timeline {} frame {frame} box {}",
+                    c.timeline_defs().get(usize::from(timeline)).map_or("?", |d| d.name.as_str()),
+                    b.index
+                ),
+            };
+            let mut hit = Vec::new();
+            if b.kind == crate::content::boxes::BoxKind::Hit {
+                if let Some(ef) = b.hit.effect {
+                    hit.push(format!("effect {}", c.effect_name(ef)));
+                }
+                if let Some(t) = b.hit.event {
+                    hit.push(format!("event {}", c.tags().name(t)));
+                }
+                hit.push(format!("damage {}", to_decimal(b.hit.damage)));
+                if b.hit.pushback != Fx::ZERO {
+                    hit.push(format!("pushback {}", to_decimal(b.hit.pushback)));
+                }
+                if b.hit.rehit != 0 {
+                    hit.push(format!("rehit every {} frames", b.hit.rehit));
+                }
+                if b.instigator != e {
+                    hit.push(format!("by {}", b.instigator));
+                }
+            }
+            let r = b.rect;
+            BoxView {
+                kind: format!("{:?}", b.kind),
+                source,
+                rect: [r.x0, r.x1, r.y0, r.y1].map(to_decimal),
+                hit: hit.join(", "),
+            }
+        })
+        .collect()
 }
 
 fn task_kind(k: u16) -> &'static str {
@@ -301,7 +368,17 @@ pub fn debug_view<G: Game>(world: &World<G>, e: Entity) -> DebugView {
                 .collect(),
         })
         .collect();
-    DebugView { entity: e, frame, alive: world.is_alive(e), attributes, tags, effects, abilities }
+    let boxes = box_views(world, e);
+    DebugView {
+        entity: e,
+        frame,
+        alive: world.is_alive(e),
+        attributes,
+        tags,
+        effects,
+        abilities,
+        boxes,
+    }
 }
 
 impl fmt::Display for DebugView {
@@ -364,6 +441,14 @@ impl fmt::Display for DebugView {
             )?;
             for t in &a.tasks {
                 writeln!(f, "        task {} #{} since {}", t.kind, t.user_id, t.started)?;
+            }
+        }
+        if !self.boxes.is_empty() {
+            writeln!(f, "  boxes:")?;
+            for b in &self.boxes {
+                let [x0, x1, y0, y1] = &b.rect;
+                let hit = if b.hit.is_empty() { String::new() } else { format!("; {}", b.hit) };
+                writeln!(f, "    {:<4} x [{x0}, {x1}) y [{y0}, {y1})  {}{hit}", b.kind, b.source)?;
             }
         }
         Ok(())

@@ -9,7 +9,7 @@
 
 mod inspect;
 
-pub use inspect::{AbilityView, DebugView, EffectView, TagView, TaskView, debug_view};
+pub use inspect::{AbilityView, BoxView, DebugView, EffectView, TagView, TaskView, debug_view};
 
 use crate::content::Content;
 use crate::num::Frame;

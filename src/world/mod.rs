@@ -2,6 +2,7 @@
 //! [`World`]).
 mod abilities;
 mod attributes;
+mod boxes;
 pub(crate) mod capacity;
 pub(crate) mod cascade;
 mod cues;
@@ -16,6 +17,7 @@ mod validate;
 
 pub use crate::effect::ApplyError;
 pub use abilities::{AbilityCtx, CustomTaskFn, TaskCtx};
+pub use boxes::{BoxAnchor, BoxHit, BoxSource, HIT_MEMORY_ROWS, PlacedBox};
 pub use capacity::{Capacity, CapacityExceeded, MAX_SPEC_ROOM, TargetListError};
 pub use hooks::{
     Behaviour, CalcFn, CalcInput, CanActivateFn, Capture, ExecCtx, ExecFn, ExecOutput, Hooks,
@@ -150,6 +152,28 @@ pub trait Game: 'static + Sized + Send + Sync {
     /// Root motion from a `RootMotion` task: move `avatar` by `delta` (F-AT-05).
     fn root_motion(world: &mut World<Self>, avatar: Entity, delta: [Fx; 2]) {
         let _ = (world, avatar, delta);
+    }
+
+    /// Where an entity's hit, hurt and push boxes are this frame (its anchor point, facing and
+    /// body; see [`BoxAnchor`]), for the box pass that runs after phase P6 when the content
+    /// declares boxes. The default, `None`, gives no entity boxes. Positions stay the game's:
+    /// read them from the component column (or wherever the game keeps them).
+    fn box_anchor(world: &World<Self>, e: Entity) -> Option<BoxAnchor> {
+        let _ = (world, e);
+        None
+    }
+
+    /// Moves `e` by `dx` along x: half the overlap of two push boxes, or a hit's push-back
+    /// along the attacker's facing. The default does nothing.
+    fn push_box(world: &mut World<Self>, e: Entity, dx: Fx) {
+        let _ = (world, e, dx);
+    }
+
+    /// A hit box hit an enemy's hurt box. Called once per delivered hit, after the world has
+    /// pushed the target back, applied the hit's effect and sent its event; what it does runs
+    /// at once. The default does nothing.
+    fn on_hit(world: &mut World<Self>, hit: &BoxHit) {
+        let _ = (world, hit);
     }
 }
 
@@ -623,6 +647,8 @@ pub struct World<G: Game> {
     pub(crate) activation_log: std::collections::VecDeque<crate::ability::ActivationRecord>,
     /// The function run in every frame just before phase P4 (see `World::set_before_abilities`).
     pub(crate) before_abilities: Option<step::FrameHook<G>>,
+    /// The box pass's reused buffers.
+    pub(crate) box_scratch: boxes::BoxScratch,
 }
 
 impl<G: Game> fmt::Debug for World<G> {
@@ -688,6 +714,7 @@ impl<G: Game> World<G> {
             mods,
             stored_specs,
             players: usize::from(config.players),
+            hit_memory: if content.has_hit_boxes() { boxes::HIT_MEMORY_ROWS } else { 0 },
             ..capacity::extra_layout(&config)
         };
         let cap = content.settings().max_cascade_steps;
@@ -703,6 +730,7 @@ impl<G: Game> World<G> {
             activation_log: std::collections::VecDeque::with_capacity(256),
             input_status: vec![InputStatus::Confirmed; usize::from(config.players)],
             before_abilities: None,
+            box_scratch: boxes::BoxScratch::default(),
         })
     }
 

@@ -314,6 +314,8 @@ pub struct FrameOutput {
     pub executions: Vec<ExecutedMod>,
     /// Cue records in emission order.
     pub cues: Vec<crate::cue::CueRecord>,
+    /// Hits of hit boxes on hurt boxes, in delivery order (`src/world/boxes.rs`).
+    pub hits: Vec<super::BoxHit>,
 }
 
 impl FrameOutput {
@@ -332,6 +334,7 @@ impl FrameOutput {
             gameplay_events: Vec::with_capacity(n / 2),
             executions: Vec::with_capacity(n),
             cues: Vec::with_capacity(n / 2),
+            hits: Vec::with_capacity(16),
         }
     }
 
@@ -345,5 +348,6 @@ impl FrameOutput {
         self.gameplay_events.clear();
         self.executions.clear();
         self.cues.clear();
+        self.hits.clear();
     }
 }

@@ -193,6 +193,8 @@ pub(crate) struct Layout {
     pub target_entities: usize,
     /// Spill records per frame (0 when nothing can spill: every capacity at its inline room).
     pub spills: usize,
+    /// Hit-memory rows per entity (0 unless the content declares a hit box).
+    pub hit_memory: usize,
 }
 
 impl Layout {
@@ -612,6 +614,11 @@ snapshot_columns! {
     /// The ability task pool.
     tasks: Vec<TaskRec> = |l, seed| vec![TaskRec::default(); l.tasks],
         Tasks "tasks" Extent::Used(Mark::Tasks, 1), world;
+    /// Per entity: who its hit boxes have hit while they are out (`src/world/boxes.rs`); empty
+    /// unless the content declares a hit box.
+    box_hits: Vec<super::boxes::HitMemory> =
+        |l, seed| vec![super::boxes::HitMemory::default(); l.entities * l.hit_memory],
+        Tasks "box_hits" Extent::Used(Mark::Entities, l.hit_memory), per_entity;
     /// Standalone persistent cues.
     standalone_cues: Vec<StandaloneCue> = |l, seed| vec![StandaloneCue::default(); l.cues],
         Cues "standalone_cues" Extent::Whole, world;
@@ -883,6 +890,7 @@ mod tests {
             ability_tags_extra: 0,
             target_entities: 0,
             spills: 0,
+            hit_memory: 0,
         }
     }
 

@@ -264,6 +264,8 @@ impl<G: Game> World<G> {
         self.drain();
         script(self);
         self.drain();
+        // Hit, hurt and push boxes (`src/world/boxes.rs`).
+        self.resolve_boxes();
 
         // P7 Apply: effects queued for after the systems (two-phase application).
         let mut queued = core::mem::take(&mut self.scratch.queued);

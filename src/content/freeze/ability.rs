@@ -121,7 +121,11 @@ fn check_set_by_caller(
     Ok(())
 }
 
-fn effect_ref(names: &Names<'_>, loc: &Loc, name: &str) -> Result<EffectDefId, ContentError> {
+pub(super) fn effect_ref(
+    names: &Names<'_>,
+    loc: &Loc,
+    name: &str,
+) -> Result<EffectDefId, ContentError> {
     names.effects.get(name).copied().ok_or_else(|| {
         let mut msg = format!("unknown effect \"{}\"", Clip(name));
         if let Some(s) = super::suggest(name, names.effects.keys().map(String::as_str)) {
@@ -263,6 +267,7 @@ pub(super) fn freeze(
             active: t.active,
             notifies,
             windows,
+            boxes: super::boxes::freeze_boxes(names, &loc.at("boxes"), &t.boxes, Some(frames))?,
         });
     }
 

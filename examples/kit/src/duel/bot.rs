@@ -3,7 +3,7 @@
 
 use super::ids::ids;
 use super::systems::{fighter, nearest_opponent, standing};
-use super::{Duel, FIGHTER_HALF, Input, Kind, LIGHT_REACH, MAX_FIGHTERS};
+use super::{Duel, FIGHTER_HALF, Input, Kind, MAX_FIGHTERS};
 use rollback_abilities::World;
 use rollback_abilities::num::{self, Frame, Fx};
 use rollback_abilities::random::Stream;
@@ -77,7 +77,7 @@ pub fn bot_input(world: &World<Duel>, player: usize, frame: Frame, seed: u64) ->
     if shield_ready && !shielded && incoming_fireball(world, body.x, me) && plan < 80 {
         return Input { buttons: Input::SHIELD, axis: 0 };
     }
-    let close = num::int(LIGHT_REACH - 4);
+    let close = num::sub(super::moves().light_reach, num::int(4));
     if dist <= close {
         match plan {
             0..45 => buttons = tap(Input::LIGHT),

@@ -82,9 +82,6 @@ fn melee_activate(ctx: &mut Ctx<'_>) {
                 if handle.owner == owner && *def == i.abilities[0])
         });
     let w = ctx.world_mut();
-    if let Some(b) = w.component_mut(owner) {
-        b.hit_mask = 0;
-    }
     if cancelled_light {
         w.global_mut().stats.heavy_cancels += 1;
     }

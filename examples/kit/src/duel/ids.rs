@@ -1,6 +1,7 @@
 //! The duel's content (embedded) and every id its code refers to, resolved once.
 
-use rollback_abilities::{AbilityDefId, AttrId, AttrSetId, EffectDefId, TagId};
+use rollback_abilities::num::{self, Fx};
+use rollback_abilities::{AbilityDefId, AttrId, AttrSetId, BodyId, BoxKind, EffectDefId, TagId};
 use rollback_abilities::{Content, ContentBuilder, ContentError};
 use std::sync::{Arc, OnceLock};
 
@@ -39,7 +40,6 @@ pub(crate) struct Ids {
     pub t_attacking: TagId,
     pub t_light: TagId,
     pub t_light_active: TagId,
-    pub t_heavy_active: TagId,
     pub t_window: TagId,
     pub t_lifesteal: TagId,
     pub t_release: TagId,
@@ -71,6 +71,73 @@ pub(crate) struct Ids {
     pub e_stamina_regen: EffectDefId,
     pub abilities: [AbilityDefId; 5],
     pub sets: [AttrSetId; 4],
+    pub b_fighter: BodyId,
+    pub b_fireball: BodyId,
+    pub ev_light: TagId,
+    pub ev_heavy: TagId,
+    pub ev_fireball: TagId,
+    pub moves: Moves,
+}
+
+/// What the duel's content says about its moves' boxes, for the bot and the drawing (the hits
+/// themselves are resolved from the boxes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Moves {
+    /// How far ahead of the attacker's centre the light attack's hit box reaches a fighter's
+    /// centre (the box's far edge plus half a fighter's hurt box).
+    pub light_reach: Fx,
+    /// The same for the heavy attack.
+    pub heavy_reach: Fx,
+    /// Half a fireball hit box's width.
+    pub fireball_radius: Fx,
+    /// The light attack hit box's damage.
+    pub light_damage: Fx,
+    /// The heavy attack hit box's damage.
+    pub heavy_damage: Fx,
+    /// The fireball hit box's damage.
+    pub fireball_damage: Fx,
+}
+
+/// What the duel's content says about its moves' boxes ([`Moves`]).
+pub fn moves() -> Moves {
+    ids().moves
+}
+
+/// Reads [`Moves`] from the content: the first hit box of each move's timeline and of the
+/// fireball's body, and the fighter's hurt box.
+fn read_moves(c: &Content) -> Moves {
+    let first_hit = |boxes: &[rollback_abilities::BoxDef]| {
+        boxes.iter().find(|b| b.kind == BoxKind::Hit).copied()
+    };
+    let timeline = |n: &str| {
+        c.timeline(n)
+            .ok()
+            .and_then(|t| c.timeline_defs().get(t.index()))
+            .and_then(|t| first_hit(&t.boxes))
+            .unwrap_or_else(|| panic!("duel content: no hit box in timeline {n}"))
+    };
+    let body = |n: &str| {
+        c.body(n)
+            .ok()
+            .and_then(|b| c.body_defs().get(usize::from(b.0)))
+            .unwrap_or_else(|| panic!("duel content: no body {n}"))
+    };
+    let half = body("Fighter")
+        .boxes
+        .iter()
+        .find(|b| b.kind == BoxKind::Hurt)
+        .map_or(Fx::ZERO, |b| num::add(b.x, b.w));
+    let fireball = first_hit(&body("Fireball").boxes)
+        .unwrap_or_else(|| panic!("duel content: no hit box on the fireball"));
+    let (light, heavy) = (timeline("Light"), timeline("Heavy"));
+    Moves {
+        light_reach: num::add(num::add(light.x, light.w), half),
+        heavy_reach: num::add(num::add(heavy.x, heavy.w), half),
+        fireball_radius: fireball.w / 2,
+        light_damage: light.hit.damage,
+        heavy_damage: heavy.hit.damage,
+        fireball_damage: fireball.hit.damage,
+    }
 }
 
 /// The ids, resolved from [`content`] once.
@@ -94,7 +161,6 @@ pub(crate) fn ids() -> &'static Ids {
             t_attacking: t("State.Attacking"),
             t_light: t("Attack.Light"),
             t_light_active: t("Attack.Light.Active"),
-            t_heavy_active: t("Attack.Heavy.Active"),
             t_window: t("Cancel.Window.Light"),
             t_lifesteal: t("Effect.CanLifesteal"),
             t_release: t("Event.Fireball.Release"),
@@ -132,6 +198,12 @@ pub(crate) fn ids() -> &'static Ids {
                 ab("Sprint"),
             ],
             sets: [s("Vitals"), s("Resources"), s("Movement"), s("Offense")],
+            b_fighter: c.body("Fighter").unwrap_or_else(|e| panic!("duel content: {e}")),
+            b_fireball: c.body("Fireball").unwrap_or_else(|e| panic!("duel content: {e}")),
+            ev_light: t("Event.Hit.Light"),
+            ev_heavy: t("Event.Hit.Heavy"),
+            ev_fireball: t("Event.Hit.Fireball"),
+            moves: read_moves(&c),
         }
     })
 }

@@ -6,8 +6,11 @@
 //! light one inside its cancel window, a fireball (a projectile entity), a shield and a held
 //! sprint. The abilities, effects and cues are data (`examples/content/duel.ron`, embedded as
 //! [`CONTENT_RON`]); the functions it names are [`hooks`]; the match and its rounds, movement,
-//! push separation (fighters never overlap), projectiles and hitboxes are the game's systems
-//! (phase P6). [`bot_input`] plays every fighter.
+//! push separation (fighters never overlap) and projectiles are the game's systems (phase P6).
+//! Hits come from the content's boxes — each move's hit box in its timeline, the fighters' and
+//! fireballs' standing boxes — which the world resolves after the systems; the duel anchors
+//! them at its bodies ([`Game::box_anchor`]) and applies each hit ([`Game::on_hit`]).
+//! [`bot_input`] plays every fighter.
 //!
 //! A match is best of [`BEST_OF`] rounds, each on a [`ROUND_FRAMES`] clock: a knock-out or
 //! the clock decides a round, and the first to [`ROUNDS_TO_WIN`] (or the leader after
@@ -53,7 +56,7 @@ mod systems;
 
 pub use bot::bot_input;
 pub use hooks::hooks;
-pub use ids::{CONTENT_RON, content, try_content};
+pub use ids::{CONTENT_RON, Moves, content, moves, try_content};
 pub use play::{
     BOT_REACTION_FRAMES, BotView, DuelMatch, DuelPeer, EMULATED_DEPARTURE_TICKS, MatchError,
     MatchOptions, MatchOutcome, Transport, parse_leave,
@@ -68,30 +71,19 @@ use bytemuck::{Pod, Zeroable};
 use rollback_abilities::Entity;
 use rollback_abilities::num::{self, Frame, Fx};
 use rollback_abilities::scenario::{ScenarioHost, ScenarioInput};
-use rollback_abilities::{AbilityInput, Game, World, WorldConfig, WorldError};
+use rollback_abilities::{AbilityInput, BoxAnchor, BoxHit, Game, World, WorldConfig, WorldError};
 
 /// The most fighters (players) in a duel.
 pub const MAX_FIGHTERS: usize = 4;
 /// The arena spans `-ARENA_HALF..=ARENA_HALF` units.
 pub const ARENA_HALF: Fx = Fx::const_from_int(200);
-/// Half a fighter's width, in units.
+/// Half a fighter's width, in units: the push separation's (the content's `Fighter` body has
+/// hurt and push boxes this wide).
 pub const FIGHTER_HALF: i64 = 10;
-/// The light attack's reach in front of the attacker's centre, in units.
-pub const LIGHT_REACH: i64 = 38;
-/// The heavy attack's reach in front of the attacker's centre, in units.
-pub const HEAVY_REACH: i64 = 50;
 /// A fireball's speed in units per frame.
 pub const FIREBALL_SPEED: Fx = Fx::const_from_int(6);
-/// A fireball's radius in units.
-pub const FIREBALL_RADIUS: Fx = Fx::const_from_int(8);
 /// How many frames a fireball flies before it fizzles.
 pub const FIREBALL_TTL: u16 = 80;
-/// The light attack's base damage (SetByCaller `Data.Damage`).
-pub const LIGHT_DAMAGE: i64 = 6;
-/// The heavy attack's base damage.
-pub const HEAVY_DAMAGE: i64 = 14;
-/// The fireball's base damage.
-pub const FIREBALL_DAMAGE: i64 = 12;
 /// Frames of hitstop a connecting light attack gives both fighters (F-GA-23).
 pub const LIGHT_HITSTOP: u32 = 4;
 /// Frames of hitstop a connecting heavy attack gives both fighters.
@@ -186,9 +178,7 @@ pub struct Body {
     /// A projectile's remaining flight frames.
     pub ttl: u16,
     _pad1: u16,
-    /// Players already hit by the current attack (bit per player).
-    pub hit_mask: u32,
-    _pad2: u32,
+    _pad2: [u32; 2],
 }
 
 /// Counters of what happened, kept in the snapshot (so the confirmed timeline's numbers are
@@ -311,9 +301,42 @@ impl Game for Duel {
     type Component = Body;
     type Global = Round;
 
-    /// Rounds, movement, projectiles and melee hitboxes (see the module documentation).
+    /// Rounds, movement, push separation and projectiles (see the module documentation).
     fn systems(world: &mut World<Self>) {
         systems::run(world);
+    }
+
+    /// A standing fighter puts out the `Fighter` body's boxes (and its moves'), a fireball the
+    /// `Fireball` body's, on behalf of its caster; a knocked-out fighter none.
+    fn box_anchor(world: &World<Self>, e: Entity) -> Option<BoxAnchor> {
+        let b = world.component(e)?;
+        let i = ids::ids();
+        let (body, instigator) = match b.kind {
+            k if k == Kind::Fighter as u8 && systems::standing(world, e) => {
+                (i.b_fighter, Entity::NONE)
+            }
+            k if k == Kind::Fireball as u8 => (i.b_fireball, b.owner),
+            _ => return None,
+        };
+        Some(BoxAnchor {
+            x: b.x,
+            y: Fx::ZERO,
+            facing_left: b.facing < 0,
+            body: Some(body),
+            instigator,
+        })
+    }
+
+    /// Moves a body along the stage, inside the arena.
+    fn push_box(world: &mut World<Self>, e: Entity, dx: Fx) {
+        if let Some(b) = world.component_mut(e) {
+            b.x = num::clamp(num::add(b.x, dx), num::neg(ARENA_HALF), ARENA_HALF);
+        }
+    }
+
+    /// Applies a hit by its event tag (damage, hitstop, poison or stun, blocks).
+    fn on_hit(world: &mut World<Self>, hit: &BoxHit) {
+        systems::apply_hit(world, hit);
     }
 
     /// Bits 0–4 of `buttons` are ability inputs 0–4.
@@ -355,8 +378,18 @@ fn start_x(player: usize, players: usize) -> Fx {
 /// A new duel world: `fighters` fighters (clamped to 2..=4) at their starting positions, player
 /// `i` bound to fighter `i`, every ability granted, regeneration running, round 1.
 pub fn try_new_world(seed: u64, fighters: usize) -> Result<World<Duel>, WorldError> {
+    try_new_world_with(content(), seed, fighters)
+}
+
+/// [`try_new_world`] with other content: an edited copy of [`CONTENT_RON`] (a designer trying
+/// other frame data or boxes) that keeps every name the duel's code uses.
+pub fn try_new_world_with(
+    content: std::sync::Arc<rollback_abilities::Content>,
+    seed: u64,
+    fighters: usize,
+) -> Result<World<Duel>, WorldError> {
     let n = fighters.clamp(2, MAX_FIGHTERS);
-    let mut w = World::new(content(), &hooks(), world_config(seed, n))?;
+    let mut w = World::new(content, &hooks(), world_config(seed, n))?;
     let i = ids::ids();
     for p in 0..n {
         let Ok(e) = w.spawn_actor(&i.sets) else { break };

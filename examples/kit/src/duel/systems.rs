@@ -1,17 +1,17 @@
-//! The duel's systems (phase P6): the match and its rounds, movement, push separation,
-//! projectiles and melee hitboxes.
+//! The duel's systems (phase P6): the match and its rounds, movement, push separation and
+//! projectiles; and what a hit does ([`apply_hit`], called by the world's box pass).
 //!
-//! Hits are gathered from the frame's state first and applied afterwards, so two fighters
-//! hitting each other in the same frame trade instead of the first player's hit cancelling the
+//! The world finds every hit of a frame before it delivers the first, so two fighters hitting
+//! each other in the same frame trade instead of the first player's hit cancelling the
 //! second's. Everything here is allocation-free and fixed point.
 
 use super::ids::ids;
 use super::{
-    ARENA_HALF, Body, Duel, FIGHTER_HALF, FIREBALL_DAMAGE, FIREBALL_HITSTOP, FIREBALL_RADIUS,
-    HEAVY_DAMAGE, HEAVY_HITSTOP, HEAVY_REACH, KO_PAUSE, Kind, LIGHT_DAMAGE, LIGHT_HITSTOP,
-    LIGHT_REACH, MAX_FIGHTERS, REMATCH_BUTTON, ROUND_FRAMES, ROUNDS_TO_WIN, Round,
+    ARENA_HALF, Body, Duel, FIGHTER_HALF, FIREBALL_HITSTOP, HEAVY_HITSTOP, KO_PAUSE, Kind,
+    LIGHT_HITSTOP, MAX_FIGHTERS, REMATCH_BUTTON, ROUND_FRAMES, ROUNDS_TO_WIN, Round,
 };
 use rollback_abilities::AbilityEvent;
+use rollback_abilities::BoxHit;
 use rollback_abilities::EffectQuery;
 use rollback_abilities::Entity;
 use rollback_abilities::num::{self, Frame, Fx};
@@ -26,31 +26,12 @@ enum HitKind {
     Fireball,
 }
 
+/// A hit as [`apply_hit`] applies it: by whom (a fireball's caster) on whom.
 #[derive(Clone, Copy, Debug)]
 struct Hit {
     kind: HitKind,
     source: Entity,
     target: Entity,
-}
-
-/// Hits gathered in one frame (at most one per attacker and target, plus one per projectile).
-struct Hits {
-    list: [Hit; 32],
-    len: usize,
-}
-
-impl Hits {
-    fn new() -> Hits {
-        let none = Hit { kind: HitKind::Light, source: Entity::NONE, target: Entity::NONE };
-        Hits { list: [none; 32], len: 0 }
-    }
-
-    fn push(&mut self, hit: Hit) {
-        if let Some(slot) = self.list.get_mut(self.len) {
-            *slot = hit;
-            self.len += 1;
-        }
-    }
 }
 
 /// Phase P6 of every frame.
@@ -60,12 +41,7 @@ pub(crate) fn run(w: &mut World<Duel>) {
     }
     movement(w);
     separate(w);
-    let mut hits = Hits::new();
-    projectiles(w, &mut hits);
-    melee(w, &mut hits);
-    for hit in &hits.list[..hits.len] {
-        apply_hit(w, *hit);
-    }
+    projectiles(w);
 }
 
 /// The fighter of a player, if alive.
@@ -374,9 +350,8 @@ fn separate(w: &mut World<Duel>) {
     }
 }
 
-/// Moves projectiles, gathers their hits (the first standing fighter other than the caster
-/// they overlap) and despawns spent ones.
-fn projectiles(w: &mut World<Duel>, hits: &mut Hits) {
+/// Moves projectiles and despawns spent ones (their hits come from their hit boxes).
+fn projectiles(w: &mut World<Duel>) {
     let mut list = [Entity::NONE; 64];
     let mut n = 0;
     for e in w.entities() {
@@ -387,83 +362,39 @@ fn projectiles(w: &mut World<Duel>, hits: &mut Hits) {
             n += 1;
         }
     }
-    let players = w.players().min(MAX_FIGHTERS);
     for &proj in &list[..n] {
         let Some(b) = w.component_mut(proj) else { continue };
         b.x = num::add(b.x, b.vx);
         b.ttl = b.ttl.saturating_sub(1);
-        let (x, owner, ttl) = (b.x, b.owner, b.ttl);
-        let mut hit = None;
-        for p in 0..players {
-            let Some(f) = fighter(w, p) else { continue };
-            if f == owner || !standing(w, f) {
-                continue;
-            }
-            let fx = w.component(f).map_or(Fx::ZERO, |b| b.x);
-            if num::sub(fx, x).saturating_abs() <= num::int(FIGHTER_HALF) + FIREBALL_RADIUS {
-                hit = Some(f);
-                break;
-            }
-        }
-        if let Some(target) = hit {
-            hits.push(Hit { kind: HitKind::Fireball, source: owner, target });
-        }
-        let out = x.saturating_abs() > num::add(ARENA_HALF, num::int(40));
-        if hit.is_some() || ttl == 0 || out {
+        let out = b.x.saturating_abs() > num::add(ARENA_HALF, num::int(40));
+        if b.ttl == 0 || out {
             w.despawn(proj);
         }
     }
 }
 
-/// Gathers melee hits: a fighter carrying a timeline's `*.Active` tag hits every standing
-/// opponent between its back edge and its reach in front of it, once per attack.
-fn melee(w: &mut World<Duel>, hits: &mut Hits) {
+/// Applies one hit the world's box pass delivered, by its event tag, and its follow-up (light:
+/// a poison stack; heavy: a stun), keeping the round's statistics. The damage is the hit box's
+/// (SetByCaller `Data.Damage`); a fireball is spent by its hit.
+pub(crate) fn apply_hit(w: &mut World<Duel>, delivered: &BoxHit) {
     let i = ids();
-    let players = w.players().min(MAX_FIGHTERS);
-    for p in 0..players {
-        let Some(e) = fighter(w, p) else { continue };
-        if !standing(w, e) {
-            continue;
-        }
-        let kind = if w.has_tag(e, i.t_light_active) {
-            HitKind::Light
-        } else if w.has_tag(e, i.t_heavy_active) {
-            HitKind::Heavy
-        } else {
-            continue;
-        };
-        let reach = if kind == HitKind::Light { LIGHT_REACH } else { HEAVY_REACH };
-        let Some(me) = w.component(e).copied() else { continue };
-        let dir = num::int(i64::from(me.facing.signum()));
-        let mut mask = me.hit_mask;
-        for q in 0..players {
-            let Some(t) = fighter(w, q) else { continue };
-            if t == e || !standing(w, t) || mask & (1 << q) != 0 {
-                continue;
-            }
-            let tx = w.component(t).map_or(Fx::ZERO, |b| b.x);
-            let ahead = num::mul(num::sub(tx, me.x), dir);
-            if ahead >= num::int(-FIGHTER_HALF) && ahead <= num::int(reach) {
-                mask |= 1 << q;
-                hits.push(Hit { kind, source: e, target: t });
-            }
-        }
-        if let Some(b) = w.component_mut(e) {
-            b.hit_mask = mask;
-        }
-    }
-}
-
-/// Applies one gathered hit and its follow-up (light: a poison stack; heavy: a stun), keeping
-/// the round's statistics.
-fn apply_hit(w: &mut World<Duel>, hit: Hit) {
-    let i = ids();
-    let (def, damage) = match hit.kind {
-        HitKind::Light => (i.e_light, LIGHT_DAMAGE),
-        HitKind::Heavy => (i.e_heavy, HEAVY_DAMAGE),
-        HitKind::Fireball => (i.e_fireball, FIREBALL_DAMAGE),
+    let kind = match delivered.hit.event {
+        Some(t) if t == i.ev_light => HitKind::Light,
+        Some(t) if t == i.ev_heavy => HitKind::Heavy,
+        Some(t) if t == i.ev_fireball => HitKind::Fireball,
+        _ => return,
     };
-    let spec = w.make_spec(def, 1, hit.source).with_set_by_caller(i.d_damage, num::int(damage));
+    let hit = Hit { kind, source: delivered.instigator, target: delivered.target };
+    if kind == HitKind::Fireball {
+        w.despawn(delivered.attacker);
+    }
+    let def = match hit.kind {
+        HitKind::Light => i.e_light,
+        HitKind::Heavy => i.e_heavy,
+        HitKind::Fireball => i.e_fireball,
+    };
+    let damage = delivered.hit.damage;
+    let spec = w.make_spec(def, 1, hit.source).with_set_by_caller(i.d_damage, damage);
     let cues_before = w.output().cues.len();
     match w.apply_effect(spec, hit.target) {
         Ok(_) => {}

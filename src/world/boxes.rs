@@ -1,0 +1,397 @@
+//! Hit, hurt and push boxes: the world resolves their overlaps every frame.
+//!
+//! Content declares the boxes (a move's timeline per frame window, a body's standing boxes:
+//! [`crate::BoxDef`]); the game says where each entity stands through
+//! [`Game::box_anchor`] — its anchor point, its facing and its body — because positions are the
+//! game's (a component column, a Bevy `Transform`): the world never stores them. The world moves
+//! nothing itself either: pushes go back to the game through [`Game::push_box`], and each hit
+//! is reported to [`Game::on_hit`] and in [`FrameOutput::hits`](super::FrameOutput::hits).
+//!
+//! The pass runs in every frame right after phase P6 (the game's systems and a scenario's
+//! script, so it sees where they moved things) when the content declares any box:
+//!
+//! 1. **Gather**, in entity index order: every live entity the game anchors puts out its body's
+//!    hit boxes, its body's hurt and push boxes unless a move of its has a box of that kind
+//!    out, then the boxes out in each of its playing timelines (timeline frame `f` is out when
+//!    `from <= f < to`), timelines in task-pool order, boxes in authored order.
+//! 2. **Push**: every pair of overlapping push boxes of different entities, in gathered order,
+//!    pushes the one whose centre is further left (ties: the lower entity index) left by half
+//!    the horizontal overlap and the other right by the rest, through [`Game::push_box`]. The
+//!    pushes are computed from the gathered boxes, then applied.
+//! 3. **Hits**: every hit box, in gathered order, hits every other entity (not its own
+//!    instigator either) with a hurt box it overlaps — once per target while the box is out,
+//!    or again every `rehit` frames when the content says so. The memory of who was hit is a
+//!    snapshot column (`box_hits`, rows per entity), so it rolls back with everything else.
+//!    All hits are found first, then delivered in order: the target is pushed back along the
+//!    attacker's facing, the hit's effect is applied, its gameplay event sent (abilities can
+//!    trigger on it), the hit recorded in the frame output and [`Game::on_hit`] called. A hit
+//!    whose attacker or target is gone by then (despawned by an earlier hit) is dropped.
+//!
+//! Only integer and fixed-point arithmetic, fixed orders and no hash-map iteration: every peer
+//! resolves the same frame to the same hits.
+
+use super::{Game, World};
+use crate::ability::EventData;
+use crate::ability::task::kind;
+use crate::content::boxes::{BodyId, BoxDef, BoxKind, BoxRect, HitDef};
+use crate::id::Entity;
+use crate::num::{self, Frame, Fx};
+use bytemuck::{Pod, Zeroable};
+
+/// Rows of hit memory per entity: how many (box, target) pairs an entity's hit boxes remember
+/// at once. A row is freed when its box goes away; with every row taken by boxes still out, a
+/// new target is hit but not remembered (it may be hit again in the next frame).
+pub const HIT_MEMORY_ROWS: usize = 8;
+
+/// Where an entity's boxes are this frame: the game's answer to [`Game::box_anchor`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoxAnchor {
+    /// The anchor's x (boxes are authored relative to it).
+    pub x: Fx,
+    /// The anchor's y.
+    pub y: Fx,
+    /// The owner faces left: its boxes mirror around the anchor.
+    pub facing_left: bool,
+    /// The body whose standing boxes it puts out (`None`: only its moves' boxes).
+    pub body: Option<BodyId>,
+    /// Who its hits are by (a projectile's caster); its boxes never hit the instigator.
+    /// [`Entity::NONE`]: the entity itself.
+    pub instigator: Entity,
+}
+
+impl BoxAnchor {
+    /// An anchor at `(x, y)` facing right, with no body, instigating its own hits.
+    pub fn at(x: Fx, y: Fx) -> BoxAnchor {
+        BoxAnchor { x, y, facing_left: false, body: None, instigator: Entity::NONE }
+    }
+}
+
+/// Where a box comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum BoxSource {
+    /// A body's standing box.
+    Body(BodyId),
+    /// A playing timeline's box.
+    Timeline {
+        /// The timeline (an index into [`Content::timeline_defs`](crate::Content::timeline_defs)).
+        timeline: u16,
+        /// The timeline frame the owner is at.
+        frame: Frame,
+    },
+}
+
+/// A box out in the current frame, placed in the world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PlacedBox {
+    /// The entity putting it out.
+    pub entity: Entity,
+    /// Who its hits are by.
+    pub instigator: Entity,
+    /// What it does.
+    pub kind: BoxKind,
+    /// Where it is.
+    pub rect: BoxRect,
+    /// Where it comes from.
+    pub source: BoxSource,
+    /// Its index in its body's or timeline's boxes.
+    pub index: u16,
+    /// Its hit data (hit boxes).
+    pub hit: HitDef,
+    /// The entity faces left.
+    pub facing_left: bool,
+    /// Hit-memory key: the timeline task's slot + 1, or `u32::MAX - body` for a body's box.
+    key: u32,
+    /// Hit-memory key: the task's or the entity's generation.
+    serial: u32,
+}
+
+/// A hit box's hit on a hurt box, as delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BoxHit {
+    /// The entity whose hit box hit.
+    pub attacker: Entity,
+    /// Who the hit is by (the attacker, or a projectile's caster).
+    pub instigator: Entity,
+    /// The entity hit.
+    pub target: Entity,
+    /// The hit box's origin.
+    pub source: BoxSource,
+    /// The hit box's index in its body's or timeline's boxes.
+    pub index: u16,
+    /// What the hit carries.
+    pub hit: HitDef,
+    /// +1 when the attacker faces right, -1 left (the push-back's direction).
+    pub dir: i8,
+    /// The hit box.
+    pub hit_box: BoxRect,
+    /// The hurt box it overlapped (the target's first in gathered order).
+    pub hurt_box: BoxRect,
+}
+
+/// A row of the `box_hits` snapshot column: one (hit box, target) pair an entity's hit box has
+/// hit while it is out. All zero: free.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub(crate) struct HitMemory {
+    /// The box's key ([`PlacedBox::key`]; 0: free row).
+    pub key: u32,
+    /// The box's serial.
+    pub serial: u32,
+    /// The box's index.
+    pub index: u32,
+    /// The target.
+    pub target: Entity,
+    /// The frame of the last hit.
+    pub last: Frame,
+}
+
+/// Reused buffers of the box pass (outside the snapshot: rebuilt every frame).
+#[derive(Debug, Default)]
+pub(crate) struct BoxScratch {
+    placed: Vec<PlacedBox>,
+    timelines: Vec<(u32, usize)>,
+    pushes: Vec<(Entity, Fx)>,
+    hits: Vec<BoxHit>,
+}
+
+impl<G: Game> World<G> {
+    /// Every box out in the current state, in the pass's gathered order (entity index, then
+    /// body boxes, then timeline boxes): after a step, the boxes its pass resolved, placed
+    /// where its pushes left their owners; for inspectors and replay viewers. Empty when the
+    /// content declares no box.
+    pub fn boxes(&self) -> Vec<PlacedBox> {
+        let mut scratch = BoxScratch::default();
+        self.gather_boxes(&mut scratch);
+        scratch.placed
+    }
+
+    /// Step 1: gathers every box out, into `s.placed`.
+    fn gather_boxes(&self, s: &mut BoxScratch) {
+        s.placed.clear();
+        s.timelines.clear();
+        if !self.content.has_boxes() {
+            return;
+        }
+        let timelines = self.content.timeline_defs();
+        let hw = (self.state.header.task_high_water as usize).min(self.state.tasks.len());
+        for (slot, t) in self.state.tasks[..hw].iter().enumerate() {
+            if t.is_live()
+                && t.kind == kind::PLAY_TIMELINE
+                && timelines.get(t.a as usize).is_some_and(|d| !d.boxes.is_empty())
+            {
+                s.timelines.push((t.owner.index, slot));
+            }
+        }
+        // Pool order within an owner; owners in index order.
+        s.timelines.sort_unstable();
+        for e in self.entities() {
+            let Some(a) = G::box_anchor(self, e) else { continue };
+            let instigator = if a.instigator == Entity::NONE { e } else { a.instigator };
+            let mine = {
+                let lo = s.timelines.partition_point(|(o, _)| *o < e.index);
+                let hi = s.timelines.partition_point(|(o, _)| *o <= e.index);
+                lo..hi
+            };
+            // Which kinds a move of the entity has out (its body's hurt/push boxes give way).
+            let (mut move_hurt, mut move_push) = (false, false);
+            for &(_, slot) in &s.timelines[mine.clone()] {
+                let t = &self.state.tasks[slot];
+                let Some(d) = timelines.get(t.a as usize) else { continue };
+                for b in d.boxes.iter().filter(|b| b.is_out_at(t.counter)) {
+                    move_hurt |= b.kind == BoxKind::Hurt;
+                    move_push |= b.kind == BoxKind::Push;
+                }
+            }
+            let base = PlacedBox {
+                entity: e,
+                instigator,
+                kind: BoxKind::Hit,
+                rect: BoxRect::default(),
+                source: BoxSource::Body(BodyId(0)),
+                index: 0,
+                hit: HitDef::default(),
+                facing_left: a.facing_left,
+                key: 0,
+                serial: 0,
+            };
+            let place =
+                |b: &BoxDef, i: usize, source: BoxSource, key: u32, serial: u32| PlacedBox {
+                    kind: b.kind,
+                    rect: b.placed(a.x, a.y, a.facing_left),
+                    source,
+                    index: i as u16,
+                    hit: b.hit,
+                    key,
+                    serial,
+                    ..base
+                };
+            if let Some(body) =
+                a.body.and_then(|id| self.content.body_defs().get(usize::from(id.0)))
+            {
+                let id = a.body.unwrap_or_default();
+                for (i, b) in body.boxes.iter().enumerate() {
+                    let skip = match b.kind {
+                        BoxKind::Hit => false,
+                        BoxKind::Hurt => move_hurt,
+                        BoxKind::Push => move_push,
+                    };
+                    if !skip {
+                        let key = u32::MAX - u32::from(id.0);
+                        s.placed.push(place(b, i, BoxSource::Body(id), key, e.generation));
+                    }
+                }
+            }
+            for &(_, slot) in &s.timelines[mine] {
+                let t = &self.state.tasks[slot];
+                let Some(d) = timelines.get(t.a as usize) else { continue };
+                let source = BoxSource::Timeline { timeline: t.a as u16, frame: t.counter };
+                for (i, b) in d.boxes.iter().enumerate().filter(|(_, b)| b.is_out_at(t.counter)) {
+                    s.placed.push(place(b, i, source, slot as u32 + 1, t.generation));
+                }
+            }
+        }
+    }
+
+    /// The box pass (module docs), run after phase P6 when the content declares boxes.
+    pub(crate) fn resolve_boxes(&mut self) {
+        if !self.content.has_boxes() {
+            return;
+        }
+        let mut s = core::mem::take(&mut self.box_scratch);
+        self.gather_boxes(&mut s);
+        self.free_hit_memory(&s.placed);
+        // Step 2: pushes.
+        s.pushes.clear();
+        for (i, a) in s.placed.iter().enumerate().filter(|(_, b)| b.kind == BoxKind::Push) {
+            for b in s.placed[i + 1..].iter().filter(|b| b.kind == BoxKind::Push) {
+                if a.entity == b.entity || !a.rect.overlaps(&b.rect) {
+                    continue;
+                }
+                let overlap = a.rect.overlap_x(&b.rect);
+                let half = overlap / 2;
+                let rest = num::sub(overlap, half);
+                let a_left =
+                    (a.rect.centre2(), a.entity.index) <= (b.rect.centre2(), b.entity.index);
+                let (left, right) =
+                    if a_left { (a.entity, b.entity) } else { (b.entity, a.entity) };
+                s.pushes.push((left, num::neg(half)));
+                s.pushes.push((right, rest));
+            }
+        }
+        for &(e, dx) in &s.pushes {
+            if dx != Fx::ZERO && self.is_alive(e) {
+                G::push_box(self, e, dx);
+                self.drain();
+            }
+        }
+        // Step 3: hits, found first, then delivered.
+        s.hits.clear();
+        let frame = self.frame();
+        for h in s.placed.iter().filter(|b| b.kind == BoxKind::Hit) {
+            for (j, u) in s.placed.iter().enumerate().filter(|(_, b)| b.kind == BoxKind::Hurt) {
+                if u.entity == h.entity || u.entity == h.instigator || !h.rect.overlaps(&u.rect) {
+                    continue;
+                }
+                // The target's first overlapping hurt box only.
+                let earlier = s.placed[..j].iter().any(|v| {
+                    v.kind == BoxKind::Hurt && v.entity == u.entity && h.rect.overlaps(&v.rect)
+                });
+                if earlier || !self.remember_hit(h, u.entity, frame) {
+                    continue;
+                }
+                s.hits.push(BoxHit {
+                    attacker: h.entity,
+                    instigator: h.instigator,
+                    target: u.entity,
+                    source: h.source,
+                    index: h.index,
+                    hit: h.hit,
+                    dir: if h.facing_left { -1 } else { 1 },
+                    hit_box: h.rect,
+                    hurt_box: u.rect,
+                });
+            }
+        }
+        for hit in &s.hits {
+            self.deliver_hit(hit);
+        }
+        self.box_scratch = s;
+    }
+
+    /// One hit, delivered (module docs, step 3).
+    fn deliver_hit(&mut self, hit: &BoxHit) {
+        if !self.is_alive(hit.attacker) || !self.is_alive(hit.target) {
+            return;
+        }
+        let h = hit.hit;
+        if h.pushback != Fx::ZERO {
+            let dx = if hit.dir < 0 { num::neg(h.pushback) } else { h.pushback };
+            G::push_box(self, hit.target, dx);
+            self.drain();
+        }
+        if let Some(def) = h.effect {
+            let spec = self.make_spec(def, 1, hit.instigator);
+            let _ = self.apply_effect(spec, hit.target);
+            self.drain();
+        }
+        if let Some(tag) = h.event {
+            let mut data = EventData::new(tag, hit.instigator, hit.target);
+            data.magnitude = h.damage;
+            data.object = hit.attacker;
+            self.send_event(hit.target, data);
+            self.drain();
+        }
+        self.out.hits.push(*hit);
+        G::on_hit(self, hit);
+        self.drain();
+    }
+
+    /// The hit-memory rows of an entity.
+    fn hit_rows(&mut self, e: Entity) -> &mut [HitMemory] {
+        let n = self.state.layout.hit_memory;
+        let at = e.index as usize * n;
+        self.state.box_hits.get_mut(at..at + n).unwrap_or_default()
+    }
+
+    /// Frees the rows whose box is no longer out.
+    fn free_hit_memory(&mut self, placed: &[PlacedBox]) {
+        if self.state.layout.hit_memory == 0 {
+            return;
+        }
+        let hw = self.state.header.high_water as usize;
+        for index in 0..hw {
+            let e = Entity { index: index as u32, generation: 0 };
+            let mine = placed.iter().filter(|p| p.entity.index == index as u32);
+            for r in self.hit_rows(e).iter_mut() {
+                if r.key != 0
+                    && !mine.clone().any(|p| {
+                        p.kind == BoxKind::Hit
+                            && (p.key, p.serial, u32::from(p.index)) == (r.key, r.serial, r.index)
+                    })
+                {
+                    *r = HitMemory::default();
+                }
+            }
+        }
+    }
+
+    /// Whether hit box `h` may hit `target` in `frame`, remembering it if so.
+    fn remember_hit(&mut self, h: &PlacedBox, target: Entity, frame: Frame) -> bool {
+        let rehit = h.hit.rehit;
+        let key = (h.key, h.serial, u32::from(h.index));
+        let rows = self.hit_rows(h.entity);
+        if let Some(r) =
+            rows.iter_mut().find(|r| (r.key, r.serial, r.index) == key && r.target == target)
+        {
+            if rehit == 0 || frame.saturating_sub(r.last) < rehit {
+                return false;
+            }
+            r.last = frame;
+            return true;
+        }
+        if let Some(r) = rows.iter_mut().find(|r| r.key == 0) {
+            *r = HitMemory { key: key.0, serial: key.1, index: key.2, target, last: frame };
+        }
+        true
+    }
+}

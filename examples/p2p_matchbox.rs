@@ -208,6 +208,9 @@ fn describe(ev: &SessionEvent, who: &dyn Fn(&str) -> String) -> Option<String> {
         SessionEvent::RejoinFault { peer, fault } => {
             format!("refused a rejoin message from {}: {fault}", who(peer))
         }
+        SessionEvent::Equivocation { peer, evidence } => {
+            format!("{} sent two different signed inputs: {evidence}", who(peer))
+        }
     })
 }
 

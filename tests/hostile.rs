@@ -66,7 +66,10 @@ fn frame_of<G: rollback_abilities::prelude::Game>(m: &LocalMatch<G>, peer: usize
     m.peers()[peer].runner.world().next_frame()
 }
 
-fn faults<G: rollback_abilities::prelude::Game>(m: &LocalMatch<G>, peer: usize) -> Vec<Fault> {
+pub(crate) fn faults<G: rollback_abilities::prelude::Game>(
+    m: &LocalMatch<G>,
+    peer: usize,
+) -> Vec<Fault> {
     m.peers()[peer]
         .events()
         .iter()
@@ -107,7 +110,7 @@ fn forged_input(
     forge::input(magic, statuses, false, next, -1, bytes)
 }
 
-fn send<G: rollback_abilities::prelude::Game>(
+pub(crate) fn send<G: rollback_abilities::prelude::Game>(
     m: &LocalMatch<G>,
     from: usize,
     to: usize,

@@ -35,5 +35,6 @@ mod scenario_files;
 mod scenarios_abilities;
 mod scenarios_core;
 mod sessions;
+mod signed_inputs;
 mod soak;
 mod ui_events;

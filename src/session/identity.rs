@@ -87,6 +87,11 @@ impl Identity {
         }
     }
 
+    /// A second handle on the same secrets (the guard keeps one to sign this peer's inputs).
+    pub(crate) fn duplicate(&self) -> Identity {
+        Identity { agree: self.agree.clone(), sign: self.sign.clone() }
+    }
+
     /// What this peer announces in the handshake.
     pub fn public(&self) -> PublicIdentity {
         PublicIdentity {

@@ -85,6 +85,12 @@ pub struct LocalPeer<G: Game> {
 }
 
 impl<G: Game> LocalPeer<G> {
+    /// This peer's per-match identity, secret half included: whoever holds it speaks for the
+    /// peer (a test plays a dishonest member with it).
+    pub fn identity(&self) -> &Identity {
+        &self.keys.local
+    }
+
     /// The session events this peer's runner reported (the newest 2048 to 4096).
     pub fn events(&self) -> &[SessionEvent] {
         &self.events

@@ -21,6 +21,7 @@
 
 mod determinism;
 mod driver;
+mod evidence;
 mod guard;
 mod handshake;
 mod identity;
@@ -36,9 +37,10 @@ mod start;
 pub use crate::observe::{BatchObserver, NoObserver};
 pub use determinism::{Determinism, DeterminismFailure, DeterminismReport, StraightRun};
 pub use driver::{Divergence, RollbackDriver, RollbackStats};
+pub use evidence::{Equivocation, EvidenceError, MAX_SIGNED_FRAMES, SignedInputs};
 pub use guard::{
-    Departure, Fault, Guard, GuardConfig, GuardStats, GuardedSocket, PeerFault, message_from_bytes,
-    message_to_bytes,
+    Departure, Fault, Guard, GuardConfig, GuardStats, GuardedSocket, PeerEquivocation, PeerFault,
+    message_from_bytes, message_to_bytes,
 };
 // Builders of hostile GGRS messages, for the hostile-peer tests and the `session` fuzz target:
 // reachable by them, not part of the documented API.

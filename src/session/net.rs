@@ -343,7 +343,7 @@ fn is_sync(p: &Payload) -> bool {
 /// its derived `Debug` text from `body:` on (the header holds a per-session random magic
 /// number).
 fn message_digest(m: &Message) -> u64 {
-    if let Some(inner) = super::guard::sealed_inner(m) {
+    if let Some(inner) = super::guard::fate_view(m) {
         return message_digest(&inner);
     }
     let text = format!("{m:?}");

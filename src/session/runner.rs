@@ -263,6 +263,16 @@ pub enum SessionEvent {
         /// The frame the new session starts at (F).
         frame: Frame,
     },
+    /// A member sent two different inputs for its players at one frame, both signed with the
+    /// identity it announced: `evidence` proves it to anyone holding that identity
+    /// ([`Equivocation::verify`](super::Equivocation::verify)). Reported once per member, the
+    /// first time this peer sees it.
+    Equivocation {
+        /// The member.
+        peer: String,
+        /// The two signed inputs.
+        evidence: Box<super::Equivocation>,
+    },
     /// A rejoin message was refused.
     RejoinFault {
         /// The sender (`unknown` when it is no slot's address).
@@ -754,6 +764,12 @@ impl<G: Game> Runner<G> {
                 self.events.push(SessionEvent::PeerFault {
                     peer: format!("{:?}", f.peer),
                     fault: f.fault,
+                });
+            }
+            for e in g.drain_equivocations() {
+                self.events.push(SessionEvent::Equivocation {
+                    peer: format!("{:?}", e.peer),
+                    evidence: Box::new(e.evidence),
                 });
             }
             for d in g.drain_departures() {

@@ -268,17 +268,23 @@ pub fn scenario(data: &[u8]) {
 /// emulated network, every peer behind a [`GuardedSocket`](rollback_abilities::session::GuardedSocket); each
 /// tick the data says what the attacker, on player 1's address, sends to player 0 — raw bytes as
 /// a UDP datagram would carry them, or input, checksum, quality, acknowledgement, keep-alive and
-/// departure-protocol messages with any field values and player 1's real session number —
-/// mostly sealed with player 1's own key (a dishonest member), sometimes unsealed (an off-path
-/// attacker on its address), sealed then altered, or sealed and sent twice (the last three must
-/// be dropped unread). Then it goes quiet for 300 ticks. No peer may panic, GGRS
-/// must never fail inside one, every peer must keep advancing once the attacker is quiet, and
+/// departure-protocol messages with any field values and player 1's real session number,
+/// relays of input runs signed with player 1's key (made up, a second input for a frame it sent,
+/// or with the signature changed) — mostly sealed with player 1's own key (a dishonest member),
+/// sometimes unsealed (an off-path attacker on its address), sealed then altered, or sealed and
+/// sent twice (the last three must be dropped unread); or bytes decoded as stored equivocation
+/// evidence. Then it goes quiet for 300 ticks. No peer may panic, GGRS
+/// must never fail inside one, every peer must keep advancing once the attacker is quiet, every
+/// equivocation reported must verify under the named member's identity, and
 /// players 0 and 2 must confirm the same frames up to the first departure either saw, or both
 /// be told of the difference (a desync report: the attacker fed player 0 other inputs for
 /// player 1).
 pub fn session(data: &[u8]) {
     use ggrs::NonBlockingSocket;
-    use rollback_abilities::session::{LocalMatch, MatchConfig, NetConditions, PeerAddr, forge};
+    use rollback_abilities::session::{
+        Equivocation, LocalMatch, MatchConfig, NetConditions, PeerAddr, SessionEvent, SignedInputs,
+        forge,
+    };
     let mut b = Bytes::new(data);
     let loss = u32::from(b.u8() % 3) * 10;
     let config = MatchConfig {
@@ -337,7 +343,7 @@ pub fn session(data: &[u8]) {
                 // A reply whose stamp this peer may or may not have sent.
                 5 => Some(forge::quality_reply(magic, u128::from(b.u64()))),
                 6 => Some(forge::ack(magic, near(&mut b))),
-                _ => match b.u8() % 4 {
+                _ => match b.u8() % 6 {
                     // The guards' departure protocol, as a liar would speak it.
                     0 => Some(forge::depart(magic, u16::from(b.u8() % 4), near(&mut b))),
                     1 => {
@@ -357,7 +363,50 @@ pub fn session(data: &[u8]) {
                         b.fill(&mut raw);
                         Some(forge::guard_bytes(magic, raw))
                     }
-                    _ => Some(forge::keep_alive(b.u64() as u16)),
+                    3 => Some(forge::keep_alive(b.u64() as u16)),
+                    4 => {
+                        // A run of input signed with member 1's own key, relayed as some
+                        // player's: genuine-looking for player 1 (made up, or a second input for
+                        // a frame it sent: an equivocation), a forgery for another, or with a
+                        // signature or chain head changed.
+                        let n = usize::from(b.u8() % 40);
+                        let len = usize::from(b.u8() % 4);
+                        let frames: Vec<Vec<u8>> = (0..n)
+                            .map(|_| {
+                                let mut f = vec![0u8; len];
+                                b.fill(&mut f);
+                                f
+                            })
+                            .collect();
+                        let mut before = [0u8; 32];
+                        if b.u8().is_multiple_of(2) {
+                            b.fill(&mut before);
+                        }
+                        let first = near(&mut b);
+                        let mut run =
+                            SignedInputs::sign(m.peers()[1].identity(), first, before, frames);
+                        if b.u8().is_multiple_of(4) {
+                            run.signature[usize::from(b.u8()) % 64] ^= 1;
+                        }
+                        let out: &[u16] = match b.u8() % 3 {
+                            0 => &[],
+                            1 => &[1],
+                            _ => &[2],
+                        };
+                        Some(forge::relay_signed(magic, out, u16::from(b.u8() % 4), &run))
+                    }
+                    _ => {
+                        // Stored evidence, as a game would read it back: decoding returns a
+                        // typed error or evidence whose bytes round-trip, and checking it
+                        // returns.
+                        let mut raw = vec![0u8; usize::from(b.u8())];
+                        b.fill(&mut raw);
+                        if let Ok(e) = Equivocation::from_bytes(&raw) {
+                            let _ = e.verify(&m.peers()[1].identity().public());
+                            assert_eq!(Equivocation::from_bytes(&e.to_bytes()), Ok(e));
+                        }
+                        None
+                    }
                 },
             };
             if let Some(msg) = msg {
@@ -409,6 +458,21 @@ pub fn session(data: &[u8]) {
     for (p, b) in m.peers().iter().zip(&before) {
         let now = p.runner.world().next_frame();
         assert!(now > b + 100, "player {} stopped advancing at frame {now}", p.handle);
+    }
+    // Every equivocation reported names a member and proves it under that member's identity.
+    for p in m.peers() {
+        for e in p.events() {
+            if let SessionEvent::Equivocation { peer, evidence } = e {
+                let named =
+                    m.peers().iter().find(|q| format!("{:?}", PeerAddr(q.handle as u16)) == *peer);
+                let Some(named) = named else { panic!("an equivocation names no member: {peer}") };
+                assert!(
+                    evidence.verify(&named.identity().public()),
+                    "player {}'s evidence against {peer} does not verify: {evidence}",
+                    p.handle
+                );
+            }
+        }
     }
     // Players 0 and 2 confirmed the same frames up to the first departure either of them saw
     // (the attacker can make player 0 drop player 1, or the peers drop each other: in P2P any

@@ -7,8 +7,8 @@
 //! and Bevy does input, presentation and rendering.
 //!
 //! - [`AbilitiesPlugin<G>`] over your [`Game`](rollback_abilities::Game), and a
-//!   [`MatchSpec`] resource saying which match to run (offline, sync test, P2P over UDP or
-//!   the emulated network, spectator).
+//!   [`MatchSpec`] resource saying which match to run (offline, sync test, P2P over UDP,
+//!   WebRTC (feature `matchbox`) or the emulated network, spectator).
 //! - [`ReadInputs`], [`LocalInputs`], [`LocalPlayers`], [`RollbackFrameRate`]: bevy_ggrs's
 //!   names, bevy_ggrs's use.
 //! - [`AbilitiesMatch<G>`]: the world, readable from systems (attributes, tags, effects,

@@ -14,7 +14,7 @@ use bevy::ecs::schedule::{ScheduleLabel, SystemSet};
 use bevy::ecs::world::World as BevyWorld;
 use bevy::prelude::{
     Commands, DetectChanges, DetectChangesMut, Entity, IntoScheduleConfigs, Local, MessageReader,
-    MessageWriter, Res, ResMut, Resource, Time,
+    MessageWriter, Real, Res, ResMut, Resource, Time,
 };
 use rollback_abilities::num::Frame;
 use rollback_abilities::ui::EventFilter;
@@ -425,7 +425,7 @@ fn connect<G: Game>(
         bevy::prelude::ResMut<CueFxEntities>,
         bevy::prelude::ResMut<ContentWatch>,
     ),
-    mut commands: Commands,
+    (mut commands, real): (Commands, Option<Res<Time<Real>>>),
     (mut started, mut ended): (MessageWriter<MatchStarted>, MessageWriter<MatchEnded>),
 ) {
     let Some(spec) = spec else {
@@ -455,8 +455,9 @@ fn connect<G: Game>(
     watch.loaded = watch.path.as_deref().and_then(modified);
     watch.refused = None;
     watch.armed = true;
-    let built =
-        (settings.build)().and_then(|world| AbilitiesMatch::start(world, &spec, &settings.setup));
+    let now = real.map_or(Duration::ZERO, |t| t.elapsed());
+    let built = (settings.build)()
+        .and_then(|world| AbilitiesMatch::start(world, &spec, &settings.setup, now));
     match built {
         Ok(m) => {
             started
@@ -609,9 +610,18 @@ fn drive<G: Game>(world: &mut BevyWorld) {
     let rate = world.get_resource::<RollbackFrameRate>().copied().unwrap_or_default().0.max(1);
     let delta = world.get_resource::<Time>().map_or(Duration::ZERO, |t| t.delta());
     let period = Duration::from_nanos(1_000_000_000 / rate as u64);
+    let now = world.get_resource::<Time<Real>>().map_or(Duration::ZERO, |t| t.elapsed());
     {
         let Some(mut m) = world.get_resource_mut::<AbilitiesMatch<G>>() else { return };
         if m.has_ended() {
+            return;
+        }
+        if m.is_connecting() {
+            // Joining a matchbox room: one step per Bevy frame; no tick until it is done.
+            let local = m.connect_step(now);
+            if let Some(local) = local {
+                world.insert_resource(LocalPlayers(local));
+            }
             return;
         }
         m.accumulator += delta;

@@ -21,6 +21,12 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+#[cfg(feature = "matchbox")]
+use rollback_abilities::session::{
+    Handshake, MatchboxOptions,
+    matchbox::{Connecting, MatchboxSession},
+};
+
 /// A player's handle in the session (GGRS's and bevy_ggrs's name).
 pub type PlayerHandle = usize;
 
@@ -59,6 +65,13 @@ enum Drive<G: Game> {
     P2pUdp(Box<P2p<G, SocketAddr>>),
     P2pEmulated(Box<P2p<G, PeerAddr>>),
     SpectatorUdp(Box<Spectator<G, SocketAddr>>),
+    /// Joining a matchbox room: the crate's `Connecting`, polled once per Bevy frame.
+    #[cfg(feature = "matchbox")]
+    MatchboxConnecting(Box<Connecting<G>>),
+    /// A synchronised matchbox match (the GGRS session, its guard, the socket and its
+    /// message loop).
+    #[cfg(feature = "matchbox")]
+    Matchbox(Box<MatchboxSession<G>>),
 }
 
 /// Everything one tick (or several) produced, waiting for the views and the messages.
@@ -184,15 +197,27 @@ impl<G: Game, A: Address> P2p<G, A> {
         presenter: &mut CueCollector,
         script: impl FnMut(&mut GameWorld<G>),
     ) -> Result<Option<u32>, SessionError> {
-        if self.session.current_state() != SessionState::Running {
-            // Synchronising: exchange packets (through the guard) until every peer runs.
-            self.session.poll_remote_clients();
-            return Ok(None);
-        }
-        let local: Vec<(usize, G::Input)> =
-            self.local.iter().map(|h| (*h, inputs.get(h).copied().unwrap_or_default())).collect();
-        Ok(runner.advance_p2p(&mut self.session, &local, Some(presenter), script)?.rollback)
+        advance_p2p(&mut self.session, &self.local, runner, inputs, presenter, script)
     }
+}
+
+/// One tick of a P2P session whose local players are `local`: until every peer runs, it only
+/// exchanges packets (through the guard).
+fn advance_p2p<G: Game, A: Address>(
+    session: &mut P2PSession<rollback_abilities::session::GgrsConfig<G, A>>,
+    local: &[PlayerHandle],
+    runner: &mut Runner<G>,
+    inputs: &BTreeMap<PlayerHandle, G::Input>,
+    presenter: &mut CueCollector,
+    script: impl FnMut(&mut GameWorld<G>),
+) -> Result<Option<u32>, SessionError> {
+    if session.current_state() != SessionState::Running {
+        session.poll_remote_clients();
+        return Ok(None);
+    }
+    let local: Vec<(usize, G::Input)> =
+        local.iter().map(|h| (*h, inputs.get(h).copied().unwrap_or_default())).collect();
+    Ok(runner.advance_p2p(session, &local, Some(presenter), script)?.rollback)
 }
 
 impl<G: Game> AbilitiesMatch<G> {
@@ -201,6 +226,7 @@ impl<G: Game> AbilitiesMatch<G> {
         world: GameWorld<G>,
         spec: &MatchSpec,
         setup: &MatchSetup<G>,
+        now: Duration,
     ) -> Result<AbilitiesMatch<G>, String> {
         let net = spec.settings();
         let synctest = |players: usize, check_distance: usize| -> Result<Drive<G>, String> {
@@ -223,8 +249,12 @@ impl<G: Game> AbilitiesMatch<G> {
         }
         let desync_interval = match spec {
             MatchSpec::P2pUdp { .. } | MatchSpec::P2pEmulated { .. } => net.desync_interval,
+            #[cfg(feature = "matchbox")]
+            MatchSpec::Matchbox { .. } => net.desync_interval,
             _ => 0,
         };
+        #[cfg(not(feature = "matchbox"))]
+        let _ = now;
         let mut runner = Runner::new(world, net.max_prediction, desync_interval);
         let (drive, kind) = match spec {
             MatchSpec::Offline { players } => (synctest(*players, 0)?, "offline"),
@@ -249,6 +279,18 @@ impl<G: Game> AbilitiesMatch<G> {
                 let (session, _guard) =
                     config.start_spectator(&mut runner, socket, *host).map_err(ggrs_err)?;
                 (Drive::SpectatorUdp(Box::new(Spectator { session })), "spectator")
+            }
+            #[cfg(feature = "matchbox")]
+            MatchSpec::Matchbox { room_url, players, peers_timeout, .. } => {
+                let mut options = MatchboxOptions::new(room_url.clone(), *players);
+                options.peers_timeout = *peers_timeout;
+                options.session = session_config(net, *players, false);
+                // Every peer compares its world's handshake (before its first frame) with the
+                // others' before any of them starts.
+                let handshake = Handshake::of(runner.world());
+                let connecting =
+                    Connecting::start(&options, &handshake, now).map_err(|e| e.to_string())?;
+                (Drive::MatchboxConnecting(Box::new(connecting)), "matchbox")
             }
         };
         runner.set_departure_ticks(net.departure_ticks);
@@ -302,6 +344,13 @@ impl<G: Game> AbilitiesMatch<G> {
             }
             Drive::P2pUdp(p) => p.advance(runner, inputs, presenter, script),
             Drive::P2pEmulated(p) => p.advance(runner, inputs, presenter, script),
+            #[cfg(feature = "matchbox")]
+            Drive::MatchboxConnecting(_) => Ok(None),
+            #[cfg(feature = "matchbox")]
+            Drive::Matchbox(m) => {
+                let local = [m.local_handle()];
+                advance_p2p(&mut m.session, &local, runner, inputs, presenter, script)
+            }
             Drive::SpectatorUdp(s) => {
                 if s.session.current_state() != SessionState::Running {
                     s.session.poll_remote_clients();
@@ -347,6 +396,10 @@ impl<G: Game> AbilitiesMatch<G> {
         let result = match &mut self.drive {
             Drive::P2pUdp(p) => runner.poll_p2p(&mut p.session),
             Drive::P2pEmulated(p) => runner.poll_p2p(&mut p.session),
+            #[cfg(feature = "matchbox")]
+            Drive::Matchbox(m) => runner.poll_p2p(&mut m.session),
+            #[cfg(feature = "matchbox")]
+            Drive::MatchboxConnecting(_) => return,
             Drive::SyncTest { .. } | Drive::SpectatorUdp(_) => return,
         };
         if let Err(e) = result {
@@ -362,6 +415,10 @@ impl<G: Game> AbilitiesMatch<G> {
         match &self.drive {
             Drive::P2pUdp(p) => p.session.frames_ahead() > 0,
             Drive::P2pEmulated(p) => p.session.frames_ahead() > 0,
+            #[cfg(feature = "matchbox")]
+            Drive::Matchbox(m) => m.session.frames_ahead() > 0,
+            #[cfg(feature = "matchbox")]
+            Drive::MatchboxConnecting(_) => false,
             Drive::SyncTest { .. } | Drive::SpectatorUdp(_) => false,
         }
     }
@@ -388,7 +445,7 @@ impl<G: Game> AbilitiesMatch<G> {
         self.runner().stats()
     }
 
-    /// The kind of match: `offline`, `sync test`, `p2p` or `spectator`.
+    /// The kind of match: `offline`, `sync test`, `p2p`, `matchbox` or `spectator`.
     pub fn kind(&self) -> &'static str {
         self.kind
     }
@@ -410,6 +467,10 @@ impl<G: Game> AbilitiesMatch<G> {
             Drive::SyncTest { players, .. } => (0..*players).collect(),
             Drive::P2pUdp(p) => p.local.clone(),
             Drive::P2pEmulated(p) => p.local.clone(),
+            #[cfg(feature = "matchbox")]
+            Drive::Matchbox(m) => vec![m.local_handle()],
+            #[cfg(feature = "matchbox")]
+            Drive::MatchboxConnecting(_) => Vec::new(),
             Drive::SpectatorUdp(_) => Vec::new(),
         }
     }
@@ -423,6 +484,10 @@ impl<G: Game> AbilitiesMatch<G> {
             }
             Drive::P2pUdp(p) => u32::try_from(p.session.confirmed_frame()).ok(),
             Drive::P2pEmulated(p) => u32::try_from(p.session.confirmed_frame()).ok(),
+            #[cfg(feature = "matchbox")]
+            Drive::Matchbox(m) => u32::try_from(m.session.confirmed_frame()).ok(),
+            #[cfg(feature = "matchbox")]
+            Drive::MatchboxConnecting(_) => None,
             Drive::SpectatorUdp(_) => next.checked_sub(1),
         }
     }
@@ -436,6 +501,54 @@ impl<G: Game> AbilitiesMatch<G> {
         }
     }
 
+    /// Whether the match is still joining its matchbox room (no frame runs until every peer
+    /// has joined, agreed on the handshake and synchronised).
+    pub fn is_connecting(&self) -> bool {
+        #[cfg(feature = "matchbox")]
+        if let Drive::MatchboxConnecting(_) = self.drive {
+            return true;
+        }
+        false
+    }
+
+    /// One step of joining a matchbox room (`now`: Bevy's real-time clock, which the room's
+    /// time limits are measured on). `Some(local players)` on the step that synchronised; a
+    /// failure (a timeout, a refused handshake, a closed socket) ends the match with its
+    /// reason. Nothing to do for the other kinds.
+    pub(crate) fn connect_step(&mut self, now: Duration) -> Option<Vec<PlayerHandle>> {
+        #[cfg(feature = "matchbox")]
+        if let Drive::MatchboxConnecting(c) = &mut self.drive {
+            match c.poll(now) {
+                Ok(None) => {}
+                Ok(Some(session)) => {
+                    let runner = self.runner.get_mut().unwrap_or_else(PoisonError::into_inner);
+                    runner.attach_guard(session.guard.clone());
+                    let local = vec![session.local_handle()];
+                    self.drive = Drive::Matchbox(Box::new(session));
+                    return Some(local);
+                }
+                Err(e) => {
+                    self.ended = true;
+                    self.pending.ended = Some(format!("cannot join the matchbox room: {e}"));
+                }
+            }
+        }
+        #[cfg(not(feature = "matchbox"))]
+        let _ = now;
+        None
+    }
+
+    /// The running matchbox match (feature `matchbox`): its roster, and its reliable channel
+    /// for the game's own messages ([`MatchboxSession::broadcast_reliable`],
+    /// [`MatchboxSession::receive_reliable`]). `None` while connecting and for other kinds.
+    #[cfg(feature = "matchbox")]
+    pub fn matchbox_mut(&mut self) -> Option<&mut MatchboxSession<G>> {
+        match &mut self.drive {
+            Drive::Matchbox(m) => Some(m),
+            _ => None,
+        }
+    }
+
     /// Removes a remote player from a P2P match through the guard: the survivors agree on the
     /// frame its input ends at (`Leaving`, then `Left` session messages).
     pub fn kick(&mut self, player: PlayerHandle) -> Result<(), SessionError> {
@@ -443,6 +556,10 @@ impl<G: Game> AbilitiesMatch<G> {
         match &mut self.drive {
             Drive::P2pUdp(p) => runner.kick(&mut p.session, player),
             Drive::P2pEmulated(p) => runner.kick(&mut p.session, player),
+            #[cfg(feature = "matchbox")]
+            Drive::Matchbox(m) => runner.kick(&mut m.session, player),
+            #[cfg(feature = "matchbox")]
+            Drive::MatchboxConnecting(_) => Ok(()),
             Drive::SyncTest { .. } | Drive::SpectatorUdp(_) => Ok(()),
         }
     }
@@ -454,6 +571,10 @@ impl<G: Game> AbilitiesMatch<G> {
         let r = match &mut self.drive {
             Drive::P2pUdp(p) => runner.leave_match(&mut p.session),
             Drive::P2pEmulated(p) => runner.leave_match(&mut p.session),
+            #[cfg(feature = "matchbox")]
+            Drive::Matchbox(m) => runner.leave_match(&mut m.session),
+            #[cfg(feature = "matchbox")]
+            Drive::MatchboxConnecting(_) => Ok(()),
             Drive::SyncTest { .. } | Drive::SpectatorUdp(_) => Ok(()),
         };
         self.ended = true;

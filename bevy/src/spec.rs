@@ -99,6 +99,24 @@ pub enum MatchSpec {
         /// GGRS and runner settings.
         net: NetSettings,
     },
+    /// A P2P match over WebRTC (feature `matchbox`): the crate's
+    /// [`Connecting`](rollback_abilities::session::matchbox::Connecting) joins the room at
+    /// `room_url` (`ws://host:port/room`), waits for exactly `players` peers, exchanges and
+    /// checks the content handshake (no peer starts unless all agree) and starts the guarded
+    /// GGRS session, one step per Bevy frame (the app never blocks); players are ordered by
+    /// peer id, so every peer assigns the same handles. No ICE (STUN/TURN) server is
+    /// contacted: peers use their own addresses.
+    #[cfg(feature = "matchbox")]
+    Matchbox {
+        /// The signaling server's room: `ws://host:port/room`.
+        room_url: String,
+        /// Players in the match (this peer included); the room must hold exactly this many.
+        players: usize,
+        /// How long to wait for every peer to join the room (on Bevy's real-time clock).
+        peers_timeout: std::time::Duration,
+        /// GGRS and runner settings.
+        net: NetSettings,
+    },
 }
 
 impl MatchSpec {
@@ -127,6 +145,28 @@ impl MatchSpec {
         MatchSpec::P2pEmulated { socket, players, net: NetSettings::default() }
     }
 
+    /// A P2P match over WebRTC in the matchbox room at `room_url` (`ws://host:port/room`)
+    /// of exactly `players` peers, waiting up to 30 s for them to join.
+    #[cfg(feature = "matchbox")]
+    pub fn matchbox(room_url: impl Into<String>, players: usize) -> MatchSpec {
+        MatchSpec::Matchbox {
+            room_url: room_url.into(),
+            players,
+            peers_timeout: std::time::Duration::from_secs(30),
+            net: NetSettings::default(),
+        }
+    }
+
+    /// Sets how long a matchbox match waits for every peer to join the room (no effect on
+    /// other kinds).
+    #[cfg(feature = "matchbox")]
+    pub fn peers_timeout(mut self, timeout: std::time::Duration) -> MatchSpec {
+        if let MatchSpec::Matchbox { peers_timeout, .. } = &mut self {
+            *peers_timeout = timeout;
+        }
+        self
+    }
+
     /// Sets a sync test's check distance (no effect on other kinds).
     pub fn check_distance(mut self, distance: usize) -> MatchSpec {
         if let MatchSpec::SyncTest { check_distance, .. } = &mut self {
@@ -143,6 +183,8 @@ impl MatchSpec {
             | MatchSpec::P2pUdp { net, .. }
             | MatchSpec::SpectatorUdp { net, .. }
             | MatchSpec::P2pEmulated { net, .. } => *net = settings,
+            #[cfg(feature = "matchbox")]
+            MatchSpec::Matchbox { net, .. } => *net = settings,
         }
         self
     }
@@ -161,6 +203,8 @@ impl MatchSpec {
             | MatchSpec::P2pUdp { net, .. }
             | MatchSpec::SpectatorUdp { net, .. }
             | MatchSpec::P2pEmulated { net, .. } => *net,
+            #[cfg(feature = "matchbox")]
+            MatchSpec::Matchbox { net, .. } => *net,
         }
     }
 

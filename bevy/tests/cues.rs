@@ -14,7 +14,7 @@ use rollback_abilities_kit::duel::{self, Duel};
 use std::collections::BTreeSet;
 
 /// The presenter calls the cue messages carry (`retimed` is not a `PresenterLog` call).
-fn presenter_log(cues: &[CueMessage]) -> PresenterLog {
+pub fn presenter_log(cues: &[CueMessage]) -> PresenterLog {
     let mut log = PresenterLog::default();
     for m in cues {
         let k = m.cue.key;

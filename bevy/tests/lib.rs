@@ -2,10 +2,13 @@
 //! one tick per update, the kit's duel as the game.
 
 mod asset;
+mod box_game;
 mod common;
 mod content;
 mod cues;
 mod lifecycle;
+#[cfg(feature = "matchbox")]
+mod matchbox;
 mod network;
 mod synctest;
 mod udp;

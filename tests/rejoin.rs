@@ -104,10 +104,42 @@ pub fn rejoined_at(m: &LocalMatch<Comeback>, peer: usize, player: usize) -> Vec<
 /// Every peer's confirmed state checksums agree on every frame two of them hold, with at least
 /// `overlap` frames in common between the first peer and each other; no desync.
 pub fn all_agree(m: &LocalMatch<Comeback>, overlap: usize) -> Result<(), String> {
-    if !m.confirmed_checksums_agree() {
-        return Err("confirmed checksums differ".into());
-    }
     let peers: Vec<_> = m.peers().iter().filter(|p| !p.has_left()).collect();
+    if !m.confirmed_checksums_agree() {
+        // Name the first frame two peers disagree on, and what each saw of the membership.
+        let mut first: Option<(u32, usize, usize)> = None;
+        for a in &peers {
+            for b in &peers {
+                let sums = b.runner.confirmed_checksums();
+                let d = a
+                    .runner
+                    .confirmed_checksums()
+                    .iter()
+                    .find(|(f, s)| sums.get(f).is_some_and(|t| t != *s));
+                if let Some((f, _)) = d
+                    && first.is_none_or(|(g, ..)| *f < g)
+                {
+                    first = Some((*f, a.handle, b.handle));
+                }
+            }
+        }
+        let seen: Vec<_> = peers
+            .iter()
+            .map(|p| {
+                let changes: Vec<_> = p
+                    .events()
+                    .iter()
+                    .filter(|e| {
+                        matches!(e, SessionEvent::Rejoined { .. } | SessionEvent::Left { .. })
+                    })
+                    .collect();
+                (p.handle, p.channel(), p.runner.frame_base(), p.runner.absent().to_vec(), changes)
+            })
+            .collect();
+        return Err(format!(
+            "confirmed checksums differ first at (frame, peer, peer) {first:?}; {seen:?}"
+        ));
+    }
     for p in &peers {
         if p.runner.stats().desyncs > 0 {
             return Err(format!("peer {} saw {} desyncs", p.handle, p.runner.stats().desyncs));
@@ -180,7 +212,21 @@ pub fn scenario(
         let Some(&f) = at.last() else { return Err(format!("player {player} never rejoined")) };
         for p in (0..players).filter(|p| plan.iter().all(|(q, ..)| q != p)) {
             if !rejoined_at(&m, p, player).contains(&f) {
-                return Err(format!("peer {p} did not see player {player} rejoin at {f}"));
+                let seen: Vec<_> = m.peers()[p]
+                    .events()
+                    .iter()
+                    .filter(|e| {
+                        matches!(
+                            e,
+                            SessionEvent::Rejoined { .. }
+                                | SessionEvent::Left { .. }
+                                | SessionEvent::RejoinAborted { .. }
+                        )
+                    })
+                    .collect();
+                return Err(format!(
+                    "peer {p} did not see player {player} rejoin at {f}; it saw {seen:?}"
+                ));
             }
         }
     }
@@ -215,6 +261,91 @@ fn a_player_rejoins_a_lossy_four_player_match() {
 #[test]
 fn a_quitter_and_a_frozen_player_rejoin_a_lossy_three_player_match() {
     scenario(3, LOSSY, 3, &[(0, Exit::Quit, 40, 120), (2, Exit::Freeze, 200, 300)], 500).unwrap();
+}
+
+/// Ticks until peer `peer` started the session a rejoin agreed on (its channel moved past
+/// `channel`).
+fn until_switched(m: &mut LocalMatch<Comeback>, peer: usize, channel: u32, seed: u64) {
+    for _ in 0..5000 {
+        if m.peers()[peer].channel() > channel {
+            return;
+        }
+        tick(m, seed).unwrap();
+    }
+    panic!("peer {peer} never switched past channel {channel}");
+}
+
+/// Player 2 crashed and rejoins a three-player match; peer `lost` is lost `after` ticks after
+/// the coordinator started the new session (the joiner among them). The others play on
+/// without it, then it comes back too, and every peer agrees.
+fn lost_during_switch(lost: usize, after: u32, conditions: NetConditions, seed: u64) {
+    let mut m = comeback_match(3, conditions, seed).unwrap();
+    m.run(60, |p, f, _| bot(seed, p, f)).unwrap();
+    m.leave(2);
+    for _ in 0..400 {
+        tick(&mut m, seed).unwrap();
+    }
+    m.rejoin(2, comeback_world(3));
+    until_switched(&mut m, 0, 0, seed);
+    for _ in 0..after {
+        tick(&mut m, seed).unwrap();
+    }
+    m.leave(lost);
+    // The others go on without it: 150 more frames confirmed on each of them.
+    let target = min_confirmed(&m) + 150;
+    let mut ticks = 0;
+    while !m.all_confirmed(target) {
+        tick(&mut m, seed).unwrap();
+        ticks += 1;
+        assert!(ticks < 6000, "hang after losing peer {lost} {after} ticks into the switch");
+    }
+    all_agree(&m, 50).unwrap();
+    // And it comes back.
+    m.rejoin(lost, comeback_world(3));
+    let mut ticks = 0;
+    while m.peers().iter().any(|p| p.has_left() || p.is_rejoining()) {
+        tick(&mut m, seed).unwrap();
+        ticks += 1;
+        assert!(ticks < 6000, "peer {lost} never came back");
+    }
+    let target = min_confirmed(&m) + 120;
+    while !m.all_confirmed(target) {
+        tick(&mut m, seed).unwrap();
+        ticks += 1;
+        assert!(ticks < 12_000, "hang after peer {lost} came back");
+    }
+    all_agree(&m, 50).unwrap();
+}
+
+#[test]
+#[ignore = "hangs: the survivors wait for the lost peer to synchronise, and GGRS cannot disconnect a player before a session's first frame; run with: cargo test --test integration rejoin::a_member_lost_as_the_new_session_starts_is_one_more_departure -- --ignored"]
+fn a_member_lost_as_the_new_session_starts_is_one_more_departure() {
+    for after in [0, 1, 2, 4, 8] {
+        lost_during_switch(1, after, NetConditions::PERFECT, 21);
+    }
+}
+
+#[test]
+#[ignore = "hangs: the survivors wait for the lost peer to synchronise, and GGRS cannot disconnect a player before a session's first frame; run with: cargo test --test integration rejoin::a_joiner_lost_as_the_new_session_starts_is_one_more_departure -- --ignored"]
+fn a_joiner_lost_as_the_new_session_starts_is_one_more_departure() {
+    for after in [0, 1, 2, 4, 8] {
+        lost_during_switch(2, after, NetConditions::PERFECT, 22);
+    }
+}
+
+#[test]
+#[ignore = "hangs: the survivors wait for the lost peer to synchronise, and GGRS cannot disconnect a player before a session's first frame; run with: cargo test --test integration rejoin::a_member_lost_during_the_switch_of_a_lossy_match -- --ignored"]
+fn a_member_lost_during_the_switch_of_a_lossy_match() {
+    for after in [0, 3, 6] {
+        lost_during_switch(1, after, LOSSY, 23);
+    }
+}
+
+#[test]
+#[ignore = "fails: a member never sees the second rejoin; run with: cargo test --test integration rejoin::two_players_rejoin_a_lossy_four_player_match -- --ignored"]
+fn two_players_rejoin_a_lossy_four_player_match() {
+    // The first seed of the four-player, two-rejoiner soak configuration.
+    soak(4, 2, 0..1);
 }
 
 /// A seeded plan: `leavers` distinct players (never all) leave at random frames in
@@ -259,12 +390,47 @@ fn rejoins_under_loss_quick() {
     soak(3, 2, 0..2);
 }
 
-#[test]
-#[ignore = "about 100 seeds per configuration, minutes in release; run with: cargo test --release --test integration rejoin::rejoins_under_loss_soak -- --ignored"]
-fn rejoins_under_loss_soak() {
-    for (players, leavers) in [(2, 1), (3, 1), (3, 2), (4, 1), (4, 2), (8, 1), (8, 2)] {
-        soak(players, leavers, 100..200);
+/// What a configuration's seeds came to: (seeds, hangs, other failures, the first failures).
+pub fn soak_tally(
+    players: usize,
+    leavers: usize,
+    seeds: std::ops::Range<u64>,
+) -> (usize, usize, usize, Vec<String>) {
+    let (mut runs, mut hangs, mut failures, mut first) = (0, 0, 0, Vec::new());
+    for seed in seeds {
+        runs += 1;
+        let plan = random_plan(players, leavers, seed);
+        if let Err(e) = scenario(players, LOSSY, seed, &plan, 600) {
+            if e.starts_with("hang after") {
+                hangs += 1;
+            } else {
+                failures += 1;
+            }
+            if first.len() < 3 {
+                first.push(format!("seed {seed}, plan {plan:?}: {e}"));
+            }
+        }
     }
+    (runs, hangs, failures, first)
+}
+
+#[test]
+#[ignore = "100 seeds per configuration; run with: nice -n 10 cargo test --release --test integration rejoin::rejoins_under_loss_soak -- --ignored --nocapture"]
+fn rejoins_under_loss_soak() {
+    let mut bad = Vec::new();
+    for (players, leavers) in [(2, 1), (3, 1), (3, 2), (4, 1), (4, 2), (8, 1), (8, 2)] {
+        let (runs, hangs, failures, first) = soak_tally(players, leavers, 100..200);
+        println!(
+            "{players} players, {leavers} rejoining: {runs} seeds, {hangs} hangs, {failures} disagreements or errors"
+        );
+        for f in &first {
+            println!("  {f}");
+        }
+        if hangs + failures > 0 {
+            bad.push((players, leavers, hangs, failures));
+        }
+    }
+    assert!(bad.is_empty(), "(players, rejoining, hangs, failures): {bad:?}");
 }
 
 mod hostile {

@@ -643,8 +643,8 @@ impl DuelPeer {
     }
 
     /// Attaches the guard of an already guarded session's socket to the runner (a
-    /// [`MatchboxSession`](rollback_abilities::session::MatchboxSession)'s, with the
-    /// `matchbox` feature; see [`Runner::attach_guard`]): faults, stalls and the departure
+    /// `rollback_abilities::session::MatchboxSession`'s, with the `matchbox` feature; see
+    /// [`Runner::attach_guard`]): faults, stalls and the departure
     /// agreement.
     pub fn attach_guard<A: Address>(&mut self, guard: Guard<A>) {
         self.runner.attach_guard(guard);

@@ -94,7 +94,7 @@ pub fn new_world(players: usize) -> Result<World<BoxGame>, String> {
     };
     let mut w = World::new(content()?, &Hooks::new(), config).map_err(|e| e.to_string())?;
     for p in 0..players {
-        let e = w.spawn_actor(&[]).ok_or("the world has no room for another box")?;
+        let e = w.spawn_actor(&[]).map_err(|e| e.to_string())?;
         w.bind_player(p, e);
         // Evenly spaced on the diagonal, as box_game places its cubes on a circle.
         let at = num::sub(

@@ -1,6 +1,8 @@
 //! The victim's CPU per tick under the worst flood the session guard lets through
-//! (`docs/performance.md`): two duel peers built with `Peer::start` (guarded, unpaced: GGRS's
-//! own traffic as over a real socket) on the emulated network; each tick player 1's address,
+//! (`docs/performance.md`): two duel peers on the emulated network, guarded but without keys
+//! (assembled by hand from a `GuardedSocket`, `unguarded_builder` and `Runner::attach_guard`,
+//! as `Peer::start` was before it authenticated every datagram; unpaced: GGRS's own traffic as
+//! over a real socket); each tick player 1's address,
 //! with its session number, sends peer 0 as many well-formed messages as its fair share allows
 //! (`GuardConfig::flood_rate` per poll, less the honest traffic) — copies of a real input
 //! message of player 1, quality reports (each answered by GGRS) and keep-alives in turn — so
@@ -8,7 +10,8 @@
 //! the same tick with no flood, in the same run. The bench checks afterwards that the flood was
 //! neither faulted nor dropped.
 //!
-//! The same, with every datagram authenticated (`Peer::start_keyed`): the quiet tick (what
+//! The same, with every datagram authenticated (`Peer::start_keyed`, whose steady state is
+//! `Peer::start`'s once the peers have introduced themselves): the quiet tick (what
 //! sealing and opening the honest traffic costs), the member's allowed flood (sealed with its
 //! own key: quality reports and keep-alives), and an off-path flood of 1,000 datagrams a tick
 //! from player 1's address with its session number but no valid authenticator (each dropped
@@ -21,8 +24,8 @@
 use criterion::Criterion;
 use ggrs::{Message, NonBlockingSocket, PlayerType};
 use rollback_abilities::session::{
-    EmulatedNetwork, EmulatedSocket, GuardConfig, Identity, MatchKeys, NetConditions, Peer,
-    PeerAddr, SessionConfig, forge,
+    EmulatedNetwork, EmulatedSocket, GuardConfig, GuardedSocket, Identity, MatchKeys,
+    NetConditions, Peer, PeerAddr, SessionConfig, forge, unguarded_builder,
 };
 use rollback_abilities_kit::duel::{self, Duel, Input};
 use std::cell::RefCell;
@@ -43,6 +46,32 @@ fn bot(player: usize, frame: u32) -> Input {
         buttons: ((frame / 7 + player as u32) % 9) as u8,
         axis: ((frame % 200) as i32 - 100) as i8,
     }
+}
+
+/// A guarded peer without keys, assembled by hand with `SessionConfig::default()`'s settings.
+fn without_keys(
+    world: rollback_abilities::prelude::World<Duel>,
+    socket: EmulatedSocket,
+    players: impl Iterator<Item = (usize, PlayerType<PeerAddr>)>,
+) -> Peer<Duel, PeerAddr> {
+    let config = SessionConfig::default();
+    let mut runner = config.runner(world);
+    let players: Vec<_> = players.collect();
+    let remotes = players.iter().filter_map(|(h, t)| match t {
+        PlayerType::Remote(a) => Some((*a, vec![*h])),
+        _ => None,
+    });
+    let (socket, guard) =
+        GuardedSocket::new::<Input>(socket, GuardConfig::new(2, config.max_prediction), remotes);
+    let mut builder =
+        unguarded_builder(2, config.max_prediction, config.input_delay, config.desync_interval)
+            .expect("a builder");
+    for (handle, kind) in players {
+        builder = builder.add_player(kind, handle).expect("a player");
+    }
+    let session = builder.start_p2p_session(socket).expect("a session");
+    runner.attach_guard(guard.clone());
+    Peer { runner, session, guard }
 }
 
 /// Two synchronised peers, 60 frames in, and a real input message of player 1 to peer 0.
@@ -91,10 +120,10 @@ impl Match {
                 let socket = net.socket(PeerAddr(i));
                 if keyed {
                     Peer::start_keyed(world, socket, players, SessionConfig::default(), &keys)
+                        .expect("a peer")
                 } else {
-                    Peer::start(world, socket, players, SessionConfig::default())
+                    without_keys(world, socket, players)
                 }
-                .expect("a peer")
             })
             .collect();
         // Poll every peer each round (`all` would stop at the first one not yet running).

@@ -582,13 +582,14 @@ fn spectators_and_their_host_are_guarded_both_ways() {
     let mut attacker_as_host = net.socket(PeerAddr(0));
     for t in 0..600u32 {
         if t % 50 == 10 {
-            // A spectator never sends input (GGRS asserts on it), and a one-byte payload.
+            // A spectator never sends input (GGRS asserts on it), and a one-byte payload: each
+            // sealed with the sender's own key (a dishonest spectator, a dishonest host).
             let m = forge::input(0, &[(false, 0), (false, 0)], false, 0, -1, vec![0x80]);
-            attacker_as_spectator.send_to(&m, &PeerAddr(0));
+            attacker_as_spectator.send_to(&spec_guard.seal(&m, &PeerAddr(0)), &PeerAddr(0));
             let magic = spec_guard.remote_magic(&PeerAddr(0)).unwrap_or(0);
             let next = spec_guard.last_input_frame(&PeerAddr(0)).unwrap_or(-1) + 1;
             let m = forge::input(magic, &[(false, next), (true, 0)], false, next, -1, vec![0x80]);
-            attacker_as_host.send_to(&m, &spectator);
+            attacker_as_host.send_to(&peers[0].2.seal(&m, &spectator), &spectator);
         }
         for (i, (r, s, _)) in peers.iter_mut().enumerate() {
             let f = r.world().next_frame() + 1;
@@ -1123,16 +1124,17 @@ fn a_spectator_whose_host_is_banned_or_gone_is_told_so() {
             if (100..110).contains(&t) {
                 // Ten malformed messages a tick, 100 in all: past the ban (64 faults).
                 for _ in 0..10 {
+                    // Sealed with the sender's own key: a dishonest spectator, a dishonest host.
                     let (m, socket, to) = if host_bans_spectator {
                         let magic = peers[0].2.remote_magic(&spectator).unwrap_or(0);
                         let m = forge::input(magic, &[(false, 0); 2], false, 0, -1, vec![0x80]);
-                        (m, &mut attacker_as_spectator, PeerAddr(0))
+                        (spec_guard.seal(&m, &PeerAddr(0)), &mut attacker_as_spectator, PeerAddr(0))
                     } else {
                         let magic = spec_guard.remote_magic(&PeerAddr(0)).unwrap();
                         let next = spec_guard.last_input_frame(&PeerAddr(0)).unwrap() + 1;
                         let m =
                             forge::input(magic, &[(false, next); 2], false, next, -1, vec![0x80]);
-                        (m, &mut attacker_as_host, spectator)
+                        (peers[0].2.seal(&m, &spectator), &mut attacker_as_host, spectator)
                     };
                     socket.send_to(&m, &to);
                 }
@@ -1224,8 +1226,9 @@ fn documented_ticks(
 #[test]
 fn the_documented_builder_survives_what_breaks_bare_ggrs() {
     // The probes that panic, abort or hang a session built the plain GGRS way (see the "GGRS
-    // itself" tests), sent from player 1's address with its session number to a peer built
-    // with `Peer::start`, every tenth tick: fewer faults than a ban takes, so both play on.
+    // itself" tests), sent by player 1 itself (sealed with its key, with its session number) to
+    // a peer built with `Peer::start`, every tenth tick: fewer faults than a ban takes, so both
+    // play on.
     let net = EmulatedNetwork::new(NetConditions::PERFECT, 12);
     let mut peers = documented_pair(&net, rollback_abilities::session::SessionConfig::default());
     let mut attacker = net.socket(PeerAddr(1));
@@ -1236,20 +1239,12 @@ fn the_documented_builder_survives_what_breaks_bare_ggrs() {
         let g = &peers[0].guard;
         let magic = g.remote_magic(&PeerAddr(1)).unwrap();
         let last = g.last_input_frame(&PeerAddr(1)).unwrap();
-        let next = last + 1;
-        for m in [
-            // A one-byte payload, a 2^40-byte run, "player 1 left", a forged status far ahead.
-            forge::input(magic, &[(false, last); 2], false, next, -1, vec![0x80]),
-            forge::input(magic, &[(false, last); 2], false, next, -1, huge_run(1 << 40)),
-            forge::input(magic, &[(false, last), (true, last)], false, next, -1, Vec::new()),
-            forge::input(magic, &[(false, last + 500); 2], false, next, -1, Vec::new()),
-            // Time sync: a pong this peer never sent, an advantage of i16::MAX.
-            forge::quality_reply(magic, 0),
-            forge::quality(magic, i16::MAX, 0),
-            // A message of the guards' own protocol that decodes to nothing.
-            forge::guard_bytes(magic, vec![0xff; 3]),
-        ] {
-            attacker.send_to(&m, &PeerAddr(0));
+        // A one-byte payload, a 2^40-byte run, "player 1 left", a forged status far ahead; time
+        // sync: a pong this peer never sent, an advantage of i16::MAX; a message of the guards'
+        // own protocol that decodes to nothing; a keep-alive.
+        for m in probes(magic, last) {
+            // Sealed with player 1's own key: a dishonest member.
+            attacker.send_to(&peers[1].guard.seal(&m, &PeerAddr(0)), &PeerAddr(0));
         }
     });
     let events: Vec<SessionEvent> = peers[0].runner.drain_events();
@@ -1270,6 +1265,122 @@ fn the_documented_builder_survives_what_breaks_bare_ggrs() {
     assert_eq!(a[..n], b[..n]);
 }
 
+/// The probes of [`the_documented_builder_survives_what_breaks_bare_ggrs`] for a peer whose
+/// remote player 1 sent its input through `last` under session number `magic`.
+fn probes(magic: u16, last: i32) -> Vec<ggrs::Message> {
+    let next = last + 1;
+    vec![
+        forge::input(magic, &[(false, last); 2], false, next, -1, vec![0x80]),
+        forge::input(magic, &[(false, last); 2], false, next, -1, huge_run(1 << 40)),
+        forge::input(magic, &[(false, last), (true, last)], false, next, -1, Vec::new()),
+        forge::input(magic, &[(false, last + 500); 2], false, next, -1, Vec::new()),
+        forge::quality_reply(magic, 0),
+        forge::quality(magic, i16::MAX, 0),
+        forge::guard_bytes(magic, vec![0xff; 3]),
+        forge::keep_alive(magic),
+    ]
+}
+
+#[test]
+fn the_documented_builder_reads_nothing_forged_from_a_members_address() {
+    // `Peer::start` without keys learns every peer's identity on the socket and seals every
+    // datagram: the probes, from player 1's address with its session number but not sealed
+    // with its key, are dropped unread — no fault, no flood, no ban of player 1 — while an
+    // attacker off the path sends them from the first tick on.
+    let net = EmulatedNetwork::new(NetConditions { latency_ms: 10, ..NetConditions::PERFECT }, 21);
+    let mut peers = documented_pair(&net, rollback_abilities::session::SessionConfig::default());
+    let mut attacker = net.socket(PeerAddr(1));
+    let mut sent = 0u64;
+    documented_ticks(&net, &mut peers, 300, |t, peers| {
+        if t >= 290 {
+            return; // the last ones arrive before the end
+        }
+        let g = &peers[0].guard;
+        let magic = g.remote_magic(&PeerAddr(1)).unwrap();
+        let last = g.last_input_frame(&PeerAddr(1)).unwrap();
+        for _ in 0..20 {
+            for m in probes(magic, last) {
+                attacker.send_to(&m, &PeerAddr(0));
+                sent += 1;
+            }
+        }
+    });
+    let events = peers[0].runner.drain_events();
+    let faults: Vec<_> =
+        events.iter().filter(|e| matches!(e, SessionEvent::PeerFault { .. })).collect();
+    assert!(faults.is_empty(), "{faults:?}");
+    assert!(
+        !events.iter().any(|e| matches!(e, SessionEvent::Disconnected(_))),
+        "player 1 stays: {events:?}"
+    );
+    let stats = peers[0].guard.stats();
+    assert!(stats.unauthenticated >= sent, "{} of {sent} dropped unread", stats.unauthenticated);
+    let sums = |p: &rollback_abilities::session::Peer<Duel, PeerAddr>| -> Vec<u64> {
+        p.runner.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
+    };
+    let (a, b) = (sums(&peers[0]), sums(&peers[1]));
+    let n = a.len().min(b.len());
+    assert!(n >= 250, "{n}");
+    assert_eq!(a[..n], b[..n]);
+}
+
+#[test]
+fn a_spoofed_introduction_never_takes_a_members_place() {
+    // An attacker off the path floods peer 0 with introductions from player 1's address,
+    // announcing its own identity and echoing nonces it guessed, from before the peers start
+    // until long after: peer 0 takes player 1's real identity (the introduction that echoes the
+    // nonce peer 0 sent to player 1's address), and the match runs as without the attacker.
+    use rollback_abilities::session::{Identity, Peer, SessionConfig};
+    let net = EmulatedNetwork::new(NetConditions { latency_ms: 10, ..NetConditions::PERFECT }, 22);
+    let mallory = Identity::from_secrets([7; 32], [9; 32]).public();
+    let mut attacker = net.socket(PeerAddr(1));
+    let mut flood = |k: u8| {
+        for j in 0..50u8 {
+            let hello = forge::introduction(mallory, [k ^ j; 16], &[[j; 16], [k; 16]]);
+            attacker.send_to(&hello, &PeerAddr(0));
+        }
+    };
+    flood(0);
+    let mut peers: Vec<Peer<Duel, PeerAddr>> = (0..2u16)
+        .map(|i| {
+            let players = (0..2u16).map(|j| {
+                let t = if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j)) };
+                (usize::from(j), t)
+            });
+            Peer::start(
+                duel::new_world(5, 2),
+                net.socket(PeerAddr(i)),
+                players,
+                SessionConfig::default(),
+            )
+            .unwrap()
+        })
+        .collect();
+    for p in &mut peers {
+        p.runner.record(0);
+    }
+    let mut polls = 0u8;
+    while peers.iter_mut().map(|p| p.synchronized()).filter(|ready| !ready).count() > 0 {
+        polls += 1;
+        assert!(polls < 250, "the peers never synchronised");
+        flood(polls);
+        net.advance_ms(5);
+    }
+    documented_ticks(&net, &mut peers, 200, |t, _| flood(t as u8));
+    let seen = peers[0].guard.identity_of(&PeerAddr(1)).expect("player 1's identity is known");
+    assert_ne!(seen, mallory);
+    assert_eq!(peers[1].guard.identity_of(&PeerAddr(0)).map(|id| id == mallory), Some(false));
+    let events = peers[0].runner.drain_events();
+    assert!(!events.iter().any(|e| matches!(e, SessionEvent::PeerFault { .. })), "{events:?}");
+    let sums = |p: &Peer<Duel, PeerAddr>| -> Vec<u64> {
+        p.runner.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
+    };
+    let (a, b) = (sums(&peers[0]), sums(&peers[1]));
+    let n = a.len().min(b.len());
+    assert!(n >= 150, "{n}");
+    assert_eq!(a[..n], b[..n]);
+}
+
 #[test]
 fn the_documented_builder_caps_time_sync_waits_under_inflated_reports() {
     // A report claiming `frame_advantage: i16::MAX` every tick: whatever the cap, no wait
@@ -1285,7 +1396,8 @@ fn the_documented_builder_caps_time_sync_waits_under_inflated_reports() {
         let mut waits = Vec::new();
         for _ in 0..400 {
             let magic = peers[0].guard.remote_magic(&PeerAddr(1)).unwrap();
-            attacker.send_to(&forge::quality(magic, i16::MAX, 0), &PeerAddr(0));
+            let m = peers[1].guard.seal(&forge::quality(magic, i16::MAX, 0), &PeerAddr(0));
+            attacker.send_to(&m, &PeerAddr(0));
             documented_ticks(&net, &mut peers, 1, |_, _| {});
             waits.extend(peers[0].runner.drain_events().into_iter().filter_map(|e| match e {
                 SessionEvent::WaitRecommendation(n) => Some(n),

@@ -18,8 +18,9 @@
 //!   never run ahead of what was sent, a checksum report's frame lies near the session's frame;
 //! - a sender's session number (GGRS's 16-bit "magic") is pinned at its first input, so a
 //!   process that takes over a departed peer's port is refused;
-//! - with the identities peers announced in the handshake ([`Guard::authenticate`], done by
-//!   every `*_keyed` session starter and by [`LocalMatch`](super::LocalMatch)), every datagram
+//! - with the identities peers learnt on the socket ([`Guard::introduce`], done by every plain
+//!   session starter) or announced in the handshake ([`Guard::authenticate`], done by every
+//!   `*_keyed` starter and by [`LocalMatch`](super::LocalMatch)), every datagram
 //!   is sealed with a pairwise key only the two members hold, and one from a keyed address
 //!   without a valid authenticator, or replayed, is dropped before anything counts it
 //!   ([`GuardStats::unauthenticated`]): an off-path attacker cannot fault, flood or ban a
@@ -101,7 +102,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::evidence::{Equivocation, GENESIS, SignedInputs, chain_step, statement};
-use super::identity::{Identity, Link, PublicIdentity};
+use super::identity::{Identity, IdentityError, Link, PublicIdentity};
 
 /// GGRS's frame number type.
 type GgrsFrame = i32;
@@ -314,6 +315,17 @@ pub mod forge {
         )
     }
 
+    /// An introduction ([`Guard::introduce`](super::Guard::introduce)) announcing `identity`
+    /// with `nonce`, echoing `echoes` (at most four are kept).
+    pub fn introduction(
+        identity: crate::session::PublicIdentity,
+        nonce: [u8; 16],
+        echoes: &[[u8; 16]],
+    ) -> Message {
+        let echoes = echoes.iter().take(super::ECHOES_KEPT).copied().collect();
+        super::Hello { identity, nonce, echoes }.to_message()
+    }
+
     fn guard_message(magic: u16, msg: &super::GuardMsg) -> Message {
         guard_bytes(magic, bincode1::serialize(msg).unwrap_or_default())
     }
@@ -332,7 +344,7 @@ pub mod forge {
             .unwrap_or_else(unreachable_message)
     }
 
-    fn unreachable_message() -> Message {
+    pub(super) fn unreachable_message() -> Message {
         // bincode of {magic: 0, body: KeepAlive}: a u16 and the u32 variant index 7.
         super::message_from_bytes(&[0, 0, 7, 0, 0, 0]).expect("GGRS's keep-alive layout")
     }
@@ -668,6 +680,21 @@ const SIGNATURE_TRAILER: usize = 4 + 64;
 /// never sends it and drops such input unread).
 const GUARD_FRAME: GgrsFrame = -0x4752;
 
+/// The start frame that marks an introduction ([`Guard::introduce`]): a peer's public identity,
+/// its nonce for the receiver and the nonces it heard from the receiver's address, unsealed
+/// (the peers hold no key for each other yet).
+const HELLO_FRAME: GgrsFrame = -0x4845;
+
+/// Bytes of an introduction's nonce.
+const NONCE_LEN: usize = 16;
+
+/// Nonces heard from an address that an introduction echoes (the newest).
+const ECHOES_KEPT: usize = 4;
+
+/// GGRS messages held back for a remote whose identity this peer does not hold yet (the newest;
+/// GGRS sends its synchronisation requests again anyway).
+const HELD_BACK: usize = 32;
+
 /// The start frame of an injected status-only input message: its decoding reference is never
 /// present, so GGRS reads the statuses and nothing else.
 const STATUS_ONLY_FRAME: GgrsFrame = GgrsFrame::MAX;
@@ -815,6 +842,9 @@ struct Remote<A> {
     /// them, only sealed datagrams are read from its address and every datagram to it is sealed.
     identity: Option<PublicIdentity>,
     link: Option<Link>,
+    /// Learning its identity on the socket ([`Guard::introduce`]); `None` when it was given
+    /// ([`Guard::authenticate`]) or the session has no keys.
+    intro: Option<Intro>,
     /// The first frame of input it sent (its input chain starts there).
     first_frame: Option<GgrsFrame>,
     /// With an identity: the head of its input chain at each frame held, and its signatures
@@ -823,6 +853,89 @@ struct Remote<A> {
     sigs: BTreeMap<GgrsFrame, [u8; 64]>,
     /// Its equivocation was reported (once).
     equivocated: bool,
+}
+
+/// How this peer learns a remote's identity on the socket ([`Guard::introduce`]).
+struct Intro {
+    /// The nonce this peer sends it: the remote's identity is taken from an introduction that
+    /// echoes it, which only a process receiving at the remote's address can send.
+    ours: [u8; NONCE_LEN],
+    /// The nonces heard from its address until then (the newest last), echoed back.
+    heard: VecDeque<[u8; NONCE_LEN]>,
+    /// Its nonce, once its identity is taken: the only one echoed from then on.
+    theirs: Option<[u8; NONCE_LEN]>,
+    /// It introduced itself again since this peer last answered (it does not hold this peer's
+    /// identity yet): answer once more.
+    answer: bool,
+    /// GGRS's messages to it, held back until its identity is taken (then sealed and sent).
+    held: VecDeque<Message>,
+}
+
+/// An introduction on the wire: `version ‖ agree key ‖ verify key ‖ nonce ‖ count ‖ echoes`.
+#[derive(Debug, PartialEq, Eq)]
+struct Hello {
+    identity: PublicIdentity,
+    nonce: [u8; NONCE_LEN],
+    echoes: Vec<[u8; NONCE_LEN]>,
+}
+
+impl Hello {
+    const VERSION: u8 = 1;
+
+    fn to_message(&self) -> Message {
+        let mut bytes = Vec::with_capacity(2 + 64 + NONCE_LEN * (1 + self.echoes.len()));
+        bytes.push(Hello::VERSION);
+        bytes.extend_from_slice(&self.identity.agree);
+        bytes.extend_from_slice(&self.identity.verify);
+        bytes.extend_from_slice(&self.nonce);
+        bytes.push(self.echoes.len() as u8);
+        for e in &self.echoes {
+            bytes.extend_from_slice(e);
+        }
+        let body = WireBody::Input(WireInput {
+            peer_connect_status: Vec::new(),
+            disconnect_requested: false,
+            start_frame: HELLO_FRAME,
+            ack_frame: NULL_FRAME,
+            bytes,
+        });
+        WireMessage { magic: 0, body }.to_ggrs().unwrap_or_else(forge::unreachable_message)
+    }
+
+    /// The introduction a message carries: `None` for any other message or a malformed one.
+    fn of(msg: &Message) -> Option<Hello> {
+        let wire = WireMessage::from_ggrs(msg)?;
+        let WireBody::Input(input) = wire.body else { return None };
+        Hello::from_wire(&input)
+    }
+
+    fn from_wire(input: &WireInput) -> Option<Hello> {
+        if input.start_frame != HELLO_FRAME || !input.peer_connect_status.is_empty() {
+            return None;
+        }
+        let b = &input.bytes;
+        let fixed = 1 + 64 + NONCE_LEN + 1;
+        if b.len() < fixed || b[0] != Hello::VERSION {
+            return None;
+        }
+        let count = usize::from(b[fixed - 1]);
+        if count > ECHOES_KEPT || b.len() != fixed + count * NONCE_LEN {
+            return None;
+        }
+        let part = |at: usize| -> [u8; NONCE_LEN] {
+            let mut n = [0u8; NONCE_LEN];
+            n.copy_from_slice(&b[at..at + NONCE_LEN]);
+            n
+        };
+        let mut identity = PublicIdentity { agree: [0; 32], verify: [0; 32] };
+        identity.agree.copy_from_slice(&b[1..33]);
+        identity.verify.copy_from_slice(&b[33..65]);
+        Some(Hello {
+            identity,
+            nonce: part(65),
+            echoes: (0..count).map(|k| part(fixed + k * NONCE_LEN)).collect(),
+        })
+    }
 }
 
 /// Quality reports remembered per remote (GGRS sends one every 200 ms).
@@ -1699,6 +1812,51 @@ impl<A: Clone + Eq> Guard<A> {
         for (i, id, link) in links {
             s.remotes[i].identity = Some(id);
             s.remotes[i].link = Some(link);
+            s.remotes[i].intro = None;
+        }
+        s.signer = Some(local.duplicate());
+        Ok(())
+    }
+
+    /// Learns every remote's identity on the socket itself, for a session whose peers
+    /// exchanged none beforehand (the session starters without keys do this): `local` is this
+    /// peer's fresh identity for the match. Until a remote's identity is known, this peer sends
+    /// it an introduction (`local`'s public half and a random nonce) each poll, and holds
+    /// GGRS's messages to it back; everything else from its address is dropped
+    /// ([`GuardStats::unauthenticated`]). A remote's identity is taken from the first
+    /// introduction from its address that echoes the nonce this peer sent there — one only a
+    /// process receiving at that address can make — and is fixed from then on; the held
+    /// messages then go, sealed, and every datagram is authenticated as after
+    /// [`Guard::authenticate`]. An attacker off the path, whatever address it forges, can
+    /// neither slip in its own identity nor make this peer fault a member; one on the path
+    /// during the introduction can (exchange identities beforehand for that, in a lobby or the
+    /// session handshake, and use [`Guard::authenticate`]).
+    ///
+    /// Every peer of the match must start this way (a peer given keys drops introductions).
+    /// Fails, changing nothing, when the operating system gives no randomness.
+    pub fn introduce(&self, local: &Identity) -> Result<(), IdentityError> {
+        let mut s = lock(&self.shared);
+        let mut nonces = Vec::new();
+        for r in &s.remotes {
+            if r.link.is_none() {
+                let mut n = [0u8; NONCE_LEN];
+                getrandom::getrandom(&mut n).map_err(|e| IdentityError(e.to_string()))?;
+                nonces.push(n);
+            }
+        }
+        let mut nonces = nonces.into_iter();
+        for r in &mut s.remotes {
+            if r.link.is_none()
+                && let Some(ours) = nonces.next()
+            {
+                r.intro = Some(Intro {
+                    ours,
+                    heard: VecDeque::with_capacity(ECHOES_KEPT),
+                    theirs: None,
+                    answer: false,
+                    held: VecDeque::new(),
+                });
+            }
         }
         s.signer = Some(local.duplicate());
         Ok(())
@@ -1952,6 +2110,7 @@ impl<S, A: Clone + Eq> GuardedSocket<S, A> {
                 allowance: config.flood_burst,
                 identity: None,
                 link: None,
+                intro: None,
                 first_frame: None,
                 chain: BTreeMap::new(),
                 sigs: BTreeMap::new(),
@@ -2429,6 +2588,83 @@ impl<A: Clone + Eq> Shared<A> {
 }
 
 impl<A: Clone + Eq> Shared<A> {
+    /// The introductions due: one to every remote whose identity this peer does not hold yet,
+    /// and an answer to every one that introduced itself again since the last (it does not hold
+    /// this peer's yet). Unsealed: the receiver may hold no key.
+    fn introductions(&mut self) -> Vec<(A, Message)> {
+        let Some(local) = self.signer.as_ref().map(Identity::public) else { return Vec::new() };
+        let mut out = Vec::new();
+        for r in &mut self.remotes {
+            let Some(intro) = r.intro.as_mut() else { continue };
+            if r.banned || r.gone || r.cut || (r.link.is_some() && !intro.answer) {
+                continue;
+            }
+            intro.answer = false;
+            let echoes = match intro.theirs {
+                Some(n) => vec![n],
+                None => intro.heard.iter().copied().collect(),
+            };
+            let hello = Hello { identity: local, nonce: intro.ours, echoes };
+            out.push((r.addr.clone(), hello.to_message()));
+        }
+        out
+    }
+
+    /// An introduction from remote `i`'s address. Returns GGRS's held-back messages to it,
+    /// sealed, when it makes the remote's identity known.
+    fn on_hello(&mut self, i: usize, hello: Hello) -> Vec<Message> {
+        let r = &mut self.remotes[i];
+        let (known, identity) = (r.link.is_some(), r.identity);
+        let Some(intro) = r.intro.as_mut() else { return Vec::new() };
+        if known {
+            // Known already: the same identity asks again (it lacks this peer's); any other is
+            // not the member's.
+            if identity == Some(hello.identity) {
+                intro.answer = true;
+            } else {
+                self.stats.unauthenticated += 1;
+            }
+            return Vec::new();
+        }
+        if !hello.echoes.contains(&intro.ours) {
+            if !intro.heard.contains(&hello.nonce) {
+                if intro.heard.len() == ECHOES_KEPT {
+                    intro.heard.pop_front();
+                }
+                intro.heard.push_back(hello.nonce);
+            }
+            return Vec::new();
+        }
+        let Some(link) = self.signer.as_ref().and_then(|me| me.link(&hello.identity)) else {
+            self.stats.unauthenticated += 1;
+            return Vec::new();
+        };
+        intro.theirs = Some(hello.nonce);
+        intro.heard.clear();
+        intro.answer = true;
+        let held: Vec<Message> = intro.held.drain(..).collect();
+        self.remotes[i].identity = Some(hello.identity);
+        self.remotes[i].link = Some(link);
+        let addr = self.remotes[i].addr.clone();
+        held.into_iter().filter_map(|m| self.seal(&m, &addr)).collect()
+    }
+
+    /// Holds `msg` back for remote `addr` while its identity is unknown ([`Guard::introduce`]);
+    /// whether it was held.
+    fn hold_back(&mut self, msg: &Message, addr: &A) -> bool {
+        let Some(i) = self.index(addr) else { return false };
+        let r = &mut self.remotes[i];
+        let Some(intro) = r.intro.as_mut() else { return false };
+        if r.link.is_some() {
+            return false;
+        }
+        if intro.held.len() == HELD_BACK {
+            intro.held.pop_front();
+        }
+        intro.held.push_back(msg.clone());
+        true
+    }
+
     /// Bytes of one frame of this peer's input as it sends it to remote `i` (a spectator gets
     /// every player's).
     fn local_len(&self, i: usize) -> usize {
@@ -2531,27 +2767,41 @@ impl<A: Clone + Eq> Shared<A> {
     /// What remote `i` sent, checked against its key: the message itself when this peer holds
     /// no key for it, the opened message (and the signature it carried) when it is sealed with
     /// the key, `None` otherwise.
-    fn open(&mut self, i: usize, msg: Message) -> Option<(Message, Option<InputSignature>)> {
-        let Some(link) = self.remotes[i].link.as_mut() else { return Some((msg, None)) };
-        let wire = WireMessage::from_ggrs(&msg)?;
-        match wire.body {
-            WireBody::Input(input)
-                if input.start_frame == SEALED_FRAME && input.peer_connect_status.is_empty() =>
-            {
-                Some((link.open(&input.bytes).and_then(message_from_bytes)?, None))
-            }
-            WireBody::Input(input)
-                if input.start_frame == SIGNED_FRAME && input.peer_connect_status.is_empty() =>
-            {
-                let payload = link.open(&input.bytes)?;
-                let (m, trailer) = payload.split_at(payload.len().checked_sub(SIGNATURE_TRAILER)?);
-                let frame = GgrsFrame::from_le_bytes(trailer[..4].try_into().ok()?);
-                let sig: [u8; 64] = trailer[4..].try_into().ok()?;
-                Some((message_from_bytes(m)?, Some((frame, sig))))
-            }
-            _ => None,
+    fn open(&mut self, i: usize, msg: Message) -> Opened {
+        let Some(link) = self.remotes[i].link.as_mut() else { return Opened::Message(msg, None) };
+        let Some(wire) = WireMessage::from_ggrs(&msg) else { return Opened::Refused };
+        let WireBody::Input(input) = wire.body else { return Opened::Refused };
+        if !input.peer_connect_status.is_empty() {
+            return Opened::Refused;
         }
+        let signed = |payload: &[u8]| {
+            let (m, trailer) = payload.split_at(payload.len().checked_sub(SIGNATURE_TRAILER)?);
+            let frame = GgrsFrame::from_le_bytes(trailer[..4].try_into().ok()?);
+            let sig: [u8; 64] = trailer[4..].try_into().ok()?;
+            Some(Opened::Message(message_from_bytes(m)?, Some((frame, sig))))
+        };
+        let opened = match input.start_frame {
+            SEALED_FRAME => link
+                .open(&input.bytes)
+                .and_then(message_from_bytes)
+                .map(|m| Opened::Message(m, None)),
+            SIGNED_FRAME => link.open(&input.bytes).and_then(signed),
+            HELLO_FRAME => Hello::from_wire(&input).map(Opened::Hello),
+            _ => None,
+        };
+        opened.unwrap_or(Opened::Refused)
     }
+}
+
+/// What [`Shared::open`] made of a datagram from a remote.
+enum Opened {
+    /// The message (as it came when this peer holds no key for the remote, opened when it was
+    /// sealed with the key), and the signature it carried.
+    Message(Message, Option<InputSignature>),
+    /// An introduction ([`Guard::introduce`]).
+    Hello(Hello),
+    /// Not sealed with the remote's key, or replayed.
+    Refused,
 }
 
 /// The message a sealed one carries, unchecked (`None` for a message that is not sealed). The
@@ -2575,13 +2825,23 @@ pub(crate) fn sealed_inner(m: &Message) -> Option<Message> {
 
 /// The message the emulated network draws a datagram's fate from: the one a sealed datagram
 /// carries, and a relay of the guards' protocol without its proof (the signature and the chain
-/// head differ with every match's keys), encoded as a relay without a proof field was. A seeded
-/// match thus goes the same way whatever the keys.
+/// head differ with every match's keys), encoded as a relay without a proof field was, and an
+/// introduction with its keys and nonces zeroed. A seeded match thus goes the same way whatever
+/// the keys.
 pub(crate) fn fate_view(m: &Message) -> Option<Message> {
     let inner = sealed_inner(m);
     let m = inner.as_ref().unwrap_or(m);
     let wire = WireMessage::from_ggrs(m)?;
     let WireBody::Input(input) = &wire.body else { return inner };
+    if input.start_frame == HELLO_FRAME {
+        // Random keys and nonces: the same length of zeros (a view is its own).
+        if input.bytes.iter().all(|b| *b == 0) {
+            return None;
+        }
+        let mut blank = input.clone();
+        blank.bytes.iter_mut().for_each(|b| *b = 0);
+        return WireMessage { magic: wire.magic, body: WireBody::Input(blank) }.to_ggrs();
+    }
     if input.start_frame != GUARD_FRAME {
         return inner;
     }
@@ -2605,7 +2865,7 @@ where
 {
     fn send_to(&mut self, msg: &Message, addr: &A) {
         let mut s = lock(&self.shared);
-        if s.outgoing(msg, addr) {
+        if s.outgoing(msg, addr) && !s.hold_back(msg, addr) {
             match s.seal(msg, addr) {
                 Some(sealed) => self.inner.send_to(&sealed, addr),
                 None => self.inner.send_to(msg, addr),
@@ -2619,13 +2879,16 @@ where
             let mut s = lock(&self.shared);
             s.pump();
             let outbox = core::mem::take(&mut s.outbox);
-            outbox
-                .into_iter()
-                .map(|(addr, m)| match s.seal(&m, &addr) {
-                    Some(sealed) => (addr, sealed),
-                    None => (addr, m),
-                })
-                .collect::<Vec<_>>()
+            let mut out = s.introductions();
+            for (addr, m) in outbox {
+                if !s.hold_back(&m, &addr) {
+                    out.push(match s.seal(&m, &addr) {
+                        Some(sealed) => (addr, sealed),
+                        None => (addr, m),
+                    });
+                }
+            }
+            out
         };
         for (addr, m) in &outbox {
             self.inner.send_to(m, addr);
@@ -2635,6 +2898,7 @@ where
         let mut out = Vec::with_capacity(received.len());
         let mut per_sender = vec![0usize; s.remotes.len()];
         let mut flooded = vec![0usize; s.remotes.len()];
+        let mut released: Vec<(A, Vec<Message>)> = Vec::new();
         let (rate, burst) = (s.config.flood_rate, s.config.flood_burst);
         for r in &mut s.remotes {
             r.allowance = r.allowance.saturating_add(rate).min(burst);
@@ -2650,11 +2914,25 @@ where
                 s.stats.dropped += 1;
                 continue;
             }
+            // While its identity is being learnt, only its introductions are read.
+            if s.remotes[i].intro.is_some() && s.remotes[i].link.is_none() {
+                if let Some(hello) = Hello::of(&msg) {
+                    released.push((from.clone(), s.on_hello(i, hello)));
+                } else {
+                    s.stats.dropped += 1;
+                    s.stats.unauthenticated += 1;
+                }
+                continue;
+            }
             // A datagram not sealed with the member's key is not the member's: before anything
             // counts it toward the member (its fair share, its faults), it is dropped.
             let (msg, signature) = match s.open(i, msg) {
-                Some(m) => m,
-                None => {
+                Opened::Message(m, signature) => (m, signature),
+                Opened::Hello(hello) if s.remotes[i].intro.is_some() => {
+                    s.on_hello(i, hello);
+                    continue;
+                }
+                Opened::Hello(_) | Opened::Refused => {
                     s.stats.dropped += 1;
                     s.stats.unauthenticated += 1;
                     continue;
@@ -2735,6 +3013,12 @@ where
             }
         }
         out.append(&mut s.inject);
+        drop(s);
+        for (to, messages) in released {
+            for m in &messages {
+                self.inner.send_to(m, &to);
+            }
+        }
         out
     }
 }
@@ -2742,6 +3026,43 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_introduction_round_trips_and_nothing_else_reads_as_one() {
+        let identity = Identity::from_secrets([3; 32], [4; 32]).public();
+        let hello = Hello { identity, nonce: [5; NONCE_LEN], echoes: vec![[6; NONCE_LEN]; 2] };
+        let m = hello.to_message();
+        assert_eq!(Hello::of(&m), Some(hello));
+        let body = |bytes: Vec<u8>| forge::guard_bytes(0, bytes);
+        let wire = |m: &Message| match WireMessage::from_ggrs(m).map(|w| w.body) {
+            Some(WireBody::Input(input)) => input.bytes,
+            _ => Vec::new(),
+        };
+        let good = wire(&m);
+        let as_hello = |bytes: Vec<u8>| {
+            let body = WireBody::Input(WireInput {
+                peer_connect_status: Vec::new(),
+                disconnect_requested: false,
+                start_frame: HELLO_FRAME,
+                ack_frame: NULL_FRAME,
+                bytes,
+            });
+            Hello::of(&WireMessage { magic: 0, body }.to_ggrs().unwrap())
+        };
+        assert!(as_hello(good.clone()).is_some());
+        // Truncated, one byte too many, another version, more echoes than are kept.
+        assert_eq!(as_hello(good[..good.len() - 1].to_vec()), None);
+        assert_eq!(as_hello([good.clone(), vec![0]].concat()), None);
+        let mut other = good.clone();
+        other[0] = 2;
+        assert_eq!(as_hello(other), None);
+        let mut many = good[..1 + 64 + NONCE_LEN].to_vec();
+        many.push(ECHOES_KEPT as u8 + 1);
+        many.extend(vec![0; NONCE_LEN * (ECHOES_KEPT + 1)]);
+        assert_eq!(as_hello(many), None);
+        // The same bytes in a guard message are not an introduction.
+        assert_eq!(Hello::of(&body(good)), None);
+    }
 
     #[test]
     fn rle_decoding_is_bounded() {

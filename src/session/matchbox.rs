@@ -40,6 +40,7 @@
 
 use super::guard::{Guard, GuardConfig, GuardedSocket};
 use super::handshake::{Handshake, HandshakeError};
+use super::identity::{Identity, IdentityError};
 use super::runner::{GgrsConfig, Runner, hardened_builder};
 use super::start::SessionConfig;
 use crate::world::{Game, World};
@@ -174,6 +175,9 @@ pub enum MatchboxError {
     Ggrs(GgrsError),
     /// The message loop thread could not be started.
     Io(std::io::Error),
+    /// The operating system (in a browser, the page's `crypto`) gave no randomness for this
+    /// peer's match identity.
+    Identity(IdentityError),
     /// [`Connecting::poll`] was called again after it returned the session or an error.
     Spent,
 }
@@ -209,6 +213,7 @@ impl fmt::Display for MatchboxError {
             }
             MatchboxError::Ggrs(e) => write!(f, "GGRS: {e}"),
             MatchboxError::Io(e) => write!(f, "cannot start the socket's message loop: {e}"),
+            MatchboxError::Identity(e) => write!(f, "{e}"),
             MatchboxError::Spent => {
                 write!(f, "this connection attempt has already ended (start a new one)")
             }
@@ -223,6 +228,7 @@ impl std::error::Error for MatchboxError {
             MatchboxError::Handshake(e) => Some(e),
             MatchboxError::Ggrs(e) => Some(e),
             MatchboxError::Io(e) => Some(e),
+            MatchboxError::Identity(e) => Some(e),
             _ => None,
         }
     }
@@ -776,6 +782,9 @@ pub fn start_p2p_session<G: Game>(
         config.guard.unwrap_or_else(|| GuardConfig::new(roster.len(), config.max_prediction)),
         remotes,
     );
+    // Every datagram sealed and every input signed, with identities learnt on the channel.
+    let local = Identity::generate().map_err(MatchboxError::Identity)?;
+    guard.introduce(&local).map_err(MatchboxError::Identity)?;
     Ok((builder.start_p2p_session(guarded)?, guard))
 }
 

@@ -104,6 +104,9 @@ pub enum SessionError {
         /// Ticks without progress.
         ticks: u64,
     },
+    /// The operating system gave no randomness for this peer's match identity (a session
+    /// started without keys makes one to learn its peers' on the socket).
+    Identity(super::identity::IdentityError),
 }
 
 impl fmt::Display for SessionError {
@@ -123,6 +126,7 @@ impl fmt::Display for SessionError {
             SessionError::Stalled { frame, ticks } => {
                 write!(f, "the match stalled at frame {frame}: no progress for {ticks} ticks")
             }
+            SessionError::Identity(e) => write!(f, "{e}"),
         }
     }
 }

@@ -16,10 +16,12 @@ use ggrs::{GgrsError, NonBlockingSocket, P2PSession, PlayerType, SessionState, S
 /// A started session and the guard in front of its socket.
 type Started<S, A> = (S, Guard<A>);
 
-/// A peer's keys for one match: its own per-match [`Identity`] and the identity each remote
-/// address announced in the session [`Handshake`](super::Handshake). Given to a session
-/// starter, the guard authenticates every datagram with them ([`Guard::authenticate`]): a
-/// datagram only a member could have made is read, anything else is dropped unread.
+/// A peer's keys for one match, exchanged before the session starts: its own per-match
+/// [`Identity`] and the identity each remote address announced in the session
+/// [`Handshake`](super::Handshake). Given to a `*_keyed` session starter, the guard
+/// authenticates every datagram with them ([`Guard::authenticate`]) instead of learning the
+/// identities on the socket ([`Guard::introduce`], what the plain starters do): a datagram
+/// only a member could have made is read, anything else is dropped unread.
 #[derive(Debug)]
 pub struct MatchKeys<A> {
     /// This peer's identity (announced in its handshake).
@@ -88,9 +90,13 @@ impl SessionConfig {
     /// player, `Spectator` addresses with handles past the players'). Returns the session and
     /// the guard (the runner holds a copy).
     ///
-    /// Without keys an attacker who can forge a member's source address and guess its 16-bit
-    /// session number can make the guard fault that member: [`SessionConfig::start_p2p_keyed`]
-    /// authenticates every datagram.
+    /// Every datagram is authenticated: this peer makes a fresh [`Identity`] for the match and
+    /// learns every remote's on the socket itself ([`Guard::introduce`]), so a datagram is read
+    /// only when its sender's key sealed it, and every player's input is signed. An attacker
+    /// off the path cannot fault, flood, ban or speak for a member, whatever address and
+    /// session number it forges. Every peer of the match must start this way (or every peer
+    /// with [`SessionConfig::start_p2p_keyed`]). Fails with [`SessionError::Identity`] when the
+    /// operating system gives no randomness.
     pub fn start_p2p<G: Game, A: Address, S: NonBlockingSocket<A> + 'static>(
         &self,
         runner: &mut Runner<G>,
@@ -100,9 +106,11 @@ impl SessionConfig {
         self.start_p2p_with(runner, socket, players, None)
     }
 
-    /// [`SessionConfig::start_p2p`] with every datagram authenticated by `keys` (the identities
-    /// exchanged in the session handshake): only the match's members can make a datagram this
-    /// peer reads. Fails when a remote of `players` has no valid identity in `keys`.
+    /// [`SessionConfig::start_p2p`] with the identities given in `keys` (exchanged beforehand,
+    /// in the session [`Handshake`](super::Handshake) over a lobby or another channel the peers
+    /// trust) instead of learnt on the socket: this also holds against an attacker on the path
+    /// while the session starts. Fails when a remote of `players` has no valid identity in
+    /// `keys`.
     pub fn start_p2p_keyed<G: Game, A: Address, S: NonBlockingSocket<A> + 'static>(
         &self,
         runner: &mut Runner<G>,
@@ -137,8 +145,9 @@ impl SessionConfig {
         let need: Vec<A> = remotes.iter().map(|(a, _)| a.clone()).collect();
         let (socket, guard) =
             GuardedSocket::new::<G::Input>(socket, self.guard_config(count), remotes);
-        if let Some(keys) = keys {
-            authenticate(&guard, keys, &need)?;
+        match keys {
+            Some(keys) => authenticate(&guard, keys, &need)?,
+            None => introduce(&guard)?,
         }
         let mut builder = hardened_builder::<GgrsConfig<G, A>>(
             count,
@@ -159,7 +168,9 @@ impl SessionConfig {
     /// player's input from the host and nothing from anyone else, GGRS's wall-clock disconnect
     /// timeout is off (a host silent for [`SessionConfig::departure_ticks`] is reported
     /// gone), and the guard is attached to `runner`. The runner's world sets the number of
-    /// players.
+    /// players. Every datagram to and from the host is authenticated with identities learnt on
+    /// the socket, as in [`SessionConfig::start_p2p`] (the host's session lists this spectator
+    /// and starts the same way).
     pub fn start_spectator<G: Game, A: Address, S: NonBlockingSocket<A> + 'static>(
         &self,
         runner: &mut Runner<G>,
@@ -169,8 +180,8 @@ impl SessionConfig {
         self.start_spectator_with(runner, socket, host, None)
     }
 
-    /// [`SessionConfig::start_spectator`] with every datagram to and from the host
-    /// authenticated by `keys` (the host's identity from the handshake).
+    /// [`SessionConfig::start_spectator`] with the host's identity given in `keys` (from the
+    /// handshake) instead of learnt on the socket.
     pub fn start_spectator_keyed<G: Game, A: Address, S: NonBlockingSocket<A> + 'static>(
         &self,
         runner: &mut Runner<G>,
@@ -200,13 +211,21 @@ impl SessionConfig {
             self.input_delay,
             self.desync_interval,
         )?;
-        if let Some(keys) = keys {
-            authenticate(&guard, keys, core::slice::from_ref(&host))?;
+        match keys {
+            Some(keys) => authenticate(&guard, keys, core::slice::from_ref(&host))?,
+            None => introduce(&guard)?,
         }
         let session = builder.start_spectator_session(host, socket);
         runner.attach_guard(guard.clone());
         Ok((session, guard))
     }
+}
+
+/// Authenticates `guard`'s datagrams with identities learnt on the socket, under a fresh
+/// identity of this peer's ([`Guard::introduce`]).
+fn introduce<A: Address>(guard: &Guard<A>) -> Result<(), SessionError> {
+    let local = Identity::generate().map_err(SessionError::Identity)?;
+    guard.introduce(&local).map_err(SessionError::Identity)
 }
 
 /// Authenticates `guard`'s datagrams with `keys`; every address of `need` must have a key.
@@ -311,7 +330,8 @@ impl<G: Game, A: Address> core::fmt::Debug for Peer<G, A> {
 
 impl<G: Game, A: Address> Peer<G, A> {
     /// Starts a peer of a P2P match on `socket` (see [`SessionConfig::start_p2p`] for
-    /// `players`): `world` must be identical on every peer.
+    /// `players`, and for how every datagram is authenticated): `world` must be identical on
+    /// every peer.
     pub fn start<S: NonBlockingSocket<A> + 'static>(
         world: World<G>,
         socket: S,
@@ -323,7 +343,7 @@ impl<G: Game, A: Address> Peer<G, A> {
         Ok(Peer { runner, session, guard })
     }
 
-    /// [`Peer::start`] with every datagram authenticated by `keys`
+    /// [`Peer::start`] with the identities given in `keys` instead of learnt on the socket
     /// ([`SessionConfig::start_p2p_keyed`]).
     pub fn start_keyed<S: NonBlockingSocket<A> + 'static>(
         world: World<G>,
@@ -386,7 +406,8 @@ impl<G: Game, A: Address> Spectator<G, A> {
         Ok(Spectator { runner, session, guard })
     }
 
-    /// [`Spectator::start`] with every datagram to and from the host authenticated by `keys`.
+    /// [`Spectator::start`] with the host's identity given in `keys` instead of learnt on the
+    /// socket.
     pub fn start_keyed<S: NonBlockingSocket<A> + 'static>(
         world: World<G>,
         socket: S,

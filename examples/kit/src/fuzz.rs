@@ -343,7 +343,7 @@ pub fn session(data: &[u8]) {
                 // A reply whose stamp this peer may or may not have sent.
                 5 => Some(forge::quality_reply(magic, u128::from(b.u64()))),
                 6 => Some(forge::ack(magic, near(&mut b))),
-                _ => match b.u8() % 6 {
+                _ => match b.u8() % 7 {
                     // The guards' departure protocol, as a liar would speak it.
                     0 => Some(forge::depart(magic, u16::from(b.u8() % 4), near(&mut b))),
                     1 => {
@@ -394,6 +394,29 @@ pub fn session(data: &[u8]) {
                             _ => &[2],
                         };
                         Some(forge::relay_signed(magic, out, u16::from(b.u8() % 4), &run))
+                    }
+                    5 => {
+                        // An introduction (what peers started without keys say first): some
+                        // identity, nonce and echoes, or member 1's own identity.
+                        let identity = if b.u8().is_multiple_of(2) {
+                            m.peers()[1].identity().public()
+                        } else {
+                            let mut agree = [0u8; 32];
+                            let mut verify = [0u8; 32];
+                            b.fill(&mut agree);
+                            b.fill(&mut verify);
+                            rollback_abilities::session::PublicIdentity { agree, verify }
+                        };
+                        let mut nonce = [0u8; 16];
+                        b.fill(&mut nonce);
+                        let echoes: Vec<[u8; 16]> = (0..b.u8() % 6)
+                            .map(|_| {
+                                let mut e = [0u8; 16];
+                                b.fill(&mut e);
+                                e
+                            })
+                            .collect();
+                        Some(forge::introduction(identity, nonce, &echoes))
                     }
                     _ => {
                         // Stored evidence, as a game would read it back: decoding returns a

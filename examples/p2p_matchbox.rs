@@ -211,6 +211,8 @@ fn describe(ev: &SessionEvent, who: &dyn Fn(&str) -> String) -> Option<String> {
         SessionEvent::Equivocation { peer, evidence } => {
             format!("{} sent two different signed inputs: {evidence}", who(peer))
         }
+        // Events a later version adds: their debug text.
+        other => format!("{other:?}"),
     })
 }
 

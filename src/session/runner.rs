@@ -185,6 +185,7 @@ impl RunnerStats {
 
 /// A session event the runner saw (from GGRS, simplified and address-free).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SessionEvent {
     /// Synchronised with a peer.
     Synchronized(String),

@@ -9,7 +9,9 @@
 //!   cue reconciliation, recording and desync reports.
 //! - [`Peer::start`] and [`Spectator::start`]: a P2P peer or a spectator on any socket, built
 //!   the safe way in one call ([`SessionConfig`]): the socket behind a [`GuardedSocket`], GGRS
-//!   built with the settings the guarantees need, the [`Guard`] attached to the runner.
+//!   built with the settings the guarantees need, the [`Guard`] attached to the runner, and
+//!   every datagram authenticated with identities the peers learn on the socket
+//!   ([`Guard::introduce`]; `start_keyed` takes identities exchanged beforehand instead).
 //! - [`GuardedSocket`]: the layer in front of every GGRS socket that validates what peers send
 //!   (GGRS 0.13 panics or aborts on malformed messages) and runs the survivors' departure
 //!   agreement, so a match survives a player leaving; `docs/determinism.md` states the

@@ -397,3 +397,165 @@ fn content_without_boxes_keeps_its_hash_and_snapshot() {
             .unwrap();
     assert_eq!(c.hash(), none.hash(), "an empty box list hashes as no list");
 }
+
+/// The shipped scenario stating the jab's frame data and its content, copied into a fresh
+/// directory with the content's hit box written as `hit_box`.
+fn jab_scenario(
+    dir: &std::path::Path,
+    hit_box: Option<(&str, &str)>,
+) -> rollback_abilities::scenario::ScenarioReport {
+    use rollback_abilities::scenario::{RunOptions, Scenario, run};
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios");
+    let text = std::fs::read_to_string(shipped.join("boxes01_jab_range_and_pushback.ron")).unwrap();
+    let mut content = std::fs::read_to_string(shipped.join("content/jab.ron")).unwrap();
+    if let Some((from, to)) = hit_box {
+        assert!(content.contains(from), "the shipped jab declares {from}");
+        content = content.replace(from, to);
+    }
+    std::fs::create_dir_all(dir.join("content")).unwrap();
+    std::fs::write(dir.join("content/jab.ron"), content).unwrap();
+    std::fs::write(dir.join("jab.ron"), &text).unwrap();
+    let s = Scenario::load(dir.join("jab.ron")).unwrap_or_else(|e| panic!("{e}"));
+    run(&s, &RunOptions::default()).unwrap()
+}
+
+/// The line of the scenario file's first line containing `needle`.
+fn line_of(needle: &str) -> usize {
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/scenarios/boxes01_jab_range_and_pushback.ron");
+    let text = std::fs::read_to_string(shipped).unwrap();
+    text.lines().position(|l| l.contains(needle)).expect("the check is in the file") + 1
+}
+
+#[test]
+fn a_shorter_jab_hit_box_in_ron_fails_its_scenario_and_the_original_passes_again() {
+    let dir = std::env::temp_dir().join(format!("jab-scenario-{}", std::process::id()));
+    let report = jab_scenario(&dir, None);
+    assert!(report.passed(), "{report}");
+
+    // The designer shortens the jab's reach from 44 to 20: the target at 40 is out of reach.
+    let report = jab_scenario(&dir, Some(("x: 0, y: 20, w: 44", "x: 0, y: 20, w: 20")));
+    let text = report.to_string();
+    assert!(!report.passed(), "{text}");
+    let hit = line_of(r#"Hit(by: "jabber", on: "target""#);
+    assert!(
+        text.contains(&format!(
+            "FAIL line {hit:<4} frame 4: hit by jabber on target with Jab box 0 × 1\n         \
+             failed at frame 4: expected 1 hit, got 0 events"
+        )),
+        "{text}"
+    );
+    let pos = line_of(r#"Position(on: "target", x: 52"#);
+    assert!(
+        text.contains(&format!(
+            "FAIL line {pos:<4} frames 4..=13: target at x = 52 facing Left\n         failed at \
+             frame 4 (10 frames): expected x 52, facing Left, got x 40, facing Left"
+        )),
+        "{text}"
+    );
+    let health = line_of(r#"Attribute(on: "target", attribute: "Health", current: 92)"#);
+    assert!(text.contains(&format!("FAIL line {health:<4} frame 4: target.Health")), "{text}");
+    // The blocked jab at 40 whiffs too (3 more); the whiff at 60 and the push separation still
+    // hold, and every mode still agrees.
+    assert_eq!(report.failed_expectations(), 7, "{text}");
+    assert!(text.contains("ok   mode Rollback"), "{text}");
+
+    // Back to the shipped content: it passes again.
+    let report = jab_scenario(&dir, None);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(report.passed(), "{report}");
+}
+
+#[test]
+fn a_scenario_places_boxes_only_with_content_that_has_them() {
+    use rollback_abilities::scenario::{Scenario, ScenarioErrorKind};
+    let text = r#"(
+    content: Inline("(tags: [\"A\"])"),
+    entities: { "hero": (at: (x: 0)) },
+)"#;
+    let e = Scenario::from_str(text, "at.ron", None).unwrap_err();
+    assert_eq!(
+        (e.kind, e.line, e.path.as_str()),
+        (ScenarioErrorKind::InvalidValue, 3, "entities.hero.at")
+    );
+    assert!(e.message.contains("the content declares none"), "{e}");
+
+    let text = r#"(
+    content: Inline("(bodies: { \"Fighter\": (boxes: [(kind: Hurt, w: 2, h: 2)]) })"),
+    entities: { "hero": (at: (x: 0, body: "Figter")) },
+)"#;
+    let e = Scenario::from_str(text, "at.ron", None).unwrap_err();
+    assert_eq!(
+        (e.kind, e.path.as_str()),
+        (ScenarioErrorKind::UnknownName, "entities.hero.at.body")
+    );
+    assert!(e.message.contains("did you mean \"Fighter\""), "{e}");
+
+    let text = r#"(
+    content: Inline("(timelines: { \"Jab\": (active: 3, boxes: [(kind: Hurt, from: 0, to: 3, w: 2, h: 2)]) })"),
+    entities: { "hero": (at: (x: 0)) },
+    expect: [(frame: 0, that: Hit(timeline: "Jab", box: 0))],
+)"#;
+    let e = Scenario::from_str(text, "at.ron", None).unwrap_err();
+    assert_eq!(e.path, "expect[0].that.box");
+    assert!(
+        e.message.contains("box 0 of the timeline \"Jab\" is not a hit box (its hit boxes: none)"),
+        "{e}"
+    );
+}
+
+/// A scenario host without positions of its own, whose world keeps none: placing fails the
+/// run before it starts, naming the entity.
+impl rollback_abilities::scenario::ScenarioHost for Line {
+    fn scenario_input(input: &rollback_abilities::scenario::ScenarioInput) -> u8 {
+        input.held as u8
+    }
+}
+
+#[test]
+fn a_game_that_cannot_place_an_entity_fails_the_scenario_before_it_runs() {
+    use rollback_abilities::scenario::{RunOptions, Scenario, run_with_hooks};
+    let text = r#"(
+    content: Inline("(bodies: { \"Fighter\": (boxes: [(kind: Hurt, w: 2, h: 2)]) })"),
+    entities: { "hero": (at: (x: 0, body: "Fighter")) },
+)"#;
+    let s = Scenario::from_str(text, "at.ron", None).unwrap();
+    let e = run_with_hooks(&s, &Hooks::<Line>::new(), &RunOptions::default(), None).unwrap_err();
+    assert!(e.message.contains("cannot place \"hero\""), "{e}");
+    assert!(rollback_abilities::scenario::run(&s, &RunOptions::default()).unwrap().passed());
+}
+
+#[test]
+fn the_world_keeps_anchors_only_for_a_game_that_asks_and_content_with_boxes() {
+    use rollback_abilities::scenario::ScenarioGame;
+    let config = WorldConfig { max_entities: 4, ..WorldConfig::default() };
+    let anchor = BoxAnchor::at(num::int(5), Fx::ZERO);
+    // A game with positions of its own: the world keeps none.
+    let mut w = World::<Line>::new(content(JAB), &Hooks::new(), config).unwrap();
+    let e = w.spawn().unwrap();
+    assert!(!w.set_anchor(e, anchor));
+    assert_eq!(w.kept_anchor(e), None);
+    // The scenario game, content without boxes: no column (the scenario goldens keep their
+    // checksums).
+    let plain = Arc::new(Content::from_ron_str("(tags: [\"A\"])").unwrap());
+    let mut w = World::<ScenarioGame>::new(plain, &Hooks::new(), config).unwrap();
+    let e = w.spawn().unwrap();
+    assert!(!w.set_anchor(e, anchor));
+    // With boxes: kept, moved by pushes, rolled back, cleared on despawn.
+    let mut w = World::<ScenarioGame>::new(content(JAB), &Hooks::new(), config).unwrap();
+    let fighter = Some(content(JAB).body("Fighter").unwrap());
+    let a = w.spawn().unwrap();
+    let b = w.spawn().unwrap();
+    assert!(w.set_anchor(a, BoxAnchor { body: fighter, ..BoxAnchor::at(num::int(0), Fx::ZERO) }));
+    assert!(w.set_anchor(b, BoxAnchor { body: fighter, ..BoxAnchor::at(num::int(10), Fx::ZERO) }));
+    let before = w.snapshot();
+    w.step(&[Default::default(), Default::default()]);
+    assert_eq!(w.kept_anchor(a).map(|x| x.x), Some(num::int(-7)), "pushed apart half each");
+    assert_eq!(w.kept_anchor(b).map(|x| x.x), Some(num::int(17)));
+    w.load(&before).unwrap();
+    assert_eq!(w.kept_anchor(a).map(|x| x.x), Some(num::int(0)), "rolled back");
+    w.despawn(a);
+    let c = w.spawn().unwrap();
+    assert_eq!(c.index, a.index, "the slot is reused");
+    assert_eq!(w.kept_anchor(c), None, "a new entity is not placed");
+}

@@ -752,3 +752,51 @@ fn fighters_cannot_overlap() {
     assert_eq!(xs[0], num::neg(duel::ARENA_HALF));
     assert!(xs.windows(2).all(|p| num::sub(p[1], p[0]) >= width), "{xs:?}");
 }
+
+/// The push boxes of standing fighters after the frame, as the world's box pass placed them.
+fn fighter_push_boxes(w: &World<Duel>) -> Vec<(Entity, rollback_abilities::BoxRect)> {
+    w.boxes()
+        .iter()
+        .filter(|b| b.kind == rollback_abilities::BoxKind::Push)
+        .filter(|b| w.component(b.entity).is_some_and(|c| c.kind == duel::Kind::Fighter as u8))
+        .map(|b| (b.entity, b.rect))
+        .collect()
+}
+
+/// Fighters walking into each other, then all into the right wall, then all into the left one:
+/// after every frame no two fighters' push boxes (`bodies.Fighter` in `duel.ron`) overlap.
+fn fighters_never_overlap(fighters: usize) {
+    let mut w = duel::new_world(0xB0D1E5 + fighters as u64, fighters);
+    for f in 0..600u32 {
+        let inputs: Vec<Input> = (0..fighters)
+            .map(|p| {
+                let x = w.player_owner(p).and_then(|e| w.component(e)).map_or(0, |b| b.x.to_num());
+                let axis = match f {
+                    0..200 if x < 0i64 => 127,
+                    0..200 => -127,
+                    200..400 => 127,
+                    _ => -127,
+                };
+                Input { buttons: 0, axis }
+            })
+            .collect();
+        w.step(&inputs);
+        let boxes = fighter_push_boxes(&w);
+        assert_eq!(boxes.len(), fighters, "frame {f}: every fighter stands");
+        for (i, (a, ra)) in boxes.iter().enumerate() {
+            for (b, rb) in &boxes[i + 1..] {
+                assert!(!ra.overlaps(rb), "frame {f}: {a:?} {ra:?} overlaps {b:?} {rb:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn two_fighters_walking_into_each_other_and_the_walls_never_overlap() {
+    fighters_never_overlap(2);
+}
+
+#[test]
+fn four_fighters_walking_into_each_other_and_the_walls_never_overlap() {
+    fighters_never_overlap(4);
+}

@@ -3,18 +3,20 @@
 
 use super::format::{
     RawAbilityEvent, RawActivation, RawApplied, RawApplyFailure, RawCheck, RawCooldown, RawCueKind,
-    RawEffectEvent, RawExpect, RawHandlerEvent, RawInstanceEvent, RawTagEvent,
+    RawEffectEvent, RawExpect, RawFacing, RawHandlerEvent, RawInstanceEvent, RawTagEvent,
 };
 use super::resolve::{Cx, EntitySetup, key};
 use super::routing::{Call, RouteEntry, Routing, What};
 use super::{ScenarioError, ScenarioErrorKind as K};
 use crate::ability::FailureKind;
 use crate::ability::{AbilityEvent, ActivationFailure};
+use crate::content::boxes::BoxKind;
 use crate::content::error::Clip;
 use crate::content::locate::{PathSeg, locate};
 use crate::id::{AbilityDefId, AttrId, EffectDefId, Entity, TagId};
 use crate::num::{Frame, Fx};
 use crate::present::{CueRouter, PresenterCall};
+use crate::world::BoxSource;
 use crate::world::{Applied, ApplyError, EffectEvent, Game, RemovalReason, World};
 
 /// An expectation.
@@ -143,6 +145,19 @@ pub(crate) enum CheckKind {
         tag: TagId,
         event: RawTagEvent,
         count: Count,
+    },
+    Hit {
+        by: Option<usize>,
+        on: Option<usize>,
+        timeline: Option<u16>,
+        index: Option<u16>,
+        count: Count,
+    },
+    Position {
+        on: usize,
+        x: Option<Fx>,
+        y: Option<Fx>,
+        facing_left: Option<bool>,
     },
     Handled {
         handler: usize,
@@ -461,6 +476,91 @@ pub(crate) fn resolve(
             let count = counted(*count, *at_least, *at_most)?;
             let what = format!("{on} tag event {event:?} of {tag}{}", count.statement());
             (CheckKind::TagEvent { on: o, tag: t, event: *event, count }, what)
+        }
+        RawCheck::Hit { by, on, timeline, index, count, at_least, at_most } => {
+            let b = by.as_ref().map(|n| ent("by", n)).transpose()?;
+            let o = on.as_ref().map(|n| ent("on", n)).transpose()?;
+            let t = match timeline {
+                Some(n) => Some(cx.named(&at("timeline"), c.timeline(n))?),
+                None => None,
+            };
+            if let (Some(t), Some(i)) = (t, index) {
+                let boxes = &c.timeline_defs()[t.index()].boxes;
+                if boxes.get(usize::from(*i)).is_none_or(|b| b.kind != BoxKind::Hit) {
+                    let hits: Vec<String> = boxes
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, b)| b.kind == BoxKind::Hit)
+                        .map(|(j, b)| format!("{j} (frames {}..{})", b.from, b.to))
+                        .collect();
+                    return Err(cx.err(
+                        K::InvalidValue,
+                        &at("box"),
+                        format!(
+                            "box {i} of the timeline \"{}\" is not a hit box (its hit boxes: {})",
+                            Clip(timeline.as_deref().unwrap_or_default()),
+                            if hits.is_empty() { "none".into() } else { hits.join(", ") }
+                        ),
+                    ));
+                }
+            }
+            if !c.has_hit_boxes() {
+                return Err(cx.err(
+                    K::InvalidValue,
+                    &base,
+                    "a Hit check counts hits of hit boxes, but the content declares none",
+                ));
+            }
+            let count = counted(*count, *at_least, *at_most)?;
+            let mut what = "hit".to_string();
+            if let Some(n) = by {
+                what.push_str(&format!(" by {n}"));
+            }
+            if let Some(n) = on {
+                what.push_str(&format!(" on {n}"));
+            }
+            if let Some(n) = timeline {
+                what.push_str(&format!(" with {n}"));
+            }
+            if let Some(i) = index {
+                what.push_str(&format!(" box {i}"));
+            }
+            what.push_str(&count.statement());
+            let kind = CheckKind::Hit {
+                by: b,
+                on: o,
+                timeline: t.map(|t| t.index() as u16),
+                index: *index,
+                count,
+            };
+            (kind, what)
+        }
+        RawCheck::Position { on, x, y, facing } => {
+            let o = ent("on", on)?;
+            if x.is_none() && y.is_none() && facing.is_none() {
+                return Err(cx.err(
+                    K::InvalidValue,
+                    &base,
+                    "a Position check needs `x`, `y`, `facing` or several",
+                ));
+            }
+            let mut what = format!("{on} at");
+            if let Some(v) = x {
+                what.push_str(&format!(" x = {}", fx_text(v.0)));
+            }
+            if let Some(v) = y {
+                what.push_str(&format!(" y = {}", fx_text(v.0)));
+            }
+            if let Some(f) = facing {
+                what.push_str(&format!(" facing {f:?}"));
+            }
+            let kind = CheckKind::Position {
+                on: o,
+                x: x.map(|v| v.0),
+                y: y.map(|v| v.0),
+                facing_left: facing.map(|f| f == RawFacing::Left),
+            };
+            (kind, what)
         }
         RawCheck::Handled {
             handler,
@@ -1032,6 +1132,47 @@ pub(crate) fn evaluate<G: Game>(c: &Check, p: &mut Progress, v: &FrameView<'_, G
                 })
                 .count() as u32;
             events(p, n, count, "event");
+        }
+        CheckKind::Hit { by, on, timeline, index, count } => {
+            let n = w
+                .output()
+                .hits
+                .iter()
+                .filter(|h| {
+                    let timeline_ok = timeline.is_none_or(|t| {
+                        matches!(h.source, BoxSource::Timeline { timeline, .. } if timeline == t)
+                    });
+                    by.is_none_or(|b| h.attacker == ents[b])
+                        && on.is_none_or(|o| h.target == ents[o])
+                        && timeline_ok
+                        && index.is_none_or(|i| h.index == i)
+                })
+                .count() as u32;
+            events(p, n, count, "hit");
+        }
+        CheckKind::Position { on, x, y, facing_left } => {
+            let Some(a) = G::box_anchor(w, ents[*on]) else {
+                p.fail(f, c.what.clone(), "no position (not placed, or despawned)".into());
+                return;
+            };
+            let (mut exp, mut act, mut ok) = (Vec::new(), Vec::new(), true);
+            if let Some(want) = x {
+                ok &= a.x == *want;
+                exp.push(format!("x {}", fx(*want)));
+                act.push(format!("x {}", fx(a.x)));
+            }
+            if let Some(want) = y {
+                ok &= a.y == *want;
+                exp.push(format!("y {}", fx(*want)));
+                act.push(format!("y {}", fx(a.y)));
+            }
+            let side = |left: bool| if left { "facing Left" } else { "facing Right" };
+            if let Some(want) = facing_left {
+                ok &= a.facing_left == *want;
+                exp.push(side(*want).to_string());
+                act.push(side(a.facing_left).to_string());
+            }
+            p.state(f, ok, exp, act);
         }
         CheckKind::Handled {
             handler,

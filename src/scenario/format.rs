@@ -250,6 +250,37 @@ pub struct RawEntity {
     /// The player whose inputs drive its abilities.
     #[serde(default)]
     pub player: Option<u16>,
+    /// Where its hit, hurt and push boxes stand (content with boxes).
+    #[serde(default)]
+    pub at: Option<RawAt>,
+}
+
+/// Where an entity stands: its box anchor.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename = "at")]
+pub struct RawAt {
+    /// The anchor's x.
+    pub x: Num,
+    /// The anchor's y.
+    #[serde(default)]
+    pub y: Num,
+    /// Which way it faces (boxes are authored facing right).
+    #[serde(default)]
+    pub facing: RawFacing,
+    /// The content body whose standing boxes it puts out (none: only its moves' boxes).
+    #[serde(default)]
+    pub body: Option<String>,
+}
+
+/// A facing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename = "facing")]
+pub enum RawFacing {
+    /// Boxes as authored.
+    #[default]
+    Right,
+    /// Boxes mirrored around the anchor.
+    Left,
 }
 
 /// An ability grant.
@@ -1082,6 +1113,45 @@ pub enum RawCheck {
         /// The references (persistent cues sharing them) of these instances, summed.
         #[serde(default)]
         refs: Option<u32>,
+    },
+    /// Hits delivered by the box pass in `frame..=until`.
+    Hit {
+        /// Only hits by this entity's hit boxes (the attacker: a fighter, a projectile).
+        #[serde(default)]
+        by: Option<String>,
+        /// Only hits on this entity.
+        #[serde(default)]
+        on: Option<String>,
+        /// Only hits of a hit box of this timeline (a move).
+        #[serde(default)]
+        timeline: Option<String>,
+        /// Only hits of the hit box with this index in its timeline's or body's `boxes` (its
+        /// window).
+        #[serde(default, rename = "box")]
+        index: Option<u16>,
+        /// Exactly this many (default: at least one).
+        #[serde(default)]
+        count: Option<u32>,
+        /// At least this many.
+        #[serde(default)]
+        at_least: Option<u32>,
+        /// At most this many.
+        #[serde(default)]
+        at_most: Option<u32>,
+    },
+    /// Where an entity's boxes stand after the frame (its box anchor, as the game reports it).
+    Position {
+        /// The entity.
+        on: String,
+        /// Its x.
+        #[serde(default)]
+        x: Option<Num>,
+        /// Its y.
+        #[serde(default)]
+        y: Option<Num>,
+        /// Its facing.
+        #[serde(default)]
+        facing: Option<RawFacing>,
     },
     /// Tag count events in `frame..=until`.
     TagEvent {

@@ -99,6 +99,15 @@ pub struct ScenarioGame;
 pub trait ScenarioHost: Game {
     /// The game's input for one player's scenario buttons.
     fn scenario_input(input: &ScenarioInput) -> Self::Input;
+
+    /// Places an entity's boxes for an entity's `at` (position, facing, body) before frame 0:
+    /// a game with positions of its own writes them where it keeps them and returns `true`.
+    /// The default keeps the anchor in the world ([`World::set_anchor`](crate::World::set_anchor),
+    /// for a game that sets [`Game::KEEPS_ANCHORS`]); `false` (the game cannot place it) fails
+    /// the scenario before it runs.
+    fn place(world: &mut crate::World<Self>, e: crate::Entity, anchor: crate::BoxAnchor) -> bool {
+        world.set_anchor(e, anchor)
+    }
 }
 
 impl ScenarioHost for ScenarioGame {
@@ -128,10 +137,13 @@ pub struct ScenarioInput {
     pub buttons: u32,
 }
 
+/// No positions of its own: the world keeps the box anchors of the entities a scenario places
+/// (their `at`), so scenario files can check hit, hurt and push boxes.
 impl Game for ScenarioGame {
     type Input = ScenarioInput;
     type Component = ();
     type Global = ();
+    const KEEPS_ANCHORS: bool = true;
 
     fn ability_input(input: &ScenarioInput) -> AbilityInput {
         AbilityInput {

@@ -2,7 +2,8 @@
 //! problem reported with its file, line, column and path.
 
 use super::format::{
-    RawButton, RawContentRef, RawMode, RawModes, RawOp, RawPhase, RawScenario, RawSetupEffect,
+    RawButton, RawContentRef, RawFacing, RawMode, RawModes, RawOp, RawPhase, RawScenario,
+    RawSetupEffect,
 };
 use super::{LinkSpec, NetworkSpec, Scenario, ScenarioError, ScenarioErrorKind as K, SourceText};
 use super::{check, routing};
@@ -34,6 +35,8 @@ pub(crate) struct EntitySetup {
     pub ability_sets: Vec<crate::id::AbilitySetId>,
     pub effects: Vec<EffectApply>,
     pub player: Option<u16>,
+    /// Where its boxes stand (`at`).
+    pub at: Option<crate::world::BoxAnchor>,
 }
 
 /// An effect application.
@@ -524,6 +527,33 @@ pub(crate) fn parse(
                 Some(slot) => *slot = Some(name.clone()),
             }
         }
+        let place = match &e.at {
+            None => None,
+            Some(_) if !content.has_boxes() => {
+                return Err(cx.err(
+                    K::InvalidValue,
+                    &at("at"),
+                    "`at` places an entity's hit, hurt and push boxes, but the content declares \
+                     none (timelines' `boxes`, `bodies`)",
+                ));
+            }
+            Some(a) => {
+                let body = match &a.body {
+                    Some(b) => {
+                        let p = [&at("at")[..], &[key("body")]].concat();
+                        Some(cx.named(&p, content.body(b))?)
+                    }
+                    None => None,
+                };
+                Some(crate::world::BoxAnchor {
+                    x: a.x.0,
+                    y: a.y.0,
+                    facing_left: a.facing == RawFacing::Left,
+                    body,
+                    instigator: crate::id::Entity::NONE,
+                })
+            }
+        };
         entities.push(EntitySetup {
             name: name.clone(),
             sets,
@@ -533,6 +563,7 @@ pub(crate) fn parse(
             ability_sets,
             effects,
             player: e.player,
+            at: place,
         });
     }
     cx.entities = entities.iter().map(|e| e.name.clone()).collect();

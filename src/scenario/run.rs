@@ -329,6 +329,17 @@ fn setup<G: ScenarioHost>(
         ents.push(ent);
     }
     for (e, &ent) in s.entities.iter().zip(&ents) {
+        if let Some(anchor) = e.at
+            && !G::place(&mut w, ent, anchor)
+        {
+            return Err(world_err(format!(
+                "cannot place \"{}\" (`at`): this game keeps no positions the scenario can set \
+                 (implement `ScenarioHost::place`, or set `Game::KEEPS_ANCHORS`)",
+                Clip(&e.name)
+            )));
+        }
+    }
+    for (e, &ent) in s.entities.iter().zip(&ents) {
         for &(a, v) in &e.bases {
             w.set_base(ent, a, v);
         }

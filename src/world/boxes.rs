@@ -29,6 +29,11 @@
 //!
 //! Only integer and fixed-point arithmetic, fixed orders and no hash-map iteration: every peer
 //! resolves the same frame to the same hits.
+//!
+//! A game with no positions of its own (the scenario runner's game, a test) sets
+//! [`Game::KEEPS_ANCHORS`]: the world then keeps one [`BoxAnchor`] per entity in the snapshot
+//! column `anchors` ([`World::set_anchor`], [`World::kept_anchor`]), which the default
+//! [`Game::box_anchor`] reads and the default [`Game::push_box`] moves.
 
 use super::{Game, World};
 use crate::ability::EventData;
@@ -63,6 +68,59 @@ impl BoxAnchor {
     /// An anchor at `(x, y)` facing right, with no body, instigating its own hits.
     pub fn at(x: Fx, y: Fx) -> BoxAnchor {
         BoxAnchor { x, y, facing_left: false, body: None, instigator: Entity::NONE }
+    }
+}
+
+/// A row of the `anchors` snapshot column: an entity's kept [`BoxAnchor`]. All zero: not
+/// placed.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable, serde::Serialize)]
+pub(crate) struct KeptAnchor {
+    /// The anchor's x.
+    pub x: Fx,
+    /// The anchor's y.
+    pub y: Fx,
+    /// Bit 0: placed; bit 1: facing left.
+    pub flags: u32,
+    /// The body id + 1 (0: no body).
+    pub body: u32,
+    /// Who its hits are by ([`Entity::NONE`]: the entity itself).
+    pub instigator: Entity,
+}
+
+impl<G: Game> World<G> {
+    /// Places `e`'s boxes at `anchor`, kept by the world (see the module docs). `false` when
+    /// the world keeps no anchors ([`Game::KEEPS_ANCHORS`] is `false`, or the content declares
+    /// no box) or `e` is not alive.
+    pub fn set_anchor(&mut self, e: Entity, anchor: BoxAnchor) -> bool {
+        if !self.is_alive(e) {
+            return false;
+        }
+        let Some(row) = self.state.anchors.get_mut(e.index as usize) else { return false };
+        *row = KeptAnchor {
+            x: anchor.x,
+            y: anchor.y,
+            flags: 1 | if anchor.facing_left { 2 } else { 0 },
+            body: anchor.body.map_or(0, |b| u32::from(b.0) + 1),
+            instigator: anchor.instigator,
+        };
+        true
+    }
+
+    /// The anchor the world keeps for `e` ([`World::set_anchor`], moved by pushes); `None`
+    /// when it keeps none for it.
+    pub fn kept_anchor(&self, e: Entity) -> Option<BoxAnchor> {
+        if !self.is_alive(e) {
+            return None;
+        }
+        let row = self.state.anchors.get(e.index as usize).filter(|r| r.flags & 1 != 0)?;
+        Some(BoxAnchor {
+            x: row.x,
+            y: row.y,
+            facing_left: row.flags & 2 != 0,
+            body: row.body.checked_sub(1).and_then(|b| u16::try_from(b).ok()).map(BodyId),
+            instigator: row.instigator,
+        })
     }
 }
 

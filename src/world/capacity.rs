@@ -227,6 +227,7 @@ pub(crate) fn extra_layout(c: &WorldConfig) -> Layout {
         },
         spills: 0,
         hit_memory: 0,
+        anchors: 0,
     };
     if l.spec_words() + l.target_words() > 0 {
         l.spills = usize::from(c.spills_per_frame);

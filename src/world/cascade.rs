@@ -337,6 +337,9 @@ impl<G: Game> World<G> {
             .iter_mut()
             .for_each(|a| *a = Default::default());
         self.state.components[iu] = G::Component::default();
+        if let Some(a) = self.state.anchors.get_mut(iu * l.anchors..(iu + 1) * l.anchors) {
+            a.iter_mut().for_each(|a| *a = Default::default());
+        }
         let h = &mut self.state.header;
         let rec = &mut self.state.entities[iu];
         rec.flags = 0;

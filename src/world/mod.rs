@@ -154,19 +154,31 @@ pub trait Game: 'static + Sized + Send + Sync {
         let _ = (world, avatar, delta);
     }
 
+    /// Whether the world keeps a box anchor per entity for this game ([`World::set_anchor`],
+    /// [`World::kept_anchor`]), in a snapshot column that exists only when this is `true` and
+    /// the content declares a box. For a game with no positions of its own (the scenario
+    /// runner's [`ScenarioGame`](crate::scenario::ScenarioGame), a test, a tool); a game with
+    /// positions keeps them itself and answers [`Game::box_anchor`]. Default `false`.
+    const KEEPS_ANCHORS: bool = false;
+
     /// Where an entity's hit, hurt and push boxes are this frame (its anchor point, facing and
     /// body; see [`BoxAnchor`]), for the box pass that runs after phase P6 when the content
-    /// declares boxes. The default, `None`, gives no entity boxes. Positions stay the game's:
-    /// read them from the component column (or wherever the game keeps them).
+    /// declares boxes. The default is the anchor the world keeps ([`World::kept_anchor`]):
+    /// `None`, no boxes, unless the game sets [`Game::KEEPS_ANCHORS`] and places the entity.
+    /// Positions are the game's: a game with positions reads them from its component column
+    /// (or wherever it keeps them).
     fn box_anchor(world: &World<Self>, e: Entity) -> Option<BoxAnchor> {
-        let _ = (world, e);
-        None
+        world.kept_anchor(e)
     }
 
     /// Moves `e` by `dx` along x: half the overlap of two push boxes, or a hit's push-back
-    /// along the attacker's facing. The default does nothing.
+    /// along the attacker's facing. The default moves the anchor the world keeps (nothing
+    /// unless the game sets [`Game::KEEPS_ANCHORS`]).
     fn push_box(world: &mut World<Self>, e: Entity, dx: Fx) {
-        let _ = (world, e, dx);
+        if let Some(mut a) = world.kept_anchor(e) {
+            a.x = crate::num::add(a.x, dx);
+            world.set_anchor(e, a);
+        }
     }
 
     /// A hit box hit an enemy's hurt box. Called once per delivered hit, after the world has
@@ -715,6 +727,7 @@ impl<G: Game> World<G> {
             stored_specs,
             players: usize::from(config.players),
             hit_memory: if content.has_hit_boxes() { boxes::HIT_MEMORY_ROWS } else { 0 },
+            anchors: usize::from(G::KEEPS_ANCHORS && content.has_boxes()),
             ..capacity::extra_layout(&config)
         };
         let cap = content.settings().max_cascade_steps;

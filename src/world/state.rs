@@ -195,6 +195,10 @@ pub(crate) struct Layout {
     pub spills: usize,
     /// Hit-memory rows per entity (0 unless the content declares a hit box).
     pub hit_memory: usize,
+    /// Kept box anchors per entity: 1 when the game asks the world to keep them
+    /// ([`Game::KEEPS_ANCHORS`](super::Game::KEEPS_ANCHORS)) and the content declares a box,
+    /// else 0.
+    pub anchors: usize,
 }
 
 impl Layout {
@@ -622,6 +626,12 @@ snapshot_columns! {
     /// Standalone persistent cues.
     standalone_cues: Vec<StandaloneCue> = |l, seed| vec![StandaloneCue::default(); l.cues],
         Cues "standalone_cues" Extent::Whole, world;
+    /// Per entity: its box anchor, kept by the world for a game without positions of its own
+    /// (`src/world/boxes.rs`); empty unless [`Game::KEEPS_ANCHORS`](super::Game::KEEPS_ANCHORS)
+    /// and the content declares a box.
+    anchors: Vec<super::boxes::KeptAnchor> =
+        |l, seed| vec![super::boxes::KeptAnchor::default(); l.entities * l.anchors],
+        Game "anchors" Extent::Used(Mark::Entities, l.anchors), per_entity;
     /// Per entity: the game's own component.
     components: Vec<G::Component> = |l, seed| vec![G::Component::default(); l.entities],
         Game "components" Extent::Used(Mark::Entities, 1), per_entity;
@@ -891,6 +901,7 @@ mod tests {
             target_entities: 0,
             spills: 0,
             hit_memory: 0,
+            anchors: 0,
         }
     }
 

@@ -10,31 +10,14 @@
 //! on the calling thread), medians over rounds of FRAMES frames each. At the end both worlds
 //! are brought to the same frame and must have the same checksum.
 
-use bevy::MinimalPlugins;
-use bevy::app::{App, Update};
-use bevy::prelude::{Commands, Entity, Query, Res};
-use bevy::time::TimeUpdateStrategy;
+mod common;
+
 use bevy_rollback_abilities::prelude::*;
+use common::{CHECK_DISTANCE, WARM_FRAMES, cpu_now, median, net, next_frame, plugin_app};
 use ggrs::SessionBuilder;
 use rollback_abilities::present::{Cue, CueDirector, Presenter};
 use rollback_abilities::session::{GgrsConfig, PeerAddr, Runner};
 use rollback_abilities_kit::arena::{Arena, ArenaGame, ArenaSpec};
-use std::time::Duration;
-
-const CHECK_DISTANCE: usize = 8;
-const WARM_FRAMES: u32 = 120;
-
-/// The calling thread's CPU time: Linux's `/proc/thread-self/schedstat` (nanoseconds on the
-/// CPU), or the wall clock where it cannot be read.
-fn cpu_now() -> Duration {
-    use std::sync::OnceLock;
-    static START: OnceLock<std::time::Instant> = OnceLock::new();
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .map(Duration::from_nanos)
-        .unwrap_or_else(|| START.get_or_init(std::time::Instant::now).elapsed())
-}
 
 /// A presenter a game would have: it sees every call.
 #[derive(Default)]
@@ -50,10 +33,6 @@ impl Presenter for Count {
     fn confirmed(&mut self, _: &Cue) {
         self.0 += 1;
     }
-}
-
-fn net() -> NetSettings {
-    NetSettings { input_delay: 0, max_prediction: CHECK_DISTANCE + 1, ..NetSettings::default() }
 }
 
 type Session = ggrs::SyncTestSession<GgrsConfig<ArenaGame, PeerAddr>>;
@@ -93,59 +72,8 @@ impl Bare {
     }
 }
 
-fn read_inputs(mut commands: Commands, frame: Res<InputFrame>) {
-    let mut inputs = LocalInputs::<ArenaGame>::default();
-    inputs.0.extend(Arena::player_inputs(frame.0).into_iter().enumerate());
-    commands.insert_resource(inputs);
-}
-
-/// A game's own end of a cue effect: here, at once when confirmed.
-fn end_confirmed_fx(mut commands: Commands, fx: Query<(Entity, &CueFx)>) {
-    for (e, f) in &fx {
-        if f.confirmed {
-            commands.entity(e).despawn();
-        }
-    }
-}
-
-fn plugin_app(spec: ArenaSpec) -> App {
-    let script = Arena::unwarmed(spec).warmup();
-    let mut app = App::new();
-    app.add_plugins(MinimalPlugins)
-        .insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_nanos(16_666_667)))
-        .add_plugins(
-            AbilitiesPlugin::<ArenaGame>::from_world(move || Ok(Arena::unwarmed(spec).world))
-                .script(script),
-        )
-        .insert_resource(MatchSpec::SyncTest {
-            players: 2,
-            check_distance: CHECK_DISTANCE,
-            net: net(),
-        })
-        .add_systems(ReadInputs, read_inputs)
-        .add_systems(Update, end_confirmed_fx);
-    app
-}
-
-fn next_frame(app: &App) -> u32 {
-    app.world().get_resource::<AbilitiesMatch<ArenaGame>>().map_or(0, |m| m.world().next_frame())
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(11);
-    let frames: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
-    let mut fighters: Vec<u32> = args.filter_map(|a| a.parse().ok()).collect();
-    if fighters.is_empty() {
-        fighters = vec![256, 1024];
-    }
-    println!("sync test, check distance {CHECK_DISTANCE}, 2 players; thread CPU time per frame");
-    println!("{rounds} interleaved rounds of {frames} frames, medians");
+    let (rounds, frames, fighters) = common::args(20);
     println!("| fighters | bare Runner | plugin (app.update) | overhead |");
     println!("|---|---|---|---|");
     for entities in fighters {

@@ -89,13 +89,19 @@ fn a_hostile_packet_is_a_peer_fault_message_not_a_panic() {
     let next = guard.last_input_frame(&PeerAddr(1)).unwrap_or(-1) + 1;
     let statuses = [(false, next - 1), (false, next - 1)];
     let msg = forge::input(magic, &statuses, false, next, -1, vec![0x80]);
+    // From an attacker at player 1's address (not sealed with its key: dropped unread), and
+    // from player 1 itself (sealed with its own key: a dishonest member).
+    let member = state(&apps[1]).emulated_guard().expect("an emulated match").clone();
     net.socket(PeerAddr(1)).send_to(&msg, &PeerAddr(0));
+    net.socket(PeerAddr(1)).send_to(&member.seal(&msg, &PeerAddr(0)), &PeerAddr(0));
     let before = next_frame(&apps[0]);
     for _ in 0..30 {
         update(&mut apps, &net);
     }
     let f = faults(&apps[0]);
     assert!(f.iter().any(|f| matches!(f, Fault::BadInputEncoding { .. })), "{f:?}");
+    assert_eq!(f.len(), 1, "only the member's own message is its fault: {f:?}");
+    assert!(guard.stats().unauthenticated >= 1, "the attacker's copy was dropped unread");
     assert!(next_frame(&apps[0]) >= before + 25, "the match went on");
     assert!(seen(&apps[0]).ended.is_empty(), "{:?}", seen(&apps[0]).ended);
 }

@@ -1324,61 +1324,190 @@ fn the_documented_builder_reads_nothing_forged_from_a_members_address() {
     assert_eq!(a[..n], b[..n]);
 }
 
-#[test]
-fn a_spoofed_introduction_never_takes_a_members_place() {
-    // An attacker off the path floods peer 0 with introductions from player 1's address,
-    // announcing its own identity and echoing nonces it guessed, from before the peers start
-    // until long after: peer 0 takes player 1's real identity (the introduction that echoes the
-    // nonce peer 0 sent to player 1's address), and the match runs as without the attacker.
+/// Introductions from player 1's address announcing an attacker's identity and echoing
+/// nonces it guessed (`k` varies them), 50 of them, sent to peer 0.
+fn spoofed_introductions(attacker: &mut rollback_abilities::session::EmulatedSocket, k: u8) {
+    let mallory = rollback_abilities::session::Identity::from_secrets([7; 32], [9; 32]).public();
+    for j in 0..50u8 {
+        let hello = forge::introduction(mallory, [k ^ j; 16], &[[j; 16], [k; 16]]);
+        attacker.send_to(&hello, &PeerAddr(0));
+    }
+}
+
+/// A socket that hands over every introduction one poll late, so that whatever its sender sent
+/// with it overtakes it.
+struct IntroductionsLate {
+    inner: rollback_abilities::session::EmulatedSocket,
+    late: Vec<(PeerAddr, ggrs::Message)>,
+}
+
+impl NonBlockingSocket<PeerAddr> for IntroductionsLate {
+    fn send_to(&mut self, msg: &ggrs::Message, addr: &PeerAddr) {
+        self.inner.send_to(msg, addr);
+    }
+
+    fn receive_all_messages(&mut self) -> Vec<(PeerAddr, ggrs::Message)> {
+        let (late, now): (Vec<_>, Vec<_>) = self
+            .inner
+            .receive_all_messages()
+            .into_iter()
+            .partition(|(_, m)| forge::is_introduction(m));
+        let mut out = core::mem::replace(&mut self.late, late);
+        out.extend(now);
+        out
+    }
+}
+
+/// Two peers built with `Peer::start` (player 1's socket handing over introductions late when
+/// `late`), polled until synchronised while an attacker at player 1's address floods peer 0
+/// with [`spoofed_introductions`] from before they start; then 200 ticks under the flood.
+/// Checks that nothing peer 0 sent player 1 was lost to the introduction, that each holds the
+/// other's real identity, and that both confirm the same checksums.
+fn introduced_under_a_flood(conditions: NetConditions, seed: u64, late: bool) {
     use rollback_abilities::session::{Identity, Peer, SessionConfig};
-    let net = EmulatedNetwork::new(NetConditions { latency_ms: 10, ..NetConditions::PERFECT }, 22);
+    let net = EmulatedNetwork::new(conditions, seed);
     let mallory = Identity::from_secrets([7; 32], [9; 32]).public();
     let mut attacker = net.socket(PeerAddr(1));
-    let mut flood = |k: u8| {
-        for j in 0..50u8 {
-            let hello = forge::introduction(mallory, [k ^ j; 16], &[[j; 16], [k; 16]]);
-            attacker.send_to(&hello, &PeerAddr(0));
-        }
-    };
-    flood(0);
+    spoofed_introductions(&mut attacker, 0);
     let mut peers: Vec<Peer<Duel, PeerAddr>> = (0..2u16)
         .map(|i| {
             let players = (0..2u16).map(|j| {
                 let t = if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j)) };
                 (usize::from(j), t)
             });
-            Peer::start(
-                duel::new_world(5, 2),
-                net.socket(PeerAddr(i)),
-                players,
-                SessionConfig::default(),
-            )
-            .unwrap()
+            let (world, config) = (duel::new_world(5, 2), SessionConfig::default());
+            let socket = net.socket(PeerAddr(i));
+            let mut p = if i == 1 && late {
+                let socket = IntroductionsLate { inner: socket, late: Vec::new() };
+                Peer::start(world, socket, players, config)
+            } else {
+                Peer::start(world, socket, players, config)
+            }
+            .unwrap();
+            p.runner.record(0);
+            p
         })
         .collect();
-    for p in &mut peers {
-        p.runner.record(0);
-    }
     let mut polls = 0u8;
     while peers.iter_mut().map(|p| p.synchronized()).filter(|ready| !ready).count() > 0 {
         polls += 1;
-        assert!(polls < 250, "the peers never synchronised");
-        flood(polls);
+        assert!(polls < 250, "seed {seed}: the peers never synchronised");
+        spoofed_introductions(&mut attacker, polls);
         net.advance_ms(5);
     }
-    documented_ticks(&net, &mut peers, 200, |t, _| flood(t as u8));
+    let stats = peers[1].guard.stats();
+    assert_eq!((stats.unauthenticated, stats.dropped), (0, 0), "seed {seed}: {stats:?}");
+    documented_ticks(&net, &mut peers, 200, |t, _| spoofed_introductions(&mut attacker, t as u8));
     let seen = peers[0].guard.identity_of(&PeerAddr(1)).expect("player 1's identity is known");
     assert_ne!(seen, mallory);
     assert_eq!(peers[1].guard.identity_of(&PeerAddr(0)).map(|id| id == mallory), Some(false));
     let events = peers[0].runner.drain_events();
-    assert!(!events.iter().any(|e| matches!(e, SessionEvent::PeerFault { .. })), "{events:?}");
+    assert!(
+        !events.iter().any(|e| matches!(e, SessionEvent::PeerFault { .. })),
+        "seed {seed}: {events:?}"
+    );
     let sums = |p: &Peer<Duel, PeerAddr>| -> Vec<u64> {
         p.runner.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
     };
     let (a, b) = (sums(&peers[0]), sums(&peers[1]));
     let n = a.len().min(b.len());
-    assert!(n >= 150, "{n}");
-    assert_eq!(a[..n], b[..n]);
+    assert!(n >= 150, "seed {seed}: {n}");
+    assert_eq!(a[..n], b[..n], "seed {seed}");
+}
+
+#[test]
+fn a_spoofed_introduction_never_takes_a_members_place() {
+    // An attacker off the path floods peer 0 with introductions from player 1's address,
+    // announcing its own identity and echoing nonces it guessed, from before the peers start
+    // until long after: peer 0 takes player 1's real identity (the introduction that echoes the
+    // nonce peer 0 sent to player 1's address), and the match runs as without the attacker.
+    // The flood pushes player 1's nonce out of those peer 0 echoes, so peer 0 learns player 1's
+    // identity first and answers then: the answer goes before GGRS's held-back messages.
+    let jittery = NetConditions {
+        latency_ms: 10,
+        jitter_ms: 60,
+        reorder_percent: 30,
+        ..NetConditions::PERFECT
+    };
+    introduced_under_a_flood(NetConditions { latency_ms: 10, ..NetConditions::PERFECT }, 22, false);
+    for seed in 23..26 {
+        introduced_under_a_flood(jittery, seed, false);
+    }
+}
+
+#[test]
+fn a_sealed_message_that_overtakes_an_introduction_is_read_once_its_sender_is_known() {
+    // As above, but player 1's socket hands over each introduction a poll late: peer 0's sealed
+    // messages, sent with its answer, arrive before player 1 can open them. Player 1 keeps them
+    // and reads them once the answer makes peer 0 known: none is lost.
+    introduced_under_a_flood(NetConditions { latency_ms: 10, ..NetConditions::PERFECT }, 26, true);
+}
+
+#[test]
+fn peers_starting_at_different_times_lose_nothing_to_the_introduction() {
+    // Three peers built with `Peer::start`, each starting a few polls after the one before, on
+    // an in-order network and on one whose packets overtake each other: the first to learn an
+    // identity sends its answer before GGRS's held-back messages, and a sealed message that
+    // overtakes the introduction making its sender known is read once it is known. Nothing is
+    // lost, so the synchronisation never waits for GGRS's wall-clock retry.
+    use rollback_abilities::session::{Peer, SessionConfig};
+    let jittery = NetConditions {
+        latency_ms: 10,
+        jitter_ms: 120,
+        reorder_percent: 30,
+        ..NetConditions::PERFECT
+    };
+    let in_order = NetConditions { latency_ms: 10, ..NetConditions::PERFECT };
+    let cases = [(in_order, 31)].into_iter().chain((32..35).map(|seed| (jittery, seed)));
+    for (conditions, seed) in cases {
+        let net = EmulatedNetwork::new(conditions, seed);
+        let start = |i: u16| {
+            let players = (0..3u16).map(move |j| {
+                let t = if i == j { PlayerType::Local } else { PlayerType::Remote(PeerAddr(j)) };
+                (usize::from(j), t)
+            });
+            let mut p = Peer::start(
+                duel::new_world(5, 3),
+                net.socket(PeerAddr(i)),
+                players,
+                SessionConfig::default(),
+            )
+            .unwrap();
+            p.runner.record(0);
+            p
+        };
+        let mut peers: Vec<Peer<Duel, PeerAddr>> = Vec::new();
+        let mut polls = 0u32;
+        while peers.len() < 3
+            || peers.iter_mut().map(|p| p.synchronized()).filter(|ready| !ready).count() > 0
+        {
+            if polls.is_multiple_of(4) && peers.len() < 3 {
+                peers.push(start(peers.len() as u16));
+            }
+            for p in &mut peers {
+                p.synchronized();
+            }
+            polls += 1;
+            assert!(polls < 200, "seed {seed}: not synchronised after {polls} polls of 5 ms");
+            net.advance_ms(5);
+        }
+        for (i, p) in peers.iter().enumerate() {
+            let stats = p.guard.stats();
+            assert_eq!(
+                (stats.unauthenticated, stats.dropped),
+                (0, 0),
+                "seed {seed}, peer {i}: {stats:?}"
+            );
+        }
+        documented_ticks(&net, &mut peers, 150, |_, _| {});
+        let sums = |p: &Peer<Duel, PeerAddr>| -> Vec<u64> {
+            p.runner.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
+        };
+        let all: Vec<Vec<u64>> = peers.iter().map(sums).collect();
+        let n = all.iter().map(Vec::len).min().unwrap();
+        assert!(n >= 100, "seed {seed}: {n}");
+        assert!(all.iter().all(|s| s[..n] == all[0][..n]), "seed {seed}");
+    }
 }
 
 #[test]

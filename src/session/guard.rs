@@ -326,6 +326,12 @@ pub mod forge {
         super::Hello { identity, nonce, echoes }.to_message()
     }
 
+    /// Whether `msg` is an introduction (what a test's socket needs to hold one back and make
+    /// other datagrams overtake it).
+    pub fn is_introduction(msg: &Message) -> bool {
+        super::Hello::of(msg).is_some()
+    }
+
     fn guard_message(magic: u16, msg: &super::GuardMsg) -> Message {
         guard_bytes(magic, bincode1::serialize(msg).unwrap_or_default())
     }
@@ -869,6 +875,10 @@ struct Intro {
     answer: bool,
     /// GGRS's messages to it, held back until its identity is taken (then sealed and sent).
     held: VecDeque<Message>,
+    /// Datagrams from its address that are not introductions, received before its identity
+    /// is taken (a sealed message of the remote can overtake the introduction that makes it
+    /// known): opened once it is, or counted unauthenticated when pushed out or never opened.
+    early: VecDeque<Message>,
 }
 
 /// An introduction on the wire: `version ‖ agree key ‖ verify key ‖ nonce ‖ count ‖ echoes`.
@@ -1855,6 +1865,7 @@ impl<A: Clone + Eq> Guard<A> {
                     theirs: None,
                     answer: false,
                     held: VecDeque::new(),
+                    early: VecDeque::new(),
                 });
             }
         }
@@ -2610,12 +2621,15 @@ impl<A: Clone + Eq> Shared<A> {
         out
     }
 
-    /// An introduction from remote `i`'s address. Returns GGRS's held-back messages to it,
-    /// sealed, when it makes the remote's identity known.
-    fn on_hello(&mut self, i: usize, hello: Hello) -> Vec<Message> {
+    /// An introduction from remote `i`'s address. When it makes the remote's identity known,
+    /// returns what to send it — this peer's answer first (so the remote knows this peer before
+    /// the rest arrives), then GGRS's held-back messages, sealed — and the datagrams that came
+    /// from its address before, to be read now.
+    fn on_hello(&mut self, i: usize, hello: Hello) -> (Vec<Message>, Vec<Message>) {
+        let local = self.signer.as_ref().map(Identity::public);
         let r = &mut self.remotes[i];
         let (known, identity) = (r.link.is_some(), r.identity);
-        let Some(intro) = r.intro.as_mut() else { return Vec::new() };
+        let Some(intro) = r.intro.as_mut() else { return (Vec::new(), Vec::new()) };
         if known {
             // Known already: the same identity asks again (it lacks this peer's); any other is
             // not the member's.
@@ -2624,7 +2638,7 @@ impl<A: Clone + Eq> Shared<A> {
             } else {
                 self.stats.unauthenticated += 1;
             }
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         }
         if !hello.echoes.contains(&intro.ours) {
             if !intro.heard.contains(&hello.nonce) {
@@ -2633,20 +2647,38 @@ impl<A: Clone + Eq> Shared<A> {
                 }
                 intro.heard.push_back(hello.nonce);
             }
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         }
-        let Some(link) = self.signer.as_ref().and_then(|me| me.link(&hello.identity)) else {
+        let (Some(local), Some(link)) =
+            (local, self.signer.as_ref().and_then(|me| me.link(&hello.identity)))
+        else {
             self.stats.unauthenticated += 1;
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
         intro.theirs = Some(hello.nonce);
         intro.heard.clear();
-        intro.answer = true;
+        intro.answer = false;
+        let answer = Hello { identity: local, nonce: intro.ours, echoes: vec![hello.nonce] };
         let held: Vec<Message> = intro.held.drain(..).collect();
+        let early: Vec<Message> = intro.early.drain(..).collect();
         self.remotes[i].identity = Some(hello.identity);
         self.remotes[i].link = Some(link);
         let addr = self.remotes[i].addr.clone();
-        held.into_iter().filter_map(|m| self.seal(&m, &addr)).collect()
+        let mut send = vec![answer.to_message()];
+        send.extend(held.into_iter().filter_map(|m| self.seal(&m, &addr)));
+        (send, early)
+    }
+
+    /// Keeps `msg`, from remote `i`'s address before its identity is known, to be read once it
+    /// is (the oldest kept is pushed out, unread, past [`HELD_BACK`]).
+    fn keep_early(&mut self, i: usize, msg: Message) {
+        let Some(intro) = self.remotes[i].intro.as_mut() else { return };
+        if intro.early.len() == HELD_BACK {
+            intro.early.pop_front();
+            self.stats.dropped += 1;
+            self.stats.unauthenticated += 1;
+        }
+        intro.early.push_back(msg);
     }
 
     /// Holds `msg` back for remote `addr` while its identity is unknown ([`Guard::introduce`]);
@@ -2903,7 +2935,8 @@ where
         for r in &mut s.remotes {
             r.allowance = r.allowance.saturating_add(rate).min(burst);
         }
-        for (from, msg) in received {
+        let mut received: VecDeque<(A, Message)> = received.into();
+        while let Some((from, msg)) = received.pop_front() {
             let Some(i) = s.index(&from) else {
                 s.stats.unknown_sender += 1;
                 s.stats.dropped += 1;
@@ -2917,10 +2950,13 @@ where
             // While its identity is being learnt, only its introductions are read.
             if s.remotes[i].intro.is_some() && s.remotes[i].link.is_none() {
                 if let Some(hello) = Hello::of(&msg) {
-                    released.push((from.clone(), s.on_hello(i, hello)));
+                    let (send, early) = s.on_hello(i, hello);
+                    for m in early.into_iter().rev() {
+                        received.push_front((from.clone(), m));
+                    }
+                    released.push((from.clone(), send));
                 } else {
-                    s.stats.dropped += 1;
-                    s.stats.unauthenticated += 1;
+                    s.keep_early(i, msg);
                 }
                 continue;
             }

@@ -614,10 +614,7 @@ fn spectators_and_their_host_are_guarded_both_ways() {
         spec_faults.iter().any(|f| matches!(f, Fault::BadInputEncoding { .. })),
         "{spec_faults:?}"
     );
-    let sums = |r: &Runner<Duel>| -> Vec<u64> {
-        r.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
-    };
-    let (host, follower) = (sums(&peers[0].0), sums(&spec));
+    let (host, follower) = (recorded_sums(&peers[0].0), recorded_sums(&spec));
     let n = host.len().min(follower.len());
     assert!(n > 500, "spectator saw {} frames, host confirmed {}", follower.len(), host.len());
     assert_eq!(follower[..n], host[..n]);
@@ -903,10 +900,7 @@ fn host_frames_beyond_a_spectators_buffer_never_break_it() {
         net.advance_ms(16);
     }
     assert!(spec_guard.stats().deferred >= 1, "{:?}", spec_guard.stats());
-    let sums = |r: &rollback_abilities::session::Runner<Duel>| -> Vec<u64> {
-        r.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
-    };
-    let (host, follower) = (sums(&peers[0].0), sums(&spec));
+    let (host, follower) = (recorded_sums(&peers[0].0), recorded_sums(&spec));
     assert!(
         follower.len() > 550,
         "the spectator caught up to {} of {}",
@@ -1204,6 +1198,26 @@ fn documented_pair(
     peers
 }
 
+/// The checksums of the confirmed frames `runner` recorded.
+fn recorded_sums(runner: &rollback_abilities::session::Runner<Duel>) -> Vec<u64> {
+    runner.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
+}
+
+/// Asserts that the peers recorded at least `at_least` confirmed frames in common and agree on
+/// every one of them (`what` names the case in a failure).
+fn documented_peers_agree(
+    peers: &[rollback_abilities::session::Peer<Duel, PeerAddr>],
+    at_least: usize,
+    what: &str,
+) {
+    let all: Vec<Vec<u64>> = peers.iter().map(|p| recorded_sums(&p.runner)).collect();
+    let n = all.iter().map(Vec::len).min().unwrap_or(0);
+    assert!(n >= at_least, "{what}: {n} confirmed frames in common");
+    for (i, sums) in all.iter().enumerate() {
+        assert_eq!(sums[..n], all[0][..n], "{what}: peer {i} parts from peer 0");
+    }
+}
+
 /// `n` ticks of every peer (every tick must succeed); `each` runs before each tick.
 fn documented_ticks(
     net: &EmulatedNetwork,
@@ -1256,13 +1270,7 @@ fn the_documented_builder_survives_what_breaks_bare_ggrs() {
         assert!(!p.runner.is_broken());
         assert!(p.runner.world().next_frame() >= 300, "{}", p.runner.world().next_frame());
     }
-    let sums = |p: &rollback_abilities::session::Peer<Duel, PeerAddr>| -> Vec<u64> {
-        p.runner.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
-    };
-    let (a, b) = (sums(&peers[0]), sums(&peers[1]));
-    let n = a.len().min(b.len());
-    assert!(n >= 250, "{n}");
-    assert_eq!(a[..n], b[..n]);
+    documented_peers_agree(&peers, 250, "probes sealed by player 1");
 }
 
 /// The probes of [`the_documented_builder_survives_what_breaks_bare_ggrs`] for a peer whose
@@ -1315,13 +1323,7 @@ fn the_documented_builder_reads_nothing_forged_from_a_members_address() {
     );
     let stats = peers[0].guard.stats();
     assert!(stats.unauthenticated >= sent, "{} of {sent} dropped unread", stats.unauthenticated);
-    let sums = |p: &rollback_abilities::session::Peer<Duel, PeerAddr>| -> Vec<u64> {
-        p.runner.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
-    };
-    let (a, b) = (sums(&peers[0]), sums(&peers[1]));
-    let n = a.len().min(b.len());
-    assert!(n >= 250, "{n}");
-    assert_eq!(a[..n], b[..n]);
+    documented_peers_agree(&peers, 250, "forged probes");
 }
 
 /// Introductions from player 1's address announcing an attacker's identity and echoing
@@ -1406,13 +1408,7 @@ fn introduced_under_a_flood(conditions: NetConditions, seed: u64, late: bool) {
         !events.iter().any(|e| matches!(e, SessionEvent::PeerFault { .. })),
         "seed {seed}: {events:?}"
     );
-    let sums = |p: &Peer<Duel, PeerAddr>| -> Vec<u64> {
-        p.runner.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
-    };
-    let (a, b) = (sums(&peers[0]), sums(&peers[1]));
-    let n = a.len().min(b.len());
-    assert!(n >= 150, "seed {seed}: {n}");
-    assert_eq!(a[..n], b[..n], "seed {seed}");
+    documented_peers_agree(&peers, 150, &format!("seed {seed}"));
 }
 
 #[test]
@@ -1500,13 +1496,7 @@ fn peers_starting_at_different_times_lose_nothing_to_the_introduction() {
             );
         }
         documented_ticks(&net, &mut peers, 150, |_, _| {});
-        let sums = |p: &Peer<Duel, PeerAddr>| -> Vec<u64> {
-            p.runner.recorder().unwrap().replay().frames.iter().map(|f| f.checksum).collect()
-        };
-        let all: Vec<Vec<u64>> = peers.iter().map(sums).collect();
-        let n = all.iter().map(Vec::len).min().unwrap();
-        assert!(n >= 100, "seed {seed}: {n}");
-        assert!(all.iter().all(|s| s[..n] == all[0][..n]), "seed {seed}");
+        documented_peers_agree(&peers, 100, &format!("seed {seed}"));
     }
 }
 

@@ -34,6 +34,9 @@ struct Tally {
     last_damage: i64,
 }
 
+/// Where the line ends on either side: pushes stop there.
+const WALL: i64 = 100;
+
 /// Input bit 0: jab (ability input 0); bit 1: step left 4; bit 2: step right 4.
 struct Line;
 
@@ -81,7 +84,7 @@ impl Game for Line {
 
     fn push_box(w: &mut World<Self>, e: Entity, dx: Fx) {
         if let Some(s) = w.component_mut(e) {
-            s.x = num::add(s.x, dx);
+            s.x = num::clamp(num::add(s.x, dx), num::int(-WALL), num::int(WALL));
         }
     }
 
@@ -220,6 +223,73 @@ fn overlapping_push_boxes_separate_half_each() {
     // Walking into each other: each step closes 8, the pass opens it again.
     w.step(&[4, 2]);
     assert_eq!((x(&w, a), x(&w, b)), (-7, 17));
+}
+
+/// Fighters with the `Fighter` body (push boxes 24 wide) at `xs`, bound to no player.
+fn pile(xs: &[i64]) -> (World<Line>, Vec<Entity>) {
+    let c = content(JAB);
+    let config = WorldConfig { max_entities: 16, players: 1, ..WorldConfig::default() };
+    let mut w = World::<Line>::new(c.clone(), &Hooks::new(), config).expect("world");
+    let fighter = c.body("Fighter").unwrap().0 + 1;
+    let es = xs
+        .iter()
+        .map(|&x| {
+            let e = w.spawn_actor(&[]).unwrap();
+            *w.component_mut(e).unwrap() =
+                Spot { x: num::int(x), facing: 1, body: u32::from(fighter), ..Spot::default() };
+            e
+        })
+        .collect();
+    (w, es)
+}
+
+#[test]
+fn push_boxes_end_apart_in_chains_and_against_walls() {
+    // Fighters piled against the left wall, against the right one, in the middle, spread over
+    // the line with piles at both walls, and more than fit between the walls: one frame's push
+    // step leaves every pair of push boxes apart (24 between anchors) wherever there is room,
+    // inside the walls, in the order the fighters stood.
+    let cases: [(&[i64], &[i64]); 6] = [
+        (&[-100, -95, -90, -85], &[-100, -76, -52, -28]),
+        (&[100, 97, 94, 91], &[100, 76, 52, 28]),
+        (&[0, 1, 2, 3], &[]),
+        (&[-100, -90, 0, 5, 10, 100, 95], &[]),
+        (&[-30, -20, -10, 0, 10, 20, 30], &[]),
+        (&[-100, -80, -60, -40, -20, 0, 20, 40, 60, 80, 100], &[]),
+    ];
+    for (start, end) in cases {
+        let (mut w, es) = pile(start);
+        w.step(&[0]);
+        let xs: Vec<Fx> = es.iter().map(|&e| w.component(e).unwrap().x).collect();
+        let wall = num::int(WALL);
+        assert!(xs.iter().all(|&x| -wall <= x && x <= wall), "{start:?} -> {xs:?}");
+        if !end.is_empty() {
+            assert_eq!(xs, end.iter().map(|&x| num::int(x)).collect::<Vec<_>>(), "{start:?}");
+        }
+        let order = |xs: &[Fx]| {
+            let mut o: Vec<usize> = (0..xs.len()).collect();
+            o.sort_by_key(|&i| (xs[i], i));
+            o
+        };
+        let stood = order(&start.iter().map(|&x| num::int(x)).collect::<Vec<_>>());
+        let fits = (xs.len() as i64 - 1) * 24 <= 2 * WALL;
+        if fits {
+            assert_eq!(order(&xs), stood, "{start:?} -> {xs:?}: the order they stood in");
+            let apart = stood.windows(2).all(|p| xs[p[1]] - xs[p[0]] >= num::int(24));
+            assert!(apart, "{start:?} -> {xs:?}");
+            if xs.iter().all(|x| x.abs() < wall) {
+                // Off the walls, a pile spreads about where it stood.
+                let sum = |v: &[Fx]| v.iter().fold(Fx::ZERO, |a, x| num::add(a, *x));
+                let starts: Vec<Fx> = start.iter().map(|&x| num::int(x)).collect();
+                let drift = num::sub(sum(&xs), sum(&starts)).abs();
+                assert!(drift < num::int(xs.len() as i64), "{start:?} -> {xs:?}");
+            }
+        } else {
+            // More than fit: inside the walls, and none passed another.
+            let ends = stood.windows(2).all(|p| xs[p[1]] >= xs[p[0]]);
+            assert!(ends, "{start:?} -> {xs:?}");
+        }
+    }
 }
 
 #[test]

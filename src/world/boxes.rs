@@ -14,10 +14,15 @@
 //!    hit boxes, its body's hurt and push boxes unless a move of its has a box of that kind
 //!    out, then the boxes out in each of its playing timelines (timeline frame `f` is out when
 //!    `from <= f < to`), timelines in task-pool order, boxes in authored order.
-//! 2. **Push**: every pair of overlapping push boxes of different entities, in gathered order,
-//!    pushes the one whose centre is further left (ties: the lower entity index) left by half
-//!    the horizontal overlap and the other right by the rest, through [`Game::push_box`]. The
-//!    pushes are computed from the gathered boxes, then applied.
+//! 2. **Push**: the push boxes are taken in x order (centre, then entity index), the order
+//!    they keep; every pair of overlapping ones of different entities, in that order, is
+//!    pushed apart through [`Game::push_box`] until the right one starts where the left one
+//!    ends: the left one left by half that distance, the other right by the rest. How far each
+//!    anchor really moved is read back ([`Game::box_anchor`]): one the game stopped (a wall)
+//!    is pinned that way, the other takes the rest, and one pressed against a pinned entity is
+//!    pinned too, so later pairs push the free side only. Rounds repeat while anything moves,
+//!    at most [`PUSH_ROUNDS`]: push boxes end apart — in chains, against walls — wherever
+//!    there is room. Hits (step 3) are found on the boxes as gathered.
 //! 3. **Hits**: every hit box, in gathered order, hits every other entity (not its own
 //!    instigator either) with a hurt box it overlaps — once per target while the box is out,
 //!    or again every `rehit` frames when the content says so. The memory of who was hit is a
@@ -208,8 +213,47 @@ pub(crate) struct HitMemory {
 pub(crate) struct BoxScratch {
     placed: Vec<PlacedBox>,
     timelines: Vec<(u32, usize)>,
-    pushes: Vec<(Entity, Fx)>,
+    /// The push boxes, where the push step has moved them so far (x order at its start).
+    pushes: Vec<(Entity, BoxRect)>,
+    /// The moves of a pile's boxes to lie side by side ([`World::spread_pile`]).
+    moves: Vec<Fx>,
     hits: Vec<BoxHit>,
+}
+
+/// Rounds of the push step (see the module docs): boxes still overlapping after them (more
+/// of them piled up than there is room for) stay as they are until the next frame.
+pub const PUSH_ROUNDS: usize = 16;
+
+impl BoxScratch {
+    /// How far push box `j` reaches into push box `i` before it (`i < j` in x order) when they
+    /// overlap and belong to different entities.
+    fn overlap_before(&self, i: usize, j: usize) -> Option<Fx> {
+        let ((a, ra), (b, rb)) = (self.pushes[i], self.pushes[j]);
+        (a != b && ra.overlaps(&rb)).then(|| num::sub(ra.x1, rb.x0))
+    }
+
+    /// The end of the pile of push boxes starting at `k` (x order): each next box overlaps the
+    /// one before it, reaching into the row the pile makes laid side by side.
+    fn pile_end(&self, k: usize) -> usize {
+        let mut row_end = self.pushes[k].1.x1;
+        let mut m = k + 1;
+        while let Some(&(e, r)) = self.pushes.get(m) {
+            let (before, rb) = self.pushes[m - 1];
+            let meets = r.y0 < rb.y1 && rb.y0 < r.y1 && r.x0 < row_end;
+            if !meets || e == before {
+                break;
+            }
+            row_end = num::add(row_end, num::sub(r.x1, r.x0));
+            m += 1;
+        }
+        m
+    }
+
+    /// Whether two push boxes of different entities still overlap.
+    fn any_push_overlap(&self) -> bool {
+        let n = self.pushes.len();
+        (0..n).any(|i| (i + 1..n).any(|j| self.overlap_before(i, j).is_some()))
+    }
 }
 
 impl<G: Game> World<G> {
@@ -221,6 +265,83 @@ impl<G: Game> World<G> {
         let mut scratch = BoxScratch::default();
         self.gather_boxes(&mut scratch);
         scratch.placed
+    }
+
+    /// Step 2: separates overlapping push boxes (see the module docs), moving their owners
+    /// through [`Game::push_box`].
+    fn separate_push_boxes(&mut self, s: &mut BoxScratch) {
+        s.pushes.clear();
+        let pushes = s.placed.iter().filter(|b| b.kind == BoxKind::Push);
+        s.pushes.extend(pushes.map(|b| (b.entity, b.rect)));
+        s.pushes.sort_by_key(|(e, r)| (r.centre2(), e.index));
+        let n = s.pushes.len();
+        for _ in 0..PUSH_ROUNDS {
+            if !s.any_push_overlap() {
+                return;
+            }
+            let mut k = 0;
+            while k < n {
+                let m = s.pile_end(k);
+                if m - k > 1 {
+                    self.spread_pile(s, k, m);
+                }
+                k = m;
+            }
+        }
+        // What walls left: a sweep to the right, each box to where the boxes before it that it
+        // overlaps end, then one to the left, each box to where the ones after it start.
+        for j in 0..n {
+            let need = (0..j).filter_map(|i| s.overlap_before(i, j)).max();
+            if let Some(need) = need.filter(|d| *d > Fx::ZERO) {
+                self.push_measured(s, s.pushes[j].0, need);
+            }
+        }
+        for i in (0..n).rev() {
+            let need = (i + 1..n).filter_map(|j| s.overlap_before(i, j)).max();
+            if let Some(need) = need.filter(|d| *d > Fx::ZERO) {
+                self.push_measured(s, s.pushes[i].0, num::neg(need));
+            }
+        }
+    }
+
+    /// Lays the pile of push boxes `k..m` (x order) side by side in that order, centred where
+    /// the pile stood: each moves by its place in the row less the row's mean move.
+    fn spread_pile(&mut self, s: &mut BoxScratch, k: usize, m: usize) {
+        let (mut place, mut total) = (s.pushes[k].1.x0, Fx::ZERO);
+        s.moves.clear();
+        for (_, r) in &s.pushes[k..m] {
+            let d = num::sub(place, r.x0);
+            s.moves.push(d);
+            total = num::add(total, d);
+            place = num::add(place, num::sub(r.x1, r.x0));
+        }
+        let mean = total / Fx::from_num((m - k) as i32);
+        for i in k..m {
+            let d = num::sub(s.moves[i - k], mean);
+            self.push_measured(s, s.pushes[i].0, d);
+        }
+    }
+
+    /// Pushes `e` by `dx` through [`Game::push_box`] and returns how far its anchor moved (the
+    /// game may stop it at a wall), moving its push boxes in `s.pushes` along.
+    fn push_measured(&mut self, s: &mut BoxScratch, e: Entity, dx: Fx) -> Fx {
+        if dx == Fx::ZERO || !self.is_alive(e) {
+            return Fx::ZERO;
+        }
+        let before = G::box_anchor(self, e).map(|a| a.x);
+        G::push_box(self, e, dx);
+        self.drain();
+        let moved = match (before, G::box_anchor(self, e).map(|a| a.x)) {
+            (Some(b), Some(a)) => num::sub(a, b),
+            _ => Fx::ZERO,
+        };
+        if moved != Fx::ZERO {
+            for (_, r) in s.pushes.iter_mut().filter(|(p, _)| *p == e) {
+                r.x0 = num::add(r.x0, moved);
+                r.x1 = num::add(r.x1, moved);
+            }
+        }
+        moved
     }
 
     /// Step 1: gathers every box out, into `s.placed`.
@@ -318,30 +439,7 @@ impl<G: Game> World<G> {
         let mut s = core::mem::take(&mut self.box_scratch);
         self.gather_boxes(&mut s);
         self.free_hit_memory(&s.placed);
-        // Step 2: pushes.
-        s.pushes.clear();
-        for (i, a) in s.placed.iter().enumerate().filter(|(_, b)| b.kind == BoxKind::Push) {
-            for b in s.placed[i + 1..].iter().filter(|b| b.kind == BoxKind::Push) {
-                if a.entity == b.entity || !a.rect.overlaps(&b.rect) {
-                    continue;
-                }
-                let overlap = a.rect.overlap_x(&b.rect);
-                let half = overlap / 2;
-                let rest = num::sub(overlap, half);
-                let a_left =
-                    (a.rect.centre2(), a.entity.index) <= (b.rect.centre2(), b.entity.index);
-                let (left, right) =
-                    if a_left { (a.entity, b.entity) } else { (b.entity, a.entity) };
-                s.pushes.push((left, num::neg(half)));
-                s.pushes.push((right, rest));
-            }
-        }
-        for &(e, dx) in &s.pushes {
-            if dx != Fx::ZERO && self.is_alive(e) {
-                G::push_box(self, e, dx);
-                self.drain();
-            }
-        }
+        self.separate_push_boxes(&mut s);
         // Step 3: hits, found first, then delivered.
         s.hits.clear();
         let frame = self.frame();

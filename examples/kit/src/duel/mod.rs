@@ -5,11 +5,13 @@
 //! ([`Input`]): a light attack (poison, lifesteal), a heavy attack that stuns and can cancel the
 //! light one inside its cancel window, a fireball (a projectile entity), a shield and a held
 //! sprint. The abilities, effects and cues are data (`examples/content/duel.ron`, embedded as
-//! [`CONTENT_RON`]); the functions it names are [`hooks`]; the match and its rounds, movement,
-//! push separation (fighters never overlap) and projectiles are the game's systems (phase P6).
-//! Hits come from the content's boxes — each move's hit box in its timeline, the fighters' and
-//! fireballs' standing boxes — which the world resolves after the systems; the duel anchors
-//! them at its bodies ([`Game::box_anchor`]) and applies each hit ([`Game::on_hit`]).
+//! [`CONTENT_RON`]); the functions it names are [`hooks`]; the match and its rounds, movement
+//! and projectiles are the game's systems (phase P6). Hits and pushes come from the content's
+//! boxes — each move's hit box in its timeline, the fighters' and fireballs' standing boxes —
+//! which the world resolves after the systems: fighters' push boxes never overlap, in piles and
+//! against the arena's walls. The duel anchors the boxes at its bodies ([`Game::box_anchor`]),
+//! moves bodies inside the arena when the world pushes them ([`Game::push_box`]) and applies
+//! each hit ([`Game::on_hit`]).
 //! [`bot_input`] plays every fighter.
 //!
 //! A match is best of [`BEST_OF`] rounds, each on a [`ROUND_FRAMES`] clock: a knock-out or
@@ -77,8 +79,8 @@ use rollback_abilities::{AbilityInput, BoxAnchor, BoxHit, Game, World, WorldConf
 pub const MAX_FIGHTERS: usize = 4;
 /// The arena spans `-ARENA_HALF..=ARENA_HALF` units.
 pub const ARENA_HALF: Fx = Fx::const_from_int(200);
-/// Half a fighter's width, in units: the push separation's (the content's `Fighter` body has
-/// hurt and push boxes this wide).
+/// Half a fighter's width, in units (the content's `Fighter` body has hurt and push boxes this
+/// wide).
 pub const FIGHTER_HALF: i64 = 10;
 /// A fireball's speed in units per frame.
 pub const FIREBALL_SPEED: Fx = Fx::const_from_int(6);
@@ -301,7 +303,7 @@ impl Game for Duel {
     type Component = Body;
     type Global = Round;
 
-    /// Rounds, movement, push separation and projectiles (see the module documentation).
+    /// Rounds, movement and projectiles (see the module documentation).
     fn systems(world: &mut World<Self>) {
         systems::run(world);
     }

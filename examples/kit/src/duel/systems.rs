@@ -1,5 +1,6 @@
-//! The duel's systems (phase P6): the match and its rounds, movement, push separation and
-//! projectiles; and what a hit does ([`apply_hit`], called by the world's box pass).
+//! The duel's systems (phase P6): the match and its rounds, movement and projectiles; and what
+//! a hit does ([`apply_hit`], called by the world's box pass). Fighters never overlap: the
+//! world's box pass separates their push boxes, and [`Duel::push_box`] keeps them in the arena.
 //!
 //! The world finds every hit of a frame before it delivers the first, so two fighters hitting
 //! each other in the same frame trade instead of the first player's hit cancelling the
@@ -7,8 +8,8 @@
 
 use super::ids::ids;
 use super::{
-    ARENA_HALF, Body, Duel, FIGHTER_HALF, FIREBALL_HITSTOP, HEAVY_HITSTOP, KO_PAUSE, Kind,
-    LIGHT_HITSTOP, MAX_FIGHTERS, REMATCH_BUTTON, ROUND_FRAMES, ROUNDS_TO_WIN, Round,
+    ARENA_HALF, Body, Duel, FIREBALL_HITSTOP, HEAVY_HITSTOP, KO_PAUSE, Kind, LIGHT_HITSTOP,
+    MAX_FIGHTERS, REMATCH_BUTTON, ROUND_FRAMES, ROUNDS_TO_WIN, Round,
 };
 use rollback_abilities::AbilityEvent;
 use rollback_abilities::BoxHit;
@@ -40,7 +41,6 @@ pub(crate) fn run(w: &mut World<Duel>) {
         return;
     }
     movement(w);
-    separate(w);
     projectiles(w);
 }
 
@@ -288,64 +288,6 @@ fn movement(w: &mut World<Duel>) {
             if let Some(f) = facing {
                 b.facing = f;
             }
-        }
-    }
-}
-
-/// Push separation: standing fighters never overlap. In order of position (ties: the lower
-/// player first), each overlapping neighbour pair is pushed apart by half the overlap each;
-/// then a sweep from the left and one from the right edge leave every pair at least two
-/// half-widths apart inside the arena (a fighter against a wall pushes the other one away).
-fn separate(w: &mut World<Duel>) {
-    let mut list = [(Fx::ZERO, 0usize, Entity::NONE); MAX_FIGHTERS];
-    let mut n = 0;
-    for p in 0..w.players().min(MAX_FIGHTERS) {
-        let Some(e) = fighter(w, p) else { continue };
-        if !standing(w, e) {
-            continue;
-        }
-        let Some(b) = w.component(e) else { continue };
-        if let Some(slot) = list.get_mut(n) {
-            *slot = (b.x, p, e);
-            n += 1;
-        }
-    }
-    let list = &mut list[..n];
-    // Insertion sort by (x, player): at most four, stable and allocation-free.
-    for k in 1..list.len() {
-        let mut j = k;
-        while j > 0 && (list[j].0, list[j].1) < (list[j - 1].0, list[j - 1].1) {
-            list.swap(j, j - 1);
-            j -= 1;
-        }
-    }
-    let width = num::int(2 * FIGHTER_HALF);
-    for k in 1..list.len() {
-        let gap = num::sub(list[k].0, list[k - 1].0);
-        if gap < width {
-            let overlap = num::sub(width, gap);
-            let half = overlap / 2;
-            list[k - 1].0 = num::sub(list[k - 1].0, half);
-            list[k].0 = num::add(list[k].0, num::sub(overlap, half));
-        }
-    }
-    if let Some(first) = list.first_mut() {
-        first.0 = first.0.max(num::neg(ARENA_HALF));
-    }
-    for k in 1..list.len() {
-        list[k].0 = list[k].0.max(num::add(list[k - 1].0, width));
-    }
-    if let Some(last) = list.last_mut() {
-        last.0 = last.0.min(ARENA_HALF);
-    }
-    for k in (0..list.len().saturating_sub(1)).rev() {
-        list[k].0 = list[k].0.min(num::sub(list[k + 1].0, width));
-    }
-    for &(x, _, e) in list.iter() {
-        if let Some(b) = w.component_mut(e)
-            && b.x != x
-        {
-            b.x = x;
         }
     }
 }

@@ -215,7 +215,7 @@ fn overlapping_departures_with_eight_players() {
 
 /// The full soak: 100 seeds per player count, 1, 2 and 3 leavers each (900 matches).
 #[test]
-#[ignore = "900 matches, ~3.5 min in release: cargo test --release --test integration departures::overlapping_departures_soak_100 -- --ignored"]
+#[ignore = "900 matches, 56 min in release on a shared, loaded 2-core machine: cargo test --release --test integration departures::overlapping_departures_soak_100 -- --ignored"]
 fn overlapping_departures_soak_100() {
     for (players, base) in [(4, 1000), (6, 2000), (8, 3000)] {
         soak(players, base..base + 100);

@@ -318,7 +318,6 @@ fn lost_during_switch(lost: usize, after: u32, conditions: NetConditions, seed: 
 }
 
 #[test]
-#[ignore = "hangs: the survivors wait for the lost peer to synchronise, and GGRS cannot disconnect a player before a session's first frame; run with: cargo test --test integration rejoin::a_member_lost_as_the_new_session_starts_is_one_more_departure -- --ignored"]
 fn a_member_lost_as_the_new_session_starts_is_one_more_departure() {
     for after in [0, 1, 2, 4, 8] {
         lost_during_switch(1, after, NetConditions::PERFECT, 21);
@@ -326,7 +325,6 @@ fn a_member_lost_as_the_new_session_starts_is_one_more_departure() {
 }
 
 #[test]
-#[ignore = "hangs: the survivors wait for the lost peer to synchronise, and GGRS cannot disconnect a player before a session's first frame; run with: cargo test --test integration rejoin::a_joiner_lost_as_the_new_session_starts_is_one_more_departure -- --ignored"]
 fn a_joiner_lost_as_the_new_session_starts_is_one_more_departure() {
     for after in [0, 1, 2, 4, 8] {
         lost_during_switch(2, after, NetConditions::PERFECT, 22);
@@ -334,7 +332,6 @@ fn a_joiner_lost_as_the_new_session_starts_is_one_more_departure() {
 }
 
 #[test]
-#[ignore = "hangs: the survivors wait for the lost peer to synchronise, and GGRS cannot disconnect a player before a session's first frame; run with: cargo test --test integration rejoin::a_member_lost_during_the_switch_of_a_lossy_match -- --ignored"]
 fn a_member_lost_during_the_switch_of_a_lossy_match() {
     for after in [0, 3, 6] {
         lost_during_switch(1, after, LOSSY, 23);
@@ -342,7 +339,6 @@ fn a_member_lost_during_the_switch_of_a_lossy_match() {
 }
 
 #[test]
-#[ignore = "fails: a member never sees the second rejoin; run with: cargo test --test integration rejoin::two_players_rejoin_a_lossy_four_player_match -- --ignored"]
 fn two_players_rejoin_a_lossy_four_player_match() {
     // The first seed of the four-player, two-rejoiner soak configuration.
     soak(4, 2, 0..1);

@@ -107,6 +107,9 @@ use super::identity::{Identity, IdentityError, Link, PublicIdentity};
 /// GGRS's frame number type.
 type GgrsFrame = i32;
 const NULL_FRAME: GgrsFrame = -1;
+/// The session number the guard answers a departed remote's synchronisation with
+/// ([`Shared::answer_sync`]; any but 0, which GGRS reads as "none yet").
+const STAND_IN_MAGIC: u16 = 0x4A47;
 
 /// The wire layout of a GGRS 0.13 `Message` (its fields are private to GGRS; this mirror has the
 /// same serde shape, so a message converts to and from it losslessly).
@@ -836,6 +839,12 @@ struct Remote<A> {
     /// Paced mode: the newest input message sent to it and the tick it was sent.
     newest_input: Option<Message>,
     newest_tick: u64,
+    /// The newest synchronisation request GGRS sent it and the tick it was sent: resent in
+    /// paced mode until GGRS has synchronised with it, and answered on its behalf once the
+    /// survivors agreed it left before GGRS synchronised with it (see [`Shared::answer_sync`]).
+    sync_request: Option<(Message, u64)>,
+    /// GGRS reported it synchronised ([`Guard::mark_synchronised`]).
+    synchronised: bool,
     /// Paced mode: the input frames this peer sent to it, by frame (what a resend re-encodes).
     own_frames: BTreeMap<GgrsFrame, Vec<u8>>,
     /// The newest of this peer's frames it acknowledged.
@@ -1557,6 +1566,16 @@ impl<A: Clone + Eq> Shared<A> {
                 if r.cut || r.gone {
                     continue;
                 }
+                // A lost synchronisation request is asked again on this clock, not after GGRS's
+                // wall-clock retry (its reply answers the same request, which GGRS still holds).
+                if !r.synchronised
+                    && let Some((m, at)) = &mut r.sync_request
+                    && self.tick >= *at + every
+                {
+                    *at = self.tick;
+                    self.outbox.push((r.addr.clone(), m.clone()));
+                    self.stats.paced_resent += 1;
+                }
                 if let Some(m) = &r.newest_input
                     && self.tick >= r.newest_tick + every
                 {
@@ -1638,12 +1657,16 @@ impl<A: Clone + Eq> Shared<A> {
                     self.send_guard(s, &relay_of(key.clone(), player, run));
                 }
             }
+            if self.leaves[li].agreed.is_some() && !self.in_sync(x) {
+                self.answer_sync(x);
+            }
+            let in_sync = self.in_sync(x);
             let l = &mut self.leaves[li];
             if let Some(q) = l.agreed {
                 // GGRS rolls back to the frame after `q`: it must not be the frame about to be
                 // simulated (`must load frame in the past`). The relayed frames reached GGRS
                 // with the agreement, so it moves on.
-                if !l.disconnected && !injected && self.current != q.saturating_add(1) {
+                if !l.disconnected && !injected && in_sync && self.current != q.saturating_add(1) {
                     l.disconnected = true;
                     self.inject_disconnect(x, q);
                     injected = true;
@@ -1672,7 +1695,10 @@ impl<A: Clone + Eq> Shared<A> {
                 let frames: Vec<Vec<u8>> = relayed.into_values().map(|(f, _)| f).collect();
                 self.deliver_relayed(x, start, frames);
             }
-            if !injected && self.current != held.saturating_add(1) {
+            if !self.in_sync(x) {
+                self.answer_sync(x);
+            }
+            if !injected && self.in_sync(x) && self.current != held.saturating_add(1) {
                 self.leaves[li].disconnected = true;
                 self.inject_disconnect(x, held);
                 injected = true;
@@ -1706,6 +1732,31 @@ impl<A: Clone + Eq> Shared<A> {
         if let Some(m) = (WireMessage { magic, body }).to_ggrs() {
             self.outbox.push((self.remotes[to].addr.clone(), m));
             self.stats.departure_sent += 1;
+        }
+    }
+
+    /// Whether GGRS has synchronised with remote `x` (every endpoint has once the session
+    /// played a frame).
+    fn in_sync(&self, x: usize) -> bool {
+        self.current > 0 || self.remotes[x].synchronised
+    }
+
+    /// Answers GGRS's synchronisation request to remote `x` on its behalf. Only for a remote the
+    /// survivors agreed has left, before GGRS synchronised with it (it was lost as a session
+    /// started): GGRS 0.13 cannot disconnect a player before the session's first frame, and
+    /// would wait for it forever. Once synchronised, the session plays its first frame and the
+    /// agreed departure reaches GGRS the ordinary way. One answer per tick; GGRS asks again
+    /// at once until its handshake is complete.
+    fn answer_sync(&mut self, x: usize) {
+        let r = &mut self.remotes[x];
+        let Some((request, _)) = &r.sync_request else { return };
+        let Some(WireBody::SyncRequest(n)) = WireMessage::from_ggrs(request).map(|w| w.body) else {
+            return;
+        };
+        let magic = *r.sync_magic.get_or_insert(STAND_IN_MAGIC);
+        if let Some(m) = (WireMessage { magic, body: WireBody::SyncReply(n) }).to_ggrs() {
+            self.inject.push((r.addr.clone(), m));
+            self.stats.injected += 1;
         }
     }
 
@@ -1950,6 +2001,21 @@ impl<A: Clone + Eq> Guard<A> {
         }
     }
 
+    /// Records that GGRS synchronised with an address ([`Runner`](super::Runner) does, from
+    /// GGRS's `Synchronized` event).
+    pub fn mark_synchronised(&self, addr: &A) {
+        let mut s = lock(&self.shared);
+        if let Some(i) = s.index(addr) {
+            s.remotes[i].synchronised = true;
+        }
+    }
+
+    /// Whether GGRS synchronised with an address ([`Guard::mark_synchronised`]).
+    pub fn is_synchronised(&self, addr: &A) -> bool {
+        let s = lock(&self.shared);
+        s.index(addr).is_some_and(|i| s.remotes[i].synchronised)
+    }
+
     /// Whether an address is banned, leaving or gone.
     pub fn is_cut_off(&self, addr: &A) -> bool {
         let s = lock(&self.shared);
@@ -2115,6 +2181,8 @@ impl<S, A: Clone + Eq> GuardedSocket<S, A> {
                 own_magic: None,
                 newest_input: None,
                 newest_tick: 0,
+                sync_request: None,
+                synchronised: false,
                 own_frames: BTreeMap::new(),
                 acked: NULL_FRAME,
                 pings: VecDeque::with_capacity(PINGS_KEPT),
@@ -2317,8 +2385,15 @@ impl<A: Clone + Eq> Shared<A> {
         if let WireBody::Input(input) = &wire.body
             && input.start_frame == GUARD_FRAME
         {
+            // Before the first input, a sealed datagram is the member's by its key alone (a
+            // departure may have to be agreed before a session has played a frame).
+            let keyed = self.remotes[i].link.is_some();
             return match self.remotes[i].magic {
                 Some(m) if m == wire.magic => {
+                    let bytes = input.bytes.clone();
+                    self.on_guard_msg(i, &bytes).map(|()| Verdict::Consumed)
+                }
+                None if keyed => {
                     let bytes = input.bytes.clone();
                     self.on_guard_msg(i, &bytes).map(|()| Verdict::Consumed)
                 }
@@ -2536,10 +2611,14 @@ impl<A: Clone + Eq> Shared<A> {
     /// Records what this peer sends; `false` when the message must not go out.
     fn outgoing(&mut self, msg: &Message, addr: &A) -> bool {
         let Some(i) = self.index(addr) else { return true };
+        let wire = WireMessage::from_ggrs(msg);
+        if let Some(WireMessage { body: WireBody::SyncRequest(_), .. }) = &wire {
+            self.remotes[i].sync_request = Some((msg.clone(), self.tick));
+        }
         if self.remotes[i].cut || self.remotes[i].gone {
             return false;
         }
-        let Some(wire) = WireMessage::from_ggrs(msg) else { return true };
+        let Some(wire) = wire else { return true };
         if self.remotes[i].own_magic.is_none() {
             self.remotes[i].own_magic = Some(wire.magic);
         }

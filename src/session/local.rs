@@ -80,6 +80,9 @@ pub struct LocalPeer<G: Game> {
     joiner: Option<Joiner<PeerAddr>>,
     /// The state a joiner loaded, kept until its new session starts.
     joined_state: Option<Vec<u8>>,
+    /// The players out of the match that this peer feeds the default input for (local players
+    /// of its session).
+    feeds: Vec<usize>,
     /// The last frame this peer gave a local input for.
     last_input: Option<Frame>,
 }
@@ -271,6 +274,7 @@ impl<G: Game> LocalMatch<G> {
                 member: Member::new(addrs.clone(), credentials.clone()),
                 joiner: None,
                 joined_state: None,
+                feeds: Vec::new(),
                 last_input: None,
                 keys,
             });
@@ -333,7 +337,7 @@ impl<G: Game> LocalMatch<G> {
                 }
             };
             let mut locals = vec![(p.handle, local)];
-            locals.extend(p.runner.absent().iter().map(|a| (*a, G::Input::default())));
+            locals.extend(p.feeds.iter().map(|a| (*a, G::Input::default())));
             let presenter = presenters.get_mut(i).map(|p| &mut **p as &mut dyn Presenter);
             let batch = p.runner.advance_p2p(&mut p.session, &locals, presenter, &mut script)?;
             if batch.advanced > 0 {
@@ -647,14 +651,22 @@ fn switch<G: Game>(
         .rebase(frame, state, absent.clone())
         .map_err(|_| SessionError::MissingSnapshot { frame })?;
     let handle = p.handle;
+    // The players still out are local on one member, the lowest in the match, and remote at
+    // its address on the others: GGRS sends a peer's local players' inputs together, so every
+    // member must see the same players behind each address. Their inputs never reach the game
+    // (the runner hands it the default input and `Disconnected` for them).
+    let keeper = members.iter().copied().min().unwrap_or(handle);
     let kinds = (0..players).map(|j| {
-        let t = if j == handle || absent.contains(&j) {
+        let t = if j == handle || (absent.contains(&j) && keeper == handle) {
             PlayerType::Local
+        } else if absent.contains(&j) {
+            PlayerType::Remote(PeerAddr(keeper as u16))
         } else {
             PlayerType::Remote(PeerAddr(j as u16))
         };
         (j, t)
     });
+    p.feeds = if keeper == handle { absent.clone() } else { Vec::new() };
     let socket = net.socket_on_channel(PeerAddr(handle as u16), channel);
     let (session, guard) = setup.start_p2p_keyed(&mut p.runner, socket, kinds, &p.keys)?;
     p.session = session;

@@ -59,11 +59,20 @@
 //! input again. Its world is the others' from F on; its replay and confirmed checksums start at
 //! F.
 //!
-//! **Not handled yet.** A member lost after it reported its checksum and before the new
-//! session runs (it crashed between the Go and its first synchronisation) leaves the others
-//! waiting for it in a session that never synchronises: the new session has no departure
-//! path before its first frame (GGRS 0.13 cannot disconnect a player at frame 0). Departures
-//! before the hold, and after the new session runs, are the ordinary ones.
+//! **A peer lost as the new session starts** (it crashed between the Go and its first
+//! synchronisation) is one more departure, agreed as any other. GGRS 0.13 cannot disconnect a
+//! player before a session's first frame, and a session does not start until it has
+//! synchronised with every remote: before the first frame, the departure rule waits on the
+//! remotes GGRS has not synchronised with, and once the survivors agree that one left, each
+//! survivor's guard answers GGRS's synchronisation requests to it on its behalf. The session
+//! then plays its first frame and the departure reaches GGRS the ordinary way. The lost peer
+//! can rejoin afterwards.
+//!
+//! **The players still out** during a session a rejoin starts are local players of one member
+//! (the lowest slot in the match) and remote players at its address on the others: GGRS sends
+//! a peer's local players' inputs together, so every member must see the same players behind
+//! each address. The runner hands the game the default input and `Disconnected` for them,
+//! whatever the session says.
 //!
 //! **Nothing a joiner sends can hurt the others.** Every message is decoded with bounds
 //! ([`RejoinMsg::decode`], a [`RejoinDecodeError`] naming what is wrong); a member reads at most

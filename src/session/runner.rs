@@ -13,7 +13,8 @@ use core::fmt;
 use core::hash::Hash;
 use core::marker::PhantomData;
 use ggrs::{
-    GgrsError, GgrsEvent, GgrsRequest, InputStatus, P2PSession, SpectatorSession, SyncTestSession,
+    GgrsError, GgrsEvent, GgrsRequest, InputStatus, P2PSession, SessionState, SpectatorSession,
+    SyncTestSession,
 };
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -341,8 +342,8 @@ pub struct Runner<G: Game> {
     /// The world frame of the session's GGRS frame 0 (0 for the first session; the agreed
     /// frame of the membership change that started it otherwise).
     frame_base: Frame,
-    /// Players out of the match when the session started: a local player in it on every member,
-    /// fed the default input and handed to the game as [`InputStatus::Disconnected`].
+    /// Players out of the match when the session started: handed to the game as
+    /// [`InputStatus::Disconnected`] with the default input, whatever the session says.
     absent: Vec<usize>,
     /// The pending capture of the confirmed state at a frame (see [`Runner::capture_at`]).
     capture: Option<Capture>,
@@ -489,8 +490,9 @@ impl<G: Game> Runner<G> {
     /// Starts over from the state before world frame `frame` for a new GGRS session whose frame
     /// 0 is `frame` (a membership change): loads `state` (validated, see
     /// [`World::load_bytes`]), forgets every prediction and record past it, and from now on
-    /// hands the game the players in `absent` as disconnected (each a local player of the new
-    /// session fed the default input). Attach the new session's guard afterwards.
+    /// hands the game the players in `absent` as disconnected with the default input, whatever
+    /// the session says (in the session, each is a local player of one member, which feeds it
+    /// the default input). Attach the new session's guard afterwards.
     pub fn rebase(
         &mut self,
         frame: Frame,
@@ -777,14 +779,20 @@ impl<G: Game> Runner<G> {
                     evidence: Box::new(e.evidence),
                 });
             }
+            // Players already out (local to one member of a session a rejoin started) leave
+            // with that member's address, but they left before: only the member is news.
+            let news = |mut players: Vec<usize>| {
+                players.retain(|p| !self.absent.contains(p));
+                players
+            };
             for d in g.drain_departures() {
                 self.events.push(match d {
                     Departure::Leaving { peer, players } => {
-                        SessionEvent::Leaving { peer: format!("{peer:?}"), players }
+                        SessionEvent::Leaving { peer: format!("{peer:?}"), players: news(players) }
                     }
                     Departure::Left { peer, players, last_frame } => SessionEvent::Left {
                         peer: format!("{peer:?}"),
-                        players,
+                        players: news(players),
                         last_frame: u32::try_from(last_frame)
                             .ok()
                             .map(|f| f.saturating_add(self.frame_base)),
@@ -962,7 +970,12 @@ impl<G: Game> Runner<G> {
     fn event<A: Address>(&mut self, e: GgrsEvent<GgrsConfig<G, A>>) {
         let ev = match e {
             GgrsEvent::Synchronizing { .. } => return,
-            GgrsEvent::Synchronized { addr } => SessionEvent::Synchronized(format!("{addr:?}")),
+            GgrsEvent::Synchronized { addr } => {
+                if let Some(g) = self.guard_of::<A>() {
+                    g.mark_synchronised(&addr);
+                }
+                SessionEvent::Synchronized(format!("{addr:?}"))
+            }
             GgrsEvent::Disconnected { addr } => {
                 if let Some(g) = self.guard_of::<A>() {
                     g.mark_disconnected(&addr);
@@ -1074,14 +1087,21 @@ impl<G: Game> Runner<G> {
             self.stats.skipped += 1;
         }
         let confirmed = session.confirmed_frame();
-        // The remote players whose input holds the confirmed frame back.
+        let running = session.current_state() == SessionState::Running;
+        // The remote players whose input holds the confirmed frame back; before the session
+        // runs, those GGRS has not synchronised with.
         let waiting_on = |g: &Guard<A>| {
             let mut waiting: Vec<usize> = session
                 .remote_player_handles()
                 .into_iter()
                 .filter(|h| {
                     g.address_of(*h).is_some_and(|a| {
-                        !g.is_cut_off(&a) && g.last_input_frame(&a).unwrap_or(-1) <= confirmed
+                        !g.is_cut_off(&a)
+                            && if running {
+                                g.last_input_frame(&a).unwrap_or(-1) <= confirmed
+                            } else {
+                                !g.is_synchronised(&a)
+                            }
                     })
                 })
                 .collect();
@@ -1090,8 +1110,13 @@ impl<G: Game> Runner<G> {
         };
         self.track_stall(batch.advanced > 0, || guard.as_ref().map(waiting_on).unwrap_or_default());
         // The departure rule: a player waited on for `departure_ticks` ticks leaves; so does a
-        // survivor that has not answered a departure agreement for as long.
-        if let Some(g) = &guard {
+        // survivor that has not answered a departure agreement for as long. Not before the
+        // match's first session runs: a peer still starting is not lost (a session a membership
+        // change started, `frame_base > 0`, waits on the members it has not synchronised with).
+        let starting = !running && self.frame_base == 0;
+        if starting {
+            self.departure_wait = 0;
+        } else if let Some(g) = &guard {
             // A departure that began (here or on another survivor) restarts the wait: its
             // agreement gets the whole departure time.
             let begun = g.departures_begun();

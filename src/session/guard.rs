@@ -110,6 +110,8 @@ const NULL_FRAME: GgrsFrame = -1;
 /// The session number the guard answers a departed remote's synchronisation with
 /// ([`Shared::answer_sync`]; any but 0, which GGRS reads as "none yet").
 const STAND_IN_MAGIC: u16 = 0x4A47;
+/// Paced mode: ticks between resends of an unanswered synchronisation request.
+const SYNC_RESEND_TICKS: u64 = 2;
 
 /// The wire layout of a GGRS 0.13 `Message` (its fields are private to GGRS; this mirror has the
 /// same serde shape, so a message converts to and from it losslessly).
@@ -1567,10 +1569,12 @@ impl<A: Clone + Eq> Shared<A> {
                     continue;
                 }
                 // A lost synchronisation request is asked again on this clock, not after GGRS's
-                // wall-clock retry (its reply answers the same request, which GGRS still holds).
+                // wall-clock retry (its reply answers the same request, which GGRS still holds),
+                // and more often than an input: a session takes five round trips to start, and
+                // a rejoin's new session is waited for only a departure time.
                 if !r.synchronised
                     && let Some((m, at)) = &mut r.sync_request
-                    && self.tick >= *at + every
+                    && self.tick >= *at + SYNC_RESEND_TICKS
                 {
                     *at = self.tick;
                     self.outbox.push((r.addr.clone(), m.clone()));
@@ -2014,6 +2018,11 @@ impl<A: Clone + Eq> Guard<A> {
     pub fn is_synchronised(&self, addr: &A) -> bool {
         let s = lock(&self.shared);
         s.index(addr).is_some_and(|i| s.remotes[i].synchronised)
+    }
+
+    /// [`GuardConfig::look_ticks`] of this guard.
+    pub fn look_ticks(&self) -> u32 {
+        lock(&self.shared).config.look_ticks
     }
 
     /// Whether an address is banned, leaving or gone.

@@ -591,6 +591,7 @@ fn rejoin_step<G: Game>(
         channel: p.channel,
         out,
         departing: p.guard.departing(),
+        starting: p.session.current_state() != SessionState::Running,
         last_input: p.last_input.unwrap_or(0),
         content_hash: world.content().hash(),
         hooks_hash: twox_hash::XxHash3_64::oneshot(world.hooks_signature().as_bytes()),

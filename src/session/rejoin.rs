@@ -25,7 +25,8 @@
 //!    advancing the old session (it still polls it, so the inputs it sent keep arriving) and
 //!    answers with its membership (the session channel and the slots out) and L, the last
 //!    frame it has given a local input for. A member whose membership differs from the
-//!    coordinator's, or that is agreeing on a departure, answers [`RejoinMsg::Busy`] and the
+//!    coordinator's, that is agreeing on a departure, or whose session has not played its first
+//!    frame yet (a previous rejoin's new session still starting), answers [`RejoinMsg::Busy`] and the
 //!    attempt is called off; the joiner asks again later.
 //! 3. With every answer in, F = max L + 1 ([`RejoinMsg::Switch`]). No member has given an
 //!    input for F or later yet, so none has confirmed F − 1 and every member can still capture
@@ -540,6 +541,9 @@ pub struct MemberView {
     pub out: Vec<usize>,
     /// A departure is being agreed.
     pub departing: bool,
+    /// Its session has not played its first frame yet (a rejoin's new session still
+    /// synchronising): a member holding it could not give the inputs the others wait for.
+    pub starting: bool,
     /// The last frame it gave a local input for.
     pub last_input: Frame,
     /// Its content hash.
@@ -784,7 +788,7 @@ impl<A: Clone + PartialEq> Member<A> {
         if from != Some(slot) {
             return self.fault(from, RejoinFault::Unexpected { what: "Join from another address" });
         }
-        if self.busy() || view.departing {
+        if self.busy() || view.departing || view.starting {
             // Asked again later; no fault.
             return;
         }
@@ -828,7 +832,7 @@ impl<A: Clone + PartialEq> Member<A> {
             return;
         }
         let own = self.coordination.as_ref().is_some_and(|c| c.attempt == attempt);
-        if view.departing || (self.coordination.is_some() && !own) {
+        if view.departing || view.starting || (self.coordination.is_some() && !own) {
             return self.reply(coordinator, RejoinMsg::Busy { attempt }, view);
         }
         let joiner = usize::from(joiner);

@@ -1125,9 +1125,18 @@ impl<G: Game> Runner<G> {
                 self.departures_seen = begun;
             } else {
                 self.departure_wait = self.departure_wait.saturating_add(1);
-                if self.departure_ticks > 0 && self.departure_wait >= self.departure_ticks {
+                // An agreement waits at least two look times: a survivor that missed the
+                // leaver's notice joins it once it has seen the leaver silent for a look time,
+                // and must not be left behind for that.
+                let departing = g.departing();
+                let limit = if departing {
+                    self.departure_ticks.max(g.look_ticks().saturating_mul(2))
+                } else {
+                    self.departure_ticks
+                };
+                if self.departure_ticks > 0 && self.departure_wait >= limit {
                     self.departure_wait = 0;
-                    if g.departing() {
+                    if departing {
                         g.leave_unresponsive();
                     } else {
                         for p in waiting_on(g) {

@@ -5,7 +5,8 @@ use super::format::{
     RawAbilityEvent, RawActivation, RawApplied, RawApplyFailure, RawCheck, RawCooldown, RawCueKind,
     RawEffectEvent, RawExpect, RawFacing, RawHandlerEvent, RawInstanceEvent, RawTagEvent,
 };
-use super::resolve::{Cx, EntitySetup, key};
+use super::names::{Cx, key};
+use super::plan::EntitySetup;
 use super::routing::{Call, RouteEntry, Routing, What};
 use super::{ScenarioError, ScenarioErrorKind as K};
 use crate::ability::FailureKind;

@@ -6,16 +6,16 @@ use super::format::{
     RawButton, RawContentRef, RawEntity, RawFacing, RawInlineMod, RawMode, RawModes, RawOp,
     RawPhase, RawScenario, RawSetupEffect, RawStep,
 };
+use super::names::{Cx, key};
+use super::plan::{ButtonKind, ButtonOp, EffectApply, EntitySetup, Op, OpKind};
 use super::routing;
 use super::{LinkSpec, NetworkSpec, Scenario, ScenarioError, ScenarioErrorKind as K, SourceText};
-use crate::attribute::ModOp;
-use crate::content::error::{Clip, ron_message, suggest};
+use crate::content::error::{Clip, ron_message};
 use crate::content::locate::{PathSeg, Position, locate, path_at, render};
 use crate::content::raw::{NamedMap, Num};
 use crate::content::{Content, ContentBuilder, ContentError};
-use crate::id::{AbilityDefId, AttrId, AttrSetId, EffectDefId, TagId};
+use crate::id::TagId;
 use crate::num::{Frame, Fx};
-use crate::tag::TagSet;
 use crate::world::WorldConfig;
 use std::path::Path;
 use std::sync::Arc;
@@ -25,232 +25,41 @@ pub(crate) const MAX_FRAMES: u32 = 1_000_000;
 /// The most players (GGRS sessions beyond this are impractical in one process).
 const MAX_PLAYERS: u16 = 8;
 
-/// An entity to spawn before frame 0.
-#[derive(Clone, Debug)]
-pub(crate) struct EntitySetup {
-    pub name: String,
-    pub sets: Vec<AttrSetId>,
-    pub bases: Vec<(AttrId, Fx)>,
-    pub tags: Vec<TagId>,
-    pub grants: Vec<(AbilityDefId, u16, Option<u8>)>,
-    pub ability_sets: Vec<crate::id::AbilitySetId>,
-    pub effects: Vec<EffectApply>,
-    pub player: Option<u16>,
-    /// Where its boxes stand (`at`).
-    pub at: Option<crate::world::BoxAnchor>,
+/// A `set_by_caller` map: tag → value.
+fn set_by_caller(
+    cx: &Cx<'_>,
+    path: &[PathSeg],
+    map: &NamedMap<Num>,
+) -> Result<Vec<(TagId, Fx)>, ScenarioError> {
+    let mut out = Vec::new();
+    for (name, v) in &map.0 {
+        let mut p = path.to_vec();
+        p.push(key(name));
+        out.push((cx.tag(&p, name)?, v.0));
+    }
+    Ok(out)
 }
 
-/// An effect application.
-#[derive(Clone, Debug)]
-pub(crate) struct EffectApply {
-    pub effect: EffectDefId,
-    pub on: usize,
-    pub from: usize,
-    pub level: u16,
-    pub set_by_caller: Vec<(TagId, Fx)>,
-    pub duration: Option<u32>,
-}
-
-/// Press, release or tap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ButtonKind {
-    Press,
-    Release,
-    Tap,
-}
-
-/// A button change.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ButtonOp {
-    pub frame: Frame,
-    pub player: u16,
-    /// `(false, bit)`: ability input `bit`; `(true, bit)`: confirm (0) or cancel (1).
-    pub button: (bool, u32),
-    pub kind: ButtonKind,
-}
-
-/// A direct operation run in its frame: before the abilities, or in phase P6.
-#[derive(Clone, Debug)]
-pub(crate) struct Op {
-    pub frame: Frame,
-    /// Runs in the world's before-abilities hook instead of phase P6.
-    pub before_abilities: bool,
-    pub kind: OpKind,
-    /// The index of its label (`ApplyEffect` / `ApplyInline`), whose results are recorded.
-    pub label: Option<usize>,
-}
-
-#[derive(Clone, Debug)]
-pub(crate) enum OpKind {
-    Apply(EffectApply),
-    ApplyInline {
-        on: usize,
-        from: usize,
-        mods: Vec<(AttrId, ModOp, Fx)>,
-    },
-    SetRemaining(usize, EffectDefId, u32),
-    Extend(usize, EffectDefId, i32),
-    RemoveStacks(usize, EffectDefId, u16),
-    RemoveEffects {
-        on: usize,
-        effect: Option<EffectDefId>,
-        any: TagSet,
-        all: TagSet,
-        from: Option<usize>,
-        modifying: Option<AttrId>,
-    },
-    AddTag(usize, TagId),
-    RemoveTag(usize, TagId),
-    SetTagCount(usize, TagId, u16),
-    SetBase(usize, AttrId, Fx),
-    SendEvent {
-        on: usize,
-        tag: TagId,
-        from: usize,
-        magnitude: Option<Fx>,
-    },
-    Activate(usize, AbilityDefId),
-    CancelAbility(usize, AbilityDefId),
-    CancelAbilities(usize, TagSet),
-    EndAbility(usize, AbilityDefId),
-    Grant {
-        on: usize,
-        ability: AbilityDefId,
-        level: u16,
-        input: Option<u8>,
-    },
-    RemoveAbility(usize, AbilityDefId),
-    ExecuteCue {
-        on: usize,
-        tag: TagId,
-        magnitude: Option<Fx>,
-    },
-    Despawn(usize),
-    /// `Some(tag or none)`: set the runtime cooldown tags; `None`: back to the definition's.
-    SetCooldownTags(usize, AbilityDefId, Option<Option<TagId>>),
-}
-
-pub(crate) fn key(k: &str) -> PathSeg {
-    PathSeg::Key(k.to_string())
-}
-
-/// Validation context: the source for locating paths, the content for names.
-pub(crate) struct Cx<'a> {
-    pub file: &'a str,
-    pub source: &'a str,
-    pub content: &'a Content,
-    pub entities: Vec<String>,
-}
-
-impl Cx<'_> {
-    pub(crate) fn err(
-        &self,
-        kind: K,
-        path: &[PathSeg],
-        message: impl Into<String>,
-    ) -> ScenarioError {
-        let (pos, _) = locate(self.source, path);
-        ScenarioError {
-            kind,
-            file: self.file.to_string(),
-            line: pos.line,
-            col: pos.col,
-            path: render(path),
-            message: message.into(),
-        }
-    }
-
-    pub(crate) fn named<T>(
-        &self,
-        path: &[PathSeg],
-        r: Result<T, ContentError>,
-    ) -> Result<T, ScenarioError> {
-        r.map_err(|e| self.err(K::UnknownName, path, e.message))
-    }
-
-    pub(crate) fn entity(&self, path: &[PathSeg], name: &str) -> Result<usize, ScenarioError> {
-        if let Some(i) = self.entities.iter().position(|n| n == name) {
-            return Ok(i);
-        }
-        let mut msg = format!("no entity named \"{}\"", Clip(name));
-        if let Some(s) = suggest(name, self.entities.iter().map(String::as_str)) {
-            msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));
-        } else if self.entities.is_empty() {
-            msg.push_str(" (the scenario declares no entities: add them under `entities`)");
-        } else {
-            msg.push_str(&format!(" (entities: {})", self.entities.join(", ")));
-        }
-        Err(self.err(K::UnknownName, path, msg))
-    }
-
-    pub(crate) fn tag(&self, path: &[PathSeg], name: &str) -> Result<TagId, ScenarioError> {
-        self.named(path, self.content.tag(name))
-    }
-
-    pub(crate) fn tags(&self, path: &[PathSeg], names: &[String]) -> Result<TagSet, ScenarioError> {
-        let mut set = TagSet::EMPTY;
-        for (i, n) in names.iter().enumerate() {
-            let mut p = path.to_vec();
-            p.push(PathSeg::Index(i));
-            set.insert(self.tag(&p, n)?);
-        }
-        Ok(set)
-    }
-
-    pub(crate) fn attr(&self, path: &[PathSeg], name: &str) -> Result<AttrId, ScenarioError> {
-        self.named(path, self.content.attr(name))
-    }
-
-    pub(crate) fn effect(
-        &self,
-        path: &[PathSeg],
-        name: &str,
-    ) -> Result<EffectDefId, ScenarioError> {
-        self.named(path, self.content.effect(name))
-    }
-
-    pub(crate) fn ability(
-        &self,
-        path: &[PathSeg],
-        name: &str,
-    ) -> Result<AbilityDefId, ScenarioError> {
-        self.named(path, self.content.ability(name))
-    }
-
-    fn set_by_caller(
-        &self,
-        path: &[PathSeg],
-        map: &NamedMap<Num>,
-    ) -> Result<Vec<(TagId, Fx)>, ScenarioError> {
-        let mut out = Vec::new();
-        for (name, v) in &map.0 {
-            let mut p = path.to_vec();
-            p.push(key(name));
-            out.push((self.tag(&p, name)?, v.0));
-        }
-        Ok(out)
-    }
-
-    fn apply(
-        &self,
-        path: &[PathSeg],
-        on: usize,
-        e: &RawSetupEffect,
-    ) -> Result<EffectApply, ScenarioError> {
-        let at = |k: &str| [path, &[key(k)]].concat();
-        let from = match &e.from {
-            Some(n) => self.entity(&at("from"), n)?,
-            None => on,
-        };
-        Ok(EffectApply {
-            effect: self.effect(&at("effect"), &e.effect)?,
-            on,
-            from,
-            level: e.level,
-            set_by_caller: self.set_by_caller(&at("set_by_caller"), &e.set_by_caller)?,
-            duration: e.duration,
-        })
-    }
+/// An effect application on entity `on` (from `on` unless `from` names another).
+fn effect_apply(
+    cx: &Cx<'_>,
+    path: &[PathSeg],
+    on: usize,
+    e: &RawSetupEffect,
+) -> Result<EffectApply, ScenarioError> {
+    let at = |k: &str| [path, &[key(k)]].concat();
+    let from = match &e.from {
+        Some(n) => cx.entity(&at("from"), n)?,
+        None => on,
+    };
+    Ok(EffectApply {
+        effect: cx.effect(&at("effect"), &e.effect)?,
+        on,
+        from,
+        level: e.level,
+        set_by_caller: set_by_caller(cx, &at("set_by_caller"), &e.set_by_caller)?,
+        duration: e.duration,
+    })
 }
 
 /// Converts a `ron` parse error into a located scenario error.
@@ -567,7 +376,7 @@ fn resolve_entity(
     }
     let mut effects = Vec::new();
     for (j, fx) in e.effects.iter().enumerate() {
-        effects.push(cx.apply(&idx("effects", j), i, fx)?);
+        effects.push(effect_apply(cx, &idx("effects", j), i, fx)?);
     }
     if let Some(p) = e.player {
         match bound.get_mut(usize::from(p)) {
@@ -772,7 +581,7 @@ fn resolve_step(
                 set_by_caller: set_by_caller.clone(),
                 duration: *duration,
             };
-            OpKind::Apply(cx.apply(base, on, &setup)?)
+            OpKind::Apply(effect_apply(cx, base, on, &setup)?)
         }
         RawOp::ApplyInline { on, from, modifiers, label: _ } => {
             apply_inline(cx, base, on, from.as_deref(), modifiers)?

@@ -100,6 +100,11 @@ fn code(text: &str) -> Vec<(usize, String)> {
 /// `crate::a::…`, `crate::Item`, and each path opening a `crate::{a::X, b::{Y, Z}, Item}` group
 /// (which may span lines).
 fn references(text: &str) -> Vec<(usize, String)> {
+    references_after(text, "crate::")
+}
+
+/// [`references`] for paths opening with `prefix` (`crate::`, `super::`, `crate::scenario::`).
+fn references_after(text: &str, prefix: &str) -> Vec<(usize, String)> {
     let lines = code(text);
     let mut joined = String::new();
     let mut line_of = Vec::new();
@@ -113,10 +118,10 @@ fn references(text: &str) -> Vec<(usize, String)> {
     };
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(i) = joined[from..].find("crate::") {
+    while let Some(i) = joined[from..].find(prefix) {
         let at = from + i;
-        let after = &joined[at + 7..];
-        from = at + 7;
+        let after = &joined[at + prefix.len()..];
+        from = at + prefix.len();
         if let Some(group) = after.strip_prefix('{') {
             // The group's top-level entries, up to its closing brace.
             let mut depth = 0;
@@ -311,4 +316,74 @@ fn effects_attributes_and_tags_do_not_call_into_abilities() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The files of folder module `folder` under `src/` (its `mod.rs` left out: it declares and
+/// re-exports them) → the sibling files each one names (`super::x`, `crate::<folder>::x`), with
+/// where.
+fn sibling_imports(folder: &str) -> BTreeMap<String, BTreeMap<String, String>> {
+    let dir = root().join("src").join(folder);
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let stem = |p: &Path| p.file_stem().unwrap().to_string_lossy().into_owned();
+    let files: Vec<PathBuf> =
+        files.into_iter().filter(|p| p.parent() == Some(&*dir) && stem(p) != "mod").collect();
+    let siblings: Vec<String> = files.iter().map(|p| stem(p)).collect();
+    let mut graph = BTreeMap::new();
+    for p in &files {
+        let text = std::fs::read_to_string(p).unwrap();
+        let mut names = BTreeMap::new();
+        for prefix in ["super::", &format!("crate::{folder}::")] {
+            for (line, name) in references_after(&text, prefix) {
+                if siblings.contains(&name) && name != stem(p) {
+                    names.entry(name).or_insert(format!("src/{folder}/{}.rs:{line}", stem(p)));
+                }
+            }
+        }
+        graph.insert(stem(p), names);
+    }
+    graph
+}
+
+/// A cycle in `graph` (file → the files it names), as the files around it, if there is one.
+fn cycle(graph: &BTreeMap<String, BTreeMap<String, String>>) -> Option<Vec<String>> {
+    fn visit(
+        at: &str,
+        graph: &BTreeMap<String, BTreeMap<String, String>>,
+        path: &mut Vec<String>,
+        done: &mut std::collections::BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == at) {
+            let mut found = path[i..].to_vec();
+            found.push(at.to_string());
+            return Some(found);
+        }
+        if done.contains(at) {
+            return None;
+        }
+        path.push(at.to_string());
+        for next in graph.get(at).into_iter().flat_map(|n| n.keys()) {
+            if let Some(found) = visit(next, graph, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(at.to_string());
+        None
+    }
+    let mut done = std::collections::BTreeSet::new();
+    graph.keys().find_map(|start| visit(start, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn scenario_files_import_each_other_one_way() {
+    let graph = sibling_imports("scenario");
+    assert!(graph.contains_key("resolve") && graph["resolve"].contains_key("check"));
+    if let Some(files) = cycle(&graph) {
+        let steps: Vec<String> = files
+            .windows(2)
+            .map(|w| format!("{} -> {} ({})", w[0], w[1], graph[&w[0]][&w[1]]))
+            .collect();
+        panic!("the files of src/scenario/ import each other in a cycle:\n{}", steps.join("\n"));
+    }
 }

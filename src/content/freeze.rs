@@ -334,111 +334,10 @@ pub(crate) fn freeze(
     }
     let cx = Cx { srcs: &srcs };
 
-    // Settings: at most one file.
-    let mut settings = ContentSettings::default();
-    let mut settings_loc: Option<Loc> = None;
-    for (file, src) in srcs.iter().enumerate() {
-        if let Some(s) = &src.raw.settings {
-            let loc = root(file, "settings");
-            if let Some(first) = &settings_loc {
-                return Err(cx.err(
-                    &loc,
-                    K::Duplicate,
-                    format!("settings are given twice; the first are at {}", cx.where_(first)),
-                ));
-            }
-            if let Some(hz) = s.tick_rate {
-                if hz == 0 {
-                    return Err(cx.err(
-                        &loc.at("tick_rate"),
-                        K::InvalidValue,
-                        "the tick rate must be at least 1",
-                    ));
-                }
-                settings.tick_rate = TickRate(hz);
-            }
-            if let Some(p) = s.default_mul_policy {
-                settings.default_mul_policy = p;
-            }
-            if let Some(c) = s.max_cascade_steps {
-                if c == 0 {
-                    return Err(cx.err(
-                        &loc.at("max_cascade_steps"),
-                        K::InvalidValue,
-                        "must be at least 1",
-                    ));
-                }
-                settings.max_cascade_steps = c;
-            }
-            settings_loc = Some(loc);
-        }
-    }
+    let (mut settings, settings_loc) = freeze_settings(&cx)?;
+    let tags = freeze_tags(&cx, native_tags)?;
 
-    // Tags.
-    let mut tag_names: Vec<&str> = native_tags.iter().map(String::as_str).collect();
-    for (file, src) in srcs.iter().enumerate() {
-        for (i, t) in src.raw.tags.iter().enumerate() {
-            if let Err(e) = crate::tag::registry_validate_name(t) {
-                return Err(cx.err(&root(file, "tags").at(i), K::UnknownTag, e.to_string()));
-            }
-            tag_names.push(t);
-        }
-    }
-    for (i, t) in native_tags.iter().enumerate() {
-        crate::tag::registry_validate_name(t).map_err(|e| {
-            ContentError::new(
-                K::UnknownTag,
-                "<native tags>".into(),
-                format!("native tag #{i}: {e}"),
-            )
-        })?;
-    }
-    let mut alias_pairs: Vec<(&str, &str)> = Vec::new();
-    let aliases =
-        gather(&cx, "tag_aliases", srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.tag_aliases)))?;
-    for (alias, (loc, target)) in &aliases {
-        if let Err(e) = crate::tag::registry_validate_name(alias) {
-            return Err(cx.err(loc, K::UnknownTag, e.to_string()));
-        }
-        alias_pairs.push((alias.as_str(), target.as_str()));
-    }
-    let tags =
-        TagRegistry::new(tag_names.iter().copied(), alias_pairs.iter().copied()).map_err(|e| {
-            let loc = match &e {
-                crate::tag::TagRegistryError::BadAlias { alias, .. } => {
-                    aliases.get(alias).map(|a| a.0.clone())
-                }
-                _ => None,
-            };
-            match loc {
-                Some(loc) => cx.err(&loc, K::UnknownTag, e.to_string()),
-                None => ContentError::new(
-                    K::Capacity,
-                    srcs.first().map(|s| s.name.to_string()).unwrap_or_default(),
-                    e.to_string(),
-                ),
-            }
-        })?;
-
-    // Functions: every referenced name with its kind; one kind per name.
-    let mut fn_kinds: BTreeMap<String, (FnKind, Loc)> = BTreeMap::new();
-    collect_functions(&cx, &srcs, &mut fn_kinds)?;
-    let functions: Vec<FnRef> = fn_kinds
-        .iter()
-        .map(|(name, (kind, _))| FnRef { name: name.clone(), kind: *kind })
-        .collect();
-    if functions.len() > usize::from(u16::MAX) {
-        return Err(ContentError::new(
-            K::Capacity,
-            String::new(),
-            "too many registered function names",
-        ));
-    }
-    let fns: AHashMap<String, (FnId, FnKind)> = functions
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.name.clone(), (FnId(i as u16), f.kind)))
-        .collect();
+    let (functions, fns) = freeze_functions(&cx)?;
 
     // Attribute sets and attributes.
     let sets = gather(
@@ -457,30 +356,7 @@ pub(crate) fn freeze(
             ),
         ));
     }
-    let mut attr_src: BTreeMap<String, (Loc, &RawAttr, AttrSetId)> = BTreeMap::new();
-    for (set_index, (_, (set_loc, set))) in sets.iter().enumerate() {
-        for (name, a) in &set.attributes.0 {
-            let loc = set_loc.at("attributes").at(name);
-            if let Some((first, _, _)) = attr_src.get(name) {
-                return Err(cx.err(
-                    &loc,
-                    K::Duplicate,
-                    format!("attribute \"{}\" is defined twice (attribute names are global); the first definition is at {}", Clip(name), cx.where_(first)),
-                ));
-            }
-            if name.is_empty() {
-                return Err(cx.err(&loc, K::InvalidValue, "an attribute name cannot be empty"));
-            }
-            attr_src.insert(name.clone(), (loc, a, AttrSetId(set_index as u16)));
-        }
-    }
-    if attr_src.len() > 4096 {
-        return Err(ContentError::new(
-            K::Capacity,
-            String::new(),
-            format!("{} attributes exceed the limit of 4096", attr_src.len()),
-        ));
-    }
+    let attr_src = gather_attributes(&cx, &sets)?;
     let attr_names: Vec<String> = attr_src.keys().cloned().collect();
     let attrs_lookup: AHashMap<String, AttrId> =
         attr_names.iter().enumerate().map(|(i, n)| (n.clone(), AttrId(i as u16))).collect();
@@ -538,9 +414,229 @@ pub(crate) fn freeze(
         hz: settings.tick_rate,
     };
 
-    // Resolve attributes.
+    let attrs = freeze_attrs(&names, &attr_src, &settings)?;
+    let sets_out = freeze_attr_sets(&names, &sets, &attrs)?;
+
+    let curves = freeze_curves(&names, &curve_src)?;
+
+    let effects = freeze_effects(&names, &effect_src, &attrs, &curves)?;
+    let attr_locs: Vec<Loc> = attr_src.values().map(|(l, _, _)| l.clone()).collect();
+    check_live_capture_cycles(&names, &effect_src, &effects, &attrs, &attr_locs)?;
+    let (cues, cue_policy) = freeze_cues(&names)?;
+    let frozen_abilities = ability::freeze(
+        &names,
+        &names.cx,
+        &effects,
+        &ability_src,
+        &timeline_src,
+        &rules_src,
+        &set_src,
+    )?;
+    let body_src =
+        gather(&names.cx, "bodies", srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.bodies)))?;
+    let bodies = boxes::freeze_bodies(&names, &body_src)?;
+    if let Some(loc) = &settings_loc {
+        let dead = srcs[loc.file].raw.settings.as_ref().and_then(|s| s.dead_tag.as_ref());
+        if let Some(d) = dead {
+            settings.dead_tag = Some(names.tag(&loc.at("dead_tag"), d)?);
+        }
+    }
+
+    let mut content = Content {
+        settings,
+        attr_lookup: names.attrs.clone(),
+        set_lookup: sets
+            .keys()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), AttrSetId(i as u16)))
+            .collect(),
+        curve_lookup: names.curves.clone(),
+        effect_lookup: names.effects.clone(),
+        ability_lookup: names.abilities.clone(),
+        abilities: frozen_abilities.abilities,
+        ability_sets: frozen_abilities.sets,
+        timelines: frozen_abilities.timelines,
+        cancel_rules: frozen_abilities.rules,
+        bodies,
+        cues,
+        cue_policy,
+        tags: names.tags,
+        attrs,
+        sets: sets_out,
+        curves,
+        effects,
+        accel: super::Accel::default(),
+        functions,
+        hash: 0,
+    };
+    content.accel = super::Accel::new(&content);
+    let hash = twox_hash::XxHash3_64::oneshot(canonical_text(&content).as_bytes());
+    Ok(Content { hash, ..content })
+}
+
+/// The function names the content references, each with its kind (one kind per name), and
+/// their ids.
+#[allow(clippy::type_complexity, reason = "the list `Content` keeps and its lookup")]
+fn freeze_functions(
+    cx: &Cx<'_>,
+) -> Result<(Vec<FnRef>, AHashMap<String, (FnId, FnKind)>), ContentError> {
+    let mut fn_kinds: BTreeMap<String, (FnKind, Loc)> = BTreeMap::new();
+    collect_functions(cx, cx.srcs, &mut fn_kinds)?;
+    let functions: Vec<FnRef> = fn_kinds
+        .iter()
+        .map(|(name, (kind, _))| FnRef { name: name.clone(), kind: *kind })
+        .collect();
+    if functions.len() > usize::from(u16::MAX) {
+        return Err(ContentError::new(
+            K::Capacity,
+            String::new(),
+            "too many registered function names",
+        ));
+    }
+    let fns: AHashMap<String, (FnId, FnKind)> = functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name.clone(), (FnId(i as u16), f.kind)))
+        .collect();
+    Ok((functions, fns))
+}
+
+/// Every attribute by name (names are global), with where it is and its set.
+fn gather_attributes<'a>(
+    cx: &Cx<'_>,
+    sets: &BTreeMap<String, (Loc, &'a RawAttrSet)>,
+) -> Result<BTreeMap<String, (Loc, &'a RawAttr, AttrSetId)>, ContentError> {
+    let mut attr_src: BTreeMap<String, (Loc, &RawAttr, AttrSetId)> = BTreeMap::new();
+    for (set_index, (_, (set_loc, set))) in sets.iter().enumerate() {
+        let set: &'a RawAttrSet = set;
+        for (name, a) in &set.attributes.0 {
+            let loc = set_loc.at("attributes").at(name);
+            if let Some((first, _, _)) = attr_src.get(name) {
+                return Err(cx.err(
+                    &loc,
+                    K::Duplicate,
+                    format!("attribute \"{}\" is defined twice (attribute names are global); the first definition is at {}", Clip(name), cx.where_(first)),
+                ));
+            }
+            if name.is_empty() {
+                return Err(cx.err(&loc, K::InvalidValue, "an attribute name cannot be empty"));
+            }
+            attr_src.insert(name.clone(), (loc, a, AttrSetId(set_index as u16)));
+        }
+    }
+    if attr_src.len() > 4096 {
+        return Err(ContentError::new(
+            K::Capacity,
+            String::new(),
+            format!("{} attributes exceed the limit of 4096", attr_src.len()),
+        ));
+    }
+    Ok(attr_src)
+}
+
+/// The `settings` section (at most one file gives it), and where it is.
+fn freeze_settings(cx: &Cx<'_>) -> Result<(ContentSettings, Option<Loc>), ContentError> {
+    let mut settings = ContentSettings::default();
+    let mut settings_loc: Option<Loc> = None;
+    for (file, src) in cx.srcs.iter().enumerate() {
+        if let Some(s) = &src.raw.settings {
+            let loc = root(file, "settings");
+            if let Some(first) = &settings_loc {
+                return Err(cx.err(
+                    &loc,
+                    K::Duplicate,
+                    format!("settings are given twice; the first are at {}", cx.where_(first)),
+                ));
+            }
+            if let Some(hz) = s.tick_rate {
+                if hz == 0 {
+                    return Err(cx.err(
+                        &loc.at("tick_rate"),
+                        K::InvalidValue,
+                        "the tick rate must be at least 1",
+                    ));
+                }
+                settings.tick_rate = TickRate(hz);
+            }
+            if let Some(p) = s.default_mul_policy {
+                settings.default_mul_policy = p;
+            }
+            if let Some(c) = s.max_cascade_steps {
+                if c == 0 {
+                    return Err(cx.err(
+                        &loc.at("max_cascade_steps"),
+                        K::InvalidValue,
+                        "must be at least 1",
+                    ));
+                }
+                settings.max_cascade_steps = c;
+            }
+            settings_loc = Some(loc);
+        }
+    }
+    Ok((settings, settings_loc))
+}
+
+/// The tag registry: the native tags, every file's `tags`, and the `tag_aliases`.
+fn freeze_tags(cx: &Cx<'_>, native_tags: &[String]) -> Result<TagRegistry, ContentError> {
+    let mut tag_names: Vec<&str> = native_tags.iter().map(String::as_str).collect();
+    for (file, src) in cx.srcs.iter().enumerate() {
+        for (i, t) in src.raw.tags.iter().enumerate() {
+            if let Err(e) = crate::tag::registry_validate_name(t) {
+                return Err(cx.err(&root(file, "tags").at(i), K::UnknownTag, e.to_string()));
+            }
+            tag_names.push(t);
+        }
+    }
+    for (i, t) in native_tags.iter().enumerate() {
+        crate::tag::registry_validate_name(t).map_err(|e| {
+            ContentError::new(
+                K::UnknownTag,
+                "<native tags>".into(),
+                format!("native tag #{i}: {e}"),
+            )
+        })?;
+    }
+    let mut alias_pairs: Vec<(&str, &str)> = Vec::new();
+    let aliases = gather(
+        cx,
+        "tag_aliases",
+        cx.srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.tag_aliases)),
+    )?;
+    for (alias, (loc, target)) in &aliases {
+        if let Err(e) = crate::tag::registry_validate_name(alias) {
+            return Err(cx.err(loc, K::UnknownTag, e.to_string()));
+        }
+        alias_pairs.push((alias.as_str(), target.as_str()));
+    }
+    let tags =
+        TagRegistry::new(tag_names.iter().copied(), alias_pairs.iter().copied()).map_err(|e| {
+            let loc = match &e {
+                crate::tag::TagRegistryError::BadAlias { alias, .. } => {
+                    aliases.get(alias).map(|a| a.0.clone())
+                }
+                _ => None,
+            };
+            match loc {
+                Some(loc) => cx.err(&loc, K::UnknownTag, e.to_string()),
+                None => ContentError::new(
+                    K::Capacity,
+                    cx.srcs.first().map(|s| s.name.to_string()).unwrap_or_default(),
+                    e.to_string(),
+                ),
+            }
+        })?;
+    Ok(tags)
+}
+
+/// The attributes in name order: bounds, filter, policy, and which attributes each one clamps.
+fn freeze_attrs(
+    names: &Names<'_>,
+    attr_src: &BTreeMap<String, (Loc, &RawAttr, AttrSetId)>,
+    settings: &ContentSettings,
+) -> Result<Vec<AttrDef>, ContentError> {
     let mut attrs: Vec<AttrDef> = Vec::with_capacity(attr_src.len());
-    for (name, (loc, a, set)) in &attr_src {
+    for (name, (loc, a, set)) in attr_src {
         let bound =
             |field: &str, b: &Option<RawBound>| -> Result<Option<AttrBound>, ContentError> {
                 Ok(match b {
@@ -613,7 +709,15 @@ pub(crate) fn freeze(
         d.dedup();
         attrs[i].clamp_dependents = d.iter().map(|j| AttrId(*j as u16)).collect();
     }
+    Ok(attrs)
+}
 
+/// The attribute sets in name order: their attributes, hooks and level tables.
+fn freeze_attr_sets(
+    names: &Names<'_>,
+    sets: &BTreeMap<String, (Loc, &RawAttrSet)>,
+    attrs: &[AttrDef],
+) -> Result<Vec<AttrSetDef>, ContentError> {
     let mut sets_out: Vec<AttrSetDef> = Vec::with_capacity(sets.len());
     for (i, (name, (loc, s))) in sets.iter().enumerate() {
         let set_id = AttrSetId(i as u16);
@@ -679,10 +783,16 @@ pub(crate) fn freeze(
             levels,
         });
     }
+    Ok(sets_out)
+}
 
-    // Curves.
+/// The curves in name order: at least one point, levels strictly increasing.
+fn freeze_curves(
+    names: &Names<'_>,
+    curve_src: &BTreeMap<String, (Loc, &RawCurve)>,
+) -> Result<Vec<CurveDef>, ContentError> {
     let mut curves = Vec::with_capacity(curve_src.len());
-    for (name, (loc, c)) in &curve_src {
+    for (name, (loc, c)) in curve_src {
         if c.points.is_empty() {
             return Err(names.cx.err(
                 &loc.at("points"),
@@ -708,12 +818,20 @@ pub(crate) fn freeze(
             points: c.points.iter().map(|(l, v)| (*l, v.0)).collect(),
         });
     }
+    Ok(curves)
+}
 
-    // Effects.
+/// The effects in name order, inheritance resolved, and which ones keep their spec.
+fn freeze_effects(
+    names: &Names<'_>,
+    effect_src: &BTreeMap<String, (Loc, &RawEffect)>,
+    attrs: &[AttrDef],
+    curves: &[CurveDef],
+) -> Result<Vec<EffectDef>, ContentError> {
     let mut effects = Vec::with_capacity(effect_src.len());
-    for (name, (loc, _)) in &effect_src {
-        let resolved = resolve_inheritance(&names, &effect_src, name)?;
-        effects.push(freeze_effect(&names, &attrs, &curves, loc, name, &resolved)?);
+    for (name, (loc, _)) in effect_src {
+        let resolved = resolve_inheritance(names, effect_src, name)?;
+        effects.push(freeze_effect(names, attrs, curves, loc, name, &resolved)?);
     }
     // An effect whose modifiers a source tag filter may leave out keeps its spec: the filter
     // reads the source tags captured when that spec was made (F-GE-10).
@@ -735,15 +853,19 @@ pub(crate) fn freeze(
             e.keeps_spec = true;
         }
     }
-    let attr_locs: Vec<Loc> = attr_src.values().map(|(l, _, _)| l.clone()).collect();
-    check_live_capture_cycles(&names, &effect_src, &effects, &attrs, &attr_locs)?;
+    Ok(effects)
+}
+
+/// The cue definitions by tag, and the per-tag policy table (nearest ancestor's definition
+/// wins).
+fn freeze_cues(names: &Names<'_>) -> Result<(Vec<CueDef>, Vec<CuePolicy>), ContentError> {
     // Cue definitions and the per-tag policy table (nearest ancestor's definition wins).
     let cue_src =
-        gather(&names.cx, "cues", srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.cues)))?;
+        gather(&names.cx, "cues", names.cx.srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.cues)))?;
     let mut cues: Vec<CueDef> = Vec::with_capacity(cue_src.len());
     for (name, (loc, c)) in &cue_src {
         let tag = names.tag(loc, name)?;
-        check_cue_tag(&names, loc, tag, name)?;
+        check_cue_tag(names, loc, tag, name)?;
         cues.push(CueDef { tag, policy: c.policy });
     }
     cues.sort_by_key(|c| c.tag);
@@ -755,55 +877,7 @@ pub(crate) fn freeze(
             None => names.tags.parent(id).map(|p| cue_policy[p.index()]).unwrap_or_default(),
         };
     }
-    let frozen_abilities = ability::freeze(
-        &names,
-        &names.cx,
-        &effects,
-        &ability_src,
-        &timeline_src,
-        &rules_src,
-        &set_src,
-    )?;
-    let body_src =
-        gather(&names.cx, "bodies", srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.bodies)))?;
-    let bodies = boxes::freeze_bodies(&names, &body_src)?;
-    if let Some(loc) = &settings_loc {
-        let dead = srcs[loc.file].raw.settings.as_ref().and_then(|s| s.dead_tag.as_ref());
-        if let Some(d) = dead {
-            settings.dead_tag = Some(names.tag(&loc.at("dead_tag"), d)?);
-        }
-    }
-
-    let mut content = Content {
-        settings,
-        attr_lookup: names.attrs.clone(),
-        set_lookup: sets
-            .keys()
-            .enumerate()
-            .map(|(i, n)| (n.clone(), AttrSetId(i as u16)))
-            .collect(),
-        curve_lookup: names.curves.clone(),
-        effect_lookup: names.effects.clone(),
-        ability_lookup: names.abilities.clone(),
-        abilities: frozen_abilities.abilities,
-        ability_sets: frozen_abilities.sets,
-        timelines: frozen_abilities.timelines,
-        cancel_rules: frozen_abilities.rules,
-        bodies,
-        cues,
-        cue_policy,
-        tags: names.tags,
-        attrs,
-        sets: sets_out,
-        curves,
-        effects,
-        accel: super::Accel::default(),
-        functions,
-        hash: 0,
-    };
-    content.accel = super::Accel::new(&content);
-    let hash = twox_hash::XxHash3_64::oneshot(canonical_text(&content).as_bytes());
-    Ok(Content { hash, ..content })
+    Ok((cues, cue_policy))
 }
 
 /// Collects every function name content refers to, checking each is used for one kind only.

@@ -5,7 +5,8 @@ use super::format::{
     RawAbilityEvent, RawActivation, RawApplied, RawApplyFailure, RawCheck, RawCooldown, RawCueKind,
     RawEffectEvent, RawExpect, RawFacing, RawHandlerEvent, RawInstanceEvent, RawTagEvent,
 };
-use super::resolve::{Cx, EntitySetup, key};
+use super::names::{Cx, key};
+use super::plan::EntitySetup;
 use super::routing::{Call, RouteEntry, Routing, What};
 use super::{ScenarioError, ScenarioErrorKind as K};
 use crate::ability::FailureKind;
@@ -13,6 +14,7 @@ use crate::ability::{AbilityEvent, ActivationFailure};
 use crate::content::boxes::BoxKind;
 use crate::content::error::Clip;
 use crate::content::locate::{PathSeg, locate};
+use crate::content::raw::Num;
 use crate::id::{AbilityDefId, AttrId, EffectDefId, Entity, TagId};
 use crate::num::{Frame, Fx};
 use crate::present::{CueRouter, PresenterCall};
@@ -213,8 +215,6 @@ pub(crate) fn resolve(
     labels: &[String],
     routing: Option<&Routing>,
 ) -> Result<Check, ScenarioError> {
-    let base = [key("expect"), PathSeg::Index(i), key("that")];
-    let at = |k: &str| [&base[..], &[key(k)]].concat();
     let until = e.until.unwrap_or(e.frame);
     if until < e.frame {
         return Err(cx.err(
@@ -223,191 +223,29 @@ pub(crate) fn resolve(
             format!("until ({until}) is before frame ({})", e.frame),
         ));
     }
-    let c = cx.content;
-    let ent = |k: &str, n: &str| cx.entity(&at(k), n);
-    let counted =
-        |count, lo, hi| count_of(count, lo, hi).map_err(|m| cx.err(K::InvalidValue, &base, m));
-    let has_attr = |on: usize, a: AttrId, name: &str| -> Result<(), ScenarioError> {
-        let sets = &entities[on].sets;
-        if sets
-            .iter()
-            .any(|s| c.attr_set_defs().get(s.index()).is_some_and(|d| d.attributes.contains(&a)))
-        {
-            Ok(())
-        } else {
-            Err(cx.err(
-                K::InvalidValue,
-                &at("attribute"),
-                format!(
-                    "\"{}\" has no attribute \"{}\" (its attribute sets do not declare it)",
-                    Clip(&entities[on].name),
-                    Clip(name)
-                ),
-            ))
-        }
-    };
+    let ex =
+        Expect { cx, base: vec![key("expect"), PathSeg::Index(i), key("that")], entities, routing };
     let (kind, what) = match &e.that {
         RawCheck::Attribute { on, attribute, current, base: b, tolerance } => {
-            let o = ent("on", on)?;
-            let a = cx.attr(&at("attribute"), attribute)?;
-            has_attr(o, a, attribute)?;
-            if current.is_none() && b.is_none() {
-                return Err(cx.err(
-                    K::InvalidValue,
-                    &base,
-                    "an Attribute check needs `current`, `base` or both",
-                ));
-            }
-            let mut what = format!("{on}.{attribute}");
-            if let Some(v) = current {
-                what.push_str(&format!(" current = {}", fx_text(v.0)));
-            }
-            if let Some(v) = b {
-                what.push_str(&format!(" base = {}", fx_text(v.0)));
-            }
-            let tolerance = tolerance.map_or(Fx::ZERO, |t| t.0.abs());
-            if tolerance != Fx::ZERO {
-                what.push_str(&format!(" (± {})", fx_text(tolerance)));
-            }
-            let kind = CheckKind::Attribute {
-                on: o,
-                attr: a,
-                current: current.map(|v| v.0),
-                base: b.map(|v| v.0),
-                tolerance,
-            };
-            (kind, what)
+            ex.attribute(on, attribute, current, b, tolerance)?
         }
         RawCheck::Tag { on, tag, present, count, at_least, at_most, exact } => {
-            let o = ent("on", on)?;
-            let t = cx.tag(&at("tag"), tag)?;
-            let ranged = count.is_some() || at_least.is_some() || at_most.is_some();
-            if present.is_none() && !ranged {
-                return Err(cx.err(
-                    K::InvalidValue,
-                    &base,
-                    "a Tag check needs `present`, `count` (or `at_least`/`at_most`) or both",
-                ));
-            }
-            let count = if ranged { Some(counted(*count, *at_least, *at_most)?) } else { None };
-            let mut what = format!("{on} tag {tag}");
-            if let Some(p) = present {
-                what.push_str(if *p { " present" } else { " absent" });
-            }
-            if let Some(n) = count {
-                what.push_str(&format!(" count {}", n.describe("").trim_end()));
-            }
-            if *exact {
-                what.push_str(" (exact)");
-            }
-            (CheckKind::Tag { on: o, tag: t, present: *present, count, exact: *exact }, what)
+            ex.tag(on, tag, present, count, at_least, at_most, exact)?
         }
         RawCheck::Effect { on, effect, present, stacks, remaining, instances, inhibited } => {
-            let o = ent("on", on)?;
-            let fx = cx.effect(&at("effect"), effect)?;
-            let mut what = format!("{on} effect {effect}");
-            if let Some(p) = present {
-                what.push_str(if *p { " present" } else { " absent" });
-            }
-            if let Some(n) = stacks {
-                what.push_str(&format!(" stacks = {n}"));
-            }
-            if let Some(n) = remaining {
-                what.push_str(&format!(" remaining = {n}"));
-            }
-            if let Some(n) = instances {
-                what.push_str(&format!(" instances = {n}"));
-            }
-            if let Some(b) = inhibited {
-                what.push_str(if *b { " inhibited" } else { " not inhibited" });
-            }
-            let kind = CheckKind::Effect {
-                on: o,
-                effect: fx,
-                present: *present,
-                stacks: *stacks,
-                remaining: *remaining,
-                instances: *instances,
-                inhibited: *inhibited,
-            };
-            (kind, what)
+            ex.effect(on, effect, present, stacks, remaining, instances, inhibited)?
         }
         RawCheck::Ability { on, ability, granted, active, activation, cooldown } => {
-            let o = ent("on", on)?;
-            let a = cx.ability(&at("ability"), ability)?;
-            let mut what = format!("{on} ability {ability}");
-            if let Some(g) = granted {
-                what.push_str(if *g { " granted" } else { " not granted" });
-            }
-            if let Some(b) = active {
-                what.push_str(if *b { " active" } else { " inactive" });
-            }
-            if let Some(r) = activation {
-                what.push_str(&format!(" activation = {r:?}"));
-            }
-            if let Some(r) = cooldown {
-                what.push_str(&format!(" cooldown = {r:?}"));
-            }
-            let kind = CheckKind::Ability {
-                on: o,
-                ability: a,
-                granted: *granted,
-                active: *active,
-                activation: *activation,
-                cooldown: *cooldown,
-            };
-            (kind, what)
+            ex.ability(on, ability, granted, active, activation, cooldown)?
         }
         RawCheck::Cue { tag, kind, on, magnitude, instigator, count, at_least, at_most } => {
-            let t = cx.tag(&at("tag"), tag)?;
-            let o = on.as_ref().map(|n| ent("on", n)).transpose()?;
-            let inst = instigator.as_ref().map(|n| ent("instigator", n)).transpose()?;
-            let count = counted(*count, *at_least, *at_most)?;
-            let mut what = format!("cue {tag} {kind:?}");
-            if let Some(n) = on {
-                what.push_str(&format!(" on {n}"));
-            }
-            if let Some(m) = magnitude {
-                what.push_str(&format!(" magnitude {}", fx_text(m.0)));
-            }
-            if let Some(n) = instigator {
-                what.push_str(&format!(" by {n}"));
-            }
-            what.push_str(&count.statement());
-            let kind = CheckKind::Cue {
-                tag: t,
-                kind: *kind,
-                on: o,
-                magnitude: magnitude.map(|m| m.0),
-                instigator: inst,
-                count,
-            };
-            (kind, what)
+            ex.cue(tag, kind, on, magnitude, instigator, count, at_least, at_most)?
         }
         RawCheck::AttributeChanged { on, attribute, from, to, count, at_least, at_most } => {
-            let o = ent("on", on)?;
-            let a = cx.attr(&at("attribute"), attribute)?;
-            has_attr(o, a, attribute)?;
-            let count = counted(*count, *at_least, *at_most)?;
-            let mut what = format!("{on}.{attribute} changed");
-            if let Some(v) = from {
-                what.push_str(&format!(" from {}", fx_text(v.0)));
-            }
-            if let Some(v) = to {
-                what.push_str(&format!(" to {}", fx_text(v.0)));
-            }
-            what.push_str(&count.statement());
-            let kind = CheckKind::AttrChanged {
-                on: o,
-                attr: a,
-                from: from.map(|v| v.0),
-                to: to.map(|v| v.0),
-                count,
-            };
-            (kind, what)
+            ex.attribute_changed(on, attribute, from, to, count, at_least, at_most)?
         }
         RawCheck::Alive { on, alive } => {
-            let o = ent("on", on)?;
+            let o = ex.ent("on", on)?;
             (CheckKind::Alive { on: o, alive: *alive }, format!("{on} alive = {alive}"))
         }
         RawCheck::Checksum(v) => (CheckKind::Checksum(*v), format!("checksum = {v:#018x}")),
@@ -421,147 +259,27 @@ pub(crate) fn resolve(
                 } else {
                     msg.push_str(" (give the ApplyEffect or ApplyInline operation `label: \"…\"`)");
                 }
-                return Err(cx.err(K::UnknownName, &at("label"), msg));
+                return Err(ex.cx.err(K::UnknownName, &ex.at("label"), msg));
             };
             (CheckKind::Applied { label: l, result: *result }, format!("{label} → {result:?}"))
         }
         RawCheck::EffectEvent { on, effect, event, from, to, count, at_least, at_most } => {
-            let o = ent("on", on)?;
-            let fx = effect.as_ref().map(|n| cx.effect(&at("effect"), n)).transpose()?;
-            if (from.is_some() || to.is_some())
-                && !matches!(event, RawEffectEvent::StackChanged | RawEffectEvent::DurationChanged)
-            {
-                return Err(cx.err(
-                    K::InvalidValue,
-                    &at("from"),
-                    "`from` and `to` apply to the events StackChanged and DurationChanged only",
-                ));
-            }
-            let count = counted(*count, *at_least, *at_most)?;
-            let mut what = format!("{on} effect event {event:?}");
-            if let Some(n) = effect {
-                what.push_str(&format!(" of {n}"));
-            }
-            if let Some(v) = from {
-                what.push_str(&format!(" from {v}"));
-            }
-            if let Some(v) = to {
-                what.push_str(&format!(" to {v}"));
-            }
-            what.push_str(&count.statement());
-            let kind = CheckKind::EffectEvent {
-                on: o,
-                effect: fx,
-                event: *event,
-                from: *from,
-                to: *to,
-                count,
-            };
-            (kind, what)
+            ex.effect_event(on, effect, event, from, to, count, at_least, at_most)?
         }
         RawCheck::AbilityEvent { on, ability, event, count, at_least, at_most } => {
-            let o = ent("on", on)?;
-            let a = ability.as_ref().map(|n| cx.ability(&at("ability"), n)).transpose()?;
-            let count = counted(*count, *at_least, *at_most)?;
-            let mut what = format!("{on} ability event {event:?}");
-            if let Some(n) = ability {
-                what.push_str(&format!(" of {n}"));
-            }
-            what.push_str(&count.statement());
-            (CheckKind::AbilityEvent { on: o, ability: a, event: *event, count }, what)
+            ex.ability_event(on, ability, event, count, at_least, at_most)?
         }
         RawCheck::TagEvent { on, tag, event, count, at_least, at_most } => {
-            let o = ent("on", on)?;
-            let t = cx.tag(&at("tag"), tag)?;
-            let count = counted(*count, *at_least, *at_most)?;
+            let o = ex.ent("on", on)?;
+            let t = ex.cx.tag(&ex.at("tag"), tag)?;
+            let count = ex.counted(*count, *at_least, *at_most)?;
             let what = format!("{on} tag event {event:?} of {tag}{}", count.statement());
             (CheckKind::TagEvent { on: o, tag: t, event: *event, count }, what)
         }
         RawCheck::Hit { by, on, timeline, index, count, at_least, at_most } => {
-            let b = by.as_ref().map(|n| ent("by", n)).transpose()?;
-            let o = on.as_ref().map(|n| ent("on", n)).transpose()?;
-            let t = match timeline {
-                Some(n) => Some(cx.named(&at("timeline"), c.timeline(n))?),
-                None => None,
-            };
-            if let (Some(t), Some(i)) = (t, index) {
-                let boxes = &c.timeline_defs()[t.index()].boxes;
-                if boxes.get(usize::from(*i)).is_none_or(|b| b.kind != BoxKind::Hit) {
-                    let hits: Vec<String> = boxes
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, b)| b.kind == BoxKind::Hit)
-                        .map(|(j, b)| format!("{j} (frames {}..{})", b.from, b.to))
-                        .collect();
-                    return Err(cx.err(
-                        K::InvalidValue,
-                        &at("box"),
-                        format!(
-                            "box {i} of the timeline \"{}\" is not a hit box (its hit boxes: {})",
-                            Clip(timeline.as_deref().unwrap_or_default()),
-                            if hits.is_empty() { "none".into() } else { hits.join(", ") }
-                        ),
-                    ));
-                }
-            }
-            if !c.has_hit_boxes() {
-                return Err(cx.err(
-                    K::InvalidValue,
-                    &base,
-                    "a Hit check counts hits of hit boxes, but the content declares none",
-                ));
-            }
-            let count = counted(*count, *at_least, *at_most)?;
-            let mut what = "hit".to_string();
-            if let Some(n) = by {
-                what.push_str(&format!(" by {n}"));
-            }
-            if let Some(n) = on {
-                what.push_str(&format!(" on {n}"));
-            }
-            if let Some(n) = timeline {
-                what.push_str(&format!(" with {n}"));
-            }
-            if let Some(i) = index {
-                what.push_str(&format!(" box {i}"));
-            }
-            what.push_str(&count.statement());
-            let kind = CheckKind::Hit {
-                by: b,
-                on: o,
-                timeline: t.map(|t| t.index() as u16),
-                index: *index,
-                count,
-            };
-            (kind, what)
+            ex.hit(by, on, timeline, index, count, at_least, at_most)?
         }
-        RawCheck::Position { on, x, y, facing } => {
-            let o = ent("on", on)?;
-            if x.is_none() && y.is_none() && facing.is_none() {
-                return Err(cx.err(
-                    K::InvalidValue,
-                    &base,
-                    "a Position check needs `x`, `y`, `facing` or several",
-                ));
-            }
-            let mut what = format!("{on} at");
-            if let Some(v) = x {
-                what.push_str(&format!(" x = {}", fx_text(v.0)));
-            }
-            if let Some(v) = y {
-                what.push_str(&format!(" y = {}", fx_text(v.0)));
-            }
-            if let Some(f) = facing {
-                what.push_str(&format!(" facing {f:?}"));
-            }
-            let kind = CheckKind::Position {
-                on: o,
-                x: x.map(|v| v.0),
-                y: y.map(|v| v.0),
-                facing_left: facing.map(|f| f == RawFacing::Left),
-            };
-            (kind, what)
-        }
+        RawCheck::Position { on, x, y, facing } => ex.position(on, x, y, facing)?,
         RawCheck::Handled {
             handler,
             event,
@@ -574,87 +292,594 @@ pub(crate) fn resolve(
             count,
             at_least,
             at_most,
-        } => {
-            let (h, _) = handler_of(cx, &at("handler"), handler, routing, false)?;
-            let t = tag.as_ref().map(|n| cx.tag(&at("tag"), n)).transpose()?;
-            let ot = original_tag.as_ref().map(|n| cx.tag(&at("original_tag"), n)).transpose()?;
-            let o = on.as_ref().map(|n| ent("on", n)).transpose()?;
-            let inst = instigator.as_ref().map(|n| ent("instigator", n)).transpose()?;
-            let count = counted(*count, *at_least, *at_most)?;
-            let mut what = format!("handler {handler} {event:?}");
-            if let Some(n) = tag {
-                what.push_str(&format!(" of {n}"));
-            }
-            if let Some(n) = original_tag {
-                what.push_str(&format!(" (emitted as {n})"));
-            }
-            if let Some(n) = on {
-                what.push_str(&format!(" on {n}"));
-            }
-            if let Some(n) = instigator {
-                what.push_str(&format!(" by {n}"));
-            }
-            if let Some(m) = magnitude {
-                what.push_str(&format!(" magnitude {}", fx_text(m.0)));
-            }
-            match local {
-                Some(true) => what.push_str(" (local)"),
-                Some(false) => what.push_str(" (simulated)"),
-                None => {}
-            }
-            what.push_str(&count.statement());
-            let kind = CheckKind::Handled {
-                handler: h,
-                event: *event,
-                tag: t,
-                original_tag: ot,
-                on: o,
-                instigator: inst,
-                magnitude: magnitude.map(|m| m.0),
-                local: *local,
-                count,
-            };
-            (kind, what)
-        }
+        } => ex.handled(
+            handler,
+            event,
+            tag,
+            original_tag,
+            on,
+            instigator,
+            magnitude,
+            local,
+            count,
+            at_least,
+            at_most,
+        )?,
         RawCheck::InstanceEvent { handler, event, on, count, at_least, at_most } => {
-            let (h, _) = handler_of(cx, &at("handler"), handler, routing, true)?;
-            let o = on.as_ref().map(|n| ent("on", n)).transpose()?;
-            let count = counted(*count, *at_least, *at_most)?;
-            let mut what = format!("handler {handler} instance {event:?}");
-            if let Some(n) = on {
-                what.push_str(&format!(" on {n}"));
-            }
-            what.push_str(&count.statement());
-            (CheckKind::InstanceEvent { handler: h, event: *event, on: o, count }, what)
+            ex.instance_event(handler, event, on, count, at_least, at_most)?
         }
         RawCheck::LiveInstances { handler, on, count, at_least, at_most, refs } => {
-            let (_, tag) = handler_of(cx, &at("handler"), handler, routing, true)?;
-            let o = on.as_ref().map(|n| ent("on", n)).transpose()?;
-            let ranged = count.is_some() || at_least.is_some() || at_most.is_some();
-            if !ranged && refs.is_none() {
-                return Err(cx.err(
-                    K::InvalidValue,
-                    &base,
-                    "a LiveInstances check needs `count` (or `at_least`/`at_most`), `refs` or \
-                     both",
-                ));
-            }
-            let count = if ranged { Some(counted(*count, *at_least, *at_most)?) } else { None };
-            let mut what = format!("handler {handler} live instances");
-            if let Some(n) = on {
-                what.push_str(&format!(" on {n}"));
-            }
-            if let Some(c) = count {
-                what.push_str(&format!(" {}", c.describe("instance")));
-            }
-            if let Some(r) = refs {
-                what.push_str(&format!(", {r} references"));
-            }
-            (CheckKind::LiveInstances { handler: tag, on: o, count, refs: *refs }, what)
+            ex.live_instances(handler, on, count, at_least, at_most, refs)?
         }
     };
     let (pos, _) = locate(cx.source, &[key("expect"), PathSeg::Index(i)]);
     Ok(Check { index: i, frame: e.frame, until, line: pos.line, what, kind })
+}
+
+/// One expectation being resolved: where it sits and the names it may use.
+struct Expect<'s, 'a> {
+    cx: &'s Cx<'a>,
+    /// The path of its `that`.
+    base: Vec<PathSeg>,
+    entities: &'s [EntitySetup],
+    routing: Option<&'s Routing>,
+}
+
+impl Expect<'_, '_> {
+    fn at(&self, k: &str) -> Vec<PathSeg> {
+        [&self.base[..], &[key(k)]].concat()
+    }
+
+    fn ent(&self, k: &str, name: &str) -> Result<usize, ScenarioError> {
+        self.cx.entity(&self.at(k), name)
+    }
+
+    fn counted(
+        &self,
+        count: Option<u32>,
+        at_least: Option<u32>,
+        at_most: Option<u32>,
+    ) -> Result<Count, ScenarioError> {
+        count_of(count, at_least, at_most).map_err(|m| self.cx.err(K::InvalidValue, &self.base, m))
+    }
+
+    /// Entity `on` has attribute `a` (one of its attribute sets declares it).
+    fn has_attr(&self, on: usize, a: AttrId, name: &str) -> Result<(), ScenarioError> {
+        let c = self.cx.content;
+        let sets = &self.entities[on].sets;
+        if sets
+            .iter()
+            .any(|s| c.attr_set_defs().get(s.index()).is_some_and(|d| d.attributes.contains(&a)))
+        {
+            Ok(())
+        } else {
+            Err(self.cx.err(
+                K::InvalidValue,
+                &self.at("attribute"),
+                format!(
+                    "\"{}\" has no attribute \"{}\" (its attribute sets do not declare it)",
+                    Clip(&self.entities[on].name),
+                    Clip(name)
+                ),
+            ))
+        }
+    }
+
+    /// `Attribute`: an attribute's current and base values.
+    fn attribute(
+        &self,
+        on: &str,
+        attribute: &str,
+        current: &Option<Num>,
+        b: &Option<Num>,
+        tolerance: &Option<Num>,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let o = self.ent("on", on)?;
+        let a = self.cx.attr(&self.at("attribute"), attribute)?;
+        self.has_attr(o, a, attribute)?;
+        if current.is_none() && b.is_none() {
+            return Err(self.cx.err(
+                K::InvalidValue,
+                &self.base,
+                "an Attribute check needs `current`, `base` or both",
+            ));
+        }
+        let mut what = format!("{on}.{attribute}");
+        if let Some(v) = current {
+            what.push_str(&format!(" current = {}", fx_text(v.0)));
+        }
+        if let Some(v) = b {
+            what.push_str(&format!(" base = {}", fx_text(v.0)));
+        }
+        let tolerance = tolerance.map_or(Fx::ZERO, |t| t.0.abs());
+        if tolerance != Fx::ZERO {
+            what.push_str(&format!(" (± {})", fx_text(tolerance)));
+        }
+        let kind = CheckKind::Attribute {
+            on: o,
+            attr: a,
+            current: current.map(|v| v.0),
+            base: b.map(|v| v.0),
+            tolerance,
+        };
+        Ok((kind, what))
+    }
+
+    /// `Tag`: a tag's presence or count.
+    #[allow(clippy::too_many_arguments, reason = "the fields of one expectation kind, as written")]
+    fn tag(
+        &self,
+        on: &str,
+        tag: &str,
+        present: &Option<bool>,
+        count: &Option<u32>,
+        at_least: &Option<u32>,
+        at_most: &Option<u32>,
+        exact: &bool,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let o = self.ent("on", on)?;
+        let t = self.cx.tag(&self.at("tag"), tag)?;
+        let ranged = count.is_some() || at_least.is_some() || at_most.is_some();
+        if present.is_none() && !ranged {
+            return Err(self.cx.err(
+                K::InvalidValue,
+                &self.base,
+                "a Tag check needs `present`, `count` (or `at_least`/`at_most`) or both",
+            ));
+        }
+        let count = if ranged { Some(self.counted(*count, *at_least, *at_most)?) } else { None };
+        let mut what = format!("{on} tag {tag}");
+        if let Some(p) = present {
+            what.push_str(if *p { " present" } else { " absent" });
+        }
+        if let Some(n) = count {
+            what.push_str(&format!(" count {}", n.describe("").trim_end()));
+        }
+        if *exact {
+            what.push_str(" (exact)");
+        }
+        Ok((CheckKind::Tag { on: o, tag: t, present: *present, count, exact: *exact }, what))
+    }
+
+    /// `Effect`: an active effect's presence, stacks, remaining frames, instances, inhibition.
+    #[allow(clippy::too_many_arguments, reason = "the fields of one expectation kind, as written")]
+    fn effect(
+        &self,
+        on: &str,
+        effect: &str,
+        present: &Option<bool>,
+        stacks: &Option<u16>,
+        remaining: &Option<u32>,
+        instances: &Option<u32>,
+        inhibited: &Option<bool>,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let o = self.ent("on", on)?;
+        let fx = self.cx.effect(&self.at("effect"), effect)?;
+        let mut what = format!("{on} effect {effect}");
+        if let Some(p) = present {
+            what.push_str(if *p { " present" } else { " absent" });
+        }
+        if let Some(n) = stacks {
+            what.push_str(&format!(" stacks = {n}"));
+        }
+        if let Some(n) = remaining {
+            what.push_str(&format!(" remaining = {n}"));
+        }
+        if let Some(n) = instances {
+            what.push_str(&format!(" instances = {n}"));
+        }
+        if let Some(b) = inhibited {
+            what.push_str(if *b { " inhibited" } else { " not inhibited" });
+        }
+        let kind = CheckKind::Effect {
+            on: o,
+            effect: fx,
+            present: *present,
+            stacks: *stacks,
+            remaining: *remaining,
+            instances: *instances,
+            inhibited: *inhibited,
+        };
+        Ok((kind, what))
+    }
+
+    /// `Ability`: a granted ability's state, last activation and cooldown.
+    fn ability(
+        &self,
+        on: &str,
+        ability: &str,
+        granted: &Option<bool>,
+        active: &Option<bool>,
+        activation: &Option<RawActivation>,
+        cooldown: &Option<RawCooldown>,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let o = self.ent("on", on)?;
+        let a = self.cx.ability(&self.at("ability"), ability)?;
+        let mut what = format!("{on} ability {ability}");
+        if let Some(g) = granted {
+            what.push_str(if *g { " granted" } else { " not granted" });
+        }
+        if let Some(b) = active {
+            what.push_str(if *b { " active" } else { " inactive" });
+        }
+        if let Some(r) = activation {
+            what.push_str(&format!(" activation = {r:?}"));
+        }
+        if let Some(r) = cooldown {
+            what.push_str(&format!(" cooldown = {r:?}"));
+        }
+        let kind = CheckKind::Ability {
+            on: o,
+            ability: a,
+            granted: *granted,
+            active: *active,
+            activation: *activation,
+            cooldown: *cooldown,
+        };
+        Ok((kind, what))
+    }
+
+    /// `Cue`: cues executed, added or removed.
+    #[allow(clippy::too_many_arguments, reason = "the fields of one expectation kind, as written")]
+    fn cue(
+        &self,
+        tag: &str,
+        kind: &RawCueKind,
+        on: &Option<String>,
+        magnitude: &Option<Num>,
+        instigator: &Option<String>,
+        count: &Option<u32>,
+        at_least: &Option<u32>,
+        at_most: &Option<u32>,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let t = self.cx.tag(&self.at("tag"), tag)?;
+        let o = on.as_ref().map(|n| self.ent("on", n)).transpose()?;
+        let inst = instigator.as_ref().map(|n| self.ent("instigator", n)).transpose()?;
+        let count = self.counted(*count, *at_least, *at_most)?;
+        let mut what = format!("cue {tag} {kind:?}");
+        if let Some(n) = on {
+            what.push_str(&format!(" on {n}"));
+        }
+        if let Some(m) = magnitude {
+            what.push_str(&format!(" magnitude {}", fx_text(m.0)));
+        }
+        if let Some(n) = instigator {
+            what.push_str(&format!(" by {n}"));
+        }
+        what.push_str(&count.statement());
+        let kind = CheckKind::Cue {
+            tag: t,
+            kind: *kind,
+            on: o,
+            magnitude: magnitude.map(|m| m.0),
+            instigator: inst,
+            count,
+        };
+        Ok((kind, what))
+    }
+
+    /// `AttributeChanged`: changes of an attribute's current value.
+    #[allow(clippy::too_many_arguments, reason = "the fields of one expectation kind, as written")]
+    fn attribute_changed(
+        &self,
+        on: &str,
+        attribute: &str,
+        from: &Option<Num>,
+        to: &Option<Num>,
+        count: &Option<u32>,
+        at_least: &Option<u32>,
+        at_most: &Option<u32>,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let o = self.ent("on", on)?;
+        let a = self.cx.attr(&self.at("attribute"), attribute)?;
+        self.has_attr(o, a, attribute)?;
+        let count = self.counted(*count, *at_least, *at_most)?;
+        let mut what = format!("{on}.{attribute} changed");
+        if let Some(v) = from {
+            what.push_str(&format!(" from {}", fx_text(v.0)));
+        }
+        if let Some(v) = to {
+            what.push_str(&format!(" to {}", fx_text(v.0)));
+        }
+        what.push_str(&count.statement());
+        let kind = CheckKind::AttrChanged {
+            on: o,
+            attr: a,
+            from: from.map(|v| v.0),
+            to: to.map(|v| v.0),
+            count,
+        };
+        Ok((kind, what))
+    }
+
+    /// `EffectEvent`: effect events.
+    #[allow(clippy::too_many_arguments, reason = "the fields of one expectation kind, as written")]
+    fn effect_event(
+        &self,
+        on: &str,
+        effect: &Option<String>,
+        event: &RawEffectEvent,
+        from: &Option<u32>,
+        to: &Option<u32>,
+        count: &Option<u32>,
+        at_least: &Option<u32>,
+        at_most: &Option<u32>,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let o = self.ent("on", on)?;
+        let fx = effect.as_ref().map(|n| self.cx.effect(&self.at("effect"), n)).transpose()?;
+        if (from.is_some() || to.is_some())
+            && !matches!(event, RawEffectEvent::StackChanged | RawEffectEvent::DurationChanged)
+        {
+            return Err(self.cx.err(
+                K::InvalidValue,
+                &self.at("from"),
+                "`from` and `to` apply to the events StackChanged and DurationChanged only",
+            ));
+        }
+        let count = self.counted(*count, *at_least, *at_most)?;
+        let mut what = format!("{on} effect event {event:?}");
+        if let Some(n) = effect {
+            what.push_str(&format!(" of {n}"));
+        }
+        if let Some(v) = from {
+            what.push_str(&format!(" from {v}"));
+        }
+        if let Some(v) = to {
+            what.push_str(&format!(" to {v}"));
+        }
+        what.push_str(&count.statement());
+        let kind = CheckKind::EffectEvent {
+            on: o,
+            effect: fx,
+            event: *event,
+            from: *from,
+            to: *to,
+            count,
+        };
+        Ok((kind, what))
+    }
+
+    /// `AbilityEvent`: ability events.
+    fn ability_event(
+        &self,
+        on: &str,
+        ability: &Option<String>,
+        event: &RawAbilityEvent,
+        count: &Option<u32>,
+        at_least: &Option<u32>,
+        at_most: &Option<u32>,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let o = self.ent("on", on)?;
+        let a = ability.as_ref().map(|n| self.cx.ability(&self.at("ability"), n)).transpose()?;
+        let count = self.counted(*count, *at_least, *at_most)?;
+        let mut what = format!("{on} ability event {event:?}");
+        if let Some(n) = ability {
+            what.push_str(&format!(" of {n}"));
+        }
+        what.push_str(&count.statement());
+        Ok((CheckKind::AbilityEvent { on: o, ability: a, event: *event, count }, what))
+    }
+
+    /// `Hit`: hits of hit boxes (by, on, timeline, box).
+    #[allow(clippy::too_many_arguments, reason = "the fields of one expectation kind, as written")]
+    fn hit(
+        &self,
+        by: &Option<String>,
+        on: &Option<String>,
+        timeline: &Option<String>,
+        index: &Option<u16>,
+        count: &Option<u32>,
+        at_least: &Option<u32>,
+        at_most: &Option<u32>,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let content = self.cx.content;
+        let b = by.as_ref().map(|n| self.ent("by", n)).transpose()?;
+        let o = on.as_ref().map(|n| self.ent("on", n)).transpose()?;
+        let t = match timeline {
+            Some(n) => Some(self.cx.named(&self.at("timeline"), content.timeline(n))?),
+            None => None,
+        };
+        if let (Some(t), Some(i)) = (t, index) {
+            let boxes = &content.timeline_defs()[t.index()].boxes;
+            if boxes.get(usize::from(*i)).is_none_or(|b| b.kind != BoxKind::Hit) {
+                let hits: Vec<String> = boxes
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| b.kind == BoxKind::Hit)
+                    .map(|(j, b)| format!("{j} (frames {}..{})", b.from, b.to))
+                    .collect();
+                return Err(self.cx.err(
+                    K::InvalidValue,
+                    &self.at("box"),
+                    format!(
+                        "box {i} of the timeline \"{}\" is not a hit box (its hit boxes: {})",
+                        Clip(timeline.as_deref().unwrap_or_default()),
+                        if hits.is_empty() { "none".into() } else { hits.join(", ") }
+                    ),
+                ));
+            }
+        }
+        if !content.has_hit_boxes() {
+            return Err(self.cx.err(
+                K::InvalidValue,
+                &self.base,
+                "a Hit check counts hits of hit boxes, but the content declares none",
+            ));
+        }
+        let count = self.counted(*count, *at_least, *at_most)?;
+        let mut what = "hit".to_string();
+        if let Some(n) = by {
+            what.push_str(&format!(" by {n}"));
+        }
+        if let Some(n) = on {
+            what.push_str(&format!(" on {n}"));
+        }
+        if let Some(n) = timeline {
+            what.push_str(&format!(" with {n}"));
+        }
+        if let Some(i) = index {
+            what.push_str(&format!(" box {i}"));
+        }
+        what.push_str(&count.statement());
+        let kind = CheckKind::Hit {
+            by: b,
+            on: o,
+            timeline: t.map(|t| t.index() as u16),
+            index: *index,
+            count,
+        };
+        Ok((kind, what))
+    }
+
+    /// `Position`: where an entity's boxes stand.
+    fn position(
+        &self,
+        on: &str,
+        x: &Option<Num>,
+        y: &Option<Num>,
+        facing: &Option<RawFacing>,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let o = self.ent("on", on)?;
+        if x.is_none() && y.is_none() && facing.is_none() {
+            return Err(self.cx.err(
+                K::InvalidValue,
+                &self.base,
+                "a Position check needs `x`, `y`, `facing` or several",
+            ));
+        }
+        let mut what = format!("{on} at");
+        if let Some(v) = x {
+            what.push_str(&format!(" x = {}", fx_text(v.0)));
+        }
+        if let Some(v) = y {
+            what.push_str(&format!(" y = {}", fx_text(v.0)));
+        }
+        if let Some(f) = facing {
+            what.push_str(&format!(" facing {f:?}"));
+        }
+        let kind = CheckKind::Position {
+            on: o,
+            x: x.map(|v| v.0),
+            y: y.map(|v| v.0),
+            facing_left: facing.map(|f| f == RawFacing::Left),
+        };
+        Ok((kind, what))
+    }
+
+    /// `Handled`: calls a cue routing handler received.
+    #[allow(clippy::too_many_arguments, reason = "the fields of one expectation kind, as written")]
+    fn handled(
+        &self,
+        handler: &str,
+        event: &RawHandlerEvent,
+        tag: &Option<String>,
+        original_tag: &Option<String>,
+        on: &Option<String>,
+        instigator: &Option<String>,
+        magnitude: &Option<Num>,
+        local: &Option<bool>,
+        count: &Option<u32>,
+        at_least: &Option<u32>,
+        at_most: &Option<u32>,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let (h, _) = handler_of(self.cx, &self.at("handler"), handler, self.routing, false)?;
+        let t = tag.as_ref().map(|n| self.cx.tag(&self.at("tag"), n)).transpose()?;
+        let ot =
+            original_tag.as_ref().map(|n| self.cx.tag(&self.at("original_tag"), n)).transpose()?;
+        let o = on.as_ref().map(|n| self.ent("on", n)).transpose()?;
+        let inst = instigator.as_ref().map(|n| self.ent("instigator", n)).transpose()?;
+        let count = self.counted(*count, *at_least, *at_most)?;
+        let mut what = format!("handler {handler} {event:?}");
+        if let Some(n) = tag {
+            what.push_str(&format!(" of {n}"));
+        }
+        if let Some(n) = original_tag {
+            what.push_str(&format!(" (emitted as {n})"));
+        }
+        if let Some(n) = on {
+            what.push_str(&format!(" on {n}"));
+        }
+        if let Some(n) = instigator {
+            what.push_str(&format!(" by {n}"));
+        }
+        if let Some(m) = magnitude {
+            what.push_str(&format!(" magnitude {}", fx_text(m.0)));
+        }
+        match local {
+            Some(true) => what.push_str(" (local)"),
+            Some(false) => what.push_str(" (simulated)"),
+            None => {}
+        }
+        what.push_str(&count.statement());
+        let kind = CheckKind::Handled {
+            handler: h,
+            event: *event,
+            tag: t,
+            original_tag: ot,
+            on: o,
+            instigator: inst,
+            magnitude: magnitude.map(|m| m.0),
+            local: *local,
+            count,
+        };
+        Ok((kind, what))
+    }
+
+    /// `InstanceEvent`: instance events of an instanced handler.
+    fn instance_event(
+        &self,
+        handler: &str,
+        event: &RawInstanceEvent,
+        on: &Option<String>,
+        count: &Option<u32>,
+        at_least: &Option<u32>,
+        at_most: &Option<u32>,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let (h, _) = handler_of(self.cx, &self.at("handler"), handler, self.routing, true)?;
+        let o = on.as_ref().map(|n| self.ent("on", n)).transpose()?;
+        let count = self.counted(*count, *at_least, *at_most)?;
+        let mut what = format!("handler {handler} instance {event:?}");
+        if let Some(n) = on {
+            what.push_str(&format!(" on {n}"));
+        }
+        what.push_str(&count.statement());
+        Ok((CheckKind::InstanceEvent { handler: h, event: *event, on: o, count }, what))
+    }
+
+    /// `LiveInstances`: live instances of an instanced handler and their references.
+    fn live_instances(
+        &self,
+        handler: &str,
+        on: &Option<String>,
+        count: &Option<u32>,
+        at_least: &Option<u32>,
+        at_most: &Option<u32>,
+        refs: &Option<u32>,
+    ) -> Result<(CheckKind, String), ScenarioError> {
+        let (_, tag) = handler_of(self.cx, &self.at("handler"), handler, self.routing, true)?;
+        let o = on.as_ref().map(|n| self.ent("on", n)).transpose()?;
+        let ranged = count.is_some() || at_least.is_some() || at_most.is_some();
+        if !ranged && refs.is_none() {
+            return Err(self.cx.err(
+                K::InvalidValue,
+                &self.base,
+                "a LiveInstances check needs `count` (or `at_least`/`at_most`), `refs` or \
+                 both",
+            ));
+        }
+        let count = if ranged { Some(self.counted(*count, *at_least, *at_most)?) } else { None };
+        let mut what = format!("handler {handler} live instances");
+        if let Some(n) = on {
+            what.push_str(&format!(" on {n}"));
+        }
+        if let Some(c) = count {
+            what.push_str(&format!(" {}", c.describe("instance")));
+        }
+        if let Some(r) = refs {
+            what.push_str(&format!(", {r} references"));
+        }
+        Ok((CheckKind::LiveInstances { handler: tag, on: o, count, refs: *refs }, what))
+    }
 }
 
 /// A handler of the scenario's `cue_routing` by name (instanced only, when `instanced`).
@@ -870,12 +1095,13 @@ pub(crate) fn evaluate<G: Game>(c: &Check, p: &mut Progress, v: &FrameView<'_, G
     let (w, ents, f) = (v.world, v.ents, v.frame);
     let fx = fx_text;
     // Event checks: `n` events in this frame, judged at the last frame of the window.
-    let events = |p: &mut Progress, n: u32, count: &Count, noun: &str| {
+    if let Some((n, count, noun)) = events_of(&c.kind, v) {
         p.events += n;
         if f == c.until {
             p.finish_count(count, noun, f);
         }
-    };
+        return;
+    }
     match &c.kind {
         CheckKind::Attribute { on, attr, current, base, tolerance } => {
             let Some(val) = w.attr_value(ents[*on], *attr) else {
@@ -915,134 +1141,14 @@ pub(crate) fn evaluate<G: Game>(c: &Check, p: &mut Progress, v: &FrameView<'_, G
             p.state(f, ok, vec![expected], vec![describe(n)]);
         }
         CheckKind::Effect { on, effect, present, stacks, remaining, instances, inhibited } => {
-            let frame = w.frame();
-            let list: Vec<_> = w.effects(ents[*on]).iter().filter(|e| e.def == *effect).collect();
-            let first = list.first();
-            let (mut exp, mut act, mut ok) = (Vec::new(), Vec::new(), true);
-            let state = |b: bool| if b { "present" } else { "absent" };
-            if let Some(want) = present {
-                ok &= first.is_some() == *want;
-                exp.push(state(*want).to_string());
-                act.push(state(first.is_some()).to_string());
-            }
-            if let Some(want) = stacks {
-                let got = first.map(|e| e.stacks);
-                ok &= got == Some(*want);
-                exp.push(format!("stacks {want}"));
-                act.push(got.map_or("no instance".into(), |g| format!("stacks {g}")));
-            }
-            if let Some(want) = remaining {
-                let timer = |e: &&crate::ActiveEffect| w.effect_timer(e.handle(ents[*on])).copied();
-                let got = first.and_then(timer).map(|t| t.remaining(frame));
-                ok &= got == Some(Some(*want));
-                exp.push(format!("remaining {want}"));
-                act.push(match got {
-                    None => "no instance".into(),
-                    Some(None) => "remaining infinite".into(),
-                    Some(Some(g)) => format!("remaining {g}"),
-                });
-            }
-            if let Some(want) = instances {
-                ok &= list.len() as u32 == *want;
-                exp.push(format!("instances {want}"));
-                act.push(format!("instances {}", list.len()));
-            }
-            if let Some(want) = inhibited {
-                let got = first.map(|e| e.is_inhibited());
-                ok &= got == Some(*want);
-                exp.push(if *want { "inhibited".into() } else { "not inhibited".to_string() });
-                act.push(match got {
-                    None => "no instance".into(),
-                    Some(true) => "inhibited".into(),
-                    Some(false) => "not inhibited".into(),
-                });
-            }
+            let (ok, exp, act) =
+                effect_state(w, ents, on, effect, present, stacks, remaining, instances, inhibited);
             p.state(f, ok, exp, act);
         }
         CheckKind::Ability { on, ability, granted, active, activation, cooldown } => {
-            let h = w.find_ability(ents[*on], *ability);
-            let (mut exp, mut act, mut ok) = (Vec::new(), Vec::new(), true);
-            if let Some(want) = granted {
-                ok &= h.is_some() == *want;
-                exp.push(if *want { "granted" } else { "not granted" }.to_string());
-                act.push(if h.is_some() { "granted" } else { "not granted" }.to_string());
-            }
-            if let Some(want) = active {
-                let got = h.is_some_and(|h| w.is_ability_active(h));
-                ok &= got == *want;
-                exp.push(if *want { "active" } else { "inactive" }.to_string());
-                act.push(if got { "active" } else { "inactive" }.to_string());
-            }
-            if let Some(want) = activation {
-                let last = w
-                    .activation_log()
-                    .filter(|r| r.frame == f && r.handle.owner == ents[*on] && r.def == *ability)
-                    .last()
-                    .map(|r| r.result);
-                ok &= match (want, last) {
-                    (RawActivation::NotAttempted, None) => true,
-                    (RawActivation::Succeeded, Some(Ok(_))) => true,
-                    (RawActivation::Failed(r), Some(Err(e))) => failure_matches(*r, e),
-                    _ => false,
-                };
-                exp.push(format!("activation {want:?}"));
-                act.push(match last {
-                    None => "activation NotAttempted".into(),
-                    Some(Ok(_)) => "activation Succeeded".into(),
-                    Some(Err(e)) => format!("activation Failed({e:?})"),
-                });
-            }
-            if let Some(want) = cooldown {
-                let got = h.and_then(|h| w.ability_cooldown_remaining(h));
-                ok &= match (want, got) {
-                    (RawCooldown::Ready, None) => true,
-                    (RawCooldown::Remaining(r, t), Some((gr, gt))) => *r == gr && *t == gt,
-                    _ => false,
-                };
-                exp.push(format!("cooldown {want:?}"));
-                act.push(match got {
-                    None => "cooldown Ready".into(),
-                    Some((r, t)) => format!("cooldown Remaining({r}, {t})"),
-                });
-            }
+            let (ok, exp, act) =
+                ability_state(w, ents, f, on, ability, granted, active, activation, cooldown);
             p.state(f, ok, exp, act);
-        }
-        CheckKind::Cue { tag, kind, on, magnitude, instigator, count } => {
-            let n = v
-                .calls
-                .iter()
-                .filter(|(_, call)| {
-                    let k = call.key();
-                    let kind_ok = matches!(
-                        (kind, call),
-                        (RawCueKind::Executed, PresenterCall::Play(_))
-                            | (RawCueKind::OnActive, PresenterCall::OnActive(_))
-                            | (RawCueKind::WhileActive, PresenterCall::WhileActive(_))
-                            | (RawCueKind::Removed, PresenterCall::Removed(..))
-                    );
-                    let params_ok = (magnitude.is_none() && instigator.is_none())
-                        || w.output().cues.iter().find(|r| r.key == k).is_some_and(|r| {
-                            magnitude.is_none_or(|m| r.params.magnitude == m)
-                                && instigator.is_none_or(|i| r.params.instigator == ents[i])
-                        });
-                    kind_ok && k.tag == *tag && on.is_none_or(|o| k.target == ents[o]) && params_ok
-                })
-                .count() as u32;
-            events(p, n, count, "call");
-        }
-        CheckKind::AttrChanged { on, attr, from, to, count } => {
-            let n = w
-                .output()
-                .attr_events
-                .iter()
-                .filter(|e| {
-                    e.entity == ents[*on]
-                        && e.attr == *attr
-                        && from.is_none_or(|v| e.old == v)
-                        && to.is_none_or(|v| e.new == v)
-                })
-                .count() as u32;
-            events(p, n, count, "change");
         }
         CheckKind::Alive { on, alive } => {
             let got = w.is_alive(ents[*on]);
@@ -1071,85 +1177,6 @@ pub(crate) fn evaluate<G: Game>(c: &Check, p: &mut Progress, v: &FrameView<'_, G
                 );
             }
         }
-        CheckKind::EffectEvent { on, effect, event, from, to, count } => {
-            let n = effect_events(w, ents[*on], *effect, *event, *from, *to);
-            events(p, n, count, "event");
-        }
-        CheckKind::AbilityEvent { on, ability, event, count } => {
-            let owner = ents[*on];
-            let def_ok = |d: AbilityDefId| ability.is_none_or(|a| a == d);
-            let n = w
-                .output()
-                .ability_events
-                .iter()
-                .filter(|e| match (**e, event) {
-                    (AbilityEvent::Granted { handle, def }, RawAbilityEvent::Granted)
-                    | (AbilityEvent::Removed { handle, def }, RawAbilityEvent::Removed)
-                    | (AbilityEvent::Activated { handle, def, .. }, RawAbilityEvent::Activated)
-                    | (
-                        AbilityEvent::ActivationFailed { handle, def, .. },
-                        RawAbilityEvent::ActivationFailed,
-                    ) => handle.owner == owner && def_ok(def),
-                    (
-                        AbilityEvent::ActivationFailed { handle, def, reason },
-                        RawAbilityEvent::CommitFailed,
-                    ) => {
-                        handle.owner == owner
-                            && def_ok(def)
-                            && matches!(reason, ActivationFailure::CommitFailed { .. })
-                    }
-                    (AbilityEvent::Committed { handle, .. }, RawAbilityEvent::Committed) => {
-                        handle.owner == owner && w.ability(handle).is_none_or(|s| def_ok(s.def))
-                    }
-                    (AbilityEvent::Ended { handle, def, was_cancelled }, ev) => {
-                        let which = match ev {
-                            RawAbilityEvent::Ended => true,
-                            RawAbilityEvent::EndedNormally => !was_cancelled,
-                            RawAbilityEvent::Cancelled => was_cancelled,
-                            _ => false,
-                        };
-                        which && handle.owner == owner && def_ok(def)
-                    }
-                    _ => false,
-                })
-                .count() as u32;
-            events(p, n, count, "event");
-        }
-        CheckKind::TagEvent { on, tag, event, count } => {
-            let n = w
-                .output()
-                .tag_events
-                .iter()
-                .filter(|e| {
-                    e.entity == ents[*on]
-                        && e.tag == *tag
-                        && match event {
-                            RawTagEvent::NewOrRemoved => e.is_new_or_removed(),
-                            RawTagEvent::Added => e.old == 0 && e.new > 0,
-                            RawTagEvent::Removed => e.old > 0 && e.new == 0,
-                            RawTagEvent::AnyCountChange => e.old != e.new,
-                        }
-                })
-                .count() as u32;
-            events(p, n, count, "event");
-        }
-        CheckKind::Hit { by, on, timeline, index, count } => {
-            let n = w
-                .output()
-                .hits
-                .iter()
-                .filter(|h| {
-                    let timeline_ok = timeline.is_none_or(|t| {
-                        matches!(h.source, BoxSource::Timeline { timeline, .. } if timeline == t)
-                    });
-                    by.is_none_or(|b| h.attacker == ents[b])
-                        && on.is_none_or(|o| h.target == ents[o])
-                        && timeline_ok
-                        && index.is_none_or(|i| h.index == i)
-                })
-                .count() as u32;
-            events(p, n, count, "hit");
-        }
         CheckKind::Position { on, x, y, facing_left } => {
             let Some(a) = G::box_anchor(w, ents[*on]) else {
                 p.fail(f, c.what.clone(), "no position (not placed, or despawned)".into());
@@ -1173,6 +1200,122 @@ pub(crate) fn evaluate<G: Game>(c: &Check, p: &mut Progress, v: &FrameView<'_, G
                 act.push(side(a.facing_left).to_string());
             }
             p.state(f, ok, exp, act);
+        }
+        CheckKind::LiveInstances { handler, on, count, refs } => {
+            let (mut n, mut r) = (0u32, 0u32);
+            for (k, members) in v.router.live_instances_of(*handler) {
+                if on.is_none_or(|o| k.target == ents[o]) {
+                    n += 1;
+                    r = r.saturating_add(members as u32);
+                }
+            }
+            let ok = count.is_none_or(|c| c.holds(n)) && refs.is_none_or(|want| want == r);
+            let (mut exp, mut act) = (Vec::new(), vec![format!("{n} live")]);
+            if let Some(c) = count {
+                exp.push(format!("{} live", c.describe("instance")));
+            }
+            if let Some(want) = refs {
+                exp.push(format!("{want} references"));
+                act.push(format!("{r} references"));
+            }
+            p.state(f, ok, exp, act);
+        }
+        CheckKind::Cue { .. }
+        | CheckKind::AttrChanged { .. }
+        | CheckKind::EffectEvent { .. }
+        | CheckKind::AbilityEvent { .. }
+        | CheckKind::TagEvent { .. }
+        | CheckKind::Hit { .. }
+        | CheckKind::Handled { .. }
+        | CheckKind::InstanceEvent { .. } => {} // counted by `events_of`
+    }
+}
+
+/// An event check's events in this frame (what it counts, named): `None` for a state check.
+fn events_of<'c, G: Game>(
+    kind: &'c CheckKind,
+    v: &FrameView<'_, G>,
+) -> Option<(u32, &'c Count, &'static str)> {
+    let (w, ents) = (v.world, v.ents);
+    match kind {
+        CheckKind::Cue { tag, kind, on, magnitude, instigator, count } => {
+            let n = v
+                .calls
+                .iter()
+                .filter(|(_, call)| {
+                    let k = call.key();
+                    let kind_ok = matches!(
+                        (kind, call),
+                        (RawCueKind::Executed, PresenterCall::Play(_))
+                            | (RawCueKind::OnActive, PresenterCall::OnActive(_))
+                            | (RawCueKind::WhileActive, PresenterCall::WhileActive(_))
+                            | (RawCueKind::Removed, PresenterCall::Removed(..))
+                    );
+                    let params_ok = (magnitude.is_none() && instigator.is_none())
+                        || w.output().cues.iter().find(|r| r.key == k).is_some_and(|r| {
+                            magnitude.is_none_or(|m| r.params.magnitude == m)
+                                && instigator.is_none_or(|i| r.params.instigator == ents[i])
+                        });
+                    kind_ok && k.tag == *tag && on.is_none_or(|o| k.target == ents[o]) && params_ok
+                })
+                .count() as u32;
+            Some((n, count, "call"))
+        }
+        CheckKind::AttrChanged { on, attr, from, to, count } => {
+            let n = w
+                .output()
+                .attr_events
+                .iter()
+                .filter(|e| {
+                    e.entity == ents[*on]
+                        && e.attr == *attr
+                        && from.is_none_or(|v| e.old == v)
+                        && to.is_none_or(|v| e.new == v)
+                })
+                .count() as u32;
+            Some((n, count, "change"))
+        }
+        CheckKind::EffectEvent { on, effect, event, from, to, count } => {
+            let n = effect_events(w, ents[*on], *effect, *event, *from, *to);
+            Some((n, count, "event"))
+        }
+        CheckKind::AbilityEvent { on, ability, event, count } => {
+            Some((ability_events(w, ents[*on], *ability, *event), count, "event"))
+        }
+        CheckKind::TagEvent { on, tag, event, count } => {
+            let n = w
+                .output()
+                .tag_events
+                .iter()
+                .filter(|e| {
+                    e.entity == ents[*on]
+                        && e.tag == *tag
+                        && match event {
+                            RawTagEvent::NewOrRemoved => e.is_new_or_removed(),
+                            RawTagEvent::Added => e.old == 0 && e.new > 0,
+                            RawTagEvent::Removed => e.old > 0 && e.new == 0,
+                            RawTagEvent::AnyCountChange => e.old != e.new,
+                        }
+                })
+                .count() as u32;
+            Some((n, count, "event"))
+        }
+        CheckKind::Hit { by, on, timeline, index, count } => {
+            let n = w
+                .output()
+                .hits
+                .iter()
+                .filter(|h| {
+                    let timeline_ok = timeline.is_none_or(|t| {
+                        matches!(h.source, BoxSource::Timeline { timeline, .. } if timeline == t)
+                    });
+                    by.is_none_or(|b| h.attacker == ents[b])
+                        && on.is_none_or(|o| h.target == ents[o])
+                        && timeline_ok
+                        && index.is_none_or(|i| h.index == i)
+                })
+                .count() as u32;
+            Some((n, count, "hit"))
         }
         CheckKind::Handled {
             handler,
@@ -1206,7 +1349,7 @@ pub(crate) fn evaluate<G: Game>(c: &Check, p: &mut Progress, v: &FrameView<'_, G
                         && local.is_none_or(|l| e.cause.is_none() == l)
                 })
                 .count() as u32;
-            events(p, n, count, "call");
+            Some((n, count, "call"))
         }
         CheckKind::InstanceEvent { handler, event, on, count } => {
             let want = match event {
@@ -1222,26 +1365,179 @@ pub(crate) fn evaluate<G: Game>(c: &Check, p: &mut Progress, v: &FrameView<'_, G
                         && on.is_none_or(|o| e.key.target == ents[o])
                 })
                 .count() as u32;
-            events(p, n, count, "event");
+            Some((n, count, "event"))
         }
-        CheckKind::LiveInstances { handler, on, count, refs } => {
-            let (mut n, mut r) = (0u32, 0u32);
-            for (k, members) in v.router.live_instances_of(*handler) {
-                if on.is_none_or(|o| k.target == ents[o]) {
-                    n += 1;
-                    r = r.saturating_add(members as u32);
-                }
-            }
-            let ok = count.is_none_or(|c| c.holds(n)) && refs.is_none_or(|want| want == r);
-            let (mut exp, mut act) = (Vec::new(), vec![format!("{n} live")]);
-            if let Some(c) = count {
-                exp.push(format!("{} live", c.describe("instance")));
-            }
-            if let Some(want) = refs {
-                exp.push(format!("{want} references"));
-                act.push(format!("{r} references"));
-            }
-            p.state(f, ok, exp, act);
-        }
+        CheckKind::Attribute { .. }
+        | CheckKind::Tag { .. }
+        | CheckKind::Effect { .. }
+        | CheckKind::Ability { .. }
+        | CheckKind::Alive { .. }
+        | CheckKind::Checksum { .. }
+        | CheckKind::Applied { .. }
+        | CheckKind::Position { .. }
+        | CheckKind::LiveInstances { .. } => None,
     }
+}
+
+/// The ability events of `owner` (of `ability`, when given) in the frame's output.
+fn ability_events<G: Game>(
+    w: &World<G>,
+    owner: Entity,
+    ability: Option<AbilityDefId>,
+    event: RawAbilityEvent,
+) -> u32 {
+    let def_ok = |d: AbilityDefId| ability.is_none_or(|a| a == d);
+    w.output()
+        .ability_events
+        .iter()
+        .filter(|e| match (**e, event) {
+            (AbilityEvent::Granted { handle, def }, RawAbilityEvent::Granted)
+            | (AbilityEvent::Removed { handle, def }, RawAbilityEvent::Removed)
+            | (AbilityEvent::Activated { handle, def, .. }, RawAbilityEvent::Activated)
+            | (
+                AbilityEvent::ActivationFailed { handle, def, .. },
+                RawAbilityEvent::ActivationFailed,
+            ) => handle.owner == owner && def_ok(def),
+            (
+                AbilityEvent::ActivationFailed { handle, def, reason },
+                RawAbilityEvent::CommitFailed,
+            ) => {
+                handle.owner == owner
+                    && def_ok(def)
+                    && matches!(reason, ActivationFailure::CommitFailed { .. })
+            }
+            (AbilityEvent::Committed { handle, .. }, RawAbilityEvent::Committed) => {
+                handle.owner == owner && w.ability(handle).is_none_or(|s| def_ok(s.def))
+            }
+            (AbilityEvent::Ended { handle, def, was_cancelled }, ev) => {
+                let which = match ev {
+                    RawAbilityEvent::Ended => true,
+                    RawAbilityEvent::EndedNormally => !was_cancelled,
+                    RawAbilityEvent::Cancelled => was_cancelled,
+                    _ => false,
+                };
+                which && handle.owner == owner && def_ok(def)
+            }
+            _ => false,
+        })
+        .count() as u32
+}
+
+/// An Effect check in this frame: whether it holds, what it expected, what it found.
+#[allow(clippy::too_many_arguments, reason = "the fields of one expectation kind")]
+fn effect_state<G: Game>(
+    w: &World<G>,
+    ents: &[Entity],
+    on: &usize,
+    effect: &EffectDefId,
+    present: &Option<bool>,
+    stacks: &Option<u16>,
+    remaining: &Option<u32>,
+    instances: &Option<u32>,
+    inhibited: &Option<bool>,
+) -> (bool, Vec<String>, Vec<String>) {
+    let frame = w.frame();
+    let list: Vec<_> = w.effects(ents[*on]).iter().filter(|e| e.def == *effect).collect();
+    let first = list.first();
+    let (mut exp, mut act, mut ok) = (Vec::new(), Vec::new(), true);
+    let state = |b: bool| if b { "present" } else { "absent" };
+    if let Some(want) = present {
+        ok &= first.is_some() == *want;
+        exp.push(state(*want).to_string());
+        act.push(state(first.is_some()).to_string());
+    }
+    if let Some(want) = stacks {
+        let got = first.map(|e| e.stacks);
+        ok &= got == Some(*want);
+        exp.push(format!("stacks {want}"));
+        act.push(got.map_or("no instance".into(), |g| format!("stacks {g}")));
+    }
+    if let Some(want) = remaining {
+        let timer = |e: &&crate::ActiveEffect| w.effect_timer(e.handle(ents[*on])).copied();
+        let got = first.and_then(timer).map(|t| t.remaining(frame));
+        ok &= got == Some(Some(*want));
+        exp.push(format!("remaining {want}"));
+        act.push(match got {
+            None => "no instance".into(),
+            Some(None) => "remaining infinite".into(),
+            Some(Some(g)) => format!("remaining {g}"),
+        });
+    }
+    if let Some(want) = instances {
+        ok &= list.len() as u32 == *want;
+        exp.push(format!("instances {want}"));
+        act.push(format!("instances {}", list.len()));
+    }
+    if let Some(want) = inhibited {
+        let got = first.map(|e| e.is_inhibited());
+        ok &= got == Some(*want);
+        exp.push(if *want { "inhibited".into() } else { "not inhibited".to_string() });
+        act.push(match got {
+            None => "no instance".into(),
+            Some(true) => "inhibited".into(),
+            Some(false) => "not inhibited".into(),
+        });
+    }
+    (ok, exp, act)
+}
+
+/// An Ability check in this frame: whether it holds, what it expected, what it found.
+#[allow(clippy::too_many_arguments, reason = "the fields of one expectation kind")]
+fn ability_state<G: Game>(
+    w: &World<G>,
+    ents: &[Entity],
+    f: Frame,
+    on: &usize,
+    ability: &AbilityDefId,
+    granted: &Option<bool>,
+    active: &Option<bool>,
+    activation: &Option<RawActivation>,
+    cooldown: &Option<RawCooldown>,
+) -> (bool, Vec<String>, Vec<String>) {
+    let h = w.find_ability(ents[*on], *ability);
+    let (mut exp, mut act, mut ok) = (Vec::new(), Vec::new(), true);
+    if let Some(want) = granted {
+        ok &= h.is_some() == *want;
+        exp.push(if *want { "granted" } else { "not granted" }.to_string());
+        act.push(if h.is_some() { "granted" } else { "not granted" }.to_string());
+    }
+    if let Some(want) = active {
+        let got = h.is_some_and(|h| w.is_ability_active(h));
+        ok &= got == *want;
+        exp.push(if *want { "active" } else { "inactive" }.to_string());
+        act.push(if got { "active" } else { "inactive" }.to_string());
+    }
+    if let Some(want) = activation {
+        let last = w
+            .activation_log()
+            .filter(|r| r.frame == f && r.handle.owner == ents[*on] && r.def == *ability)
+            .last()
+            .map(|r| r.result);
+        ok &= match (want, last) {
+            (RawActivation::NotAttempted, None) => true,
+            (RawActivation::Succeeded, Some(Ok(_))) => true,
+            (RawActivation::Failed(r), Some(Err(e))) => failure_matches(*r, e),
+            _ => false,
+        };
+        exp.push(format!("activation {want:?}"));
+        act.push(match last {
+            None => "activation NotAttempted".into(),
+            Some(Ok(_)) => "activation Succeeded".into(),
+            Some(Err(e)) => format!("activation Failed({e:?})"),
+        });
+    }
+    if let Some(want) = cooldown {
+        let got = h.and_then(|h| w.ability_cooldown_remaining(h));
+        ok &= match (want, got) {
+            (RawCooldown::Ready, None) => true,
+            (RawCooldown::Remaining(r, t), Some((gr, gt))) => *r == gr && *t == gt,
+            _ => false,
+        };
+        exp.push(format!("cooldown {want:?}"));
+        act.push(match got {
+            None => "cooldown Ready".into(),
+            Some((r, t)) => format!("cooldown Remaining({r}, {t})"),
+        });
+    }
+    (ok, exp, act)
 }

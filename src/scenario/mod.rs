@@ -48,6 +48,8 @@
 mod check;
 mod dir;
 mod format;
+mod names;
+mod plan;
 mod resolve;
 mod routing;
 mod run;
@@ -203,9 +205,9 @@ pub struct Scenario {
     pub network: NetworkSpec,
     /// Mode `SyncTest`'s check distance.
     pub check_distance: u32,
-    pub(crate) entities: Vec<resolve::EntitySetup>,
-    pub(crate) buttons: Vec<resolve::ButtonOp>,
-    pub(crate) ops: Vec<resolve::Op>,
+    pub(crate) entities: Vec<plan::EntitySetup>,
+    pub(crate) buttons: Vec<plan::ButtonOp>,
+    pub(crate) ops: Vec<plan::Op>,
     pub(crate) checks: Vec<check::Check>,
     pub(crate) sources: Vec<SourceText>,
     pub(crate) routing: Option<routing::Routing>,

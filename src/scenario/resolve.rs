@@ -1,20 +1,21 @@
 //! Parsing and validation: raw scenario → [`Scenario`] with every name resolved and every
 //! problem reported with its file, line, column and path.
 
+use super::check::{self, Check};
 use super::format::{
-    RawButton, RawContentRef, RawFacing, RawMode, RawModes, RawOp, RawPhase, RawScenario,
-    RawSetupEffect,
+    RawButton, RawContentRef, RawEntity, RawFacing, RawInlineMod, RawMode, RawModes, RawOp,
+    RawPhase, RawScenario, RawSetupEffect, RawStep,
 };
+use super::names::{Cx, key};
+use super::plan::{ButtonKind, ButtonOp, EffectApply, EntitySetup, Op, OpKind};
+use super::routing;
 use super::{LinkSpec, NetworkSpec, Scenario, ScenarioError, ScenarioErrorKind as K, SourceText};
-use super::{check, routing};
-use crate::attribute::ModOp;
-use crate::content::error::{Clip, ron_message, suggest};
+use crate::content::error::{Clip, ron_message};
 use crate::content::locate::{PathSeg, Position, locate, path_at, render};
 use crate::content::raw::{NamedMap, Num};
 use crate::content::{Content, ContentBuilder, ContentError};
-use crate::id::{AbilityDefId, AttrId, AttrSetId, EffectDefId, TagId};
+use crate::id::TagId;
 use crate::num::{Frame, Fx};
-use crate::tag::TagSet;
 use crate::world::WorldConfig;
 use std::path::Path;
 use std::sync::Arc;
@@ -24,232 +25,41 @@ pub(crate) const MAX_FRAMES: u32 = 1_000_000;
 /// The most players (GGRS sessions beyond this are impractical in one process).
 const MAX_PLAYERS: u16 = 8;
 
-/// An entity to spawn before frame 0.
-#[derive(Clone, Debug)]
-pub(crate) struct EntitySetup {
-    pub name: String,
-    pub sets: Vec<AttrSetId>,
-    pub bases: Vec<(AttrId, Fx)>,
-    pub tags: Vec<TagId>,
-    pub grants: Vec<(AbilityDefId, u16, Option<u8>)>,
-    pub ability_sets: Vec<crate::id::AbilitySetId>,
-    pub effects: Vec<EffectApply>,
-    pub player: Option<u16>,
-    /// Where its boxes stand (`at`).
-    pub at: Option<crate::world::BoxAnchor>,
+/// A `set_by_caller` map: tag → value.
+fn set_by_caller(
+    cx: &Cx<'_>,
+    path: &[PathSeg],
+    map: &NamedMap<Num>,
+) -> Result<Vec<(TagId, Fx)>, ScenarioError> {
+    let mut out = Vec::new();
+    for (name, v) in &map.0 {
+        let mut p = path.to_vec();
+        p.push(key(name));
+        out.push((cx.tag(&p, name)?, v.0));
+    }
+    Ok(out)
 }
 
-/// An effect application.
-#[derive(Clone, Debug)]
-pub(crate) struct EffectApply {
-    pub effect: EffectDefId,
-    pub on: usize,
-    pub from: usize,
-    pub level: u16,
-    pub set_by_caller: Vec<(TagId, Fx)>,
-    pub duration: Option<u32>,
-}
-
-/// Press, release or tap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ButtonKind {
-    Press,
-    Release,
-    Tap,
-}
-
-/// A button change.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ButtonOp {
-    pub frame: Frame,
-    pub player: u16,
-    /// `(false, bit)`: ability input `bit`; `(true, bit)`: confirm (0) or cancel (1).
-    pub button: (bool, u32),
-    pub kind: ButtonKind,
-}
-
-/// A direct operation run in its frame: before the abilities, or in phase P6.
-#[derive(Clone, Debug)]
-pub(crate) struct Op {
-    pub frame: Frame,
-    /// Runs in the world's before-abilities hook instead of phase P6.
-    pub before_abilities: bool,
-    pub kind: OpKind,
-    /// The index of its label (`ApplyEffect` / `ApplyInline`), whose results are recorded.
-    pub label: Option<usize>,
-}
-
-#[derive(Clone, Debug)]
-pub(crate) enum OpKind {
-    Apply(EffectApply),
-    ApplyInline {
-        on: usize,
-        from: usize,
-        mods: Vec<(AttrId, ModOp, Fx)>,
-    },
-    SetRemaining(usize, EffectDefId, u32),
-    Extend(usize, EffectDefId, i32),
-    RemoveStacks(usize, EffectDefId, u16),
-    RemoveEffects {
-        on: usize,
-        effect: Option<EffectDefId>,
-        any: TagSet,
-        all: TagSet,
-        from: Option<usize>,
-        modifying: Option<AttrId>,
-    },
-    AddTag(usize, TagId),
-    RemoveTag(usize, TagId),
-    SetTagCount(usize, TagId, u16),
-    SetBase(usize, AttrId, Fx),
-    SendEvent {
-        on: usize,
-        tag: TagId,
-        from: usize,
-        magnitude: Option<Fx>,
-    },
-    Activate(usize, AbilityDefId),
-    CancelAbility(usize, AbilityDefId),
-    CancelAbilities(usize, TagSet),
-    EndAbility(usize, AbilityDefId),
-    Grant {
-        on: usize,
-        ability: AbilityDefId,
-        level: u16,
-        input: Option<u8>,
-    },
-    RemoveAbility(usize, AbilityDefId),
-    ExecuteCue {
-        on: usize,
-        tag: TagId,
-        magnitude: Option<Fx>,
-    },
-    Despawn(usize),
-    /// `Some(tag or none)`: set the runtime cooldown tags; `None`: back to the definition's.
-    SetCooldownTags(usize, AbilityDefId, Option<Option<TagId>>),
-}
-
-pub(crate) fn key(k: &str) -> PathSeg {
-    PathSeg::Key(k.to_string())
-}
-
-/// Validation context: the source for locating paths, the content for names.
-pub(crate) struct Cx<'a> {
-    pub file: &'a str,
-    pub source: &'a str,
-    pub content: &'a Content,
-    pub entities: Vec<String>,
-}
-
-impl Cx<'_> {
-    pub(crate) fn err(
-        &self,
-        kind: K,
-        path: &[PathSeg],
-        message: impl Into<String>,
-    ) -> ScenarioError {
-        let (pos, _) = locate(self.source, path);
-        ScenarioError {
-            kind,
-            file: self.file.to_string(),
-            line: pos.line,
-            col: pos.col,
-            path: render(path),
-            message: message.into(),
-        }
-    }
-
-    pub(crate) fn named<T>(
-        &self,
-        path: &[PathSeg],
-        r: Result<T, ContentError>,
-    ) -> Result<T, ScenarioError> {
-        r.map_err(|e| self.err(K::UnknownName, path, e.message))
-    }
-
-    pub(crate) fn entity(&self, path: &[PathSeg], name: &str) -> Result<usize, ScenarioError> {
-        if let Some(i) = self.entities.iter().position(|n| n == name) {
-            return Ok(i);
-        }
-        let mut msg = format!("no entity named \"{}\"", Clip(name));
-        if let Some(s) = suggest(name, self.entities.iter().map(String::as_str)) {
-            msg.push_str(&format!(" (did you mean \"{}\"?)", Clip(s)));
-        } else if self.entities.is_empty() {
-            msg.push_str(" (the scenario declares no entities: add them under `entities`)");
-        } else {
-            msg.push_str(&format!(" (entities: {})", self.entities.join(", ")));
-        }
-        Err(self.err(K::UnknownName, path, msg))
-    }
-
-    pub(crate) fn tag(&self, path: &[PathSeg], name: &str) -> Result<TagId, ScenarioError> {
-        self.named(path, self.content.tag(name))
-    }
-
-    pub(crate) fn tags(&self, path: &[PathSeg], names: &[String]) -> Result<TagSet, ScenarioError> {
-        let mut set = TagSet::EMPTY;
-        for (i, n) in names.iter().enumerate() {
-            let mut p = path.to_vec();
-            p.push(PathSeg::Index(i));
-            set.insert(self.tag(&p, n)?);
-        }
-        Ok(set)
-    }
-
-    pub(crate) fn attr(&self, path: &[PathSeg], name: &str) -> Result<AttrId, ScenarioError> {
-        self.named(path, self.content.attr(name))
-    }
-
-    pub(crate) fn effect(
-        &self,
-        path: &[PathSeg],
-        name: &str,
-    ) -> Result<EffectDefId, ScenarioError> {
-        self.named(path, self.content.effect(name))
-    }
-
-    pub(crate) fn ability(
-        &self,
-        path: &[PathSeg],
-        name: &str,
-    ) -> Result<AbilityDefId, ScenarioError> {
-        self.named(path, self.content.ability(name))
-    }
-
-    fn set_by_caller(
-        &self,
-        path: &[PathSeg],
-        map: &NamedMap<Num>,
-    ) -> Result<Vec<(TagId, Fx)>, ScenarioError> {
-        let mut out = Vec::new();
-        for (name, v) in &map.0 {
-            let mut p = path.to_vec();
-            p.push(key(name));
-            out.push((self.tag(&p, name)?, v.0));
-        }
-        Ok(out)
-    }
-
-    fn apply(
-        &self,
-        path: &[PathSeg],
-        on: usize,
-        e: &RawSetupEffect,
-    ) -> Result<EffectApply, ScenarioError> {
-        let at = |k: &str| [path, &[key(k)]].concat();
-        let from = match &e.from {
-            Some(n) => self.entity(&at("from"), n)?,
-            None => on,
-        };
-        Ok(EffectApply {
-            effect: self.effect(&at("effect"), &e.effect)?,
-            on,
-            from,
-            level: e.level,
-            set_by_caller: self.set_by_caller(&at("set_by_caller"), &e.set_by_caller)?,
-            duration: e.duration,
-        })
-    }
+/// An effect application on entity `on` (from `on` unless `from` names another).
+fn effect_apply(
+    cx: &Cx<'_>,
+    path: &[PathSeg],
+    on: usize,
+    e: &RawSetupEffect,
+) -> Result<EffectApply, ScenarioError> {
+    let at = |k: &str| [path, &[key(k)]].concat();
+    let from = match &e.from {
+        Some(n) => cx.entity(&at("from"), n)?,
+        None => on,
+    };
+    Ok(EffectApply {
+        effect: cx.effect(&at("effect"), &e.effect)?,
+        on,
+        from,
+        level: e.level,
+        set_by_caller: set_by_caller(cx, &at("set_by_caller"), &e.set_by_caller)?,
+        duration: e.duration,
+    })
 }
 
 /// Converts a `ron` parse error into a located scenario error.
@@ -443,8 +253,57 @@ pub(crate) fn parse(
             format!("players must be 1 to {MAX_PLAYERS}, not {}", raw.players),
         ));
     }
+    let entities = resolve_entities(&mut cx, &raw)?;
+    let script = resolve_script(&cx, &raw)?;
 
-    // Entities: names first (operations may refer to later entities).
+    // Cue routing, then expectations (which name its handlers).
+    let routing = raw.cue_routing.as_ref().map(|r| routing::resolve(&cx, r)).transpose()?;
+    let mut checks = Vec::new();
+    for (i, e) in raw.expect.iter().enumerate() {
+        checks.push(check::resolve(&cx, i, e, &entities, &script.labels, routing.as_ref())?);
+    }
+    let frames = resolve_frames(&cx, &raw, &checks)?;
+    let world = world_config(&raw, entities.len());
+    let (modes, excluded) = resolve_modes(&cx, &raw)?;
+    let network = resolve_network(&cx, &raw)?;
+    let distance = raw.sync_test.check_distance;
+    if !(1..=16).contains(&distance) {
+        return Err(cx.err(
+            K::InvalidValue,
+            &[key("sync_test"), key("check_distance")],
+            format!("check_distance must be 1 to 16 frames, not {distance}"),
+        ));
+    }
+    if modes.contains(&RawMode::Peers) {
+        check_inputs_after_delay(&cx, &raw)?;
+    }
+    let name = raw.name.clone().unwrap_or_else(|| {
+        Path::new(file).file_stem().map_or(file.to_string(), |s| s.to_string_lossy().into_owned())
+    });
+    Ok(Scenario {
+        name,
+        description: raw.description.clone(),
+        file: file.to_string(),
+        content: Arc::new(content),
+        world,
+        players: raw.players,
+        frames,
+        modes,
+        excluded,
+        network,
+        check_distance: distance,
+        entities,
+        buttons: script.buttons,
+        ops: script.ops,
+        checks,
+        sources,
+        routing,
+    })
+}
+
+/// Resolves the `entities` section: names first (operations may refer to later entities),
+/// then each entity in file order; leaves `cx.entities` naming them in that order.
+fn resolve_entities(cx: &mut Cx<'_>, raw: &RawScenario) -> Result<Vec<EntitySetup>, ScenarioError> {
     for (i, (name, _)) in raw.entities.0.iter().enumerate() {
         if cx.entities.contains(name) {
             return Err(cx.err(
@@ -458,367 +317,152 @@ pub(crate) fn parse(
     let mut bound: Vec<Option<String>> = vec![None; usize::from(raw.players)];
     let mut entities = Vec::new();
     for (i, (name, e)) in raw.entities.0.iter().enumerate() {
-        let base = [key("entities"), key(name)];
-        let at = |k: &str| [&base[..], &[key(k)]].concat();
-        let idx = |k: &str, j: usize| [&base[..], &[key(k), PathSeg::Index(j)]].concat();
-        let mut sets = Vec::new();
-        for (j, s) in e.attribute_sets.iter().enumerate() {
-            sets.push(cx.named(&idx("attribute_sets", j), content.attr_set(s))?);
-        }
-        let mut bases = Vec::new();
-        for (a, v) in &e.attributes.0 {
-            let p = [&base[..], &[key("attributes"), key(a)]].concat();
-            let id = cx.attr(&p, a)?;
-            if !sets.iter().any(|s| {
-                content.attr_set_defs().get(s.index()).is_some_and(|d| d.attributes.contains(&id))
-            }) {
-                return Err(cx.err(
-                    K::InvalidValue,
-                    &p,
-                    format!(
-                        "\"{}\" has no attribute \"{}\": add the attribute set that \
-                         declares it to `attribute_sets`",
-                        Clip(name),
-                        Clip(a)
-                    ),
-                ));
-            }
-            bases.push((id, v.0));
-        }
-        let mut tags = Vec::new();
-        for (j, t) in e.tags.iter().enumerate() {
-            tags.push(cx.tag(&idx("tags", j), t)?);
-        }
-        let mut grants = Vec::new();
-        for (j, g) in e.abilities.iter().enumerate() {
-            let mut p = idx("abilities", j);
-            p.push(key("ability"));
-            grants.push((cx.ability(&p, &g.ability)?, g.level, g.input));
-        }
-        let mut ability_sets = Vec::new();
-        for (j, s) in e.ability_sets.iter().enumerate() {
-            ability_sets.push(cx.named(&idx("ability_sets", j), content.ability_set(s))?);
-        }
-        let mut effects = Vec::new();
-        for (j, fx) in e.effects.iter().enumerate() {
-            effects.push(cx.apply(&idx("effects", j), i, fx)?);
-        }
-        if let Some(p) = e.player {
-            match bound.get_mut(usize::from(p)) {
-                None => {
-                    return Err(cx.err(
-                        K::InvalidValue,
-                        &at("player"),
-                        format!(
-                            "player {p} does not exist: the scenario has {} players (0 to {}); \
-                             raise `players`",
-                            raw.players,
-                            raw.players - 1
-                        ),
-                    ));
-                }
-                Some(Some(other)) => {
-                    return Err(cx.err(
-                        K::InvalidValue,
-                        &at("player"),
-                        format!("player {p} already drives \"{}\"", Clip(other)),
-                    ));
-                }
-                Some(slot) => *slot = Some(name.clone()),
-            }
-        }
-        let place = match &e.at {
-            None => None,
-            Some(_) if !content.has_boxes() => {
-                return Err(cx.err(
-                    K::InvalidValue,
-                    &at("at"),
-                    "`at` places an entity's hit, hurt and push boxes, but the content declares \
-                     none (timelines' `boxes`, `bodies`)",
-                ));
-            }
-            Some(a) => {
-                let body = match &a.body {
-                    Some(b) => {
-                        let p = [&at("at")[..], &[key("body")]].concat();
-                        Some(cx.named(&p, content.body(b))?)
-                    }
-                    None => None,
-                };
-                Some(crate::world::BoxAnchor {
-                    x: a.x.0,
-                    y: a.y.0,
-                    facing_left: a.facing == RawFacing::Left,
-                    body,
-                    instigator: crate::id::Entity::NONE,
-                })
-            }
-        };
-        entities.push(EntitySetup {
-            name: name.clone(),
-            sets,
-            bases,
-            tags,
-            grants,
-            ability_sets,
-            effects,
-            player: e.player,
-            at: place,
-        });
+        entities.push(resolve_entity(cx, raw.players, &mut bound, i, name, e)?);
     }
     cx.entities = entities.iter().map(|e| e.name.clone()).collect();
+    Ok(entities)
+}
 
-    // Script.
-    let mut buttons = Vec::new();
-    let mut ops = Vec::new();
-    let mut labels: Vec<String> = Vec::new();
-    for (i, step) in raw.script.iter().enumerate() {
-        let base = [key("script"), PathSeg::Index(i), key("do")];
-        let at = |k: &str| [&base[..], &[key(k)]].concat();
-        let until = step.until.unwrap_or(step.frame);
-        if until < step.frame {
+/// Resolves one entity; `bound` is which entity each player drives so far.
+fn resolve_entity(
+    cx: &Cx<'_>,
+    players: u16,
+    bound: &mut [Option<String>],
+    i: usize,
+    name: &str,
+    e: &RawEntity,
+) -> Result<EntitySetup, ScenarioError> {
+    let content = cx.content;
+    let base = [key("entities"), key(name)];
+    let at = |k: &str| [&base[..], &[key(k)]].concat();
+    let idx = |k: &str, j: usize| [&base[..], &[key(k), PathSeg::Index(j)]].concat();
+    let mut sets = Vec::new();
+    for (j, s) in e.attribute_sets.iter().enumerate() {
+        sets.push(cx.named(&idx("attribute_sets", j), content.attr_set(s))?);
+    }
+    let mut bases = Vec::new();
+    for (a, v) in &e.attributes.0 {
+        let p = [&base[..], &[key("attributes"), key(a)]].concat();
+        let id = cx.attr(&p, a)?;
+        if !sets.iter().any(|s| {
+            content.attr_set_defs().get(s.index()).is_some_and(|d| d.attributes.contains(&id))
+        }) {
             return Err(cx.err(
                 K::InvalidValue,
-                &[key("script"), PathSeg::Index(i), key("until")],
-                format!("until ({until}) is before frame ({})", step.frame),
+                &p,
+                format!(
+                    "\"{}\" has no attribute \"{}\": add the attribute set that \
+                     declares it to `attribute_sets`",
+                    Clip(name),
+                    Clip(a)
+                ),
             ));
         }
-        if until >= MAX_FRAMES {
-            return Err(cx.err(
-                K::InvalidValue,
-                &[key("script"), PathSeg::Index(i), key("until")],
-                format!("frames stop at {MAX_FRAMES}"),
-            ));
-        }
-        let every = step.every.unwrap_or(1);
-        if every == 0 {
-            return Err(cx.err(
-                K::InvalidValue,
-                &[key("script"), PathSeg::Index(i), key("every")],
-                "every must be at least 1",
-            ));
-        }
-        let repeats: Vec<Frame> = (step.frame..=until).step_by(every as usize).collect();
-        let frame = step.frame;
-        let button = |player: u16, input: RawButton, kind: ButtonKind| {
-            if player >= raw.players {
+        bases.push((id, v.0));
+    }
+    let mut tags = Vec::new();
+    for (j, t) in e.tags.iter().enumerate() {
+        tags.push(cx.tag(&idx("tags", j), t)?);
+    }
+    let mut grants = Vec::new();
+    for (j, g) in e.abilities.iter().enumerate() {
+        let mut p = idx("abilities", j);
+        p.push(key("ability"));
+        grants.push((cx.ability(&p, &g.ability)?, g.level, g.input));
+    }
+    let mut ability_sets = Vec::new();
+    for (j, s) in e.ability_sets.iter().enumerate() {
+        ability_sets.push(cx.named(&idx("ability_sets", j), content.ability_set(s))?);
+    }
+    let mut effects = Vec::new();
+    for (j, fx) in e.effects.iter().enumerate() {
+        effects.push(effect_apply(cx, &idx("effects", j), i, fx)?);
+    }
+    if let Some(p) = e.player {
+        match bound.get_mut(usize::from(p)) {
+            None => {
                 return Err(cx.err(
                     K::InvalidValue,
                     &at("player"),
                     format!(
-                        "player {player} does not exist: the scenario has {} players",
-                        raw.players
+                        "player {p} does not exist: the scenario has {} players (0 to {}); \
+                         raise `players`",
+                        players,
+                        players - 1
                     ),
                 ));
             }
-            let button = match input {
-                RawButton::Id(b) => (false, u32::from(b)),
-                RawButton::Confirm => (true, 0),
-                RawButton::Cancel => (true, 1),
-            };
-            Ok(ButtonOp { frame, player, button, kind })
-        };
-        if step.phase.is_some()
-            && matches!(step.op, RawOp::Press { .. } | RawOp::Release { .. } | RawOp::Tap { .. })
-        {
+            Some(Some(other)) => {
+                return Err(cx.err(
+                    K::InvalidValue,
+                    &at("player"),
+                    format!("player {p} already drives \"{}\"", Clip(other)),
+                ));
+            }
+            Some(slot) => *slot = Some(name.to_string()),
+        }
+    }
+    let place = match &e.at {
+        None => None,
+        Some(_) if !content.has_boxes() => {
             return Err(cx.err(
                 K::InvalidValue,
-                &[key("script"), PathSeg::Index(i), key("phase")],
-                "`phase` is for direct operations: an input is the frame's input (phase P0), \
-                 before everything else",
+                &at("at"),
+                "`at` places an entity's hit, hurt and push boxes, but the content declares \
+                 none (timelines' `boxes`, `bodies`)",
             ));
         }
-        let kind = match &step.op {
-            RawOp::Press { player, input } => {
-                let b = button(*player, *input, ButtonKind::Press)?;
+        Some(a) => {
+            let body = match &a.body {
+                Some(b) => {
+                    let p = [&at("at")[..], &[key("body")]].concat();
+                    Some(cx.named(&p, content.body(b))?)
+                }
+                None => None,
+            };
+            Some(crate::world::BoxAnchor {
+                x: a.x.0,
+                y: a.y.0,
+                facing_left: a.facing == RawFacing::Left,
+                body,
+                instigator: crate::id::Entity::NONE,
+            })
+        }
+    };
+    Ok(EntitySetup {
+        name: name.to_string(),
+        sets,
+        bases,
+        tags,
+        grants,
+        ability_sets,
+        effects,
+        player: e.player,
+        at: place,
+    })
+}
+
+/// The resolved `script`: inputs and direct operations in frame order, and the labels the
+/// operations name (by index).
+struct Script {
+    buttons: Vec<ButtonOp>,
+    ops: Vec<Op>,
+    labels: Vec<String>,
+}
+
+/// Resolves the `script` section: each step's frames, then its input or operation.
+fn resolve_script(cx: &Cx<'_>, raw: &RawScenario) -> Result<Script, ScenarioError> {
+    let mut buttons = Vec::new();
+    let mut ops = Vec::new();
+    let mut labels: Vec<String> = Vec::new();
+    for (i, step) in raw.script.iter().enumerate() {
+        let repeats = step_frames(cx, i, step)?;
+        let kind = match resolve_step(cx, raw.players, i, step)? {
+            Resolved::Input(b) => {
                 buttons.extend(repeats.iter().map(|&frame| ButtonOp { frame, ..b }));
                 continue;
             }
-            RawOp::Release { player, input } => {
-                let b = button(*player, *input, ButtonKind::Release)?;
-                buttons.extend(repeats.iter().map(|&frame| ButtonOp { frame, ..b }));
-                continue;
-            }
-            RawOp::Tap { player, input } => {
-                let b = button(*player, *input, ButtonKind::Tap)?;
-                buttons.extend(repeats.iter().map(|&frame| ButtonOp { frame, ..b }));
-                continue;
-            }
-            RawOp::ApplyEffect { effect, on, from, level, set_by_caller, duration, label: _ } => {
-                let on = cx.entity(&at("on"), on)?;
-                let setup = RawSetupEffect {
-                    effect: effect.clone(),
-                    from: from.clone(),
-                    level: *level,
-                    set_by_caller: set_by_caller.clone(),
-                    duration: *duration,
-                };
-                OpKind::Apply(cx.apply(&base, on, &setup)?)
-            }
-            RawOp::ApplyInline { on, from, modifiers, label: _ } => {
-                let on_i = cx.entity(&at("on"), on)?;
-                if modifiers.is_empty() || modifiers.len() > crate::effect::MAX_INLINE_MODS {
-                    return Err(cx.err(
-                        K::InvalidValue,
-                        &at("modifiers"),
-                        format!(
-                            "an inline spec carries 1 to {} modifiers, not {}",
-                            crate::effect::MAX_INLINE_MODS,
-                            modifiers.len()
-                        ),
-                    ));
-                }
-                let mut mods = Vec::new();
-                for (j, m) in modifiers.iter().enumerate() {
-                    let p = [&base[..], &[key("modifiers"), PathSeg::Index(j), key("attribute")]]
-                        .concat();
-                    mods.push((cx.attr(&p, &m.attribute)?, m.op, m.value.0));
-                }
-                OpKind::ApplyInline {
-                    on: on_i,
-                    from: match from {
-                        Some(f) => cx.entity(&at("from"), f)?,
-                        None => on_i,
-                    },
-                    mods,
-                }
-            }
-            RawOp::SetRemaining { on, effect, frames } => OpKind::SetRemaining(
-                cx.entity(&at("on"), on)?,
-                cx.effect(&at("effect"), effect)?,
-                *frames,
-            ),
-            RawOp::ExtendEffect { on, effect, frames } => OpKind::Extend(
-                cx.entity(&at("on"), on)?,
-                cx.effect(&at("effect"), effect)?,
-                *frames,
-            ),
-            RawOp::RemoveStacks { on, effect, stacks } => OpKind::RemoveStacks(
-                cx.entity(&at("on"), on)?,
-                cx.effect(&at("effect"), effect)?,
-                *stacks,
-            ),
-            RawOp::RemoveEffects { on, effect, with_any_tag, with_all_tags, from, modifying } => {
-                OpKind::RemoveEffects {
-                    on: cx.entity(&at("on"), on)?,
-                    effect: effect.as_ref().map(|e| cx.effect(&at("effect"), e)).transpose()?,
-                    any: cx.tags(&at("with_any_tag"), with_any_tag)?,
-                    all: cx.tags(&at("with_all_tags"), with_all_tags)?,
-                    from: from.as_ref().map(|e| cx.entity(&at("from"), e)).transpose()?,
-                    modifying: modifying
-                        .as_ref()
-                        .map(|a| cx.attr(&at("modifying"), a))
-                        .transpose()?,
-                }
-            }
-            RawOp::AddTag { on, tag } => {
-                OpKind::AddTag(cx.entity(&at("on"), on)?, cx.tag(&at("tag"), tag)?)
-            }
-            RawOp::RemoveTag { on, tag } => {
-                OpKind::RemoveTag(cx.entity(&at("on"), on)?, cx.tag(&at("tag"), tag)?)
-            }
-            RawOp::SetTagCount { on, tag, count } => {
-                OpKind::SetTagCount(cx.entity(&at("on"), on)?, cx.tag(&at("tag"), tag)?, *count)
-            }
-            RawOp::SetBase { on, attribute, value } => OpKind::SetBase(
-                cx.entity(&at("on"), on)?,
-                cx.attr(&at("attribute"), attribute)?,
-                value.0,
-            ),
-            RawOp::SendEvent { on, tag, from, magnitude } => {
-                let on = cx.entity(&at("on"), on)?;
-                OpKind::SendEvent {
-                    on,
-                    tag: cx.tag(&at("tag"), tag)?,
-                    from: match from {
-                        Some(f) => cx.entity(&at("from"), f)?,
-                        None => on,
-                    },
-                    magnitude: magnitude.map(|m| m.0),
-                }
-            }
-            RawOp::Activate { on, ability } => {
-                OpKind::Activate(cx.entity(&at("on"), on)?, cx.ability(&at("ability"), ability)?)
-            }
-            RawOp::CancelAbility { on, ability } => OpKind::CancelAbility(
-                cx.entity(&at("on"), on)?,
-                cx.ability(&at("ability"), ability)?,
-            ),
-            RawOp::CancelAbilities { on, with_any_tag } => OpKind::CancelAbilities(
-                cx.entity(&at("on"), on)?,
-                cx.tags(&at("with_any_tag"), with_any_tag)?,
-            ),
-            RawOp::EndAbility { on, ability } => {
-                OpKind::EndAbility(cx.entity(&at("on"), on)?, cx.ability(&at("ability"), ability)?)
-            }
-            RawOp::GrantAbility { on, ability, level, input } => OpKind::Grant {
-                on: cx.entity(&at("on"), on)?,
-                ability: cx.ability(&at("ability"), ability)?,
-                level: *level,
-                input: *input,
-            },
-            RawOp::RemoveAbility { on, ability } => OpKind::RemoveAbility(
-                cx.entity(&at("on"), on)?,
-                cx.ability(&at("ability"), ability)?,
-            ),
-            RawOp::ExecuteCue { on, tag, magnitude } => {
-                let on = cx.entity(&at("on"), on)?;
-                let t = cx.tag(&at("tag"), tag)?;
-                let root = content.tag("GameplayCue").ok();
-                if !root.is_some_and(|r| content.tags().is_descendant_or_self(t, r)) {
-                    return Err(cx.err(
-                        K::InvalidValue,
-                        &at("tag"),
-                        format!(
-                            "\"{}\" is not a cue tag: cue tags start with `GameplayCue.`",
-                            Clip(tag)
-                        ),
-                    ));
-                }
-                OpKind::ExecuteCue { on, tag: t, magnitude: magnitude.map(|m| m.0) }
-            }
-            RawOp::Despawn { on } => OpKind::Despawn(cx.entity(&at("on"), on)?),
-            RawOp::SetCooldownTags { on, ability, tags } => {
-                let on = cx.entity(&at("on"), on)?;
-                let a = cx.ability(&at("ability"), ability)?;
-                let def = content.ability_def(a);
-                if tags.len() > 1 {
-                    return Err(cx.err(
-                        K::InvalidValue,
-                        &at("tags"),
-                        format!(
-                            "a granted ability carries at most one runtime cooldown tag (its \
-                             snapshot record keeps one), not {}",
-                            tags.len()
-                        ),
-                    ));
-                }
-                let tag = match tags.first() {
-                    Some(t) => Some(cx.tag(&[&at("tags")[..], &[PathSeg::Index(0)]].concat(), t)?),
-                    None => None,
-                };
-                if tag.is_none()
-                    && def
-                        .cooldown
-                        .is_some_and(|c| content.effect_def(c).granted_tags.explicit.is_empty())
-                {
-                    return Err(cx.err(
-                        K::InvalidValue,
-                        &at("tags"),
-                        format!(
-                            "{}'s cooldown effect grants no tag: without a cooldown tag its \
-                             cooldown could never be seen",
-                            Clip(ability)
-                        ),
-                    ));
-                }
-                OpKind::SetCooldownTags(on, a, Some(tag))
-            }
-            RawOp::ResetCooldownTags { on, ability } => OpKind::SetCooldownTags(
-                cx.entity(&at("on"), on)?,
-                cx.ability(&at("ability"), ability)?,
-                None,
-            ),
+            Resolved::Op(kind) => *kind,
         };
         let before_abilities = step.phase == Some(RawPhase::BeforeAbilities);
         let label = match &step.op {
@@ -841,19 +485,295 @@ pub(crate) fn parse(
     // Stable order: by frame, then file order (a stable sort keeps file order).
     ops.sort_by_key(|o| o.frame);
     buttons.sort_by_key(|b| b.frame);
+    Ok(Script { buttons, ops, labels })
+}
 
-    // Cue routing, then expectations (which name its handlers).
-    let routing = raw.cue_routing.as_ref().map(|r| routing::resolve(&cx, r)).transpose()?;
-    let mut checks = Vec::new();
-    for (i, e) in raw.expect.iter().enumerate() {
-        checks.push(check::resolve(&cx, i, e, &entities, &labels, routing.as_ref())?);
+/// The frames script step `i` runs in: `frame` to `until`, every `every` frames.
+fn step_frames(cx: &Cx<'_>, i: usize, step: &RawStep) -> Result<Vec<Frame>, ScenarioError> {
+    let until = step.until.unwrap_or(step.frame);
+    if until < step.frame {
+        return Err(cx.err(
+            K::InvalidValue,
+            &[key("script"), PathSeg::Index(i), key("until")],
+            format!("until ({until}) is before frame ({})", step.frame),
+        ));
     }
+    if until >= MAX_FRAMES {
+        return Err(cx.err(
+            K::InvalidValue,
+            &[key("script"), PathSeg::Index(i), key("until")],
+            format!("frames stop at {MAX_FRAMES}"),
+        ));
+    }
+    let every = step.every.unwrap_or(1);
+    if every == 0 {
+        return Err(cx.err(
+            K::InvalidValue,
+            &[key("script"), PathSeg::Index(i), key("every")],
+            "every must be at least 1",
+        ));
+    }
+    Ok((step.frame..=until).step_by(every as usize).collect())
+}
 
-    // Frames.
+/// A press, release or tap of `input` by `player` at `frame`; `base` is the step's path.
+fn button_op(
+    cx: &Cx<'_>,
+    players: u16,
+    base: &[PathSeg],
+    frame: Frame,
+    player: u16,
+    input: RawButton,
+    kind: ButtonKind,
+) -> Result<ButtonOp, ScenarioError> {
+    if player >= players {
+        return Err(cx.err(
+            K::InvalidValue,
+            &[base, &[key("player")]].concat(),
+            format!("player {player} does not exist: the scenario has {players} players"),
+        ));
+    }
+    let button = match input {
+        RawButton::Id(b) => (false, u32::from(b)),
+        RawButton::Confirm => (true, 0),
+        RawButton::Cancel => (true, 1),
+    };
+    Ok(ButtonOp { frame, player, button, kind })
+}
+
+/// What a script step does: an input, or a direct operation.
+enum Resolved {
+    Input(ButtonOp),
+    Op(Box<OpKind>),
+}
+
+/// Resolves script step `i`'s operation (at its first frame).
+// One flat match over every operation keyword: each arm is the names it resolves.
+fn resolve_step(
+    cx: &Cx<'_>,
+    players: u16,
+    i: usize,
+    step: &RawStep,
+) -> Result<Resolved, ScenarioError> {
+    let base = &[key("script"), PathSeg::Index(i), key("do")][..];
+    let at = |k: &str| [base, &[key(k)]].concat();
+    let input = |player: u16, input: RawButton, kind: ButtonKind| {
+        if step.phase.is_some() {
+            return Err(cx.err(
+                K::InvalidValue,
+                &[key("script"), PathSeg::Index(i), key("phase")],
+                "`phase` is for direct operations: an input is the frame's input (phase P0), \
+                 before everything else",
+            ));
+        }
+        button_op(cx, players, base, step.frame, player, input, kind).map(Resolved::Input)
+    };
+    Ok(Resolved::Op(Box::new(match &step.op {
+        RawOp::Press { player, input: b } => return input(*player, *b, ButtonKind::Press),
+        RawOp::Release { player, input: b } => return input(*player, *b, ButtonKind::Release),
+        RawOp::Tap { player, input: b } => return input(*player, *b, ButtonKind::Tap),
+        RawOp::ApplyEffect { effect, on, from, level, set_by_caller, duration, label: _ } => {
+            let on = cx.entity(&at("on"), on)?;
+            let setup = RawSetupEffect {
+                effect: effect.clone(),
+                from: from.clone(),
+                level: *level,
+                set_by_caller: set_by_caller.clone(),
+                duration: *duration,
+            };
+            OpKind::Apply(effect_apply(cx, base, on, &setup)?)
+        }
+        RawOp::ApplyInline { on, from, modifiers, label: _ } => {
+            apply_inline(cx, base, on, from.as_deref(), modifiers)?
+        }
+        RawOp::SetRemaining { on, effect, frames } => OpKind::SetRemaining(
+            cx.entity(&at("on"), on)?,
+            cx.effect(&at("effect"), effect)?,
+            *frames,
+        ),
+        RawOp::ExtendEffect { on, effect, frames } => {
+            OpKind::Extend(cx.entity(&at("on"), on)?, cx.effect(&at("effect"), effect)?, *frames)
+        }
+        RawOp::RemoveStacks { on, effect, stacks } => OpKind::RemoveStacks(
+            cx.entity(&at("on"), on)?,
+            cx.effect(&at("effect"), effect)?,
+            *stacks,
+        ),
+        RawOp::RemoveEffects { on, effect, with_any_tag, with_all_tags, from, modifying } => {
+            OpKind::RemoveEffects {
+                on: cx.entity(&at("on"), on)?,
+                effect: effect.as_ref().map(|e| cx.effect(&at("effect"), e)).transpose()?,
+                any: cx.tags(&at("with_any_tag"), with_any_tag)?,
+                all: cx.tags(&at("with_all_tags"), with_all_tags)?,
+                from: from.as_ref().map(|e| cx.entity(&at("from"), e)).transpose()?,
+                modifying: modifying.as_ref().map(|a| cx.attr(&at("modifying"), a)).transpose()?,
+            }
+        }
+        RawOp::AddTag { on, tag } => {
+            OpKind::AddTag(cx.entity(&at("on"), on)?, cx.tag(&at("tag"), tag)?)
+        }
+        RawOp::RemoveTag { on, tag } => {
+            OpKind::RemoveTag(cx.entity(&at("on"), on)?, cx.tag(&at("tag"), tag)?)
+        }
+        RawOp::SetTagCount { on, tag, count } => {
+            OpKind::SetTagCount(cx.entity(&at("on"), on)?, cx.tag(&at("tag"), tag)?, *count)
+        }
+        RawOp::SetBase { on, attribute, value } => OpKind::SetBase(
+            cx.entity(&at("on"), on)?,
+            cx.attr(&at("attribute"), attribute)?,
+            value.0,
+        ),
+        RawOp::SendEvent { on, tag, from, magnitude } => {
+            let on = cx.entity(&at("on"), on)?;
+            OpKind::SendEvent {
+                on,
+                tag: cx.tag(&at("tag"), tag)?,
+                from: match from {
+                    Some(f) => cx.entity(&at("from"), f)?,
+                    None => on,
+                },
+                magnitude: magnitude.map(|m| m.0),
+            }
+        }
+        RawOp::Activate { on, ability } => {
+            OpKind::Activate(cx.entity(&at("on"), on)?, cx.ability(&at("ability"), ability)?)
+        }
+        RawOp::CancelAbility { on, ability } => {
+            OpKind::CancelAbility(cx.entity(&at("on"), on)?, cx.ability(&at("ability"), ability)?)
+        }
+        RawOp::CancelAbilities { on, with_any_tag } => OpKind::CancelAbilities(
+            cx.entity(&at("on"), on)?,
+            cx.tags(&at("with_any_tag"), with_any_tag)?,
+        ),
+        RawOp::EndAbility { on, ability } => {
+            OpKind::EndAbility(cx.entity(&at("on"), on)?, cx.ability(&at("ability"), ability)?)
+        }
+        RawOp::GrantAbility { on, ability, level, input } => OpKind::Grant {
+            on: cx.entity(&at("on"), on)?,
+            ability: cx.ability(&at("ability"), ability)?,
+            level: *level,
+            input: *input,
+        },
+        RawOp::RemoveAbility { on, ability } => {
+            OpKind::RemoveAbility(cx.entity(&at("on"), on)?, cx.ability(&at("ability"), ability)?)
+        }
+        RawOp::ExecuteCue { on, tag, magnitude } => {
+            let on = cx.entity(&at("on"), on)?;
+            let t = cx.tag(&at("tag"), tag)?;
+            let content = cx.content;
+            let root = content.tag("GameplayCue").ok();
+            if !root.is_some_and(|r| content.tags().is_descendant_or_self(t, r)) {
+                return Err(cx.err(
+                    K::InvalidValue,
+                    &at("tag"),
+                    format!(
+                        "\"{}\" is not a cue tag: cue tags start with `GameplayCue.`",
+                        Clip(tag)
+                    ),
+                ));
+            }
+            OpKind::ExecuteCue { on, tag: t, magnitude: magnitude.map(|m| m.0) }
+        }
+        RawOp::Despawn { on } => OpKind::Despawn(cx.entity(&at("on"), on)?),
+        RawOp::SetCooldownTags { on, ability, tags } => {
+            set_cooldown_tags(cx, base, on, ability, tags)?
+        }
+        RawOp::ResetCooldownTags { on, ability } => OpKind::SetCooldownTags(
+            cx.entity(&at("on"), on)?,
+            cx.ability(&at("ability"), ability)?,
+            None,
+        ),
+    })))
+}
+
+/// `ApplyInline`: an effect spec written in the step, 1 to `MAX_INLINE_MODS` modifiers.
+fn apply_inline(
+    cx: &Cx<'_>,
+    base: &[PathSeg],
+    on: &str,
+    from: Option<&str>,
+    modifiers: &[RawInlineMod],
+) -> Result<OpKind, ScenarioError> {
+    let at = |k: &str| [base, &[key(k)]].concat();
+    let on_i = cx.entity(&at("on"), on)?;
+    if modifiers.is_empty() || modifiers.len() > crate::effect::MAX_INLINE_MODS {
+        return Err(cx.err(
+            K::InvalidValue,
+            &at("modifiers"),
+            format!(
+                "an inline spec carries 1 to {} modifiers, not {}",
+                crate::effect::MAX_INLINE_MODS,
+                modifiers.len()
+            ),
+        ));
+    }
+    let mut mods = Vec::new();
+    for (j, m) in modifiers.iter().enumerate() {
+        let p = [base, &[key("modifiers"), PathSeg::Index(j), key("attribute")]].concat();
+        mods.push((cx.attr(&p, &m.attribute)?, m.op, m.value.0));
+    }
+    Ok(OpKind::ApplyInline {
+        on: on_i,
+        from: match from {
+            Some(f) => cx.entity(&at("from"), f)?,
+            None => on_i,
+        },
+        mods,
+    })
+}
+
+/// `SetCooldownTags`: at most one runtime cooldown tag, and none only when the ability's
+/// cooldown effect grants one of its own.
+fn set_cooldown_tags(
+    cx: &Cx<'_>,
+    base: &[PathSeg],
+    on: &str,
+    ability: &str,
+    tags: &[String],
+) -> Result<OpKind, ScenarioError> {
+    let at = |k: &str| [base, &[key(k)]].concat();
+    let content = cx.content;
+    let on = cx.entity(&at("on"), on)?;
+    let a = cx.ability(&at("ability"), ability)?;
+    let def = content.ability_def(a);
+    if tags.len() > 1 {
+        return Err(cx.err(
+            K::InvalidValue,
+            &at("tags"),
+            format!(
+                "a granted ability carries at most one runtime cooldown tag (its \
+                 snapshot record keeps one), not {}",
+                tags.len()
+            ),
+        ));
+    }
+    let tag = match tags.first() {
+        Some(t) => Some(cx.tag(&[&at("tags")[..], &[PathSeg::Index(0)]].concat(), t)?),
+        None => None,
+    };
+    if tag.is_none()
+        && def.cooldown.is_some_and(|c| content.effect_def(c).granted_tags.explicit.is_empty())
+    {
+        return Err(cx.err(
+            K::InvalidValue,
+            &at("tags"),
+            format!(
+                "{}'s cooldown effect grants no tag: without a cooldown tag its \
+                 cooldown could never be seen",
+                Clip(ability)
+            ),
+        ));
+    }
+    Ok(OpKind::SetCooldownTags(on, a, Some(tag)))
+}
+
+/// The frames to run: `frames` if given (and enough for the script and the expectations),
+/// else one past the last frame either reaches.
+fn resolve_frames(cx: &Cx<'_>, raw: &RawScenario, checks: &[Check]) -> Result<u32, ScenarioError> {
     let last_script = raw.script.iter().map(|s| s.until.unwrap_or(s.frame).max(s.frame)).max();
     let last_check = checks.iter().map(|c| c.until).max();
     let needed = last_script.max(last_check).map_or(1, |f| f.saturating_add(1));
-    let frames = match raw.frames {
+    Ok(match raw.frames {
         Some(f) if f == 0 || f > MAX_FRAMES => {
             return Err(cx.err(
                 K::InvalidValue,
@@ -881,17 +801,17 @@ pub(crate) fn parse(
             ));
         }
         None => needed,
-    };
+    })
+}
 
+/// The world the scenario runs in: the `world` section over the defaults.
+fn world_config(raw: &RawScenario, entities: usize) -> WorldConfig {
     let d = WorldConfig::default();
-    let w = raw.world;
-    let world = WorldConfig {
+    let w = &raw.world;
+    WorldConfig {
         // Room for the declared entities plus what abilities spawn; a small world keeps
         // snapshots, replays and rollbacks cheap.
-        max_entities: w
-            .max_entities
-            .unwrap_or(entities.len() as u32 + 8)
-            .max(entities.len() as u32),
+        max_entities: w.max_entities.unwrap_or(entities as u32 + 8).max(entities as u32),
         effects_per_entity: w.effects_per_entity.unwrap_or(d.effects_per_entity),
         // At least two input slots: a one-player scenario runs mode Peers with a second,
         // idle peer, and every mode must step the same world.
@@ -903,7 +823,15 @@ pub(crate) fn parse(
         max_stored_specs: w.max_stored_specs.unwrap_or(d.max_stored_specs),
         // Capacities the scenario format does not set: the defaults.
         ..d
-    };
+    }
+}
+
+/// The modes to run and the ones excluded, each with the reason given.
+#[allow(clippy::type_complexity, reason = "the two lists `Scenario` keeps")]
+fn resolve_modes(
+    cx: &Cx<'_>,
+    raw: &RawScenario,
+) -> Result<(Vec<RawMode>, Vec<(RawMode, String)>), ScenarioError> {
     let all =
         [RawMode::Plain, RawMode::Rollback, RawMode::Replay, RawMode::Peers, RawMode::SyncTest];
     let mut excluded = Vec::new();
@@ -936,8 +864,12 @@ pub(crate) fn parse(
             }
         }
     }
-    let modes: Vec<RawMode> =
-        all.into_iter().filter(|m| !excluded.iter().any(|(x, _)| x == m)).collect();
+    let modes = all.into_iter().filter(|m| !excluded.iter().any(|(x, _)| x == m)).collect();
+    Ok((modes, excluded))
+}
+
+/// The simulated network of mode Peers: the `network` section and its per-pair links.
+fn resolve_network(cx: &Cx<'_>, raw: &RawScenario) -> Result<NetworkSpec, ScenarioError> {
     let n = &raw.network;
     if n.loss_percent > 90 {
         return Err(cx.err(
@@ -998,26 +930,32 @@ pub(crate) fn parse(
             loss_percent: l.loss_percent.unwrap_or(n.loss_percent),
         });
     }
-    let distance = raw.sync_test.check_distance;
-    if !(1..=16).contains(&distance) {
-        return Err(cx.err(
-            K::InvalidValue,
-            &[key("sync_test"), key("check_distance")],
-            format!("check_distance must be 1 to 16 frames, not {distance}"),
-        ));
-    }
-    // GGRS delays every input by `input_delay` frames: the runner hands each peer the input of
-    // frame `f + input_delay` at frame `f`, but frames before the delay have only the default
-    // input on every peer.
-    if modes.contains(&RawMode::Peers)
-        && let Some((i, b)) = raw
-            .script
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| {
-                matches!(s.op, RawOp::Press { .. } | RawOp::Release { .. } | RawOp::Tap { .. })
-            })
-            .find(|(_, s)| s.frame < n.input_delay)
+    Ok(NetworkSpec {
+        latency_ms: n.latency_ms,
+        jitter_ms: n.jitter_ms,
+        loss_percent: n.loss_percent,
+        input_delay: n.input_delay,
+        seed: n.seed,
+        max_prediction: n.max_prediction,
+        links,
+    })
+}
+
+/// Mode Peers: no input before the input delay.
+///
+/// GGRS delays every input by `input_delay` frames: the runner hands each peer the input of
+/// frame `f + input_delay` at frame `f`, but frames before the delay have only the default
+/// input on every peer.
+fn check_inputs_after_delay(cx: &Cx<'_>, raw: &RawScenario) -> Result<(), ScenarioError> {
+    let n = &raw.network;
+    if let Some((i, b)) = raw
+        .script
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| {
+            matches!(s.op, RawOp::Press { .. } | RawOp::Release { .. } | RawOp::Tap { .. })
+        })
+        .find(|(_, s)| s.frame < n.input_delay)
     {
         return Err(cx.err(
             K::InvalidValue,
@@ -1034,34 +972,5 @@ pub(crate) fn parse(
             ),
         ));
     }
-    let name = raw.name.clone().unwrap_or_else(|| {
-        Path::new(file).file_stem().map_or(file.to_string(), |s| s.to_string_lossy().into_owned())
-    });
-    Ok(Scenario {
-        name,
-        description: raw.description.clone(),
-        file: file.to_string(),
-        content: Arc::new(content),
-        world,
-        players: raw.players,
-        frames,
-        modes,
-        excluded,
-        network: NetworkSpec {
-            latency_ms: n.latency_ms,
-            jitter_ms: n.jitter_ms,
-            loss_percent: n.loss_percent,
-            input_delay: n.input_delay,
-            seed: n.seed,
-            max_prediction: n.max_prediction,
-            links,
-        },
-        check_distance: distance,
-        entities,
-        buttons,
-        ops,
-        checks,
-        sources,
-        routing,
-    })
+    Ok(())
 }

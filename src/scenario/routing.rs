@@ -4,7 +4,7 @@
 //! modes can be compared with it after reconciliation.
 
 use super::format::{RawCueOptions, RawCueRouting, RawHandlerKind, RawLocalOp};
-use super::resolve::{Cx, key};
+use super::names::{Cx, key};
 use super::{ScenarioError, ScenarioErrorKind as K};
 use crate::content::error::Clip;
 use crate::content::locate::PathSeg;

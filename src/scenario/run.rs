@@ -2,7 +2,7 @@
 
 use super::ScenarioInput;
 use super::check::{FrameView, Progress, evaluate};
-use super::resolve::{ButtonKind, EffectApply, Op, OpKind};
+use super::plan::{ButtonKind, EffectApply, Op, OpKind};
 use super::routing::{Comparable, RoutedPresenter, compare, removed_keys};
 use super::{Mode, Scenario, ScenarioError, ScenarioErrorKind, ScenarioGame, ScenarioHost};
 use crate::content::Content;

@@ -434,9 +434,10 @@ fn check_picture(png_bytes: &[u8], min_colours: usize) -> Result<(usize, f64), S
 }
 
 /// What a screenshot would show, checked on the state the page exposes (`status()`): every
-/// text the canvas drew lies inside it (960×540), a decided match's result names its winner, no
-/// two standing fighters' bodies overlap, and no two fighters' labels overlap. Returns the
-/// number of texts checked.
+/// text the canvas drew lies inside it (960×540), no two texts overlap (two knocked-out
+/// fighters' "K.O." marks written into one another), a decided match's result names its
+/// winner, no two standing fighters' bodies overlap, and no two fighters' labels overlap.
+/// Returns the number of texts checked.
 fn check_screen(name: &str, s: &Value) -> Result<usize, String> {
     let texts = s["texts"].as_array().cloned().unwrap_or_default();
     for t in &texts {
@@ -447,6 +448,24 @@ fn check_screen(name: &str, s: &Value) -> Result<usize, String> {
         let inside = b.len() == 4 && b[0] >= 0.0 && b[1] >= 0.0 && b[2] <= 960.0 && b[3] <= 540.0;
         if !inside {
             return Err(format!("{name}: a text leaves the canvas at frame {}: {t}", s["frame"]));
+        }
+    }
+    // No text is written over another (1 px of anti-aliasing aside).
+    let boxes: Vec<(f64, f64, f64, f64)> = texts
+        .iter()
+        .filter_map(|t| {
+            let b: Vec<f64> = t["box"].as_array()?.iter().filter_map(Value::as_f64).collect();
+            (b.len() == 4).then(|| (b[0], b[1], b[2], b[3]))
+        })
+        .collect();
+    for (i, a) in boxes.iter().enumerate() {
+        for (j, b) in boxes.iter().enumerate().skip(i + 1) {
+            if a.0 + 1.0 < b.2 && b.0 + 1.0 < a.2 && a.1 + 1.0 < b.3 && b.1 + 1.0 < a.3 {
+                return Err(format!(
+                    "{name}: two texts overlap at frame {}: {} {}",
+                    s["frame"], texts[i], texts[j]
+                ));
+            }
         }
     }
     // A decided match is announced with its winner (`P2 · remote WINS THE MATCH`) or as drawn.

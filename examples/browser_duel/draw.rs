@@ -267,6 +267,16 @@ impl Painter {
         b
     }
 
+    /// A decoration drawn with a font (the stun's circling stars), centred on `x`: a shape,
+    /// not a text to read, so it is not among the texts [`Drawn`] lists.
+    fn glyph(&self, g: &str, x: f64, y: f64, color: &str) {
+        self.ctx.set_font("16px system-ui");
+        self.ctx.set_text_align("center");
+        self.fill(color);
+        let _ = self.ctx.fill_text(g, x.clamp(10.0, WIDTH - 10.0), y);
+        self.ctx.set_text_align("left");
+    }
+
     fn circle(&self, x: f64, y: f64, r: f64, color: &str) {
         self.ctx.begin_path();
         let _ = self.ctx.arc(x, y, r.max(0.0), 0.0, std::f64::consts::TAU);
@@ -466,7 +476,25 @@ impl Painter {
         if dead {
             self.rect(x - 48.0, FLOOR - 24.0, 96.0, 22.0, "#5c6075");
             self.circle(x + 56.0 * dir, FLOOR - 14.0, 13.0, "#5c6075");
-            self.text("K.O.", x, FLOOR - 34.0, "bold 14px system-ui", "#ff006e", "center");
+            // "P2 K.O.", above the body, and above any knock-out written before it there.
+            let font = "bold 14px system-ui";
+            let tag = who.split(' ').next().unwrap_or(who);
+            let ko = format!("{tag} K.O.");
+            let w = self.text_width(&ko, font);
+            let (x0, x1) = (x - w / 2.0, x + w / 2.0);
+            let mut y = FLOOR - 34.0;
+            let taken = |y: f64| {
+                self.drawn.borrow().texts.iter().any(|t| {
+                    t.text.ends_with("K.O.") && x0 < t.x1 + 2.0 && t.x0 < x1 + 2.0 && {
+                        let (top, bottom) = (y - 14.0 * 0.8, y + 14.0 * 0.25);
+                        top < t.y1 + 2.0 && t.y0 < bottom + 2.0
+                    }
+                })
+            };
+            while taken(y) {
+                y -= 18.0;
+            }
+            self.text(&ko, x, y, font, "#ff006e", "center");
             return;
         }
         let h = 72.0;
@@ -547,14 +575,7 @@ impl Painter {
             let t = cues.now / 250.0;
             for k in 0..3 {
                 let a = t + f64::from(k) * std::f64::consts::TAU / 3.0;
-                self.text(
-                    "✦",
-                    x + 26.0 * a.cos(),
-                    head_y + 4.0 + 8.0 * a.sin(),
-                    "16px system-ui",
-                    "#ffe066",
-                    "center",
-                );
+                self.glyph("✦", x + 26.0 * a.cos(), head_y + 4.0 + 8.0 * a.sin(), "#ffe066");
             }
         }
         if world.has_tag(e, ids.t_shield) {

@@ -545,7 +545,11 @@ impl App {
                 hud.subtitle =
                     Some(format!("room \"{}\" · seed {}", self.params.room, self.params.seed));
                 hud.banner = if o.finished {
-                    Some(("All frames played — both sides confirmed every one".into(), "#80ed99"))
+                    let who = match w.players() {
+                        2 => "both players".to_string(),
+                        n => format!("all {n} players"),
+                    };
+                    Some((format!("All frames played — {who} confirmed every one"), "#80ed99"))
                 } else {
                     banner_notice
                 };

@@ -379,10 +379,10 @@ impl Watch {
     }
 }
 
-/// A page's final report must be complete: `done`, frame `FRAMES - 1` confirmed, a final
+/// A page's final report must be complete: `done`, frame `frames - 1` confirmed, a final
 /// checksum of 16 hex digits, a non-empty checksum list reaching the last minute, no desync,
 /// and the page's own comparisons with the other peer's checksums all agreeing.
-fn check_final(name: &str, s: &Value) -> Result<(), String> {
+fn check_final(name: &str, s: &Value, frames: u64) -> Result<(), String> {
     let hex16 = |v: &Value| {
         v.as_str().is_some_and(|h| h.len() == 16 && h.bytes().all(|c| c.is_ascii_hexdigit()))
     };
@@ -390,12 +390,12 @@ fn check_final(name: &str, s: &Value) -> Result<(), String> {
     let list = s["checksums"].as_array().cloned().unwrap_or_default();
     let last_listed = list.last().and_then(|e| e[0].as_u64());
     let ok = s["state"] == "done"
-        && confirmed.is_some_and(|c| c + 1 >= FRAMES)
+        && confirmed.is_some_and(|c| c + 1 >= frames)
         && hex16(&s["final_checksum"])
         && s["desyncs"].as_u64() == Some(0)
         && !list.is_empty()
         && list.iter().all(|e| e[0].is_u64() && hex16(&e[1]))
-        && last_listed.is_some_and(|f| f + 60 >= FRAMES - 1)
+        && last_listed.is_some_and(|f| f + 60 >= frames - 1)
         && s["checksum_mismatches"].as_u64() == Some(0)
         && s["checksums_agree"] == true;
     if ok { Ok(()) } else { Err(format!("{name}'s final status is incomplete: {s}")) }
@@ -434,8 +434,10 @@ fn check_picture(png_bytes: &[u8], min_colours: usize) -> Result<(usize, f64), S
 }
 
 /// What a screenshot would show, checked on the state the page exposes (`status()`): every
-/// text the canvas drew lies inside it (960×540), no two standing fighters' bodies overlap, and
-/// no two fighters' labels overlap. Returns the number of texts checked.
+/// text the canvas drew lies inside it (960×540), no two texts overlap (two knocked-out
+/// fighters' "K.O." marks written into one another), a decided match's result names its
+/// winner, no two standing fighters' bodies overlap, and no two fighters' labels overlap.
+/// Returns the number of texts checked.
 fn check_screen(name: &str, s: &Value) -> Result<usize, String> {
     let texts = s["texts"].as_array().cloned().unwrap_or_default();
     for t in &texts {
@@ -446,6 +448,42 @@ fn check_screen(name: &str, s: &Value) -> Result<usize, String> {
         let inside = b.len() == 4 && b[0] >= 0.0 && b[1] >= 0.0 && b[2] <= 960.0 && b[3] <= 540.0;
         if !inside {
             return Err(format!("{name}: a text leaves the canvas at frame {}: {t}", s["frame"]));
+        }
+    }
+    // No text is written over another (1 px of anti-aliasing aside).
+    let boxes: Vec<(f64, f64, f64, f64)> = texts
+        .iter()
+        .filter_map(|t| {
+            let b: Vec<f64> = t["box"].as_array()?.iter().filter_map(Value::as_f64).collect();
+            (b.len() == 4).then(|| (b[0], b[1], b[2], b[3]))
+        })
+        .collect();
+    for (i, a) in boxes.iter().enumerate() {
+        for (j, b) in boxes.iter().enumerate().skip(i + 1) {
+            if a.0 + 1.0 < b.2 && b.0 + 1.0 < a.2 && a.1 + 1.0 < b.3 && b.1 + 1.0 < a.3 {
+                return Err(format!(
+                    "{name}: two texts overlap at frame {}: {} {}",
+                    s["frame"], texts[i], texts[j]
+                ));
+            }
+        }
+    }
+    // A decided match is announced with its winner (`P2 · remote WINS THE MATCH`) or as drawn.
+    let m = &s["match"];
+    if m["state"] == "match_over" {
+        let said = |t: &Value| t["text"].as_str().unwrap_or("").to_string();
+        let named = match m["winner"].as_u64() {
+            Some(p) => texts
+                .iter()
+                .map(said)
+                .any(|t| t.starts_with(&format!("P{p} ")) && t.contains("WINS THE MATCH")),
+            None => texts.iter().map(said).any(|t| t.contains("MATCH DRAWN")),
+        };
+        if !named {
+            return Err(format!(
+                "{name}: the decided match's result is not shown at frame {}: {m}",
+                s["frame"]
+            ));
         }
     }
     let fighters = s["fighters"].as_array().cloned().unwrap_or_default();
@@ -526,10 +564,11 @@ fn check_sounds(name: &str, b: &mut Browser) -> Result<String, String> {
     ))
 }
 
-/// Plays pages until all are `done` (or the deadline): polls every 100 ms; `each` runs after
+/// Plays pages until all are `done` (or `deadline`): polls every 100 ms; `each` runs after
 /// every round of polls (screenshots).
 fn play_out(
     pages: &mut [(&mut Browser, &mut Watch)],
+    deadline: Duration,
     mut each: impl FnMut(&mut [(&mut Browser, &mut Watch)]) -> Result<(), String>,
 ) -> Result<(), String> {
     let start = Instant::now();
@@ -541,9 +580,8 @@ fn play_out(
         if pages.iter().all(|(_, w)| w.done()) {
             return Ok(());
         }
-        if start.elapsed() > MATCH_DEADLINE {
-            let mut msg =
-                format!("the match did not finish within {} s:", MATCH_DEADLINE.as_secs());
+        if start.elapsed() > deadline {
+            let mut msg = format!("the match did not finish within {} s:", deadline.as_secs());
             for (b, w) in pages.iter() {
                 msg.push_str(&format!("\n{}: {}\n{}", b.name, w.last, b.diagnostics()));
             }
@@ -579,9 +617,9 @@ fn two_browser_pages_play_a_duel_and_agree() {
         // matchbox can miss two peers that join at the same instant.
         std::thread::sleep(Duration::from_millis(500));
         let mut wb = Watch::open(&mut b, &format!("{url}&script=mash"))?;
-        let mut shot: Option<(u64, Vec<u8>)> = None;
+        let (mut early, mut shot): (Option<(u64, Vec<u8>)>, Option<(u64, Vec<u8>)>) = (None, None);
         let mut screens = 0;
-        play_out(&mut [(&mut a, &mut wa), (&mut b, &mut wb)], |pages| {
+        play_out(&mut [(&mut a, &mut wa), (&mut b, &mut wb)], MATCH_DEADLINE, |pages| {
             for (i, (_, w)) in pages.iter().enumerate() {
                 if w.state() == "playing" {
                     check_screen(["page A", "page B"][i], &w.last)?;
@@ -590,6 +628,9 @@ fn two_browser_pages_play_a_duel_and_agree() {
             }
             let (b, w) = &mut pages[0];
             let frame = w.last["frame"].as_u64().unwrap_or(0);
+            if early.is_none() && w.state() == "playing" && frame >= 120 {
+                early = Some((frame, b.screenshot()?));
+            }
             if shot.is_none() && w.state() == "playing" && frame >= FRAMES / 2 {
                 shot = Some((frame, b.screenshot()?));
             }
@@ -597,7 +638,7 @@ fn two_browser_pages_play_a_duel_and_agree() {
         })
         .map_err(|e| format!("{e}\n{}", server.proc.output()))?;
         for (name, w) in [("page A", &wa), ("page B", &wb)] {
-            check_final(name, &w.last)?;
+            check_final(name, &w.last, FRAMES)?;
             note(format!("browser duel: {}", w.summary(name)));
         }
         let (sa, sb) = (&wa.last, &wb.last);
@@ -632,13 +673,175 @@ fn two_browser_pages_play_a_duel_and_agree() {
             Some(s) => s,
             None => (sa["frame"].as_u64().unwrap_or(0), a.screenshot()?),
         };
-        let path = save(&m.out, "duel-match.png", &png)?;
-        let (colours, top) = check_picture(&png, 64)?;
+        let end = (sa["frame"].as_u64().unwrap_or(0), a.screenshot()?);
+        let early = early.unwrap_or_else(|| end.clone());
+        for (name, (frame, png)) in [
+            ("duel-2p-early.png", early),
+            ("duel-match.png", (frame, png)),
+            ("duel-2p-end.png", end),
+        ] {
+            let path = save(&m.out, name, &png)?;
+            let (colours, top) = check_picture(&png, 64)?;
+            note(format!(
+                "browser duel: screenshot at frame {frame}: {} ({colours} colours, commonest \
+                 {:.1} %)",
+                path.display(),
+                top * 100.0
+            ));
+        }
+        Ok(())
+    });
+}
+
+/// Four players in one room play a whole match: two headless pages (A the bot, in namespace
+/// A; B scripted, in namespace B) and two native `p2p_matchbox --game duel` peers (the duel's
+/// bot, one in each namespace). The pages may play enough frames for a best-of match to be
+/// decided even if every round runs out of time; the test follows them until both have shown
+/// the decided match for a second. Throughout, every page compares its confirmed checksums with
+/// the three other sides' and none differs; the pages' screens pass [`check_screen`] at every
+/// poll (the result names its winner); their sounds match the presenter's; page A's screenshots
+/// are saved early in the first round, mid-fight, and while the match's result is shown.
+#[test]
+#[ignore = "needs root, iproute2, Chromium, wasm32 and wasm-bindgen-cli: cargo test --all-features --test integration browser:: -- --ignored --skip browser::child_role --test-threads 1"]
+fn four_players_play_a_match_to_its_end() {
+    run("four_players_play_a_match_to_its_end", true, |m| {
+        let native = example("p2p_matchbox").map_err(|p| match p {
+            Problem::Unavailable(s) | Problem::Failed(s) => s,
+        })?;
+        // Every round lasts at most its clock and the pause after it: this many frames decide
+        // a match however the fighters play.
+        let frames = u64::from(duel::BEST_OF * (duel::ROUND_FRAMES + duel::KO_PAUSE) + 120);
+        let mut pair = Pair::create(5)?;
+        let server = start_server(&mut pair)?;
+        let url = format!("{}?room=four&players=4&frames={frames}&seed=7", server.page);
+        let program = &m.chromium.0;
+        let mut a = Browser::launch("browser A", program, &pair.a, &m.out)?;
+        let mut b = Browser::launch("browser B", program, &pair.b, &m.out)?;
+        let mut wa = Watch::open(&mut a, &format!("{url}&bot=1"))?;
+        // matchbox can miss peers that join at the same instant.
+        std::thread::sleep(Duration::from_millis(500));
+        let mut wb = Watch::open(&mut b, &format!("{url}&script=mash"))?;
+        let mut natives = Vec::new();
+        for ns in [pair.a.clone(), pair.b.clone()] {
+            std::thread::sleep(Duration::from_millis(500));
+            let mut cmd = pair.command(&ns, &native);
+            cmd.args(["--game", "duel", "--room", &format!("{}four", server.signaling)]);
+            cmd.args(["--players", "4", "--frames", &frames.to_string(), "--seed", "7"]);
+            cmd.args(["--timeout", "900"]);
+            natives.push(pair.spawn(cmd, "native p2p_matchbox peer")?);
+        }
+        // Page A's screenshots: (name, frame, match state, PNG).
+        let mut shots: Vec<(&str, u64, String, Vec<u8>)> = Vec::new();
+        let mut screens = 0;
+        // The frame each page first showed the decided match, and what it said.
+        let mut decided: [Option<(u64, Value)>; 2] = [None, None];
+        // At a few frames a second on a loaded machine, a match takes minutes.
+        let deadline = MATCH_DEADLINE + Duration::from_secs(frames / 60 * 6);
+        let started = Instant::now();
+        let shown = |d: &Option<(u64, Value)>, w: &Watch| {
+            d.as_ref().is_some_and(|(f, _)| w.last["frame"].as_u64().unwrap_or(0) >= f + 60)
+        };
+        while !(shown(&decided[0], &wa) && shown(&decided[1], &wb)) {
+            if started.elapsed() > deadline {
+                let peers: Vec<String> = natives.iter().map(Proc::output).collect();
+                return Err(format!(
+                    "the match was not decided within {} s:\npage A: {}\n{}\npage B: {}\n{}\n{}",
+                    deadline.as_secs(),
+                    wa.last,
+                    a.diagnostics(),
+                    wb.last,
+                    b.diagnostics(),
+                    peers.join("\n")
+                ));
+            }
+            for (i, (b, w)) in [(&mut a, &mut wa), (&mut b, &mut wb)].into_iter().enumerate() {
+                w.poll(b)?;
+                if w.state() != "playing" {
+                    continue;
+                }
+                check_screen(["page A", "page B"][i], &w.last)?;
+                screens += 1;
+                let s = &w.last;
+                if s["checksum_mismatches"].as_u64() != Some(0) || s["desyncs"].as_u64() != Some(0)
+                {
+                    return Err(format!("{} disagrees with another side: {s}", b.name));
+                }
+                let frame = s["frame"].as_u64().unwrap_or(0);
+                let state = s["match"]["state"].as_str().unwrap_or("?").to_string();
+                if state == "match_over" && decided[i].is_none() {
+                    decided[i] = Some((frame, s["match"].clone()));
+                }
+                let want = i == 0
+                    && match shots.len() {
+                        0 => frame >= 180 && state == "fighting",
+                        1 => frame >= 1200 && state == "fighting",
+                        2 => state == "match_over",
+                        _ => false,
+                    };
+                if want {
+                    let name = ["duel-4p-early.png", "duel-4p-mid.png", "duel-4p-result.png"];
+                    shots.push((name[shots.len()], frame, state, b.screenshot()?));
+                }
+            }
+            for p in &natives {
+                if let Some(status) = pair.try_wait(p)? {
+                    return Err(format!("a native peer exited early ({status})\n{}", p.output()));
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let players: BTreeSet<String> =
+            [&wa, &wb].iter().map(|w| w.last["player"].to_string()).collect();
+        if players.len() != 2 || players.iter().any(|p| p.parse::<u32>().is_ok_and(|p| p > 3)) {
+            return Err(format!("the pages are not two of players 0 to 3: {players:?}"));
+        }
+        // Each page compared its checkpoints with the three other sides' (the latest may
+        // still be on its way), and both pages' lists agree as far as both reach.
+        for (name, w) in [("page A", &wa), ("page B", &wb)] {
+            let s = &w.last;
+            let listed = s["checksums"].as_array().map_or(0, Vec::len) as u64;
+            let checks = s["checksum_checks"].as_u64().unwrap_or(0);
+            if listed < 10 || checks < 3 * (listed - 2) || s["checksums_agree"] != true {
+                return Err(format!(
+                    "{name} compared {checks} checksums for {listed} checkpoints of its own \
+                     with 3 other sides: {s}"
+                ));
+            }
+            note(format!("browser 4 players: {}", w.summary(name)));
+        }
+        let (la, lb) = (&wa.last["checksums"], &wb.last["checksums"]);
+        let (la, lb) = (la.as_array().ok_or("no list")?, lb.as_array().ok_or("no list")?);
+        let common = la.len().min(lb.len());
+        if la[..common] != lb[..common] {
+            return Err(format!("the pages' confirmed checksums differ:\n{la:?}\n{lb:?}"));
+        }
+        let ((fa, ma), (fb, _)) = match &decided {
+            [Some(x), Some(y)] => (x.clone(), y.clone()),
+            _ => return Err("no page showed the decided match".into()),
+        };
         note(format!(
-            "browser duel: screenshot at frame {frame}: {} ({colours} colours, commonest {:.1} %)",
-            path.display(),
-            top * 100.0
+            "browser 4 players: the match was decided at frame {fa} (page A) / {fb} (page B): \
+             {ma}; {screens} polls of the screen's state: every text inside the canvas, no \
+             fighters or labels overlapping, the result naming its winner; both pages agree on \
+             {common} checkpoints (last after frame {})",
+            la[common - 1][0]
         ));
+        for (name, b) in [("page A", &mut a), ("page B", &mut b)] {
+            note(format!("browser 4 players: {name}'s sound: {}", check_sounds(name, b)?));
+        }
+        for (name, frame, state, png) in &shots {
+            let path = save(&m.out, name, png)?;
+            let (colours, top) = check_picture(png, 64)?;
+            note(format!(
+                "browser 4 players: screenshot at frame {frame} ({state}): {} ({colours} \
+                 colours, commonest {:.1} %)",
+                path.display(),
+                top * 100.0
+            ));
+        }
+        if shots.len() < 3 {
+            return Err(format!("page A's screenshots were not all taken: {}", shots.len()));
+        }
         Ok(())
     });
 }
@@ -664,7 +867,7 @@ fn browser_page_and_native_peer_agree() {
         cmd.args(["--players", "2", "--frames", &FRAMES.to_string()]);
         let peer = pair.spawn(cmd, "native p2p_matchbox peer")?;
         // A native peer that gives up ends the wait at once.
-        play_out(&mut [(&mut a, &mut wa)], |_| match pair.try_wait(&peer)? {
+        play_out(&mut [(&mut a, &mut wa)], MATCH_DEADLINE, |_| match pair.try_wait(&peer)? {
             Some(status) if !status.success() => {
                 Err(format!("the native peer exited early ({status})"))
             }
@@ -672,7 +875,7 @@ fn browser_page_and_native_peer_agree() {
         })
         .map_err(|e| format!("{e}\n{}\n{}", peer.output(), server.proc.output()))?;
         let status = pair.wait(&peer, Duration::from_secs(60))?;
-        check_final("page", &wa.last)?;
+        check_final("page", &wa.last, FRAMES)?;
         note(format!("browser duel: {}", wa.summary("page (vs native)")));
         // `checksum after frame F: HEX (this peer, player P)`
         let said = peer.stdout();

@@ -592,6 +592,9 @@ fn play_out(
 }
 
 /// Saves a PNG under `dir` and prints its path.
+/// A screenshot and the frame it was taken at.
+type Shot = (u64, Vec<u8>);
+
 fn save(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, String> {
     let path = dir.join(name);
     std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -617,7 +620,7 @@ fn two_browser_pages_play_a_duel_and_agree() {
         // matchbox can miss two peers that join at the same instant.
         std::thread::sleep(Duration::from_millis(500));
         let mut wb = Watch::open(&mut b, &format!("{url}&script=mash"))?;
-        let (mut early, mut shot): (Option<(u64, Vec<u8>)>, Option<(u64, Vec<u8>)>) = (None, None);
+        let (mut early, mut shot): (Option<Shot>, Option<Shot>) = (None, None);
         let mut screens = 0;
         play_out(&mut [(&mut a, &mut wa), (&mut b, &mut wb)], MATCH_DEADLINE, |pages| {
             for (i, (_, w)) in pages.iter().enumerate() {

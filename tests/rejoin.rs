@@ -344,6 +344,16 @@ fn two_players_rejoin_a_lossy_four_player_match() {
     soak(4, 2, 0..1);
 }
 
+/// Player 0 comes back while player 1 is out, and player 1 asks to come back as the first
+/// rejoin's new session starts: the member that coordinated the first must not answer the
+/// second from the old membership (it would start an attempt the others never see, and the
+/// match would split). The soak's seed that found it.
+#[test]
+fn a_rejoin_asked_for_as_another_switches_waits_for_the_new_session() {
+    let plan = [(1, Exit::Crash, 191, 233), (0, Exit::Freeze, 142, 221)];
+    scenario(3, LOSSY, 178, &plan, 600).unwrap();
+}
+
 /// A seeded plan: `leavers` distinct players (never all) leave at random frames in
 /// `30..230`, each a random way, and come back 40–200 frames later.
 pub fn random_plan(players: usize, leavers: usize, seed: u64) -> Vec<(usize, Exit, u32, u32)> {

@@ -666,6 +666,12 @@ impl<A: Clone + PartialEq> Member<A> {
         }
     }
 
+    /// Whether this member has told its peer to switch sessions ([`RejoinCommand::Switch`])
+    /// and the command has not been drained yet: until then it reads and does nothing more.
+    pub fn switching(&self) -> bool {
+        self.commands.iter().any(|c| matches!(c, RejoinCommand::Switch { .. }))
+    }
+
     /// Whether a rejoin is under way on this member.
     pub fn busy(&self) -> bool {
         self.coordination.is_some() || self.following.is_some()
@@ -688,6 +694,12 @@ impl<A: Clone + PartialEq> Member<A> {
 
     /// Reads one message from `from`.
     pub fn receive(&mut self, from: &A, bytes: &[u8], view: &MemberView) {
+        // Told to switch sessions: `view` is the old membership's, and acting on it (a Join
+        // answered with the old channel) would start an attempt the others never see. The
+        // rest waits for the next view; every message of the protocol is resent.
+        if self.switching() {
+            return;
+        }
         let slot = self.slot_of(from);
         let key = slot.unwrap_or(usize::MAX);
         let count = self.counts.entry(key).or_insert(0);
@@ -1060,6 +1072,9 @@ impl<A: Clone + PartialEq> Member<A> {
     /// Once per tick, after the messages: resends, timeouts, the next step. `captured` is the
     /// runner's [`Runner::captured`](super::Runner::captured).
     pub fn tick(&mut self, view: &MemberView, captured: Option<(Frame, &[u8], u64)>) {
+        if self.switching() {
+            return;
+        }
         self.tick += 1;
         let flooded: Vec<(usize, u32)> = self
             .counts

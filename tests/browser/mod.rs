@@ -702,7 +702,8 @@ fn two_browser_pages_play_a_duel_and_agree() {
 /// decided even if every round runs out of time; the test follows them until both have shown
 /// the decided match for a second. Throughout, every page compares its confirmed checksums with
 /// the three other sides' and none differs; the pages' screens pass [`check_screen`] at every
-/// poll (the result names its winner); their sounds match the presenter's; page A's screenshots
+/// poll (a decided match's banner names its winner or says it is drawn; that a 4-player round's
+/// last fighter standing wins it is not checked yet); their sounds match the presenter's; page A's screenshots
 /// are saved early in the first round, mid-fight, and while the match's result is shown.
 #[test]
 #[ignore = "needs root, iproute2, Chromium, wasm32 and wasm-bindgen-cli: cargo test --all-features --test integration browser:: -- --ignored --skip browser::child_role --test-threads 1"]

@@ -701,18 +701,42 @@ fn a_match_is_best_of_three_with_a_rematch() {
     assert_eq!(attr(&w, p1, "Health"), num::int(150));
 }
 
-/// Draws count towards the best of three: a draw, a win each, and the match is a draw.
+/// Draws count towards the best of three, and a shared lead after three decided rounds plays
+/// tie-break rounds: a draw and a win each go on to a fourth round, three winners among four
+/// players too; the first to two wins, and a lead still shared after the last round allowed is
+/// a drawn match.
 #[test]
-fn a_match_decision_counts_draws() {
+fn a_match_decision_counts_draws_and_breaks_ties() {
     let mut g = duel::Round::default();
     assert_eq!(duel::match_decision(&g), None);
     g.draws = 1;
     g.wins = [1, 0, 0, 0];
     assert_eq!(duel::match_decision(&g), None);
+    // Three rounds decided with a sole leader: the leader wins.
+    g.draws = 2;
+    assert_eq!(duel::match_decision(&g), Some(Some(0)));
+    // A draw and a win each: tie-break.
+    g.draws = 1;
     g.wins = [1, 1, 0, 0];
-    assert_eq!(duel::match_decision(&g), Some(None));
+    assert_eq!(duel::match_decision(&g), None);
+    g.wins = [1, 2, 0, 0];
+    assert_eq!(duel::match_decision(&g), Some(Some(1)));
+    // Three winners among four players: tie-break, then the first to two.
+    g = duel::Round { wins: [0, 1, 1, 1], ..duel::Round::default() };
+    assert_eq!(duel::match_decision(&g), None);
+    g.wins = [1, 1, 1, 1];
+    assert_eq!(duel::match_decision(&g), None);
+    g.wins = [1, 1, 2, 1];
+    assert_eq!(duel::match_decision(&g), Some(Some(2)));
     g = duel::Round { wins: [0, 0, 2, 1], ..duel::Round::default() };
     assert_eq!(duel::match_decision(&g), Some(Some(2)));
+    // Only drawn rounds: tie-breaks up to the last round allowed, then a drawn match.
+    g = duel::Round { draws: duel::MAX_ROUNDS - 1, ..duel::Round::default() };
+    assert_eq!(duel::match_decision(&g), None);
+    g.draws = duel::MAX_ROUNDS;
+    assert_eq!(duel::match_decision(&g), Some(None));
+    g = duel::Round { draws: duel::MAX_ROUNDS - 2, wins: [1, 1, 0, 0], ..Default::default() };
+    assert_eq!(duel::match_decision(&g), Some(None));
 }
 
 /// The distance between two fighters' centres.

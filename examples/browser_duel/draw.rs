@@ -370,7 +370,18 @@ impl Painter {
         *self.drawn.borrow_mut() = Drawn::default();
         self.background();
         let players = world.players().min(4);
-        // Fireballs behind the fighters.
+        let who = |p: usize| hud.who.get(p).map_or("", |w| w.name.as_str());
+        // Back to front: knocked-out fighters lying on the floor, fireballs, the standing
+        // fighters, then the knock-out marks over all of them.
+        let fighters: Vec<(usize, Entity, &Body, bool)> = (0..players)
+            .filter_map(|p| {
+                let e = world.player_owner(p)?;
+                Some((p, e, world.component(e)?, world.has_tag(e, ids.t_dead)))
+            })
+            .collect();
+        for &(p, e, b, _) in fighters.iter().filter(|f| f.3) {
+            self.fighter(world, ids, cues, e, b, p, who(p));
+        }
         for e in world.entities() {
             if let Some(b) = world.component(e)
                 && b.kind == Kind::Fireball as u8
@@ -378,13 +389,11 @@ impl Painter {
                 self.fireball(b);
             }
         }
-        for p in 0..players {
-            if let Some(e) = world.player_owner(p)
-                && let Some(b) = world.component(e)
-            {
-                let who = hud.who.get(p).map_or("", |w| w.name.as_str());
-                self.fighter(world, ids, cues, e, b, p, who);
-            }
+        for &(p, e, b, _) in fighters.iter().filter(|f| !f.3) {
+            self.fighter(world, ids, cues, e, b, p, who(p));
+        }
+        for &(p, _, b, _) in fighters.iter().filter(|f| f.3) {
+            self.ko_mark(sx(b.x), who(p));
         }
         if hud.show_boxes {
             self.boxes(world);
@@ -474,27 +483,9 @@ impl Painter {
             x += if (cues.now / 30.0) as i64 % 2 == 0 { 2.0 } else { -2.0 };
         }
         if dead {
+            // Lying on the floor; the "K.O." mark is written once everything else is drawn.
             self.rect(x - 48.0, FLOOR - 24.0, 96.0, 22.0, "#5c6075");
             self.circle(x + 56.0 * dir, FLOOR - 14.0, 13.0, "#5c6075");
-            // "P2 K.O.", above the body, and above any knock-out written before it there.
-            let font = "bold 14px system-ui";
-            let tag = who.split(' ').next().unwrap_or(who);
-            let ko = format!("{tag} K.O.");
-            let w = self.text_width(&ko, font);
-            let (x0, x1) = (x - w / 2.0, x + w / 2.0);
-            let mut y = FLOOR - 34.0;
-            let taken = |y: f64| {
-                self.drawn.borrow().texts.iter().any(|t| {
-                    t.text.ends_with("K.O.") && x0 < t.x1 + 2.0 && t.x0 < x1 + 2.0 && {
-                        let (top, bottom) = (y - 14.0 * 0.8, y + 14.0 * 0.25);
-                        top < t.y1 + 2.0 && t.y0 < bottom + 2.0
-                    }
-                })
-            };
-            while taken(y) {
-                y -= 18.0;
-            }
-            self.text(&ko, x, y, font, "#ff006e", "center");
             return;
         }
         let h = 72.0;
@@ -590,6 +581,29 @@ impl Painter {
             self.ctx.stroke();
             self.ctx.set_global_alpha(1.0);
         }
+    }
+
+    /// "P2 K.O." above a knocked-out fighter lying at `x`, moved up until it overlaps no text
+    /// written before it (another fighter's mark or label).
+    fn ko_mark(&self, x: f64, who: &str) {
+        let font = "bold 14px system-ui";
+        let tag = who.split(' ').next().unwrap_or(who);
+        let ko = format!("{tag} K.O.");
+        let w = self.text_width(&ko, font);
+        let (x0, x1) = (x - w / 2.0, x + w / 2.0);
+        let mut y = FLOOR - 34.0;
+        let taken = |y: f64| {
+            self.drawn.borrow().texts.iter().any(|t| {
+                x0 < t.x1 + 2.0 && t.x0 < x1 + 2.0 && {
+                    let (top, bottom) = (y - 14.0 * 0.8, y + 14.0 * 0.25);
+                    top < t.y1 + 2.0 && t.y0 < bottom + 2.0
+                }
+            })
+        };
+        while taken(y) {
+            y -= 18.0;
+        }
+        self.text(&ko, x, y, font, "#ff006e", "center");
     }
 
     /// The cue words over their targets: predicted ones a little transparent, confirmed ones
@@ -744,7 +758,9 @@ impl Painter {
             {
                 let frac = f64::from(rem) / f64::from(total);
                 self.rect(ax, ay, bx * frac.clamp(0.0, 1.0), 24.0, "rgba(255,93,115,0.45)");
-                let secs = format!("{:.1}s", f64::from(rem) / 60.0);
+                // Tenths of a second, rounded up: a cooldown still running never reads 0.0s.
+                let tenths = rem.div_ceil(6);
+                let secs = format!("{}.{}s", tenths / 10, tenths % 10);
                 let room = (bx - 18.0).min(24.0);
                 self.text_fit(
                     &secs,
@@ -783,7 +799,13 @@ impl Painter {
         let frame = world.next_frame();
         let left = ROUND_FRAMES.saturating_sub(frame.saturating_sub(g.round_start));
         let secs = left.div_ceil(60);
-        let text = format!("ROUND {} of best {BEST_OF}   {}:{:02}", g.round, secs / 60, secs % 60);
+        let clock = format!("{}:{:02}", secs / 60, secs % 60);
+        // Past the best of, the lead is shared: a tie-break round.
+        let text = if g.round > BEST_OF {
+            format!("ROUND {} · TIE-BREAK   {clock}", g.round)
+        } else {
+            format!("ROUND {} of best {BEST_OF}   {clock}", g.round)
+        };
         self.text(&text, WIDTH / 2.0, 160.0, "bold 18px system-ui", "#e9ecff", "center");
         if let Some(s) = &hud.subtitle {
             self.text(s, WIDTH / 2.0, 180.0, "12px system-ui", "#9aa0bc", "center");
@@ -811,7 +833,7 @@ impl Painter {
                 self.rect(0.0, 188.0, WIDTH, 64.0, "rgba(8,10,18,0.8)");
                 self.text(&what, WIDTH / 2.0, 220.0, "bold 26px system-ui", "#80ed99", "center");
                 let line = if !rematch_open {
-                    "the result stands".to_string()
+                    "J asks for a rematch in a moment".to_string()
                 } else {
                     let waiting: Vec<String> = (0..world.players())
                         .filter(|p| asked & (1 << p) == 0)

@@ -77,6 +77,9 @@ struct App {
     load_ms: f64,
     started_at: f64,
     connect_ms: Option<f64>,
+    /// Whether the stage outlines the resolved boxes (`duel.setShowBoxes`); `None`: the mode's
+    /// default (the replay viewer shows them, a match does not).
+    boxes: Option<bool>,
 }
 
 fn now() -> f64 {
@@ -212,6 +215,7 @@ impl App {
             load_ms,
             started_at: now(),
             connect_ms: None,
+            boxes: None,
         }
     }
 
@@ -512,7 +516,11 @@ impl App {
                 let w = o.world();
                 let me = o.m.local_handle();
                 let stats = o.peer.runner().stats();
-                let mut hud = Hud { who: self.who(w.players(), Some(me), false), ..Hud::default() };
+                let mut hud = Hud {
+                    who: self.who(w.players(), Some(me), false),
+                    show_boxes: self.boxes.unwrap_or(false),
+                    ..Hud::default()
+                };
                 let confirmed = o.peer.confirmed();
                 hud.net = vec![
                     (
@@ -558,7 +566,11 @@ impl App {
             Mode::Local(l) => {
                 let Some(w) = l.world() else { return };
                 let stats = l.m.peers().first().map(|p| p.runner.stats()).unwrap_or_default();
-                let mut hud = Hud { who: self.who(w.players(), Some(0), true), ..Hud::default() };
+                let mut hud = Hud {
+                    who: self.who(w.players(), Some(0), true),
+                    show_boxes: self.boxes.unwrap_or(false),
+                    ..Hud::default()
+                };
                 hud.net = vec![
                     ("LOCAL  vs the bot over an emulated 80 ms network".into(), "#e9ecff"),
                     (
@@ -582,7 +594,7 @@ impl App {
                 let w = v.world();
                 let mut hud = Hud {
                     who: (0..w.players()).map(|p| Who { name: format!("P{p}") }).collect(),
-                    show_boxes: true,
+                    show_boxes: self.boxes.unwrap_or(true),
                     ..Hud::default()
                 };
                 let frame = v.frame().map_or("start".into(), |f| format!("after frame {f}"));
@@ -791,7 +803,8 @@ fn sound_object(cmd: &SoundCommand, sound: Option<&str>) -> Object {
 
 /// Where the match stands, for `status().match`: `state` (`fighting`, `round_over`,
 /// `match_over`), `round`, `best_of`, `wins`, `frames_left`, `winner` (a player, or null for a
-/// draw or while undecided), `rematch_open`, `rematch_asked`, `matches`.
+/// draw or while undecided), `decided_by` (a decided round: `knockout` or `time`),
+/// `rematch_open`, `rematch_asked`, `matches`.
 fn match_object(w: &World<Duel>) -> Object {
     let o = Object::new();
     let g = w.global();
@@ -813,6 +826,9 @@ fn match_object(w: &World<Duel>) -> Object {
         MatchState::RoundOver { winner: p } => {
             set(&o, "state", "round_over");
             set(&o, "winner", winner(p));
+            // A round ends on its clock or earlier, by a knock-out.
+            let by_time = g.ko_frame.saturating_sub(g.round_start) >= duel::ROUND_FRAMES;
+            set(&o, "decided_by", if by_time { "time" } else { "knockout" });
         }
         MatchState::MatchOver { winner: p, rematch_open, asked } => {
             set(&o, "state", "match_over");
@@ -1036,6 +1052,16 @@ pub fn set_playing(on: bool) -> Result<(), JsValue> {
             Ok(())
         }
         _ => Err("no replay is open".into()),
+    })
+}
+
+/// `duel.setShowBoxes(on)`: outlines the hit, hurt and push boxes the last step resolved on
+/// the stage (hit red, hurt blue, push yellow), in a match and in the replay viewer.
+#[wasm_bindgen(js_name = setShowBoxes)]
+pub fn set_show_boxes(on: bool) -> Result<(), JsValue> {
+    with_app(|app| {
+        app.boxes = Some(on);
+        Ok(())
     })
 }
 

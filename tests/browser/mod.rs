@@ -487,6 +487,17 @@ fn check_screen(name: &str, s: &Value) -> Result<usize, String> {
         }
     }
     let fighters = s["fighters"].as_array().cloned().unwrap_or_default();
+    // A round decided by a knock-out with one fighter still standing is that fighter's round
+    // (the fighters listed are the standing ones; none gets up before the next round).
+    if m["state"] == "round_over" && m["decided_by"] == "knockout" && fighters.len() == 1 {
+        let last = fighters[0]["player"].as_u64();
+        if m["winner"].as_u64() != last {
+            return Err(format!(
+                "{name}: player {last:?} is the last standing but the round went to {} at frame {}",
+                m["winner"], s["frame"]
+            ));
+        }
+    }
     let span =
         |f: &Value, a: &str, b: &str| (f[a].as_f64().unwrap_or(0.0), f[b].as_f64().unwrap_or(0.0));
     for (i, f) in fighters.iter().enumerate() {
@@ -702,8 +713,8 @@ fn two_browser_pages_play_a_duel_and_agree() {
 /// decided even if every round runs out of time; the test follows them until both have shown
 /// the decided match for a second. Throughout, every page compares its confirmed checksums with
 /// the three other sides' and none differs; the pages' screens pass [`check_screen`] at every
-/// poll (a decided match's banner names its winner or says it is drawn; that a 4-player round's
-/// last fighter standing wins it is not checked yet); their sounds match the presenter's; page A's screenshots
+/// poll (a decided match's banner names its winner or says it is drawn, and a round's last
+/// fighter standing is the round's winner); their sounds match the presenter's; page A's screenshots
 /// are saved early in the first round, mid-fight, and while the match's result is shown.
 #[test]
 #[ignore = "needs root, iproute2, Chromium, wasm32 and wasm-bindgen-cli: cargo test --all-features --test integration browser:: -- --ignored --skip browser::child_role --test-threads 1"]
@@ -712,9 +723,9 @@ fn four_players_play_a_match_to_its_end() {
         let native = example("p2p_matchbox").map_err(|p| match p {
             Problem::Unavailable(s) | Problem::Failed(s) => s,
         })?;
-        // Every round lasts at most its clock and the pause after it: this many frames decide
-        // a match however the fighters play.
-        let frames = u64::from(duel::BEST_OF * (duel::ROUND_FRAMES + duel::KO_PAUSE) + 120);
+        // Every round lasts at most its clock and the pause after it, and a match at most
+        // `MAX_ROUNDS` rounds: this many frames decide a match however the fighters play.
+        let frames = u64::from(duel::MAX_ROUNDS * (duel::ROUND_FRAMES + duel::KO_PAUSE) + 120);
         let mut pair = Pair::create(5)?;
         let server = start_server(&mut pair)?;
         let url = format!("{}?room=four&players=4&frames={frames}&seed=7", server.page);

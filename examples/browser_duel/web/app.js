@@ -33,6 +33,7 @@ async function main() {
     replayBytes: () => wasm.replayBytes(),
     takeSounds: () => wasm.takeSounds(),
     setMuted: (on) => setMuted(on),
+    setShowBoxes: (on) => wasm.setShowBoxes(on),
   };
   try {
     wasm.start(loadMs);
@@ -200,6 +201,10 @@ function wire() {
     a.click();
     setTimeout(() => URL.revokeObjectURL(a.href), 1000);
   });
+  // Hit, hurt and push boxes: off in a match, on in the replay viewer, until the box is ticked.
+  const boxesOn = $('boxes-on');
+  boxesOn.checked = new URLSearchParams(location.search).get('view') === 'replay';
+  boxesOn.addEventListener('change', () => window.duel.setShowBoxes(boxesOn.checked));
   const inspector = $('inspector');
   const inspectOn = $('inspect-on');
   inspectOn.addEventListener('change', () => { inspector.hidden = !inspectOn.checked; refreshInspector(); });
@@ -233,12 +238,16 @@ function wire() {
   setInterval(() => {
     let s;
     try { s = window.duel.status(); } catch (e) { return; }
-    const parts = [`${s.state}`];
     const m = s.match;
+    // A decided match is over whatever the session does: it waits for the rematch.
+    const parts = [m && m.state === 'match_over' && s.state === 'playing' ? 'match over' : `${s.state}`];
     if (m) {
       const score = m.wins.join('–');
       if (m.state === 'match_over') {
-        parts.push(m.winner === null ? `match drawn ${score}` : `match won by P${m.winner} ${score}`);
+        parts.push(m.winner === null ? `drawn ${score}` : `won by P${m.winner} ${score}`);
+        parts.push(m.rematch_open ? 'J for a rematch' : '');
+      } else if (m.round > m.best_of) {
+        parts.push(`round ${m.round} (tie-break) · ${score}`);
       } else {
         parts.push(`round ${m.round} of best ${m.best_of} · ${score}`);
       }

@@ -15,8 +15,9 @@
 //! [`bot_input`] plays every fighter.
 //!
 //! A match is best of [`BEST_OF`] rounds, each on a [`ROUND_FRAMES`] clock: a knock-out or
-//! the clock decides a round, and the first to [`ROUNDS_TO_WIN`] (or the leader after
-//! [`BEST_OF`] decided rounds) wins the match ([`match_decision`], [`match_state`]). The result
+//! the clock decides a round, and the first to [`ROUNDS_TO_WIN`] (or the sole leader after
+//! [`BEST_OF`] decided rounds; tie-break rounds while the lead is shared, up to
+//! [`MAX_ROUNDS`]) wins the match ([`match_decision`], [`match_state`]). The result
 //! stays until every player presses [`REMATCH_BUTTON`], then the next match starts; the bots ask
 //! at once. All of it is in the snapshot ([`Round`]).
 //!
@@ -97,11 +98,16 @@ pub const KO_PAUSE: Frame = 90;
 /// The longest a round lasts before the healthiest fighter wins it on time (30 s).
 pub const ROUND_FRAMES: Frame = 1800;
 /// A match is best of this many rounds: it ends when a player has won a majority of them
-/// ([`ROUNDS_TO_WIN`]) or when this many rounds were decided (draws count), and the player
-/// with the most rounds won wins it (equal: a draw).
+/// ([`ROUNDS_TO_WIN`]), or once this many rounds were decided (draws count) and one player has
+/// won more rounds than anyone else. While the lead is shared (a drawn round in a 2-player
+/// match, three winners among 4 players) tie-break rounds follow, up to [`MAX_ROUNDS`].
 pub const BEST_OF: u32 = 3;
 /// Rounds a player must win to win the match outright.
 pub const ROUNDS_TO_WIN: u32 = BEST_OF / 2 + 1;
+/// The most rounds a match lasts (draws count): after that many, a lead still shared is a drawn
+/// match. It leaves room for every player of a 4-player match to win a round and for a few
+/// drawn rounds.
+pub const MAX_ROUNDS: u32 = 3 * BEST_OF;
 /// The button that asks for a rematch once the match is over ([`Input::LIGHT`]): the next
 /// match starts when every player has pressed it after the result's pause ([`KO_PAUSE`]).
 pub const REMATCH_BUTTON: u8 = Input::LIGHT;

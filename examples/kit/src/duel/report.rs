@@ -1140,9 +1140,10 @@ impl MatchReport {
             }
             super::MatchState::Fighting { round, .. } => writeln!(
                 f,
-                "Match (best of {best}): in play after {} frames, round {round}, rounds won {} \
+                "Match (best of {best}): in play after {} frames, round {round}{}, rounds won {} \
                  ({decided})",
                 self.frames,
+                if round > best { " (a tie-break)" } else { "" },
                 score()
             ),
             super::MatchState::RoundOver { .. } => writeln!(

@@ -9,7 +9,7 @@
 use super::ids::ids;
 use super::{
     ARENA_HALF, Body, Duel, FIREBALL_HITSTOP, HEAVY_HITSTOP, KO_PAUSE, Kind, LIGHT_HITSTOP,
-    MAX_FIGHTERS, REMATCH_BUTTON, ROUND_FRAMES, ROUNDS_TO_WIN, Round,
+    MAX_FIGHTERS, MAX_ROUNDS, REMATCH_BUTTON, ROUND_FRAMES, ROUNDS_TO_WIN, Round,
 };
 use rollback_abilities::AbilityEvent;
 use rollback_abilities::BoxHit;
@@ -146,18 +146,20 @@ fn rounds(w: &mut World<Duel>) -> bool {
 }
 
 /// Whether the rounds decided so far decide the match: `None` while it goes on, `Some(winner)`
-/// once a player has won [`ROUNDS_TO_WIN`] rounds or [`BEST_OF`](super::BEST_OF) rounds were
-/// decided (draws included); the winner is the player with the most rounds won, `None` when
-/// that is shared (a drawn match).
+/// once it is decided. A player who has won [`ROUNDS_TO_WIN`] rounds wins it; once
+/// [`BEST_OF`](super::BEST_OF) rounds were decided (draws included), the player with the most
+/// rounds won wins it if no one else has as many; a shared lead plays tie-break rounds, and
+/// after [`MAX_ROUNDS`] decided rounds it is a drawn match (`Some(None)`).
 pub fn match_decision(g: &Round) -> Option<Option<usize>> {
     let decided = g.wins.iter().sum::<u32>().saturating_add(g.draws);
     let top = g.wins.iter().copied().max().unwrap_or(0);
-    if top < ROUNDS_TO_WIN && decided < super::BEST_OF {
-        return None;
-    }
     let mut leaders = (0..MAX_FIGHTERS).filter(|p| g.wins[*p] == top);
     let first = leaders.next();
-    Some(if leaders.next().is_some() { None } else { first })
+    let sole = if leaders.next().is_some() { None } else { first };
+    if top >= ROUNDS_TO_WIN || (decided >= super::BEST_OF && sole.is_some()) {
+        return Some(sole);
+    }
+    (decided >= MAX_ROUNDS).then_some(None)
 }
 
 /// After a decided match: once the result's pause is over, gathers the players pressing

@@ -264,11 +264,89 @@ pub fn scenario(data: &[u8]) {
     let _ = rollback_abilities::scenario::run(&s, &options);
 }
 
+/// A rejoin-protocol message with field values read from `b`: any kind, attempt, slot, frame
+/// near `current`, size, digest, member list and chunk, and a claim proof that is member 1's
+/// real one (`credential`), made up, or empty.
+fn rejoin_message(
+    b: &mut Bytes<'_>,
+    current: i32,
+    credential: &rollback_abilities::session::rejoin::SlotCredential,
+) -> rollback_abilities::session::rejoin::RejoinMsg {
+    use rollback_abilities::session::rejoin::{RejoinMsg, claim_proof};
+    let frame = |b: &mut Bytes<'_>| current.saturating_add(i32::from(b.u8() as i8)).max(0) as u32;
+    // Attempts are small numbers in practice: mostly a few, sometimes anything.
+    let attempt = |b: &mut Bytes<'_>| match b.u8() % 4 {
+        0 => b.u64(),
+        n => u64::from(n) << 16 | u64::from(b.u8() % 4),
+    };
+    let slots = |b: &mut Bytes<'_>| -> Vec<u16> {
+        (0..b.u8() % 6).map(|_| u16::from(b.u8() % 5)).collect()
+    };
+    let channel = |b: &mut Bytes<'_>| u32::from(b.u8() % 4);
+    match b.u8() % 12 {
+        0 => {
+            let proof = match b.u8() % 3 {
+                0 => claim_proof(credential),
+                1 => {
+                    let mut p = vec![0u8; usize::from(b.u8() % 160)];
+                    b.fill(&mut p);
+                    p
+                }
+                _ => Vec::new(),
+            };
+            RejoinMsg::Join {
+                slot: u16::from(b.u8() % 5),
+                proof,
+                content_hash: b.u64(),
+                hooks_hash: b.u64(),
+                snapshot_len: b.u64() as u32,
+            }
+        }
+        1 => RejoinMsg::Pause { attempt: attempt(b), joiner: u16::from(b.u8() % 5) },
+        2 => RejoinMsg::Paused {
+            attempt: attempt(b),
+            channel: channel(b),
+            out: slots(b),
+            last_input: frame(b),
+        },
+        3 => RejoinMsg::Busy { attempt: attempt(b) },
+        4 => RejoinMsg::Switch { attempt: attempt(b), frame: frame(b) },
+        5 => RejoinMsg::Captured { attempt: attempt(b), frame: frame(b), checksum: b.u64() },
+        6 => RejoinMsg::Offer {
+            attempt: attempt(b),
+            channel: channel(b),
+            frame: frame(b),
+            len: b.u64() as u32,
+            digest: b.u64(),
+            checksum: b.u64(),
+            members: slots(b),
+            content_hash: b.u64(),
+            hooks_hash: b.u64(),
+        },
+        7 => {
+            let mut bytes = vec![0u8; usize::from(b.u8())];
+            b.fill(&mut bytes);
+            RejoinMsg::Chunk { attempt: attempt(b), index: u32::from(b.u8() % 8), bytes }
+        }
+        8 => RejoinMsg::Have { attempt: attempt(b), chunks: u32::from(b.u8()) },
+        9 => RejoinMsg::Loaded { attempt: attempt(b) },
+        10 => RejoinMsg::Go {
+            attempt: attempt(b),
+            channel: channel(b),
+            frame: frame(b),
+            members: slots(b),
+        },
+        _ => RejoinMsg::Abort { attempt: attempt(b) },
+    }
+}
+
 /// Datagrams from a hostile peer fed into a live match: a 3-player match of the duel over the
 /// emulated network, every peer behind a [`GuardedSocket`](rollback_abilities::session::GuardedSocket); each
 /// tick the data says what the attacker, on player 1's address, sends to player 0 — raw bytes as
 /// a UDP datagram would carry them, or input, checksum, quality, acknowledgement, keep-alive and
 /// departure-protocol messages with any field values and player 1's real session number,
+/// rejoin-protocol messages on the side channel (raw bytes, or any message with any fields, a
+/// slot claim with member 1's real proof among them),
 /// relays of input runs signed with player 1's key (made up, a second input for a frame it sent,
 /// or with the signature changed) — mostly sealed with player 1's own key (a dishonest member),
 /// sometimes unsealed (an off-path attacker on its address), sealed then altered, or sealed and
@@ -283,7 +361,7 @@ pub fn session(data: &[u8]) {
     use ggrs::NonBlockingSocket;
     use rollback_abilities::session::{
         Equivocation, LocalMatch, MatchConfig, NetConditions, PeerAddr, SessionEvent, SignedInputs,
-        forge,
+        forge, rejoin::SlotCredential,
     };
     let mut b = Bytes::new(data);
     let loss = u32::from(b.u8() % 3) * 10;
@@ -304,6 +382,8 @@ pub fn session(data: &[u8]) {
     }
     let mut attacker = m.network().socket(PeerAddr(1));
     let victim = PeerAddr(0);
+    // Member 1's own slot credential: a dishonest member can prove its slot.
+    let credential = m.credential(1).cloned().unwrap_or_else(|| SlotCredential(Vec::new()));
     for tick in 0..120u32 {
         let current = m.peers()[0].runner.world().next_frame() as i32;
         let magic = m.peers()[0].guard.remote_magic(&PeerAddr(1)).unwrap_or(0);
@@ -315,6 +395,15 @@ pub fn session(data: &[u8]) {
                     let len = usize::from(b.u8());
                     let mut raw = vec![0u8; len];
                     b.fill(&mut raw);
+                    // The same bytes on the rejoin protocol's side channel: raw, or (first byte
+                    // odd) read as the fields of a well-formed rejoin message.
+                    let side = match raw.split_first() {
+                        Some((first, rest)) if first % 2 == 1 => {
+                            rejoin_message(&mut Bytes::new(rest), current, &credential).encode()
+                        }
+                        _ => raw.clone(),
+                    };
+                    attacker.send_raw(victim, side);
                     rollback_abilities::session::message_from_bytes(&raw)
                 }
                 1..=3 => {
@@ -797,6 +886,21 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
             [0u8].iter().chain([1u8, 1, 1, 1, 1, 0x80].iter().cycle().take(600)).copied().collect(),
             // Forged "player 2 left" notices, checksum lies and bursts of raw bytes.
             (0..900u32).map(|i| (i.wrapping_mul(0x9E37_79B9) >> 24) as u8).collect(),
+            // Every kind of rejoin message on the side channel, three of each with small field
+            // values (member 1's real claim proof among the joins), one a tick.
+            {
+                let mut s = vec![0u8];
+                for kind in 0..12u8 {
+                    for v in 0..3u8 {
+                        let mut raw = vec![1, kind, v];
+                        raw.extend((0..48u8).map(|i| i.wrapping_mul(29).wrapping_add(kind ^ v)));
+                        s.extend([1, 0, raw.len() as u8]);
+                        s.extend(raw);
+                        s.push(3);
+                    }
+                }
+                s
+            },
         ],
         "content" => vec![
             FUZZ_CONTENT.as_bytes().to_vec(),

@@ -441,11 +441,11 @@ fn rejoins_under_loss_soak() {
 
 mod hostile {
     use super::*;
-    use rollback_abilities::session::PeerAddr;
     use rollback_abilities::session::rejoin::{
-        CHUNK_BYTES, Joiner, JoinerView, MAX_MESSAGE_BYTES, RejoinCommand, RejoinEvent,
-        RejoinFault, RejoinMsg,
+        CHUNK_BYTES, Claim, Joiner, JoinerView, MAX_MESSAGE_BYTES, Member, MemberView,
+        RejoinCommand, RejoinEvent, RejoinFault, RejoinMsg,
     };
+    use rollback_abilities::session::{Identity, PeerAddr};
 
     fn hashes(w: &World<Comeback>) -> (u64, u64) {
         (w.content().hash(), twox_hash::XxHash3_64::oneshot(w.hooks_signature().as_bytes()))
@@ -456,12 +456,12 @@ mod hostile {
         let (content_hash, hooks_hash) = hashes(&w);
         let view = JoinerView {
             slot: 1,
-            proof: vec![7; 16],
             content_hash,
             hooks_hash,
             snapshot_len: w.snapshot_bytes() as u64,
         };
-        (Joiner::new(view, vec![PeerAddr(0), PeerAddr(1)]), w)
+        let identity = Identity::generate().unwrap();
+        (Joiner::new(view, vec![PeerAddr(0), PeerAddr(1)], identity), w)
     }
 
     fn offer(w: &World<Comeback>, attempt: u64, bytes: &[u8], checksum: u64) -> RejoinMsg {
@@ -591,17 +591,25 @@ mod hostile {
             .collect()
     }
 
-    fn join(m: &LocalMatch<Comeback>, slot: u16, proof_of: usize) -> Vec<u8> {
+    fn join(m: &LocalMatch<Comeback>, slot: u16) -> Vec<u8> {
         let w = m.peers()[0].runner.world();
         let (content_hash, hooks_hash) = hashes(w);
-        RejoinMsg::Join {
+        RejoinMsg::Join { slot, content_hash, hooks_hash, snapshot_len: w.snapshot_bytes() as u32 }
+            .encode()
+    }
+
+    /// A claim on `slot` answering `nonce`, signed by peer `signer`'s match identity.
+    fn claim(m: &LocalMatch<Comeback>, slot: u16, nonce: [u8; 16], signer: usize) -> Vec<u8> {
+        let w = m.peers()[0].runner.world();
+        let (content_hash, hooks_hash) = hashes(w);
+        let c = Claim {
             slot,
-            proof: m.credential(proof_of).map(|c| c.0.clone()).unwrap_or_default(),
+            nonce,
             content_hash,
             hooks_hash,
             snapshot_len: w.snapshot_bytes() as u32,
-        }
-        .encode()
+        };
+        RejoinMsg::Claim { slot, nonce, proof: c.prove(m.peers()[signer].identity()) }.encode()
     }
 
     /// Ticks until player `player` left on every other peer.
@@ -638,16 +646,92 @@ mod hostile {
         panic!("the match did not go on");
     }
 
+    /// Who may claim a slot: only its owner's key, answering the challenge the coordinator sent
+    /// to the slot, with the coordinator's content and snapshot size, once. Another member's
+    /// key, a wrong or used nonce, other terms, or a claim from another address are refused.
+    #[test]
+    fn a_claim_is_the_slots_key_signing_a_fresh_challenge() {
+        let ids: Vec<Identity> = (0..3).map(|_| Identity::generate().unwrap()).collect();
+        let keys = ids.iter().map(Identity::public).collect();
+        let addrs = vec![PeerAddr(0), PeerAddr(1), PeerAddr(2)];
+        let mut coordinator = Member::new(addrs, keys, [5; 32]);
+        let view = MemberView {
+            slot: 0,
+            channel: 0,
+            out: vec![2],
+            departing: false,
+            starting: false,
+            last_input: 40,
+            content_hash: 11,
+            hooks_hash: 12,
+            snapshot_len: 1000,
+        };
+        let terms =
+            |nonce| Claim { slot: 2, nonce, content_hash: 11, hooks_hash: 12, snapshot_len: 1000 };
+        let join =
+            RejoinMsg::Join { slot: 2, content_hash: 11, hooks_hash: 12, snapshot_len: 1000 };
+        // Asked from player 1's address: the challenge goes to slot 2's.
+        coordinator.receive(&PeerAddr(1), &join.encode(), &view);
+        let out = coordinator.drain_outbox();
+        let nonce = match out.as_slice() {
+            [(to, bytes)] if *to == PeerAddr(2) => match RejoinMsg::decode(bytes) {
+                Ok(RejoinMsg::Challenge { slot: 2, nonce }) => nonce,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        // Asked again: the same challenge.
+        coordinator.receive(&PeerAddr(2), &join.encode(), &view);
+        assert!(matches!(
+            RejoinMsg::decode(&coordinator.drain_outbox()[0].1),
+            Ok(RejoinMsg::Challenge { nonce: n, .. }) if n == nonce
+        ));
+        let send = |m: &mut Member<PeerAddr>, from: u16, c: Claim, id: &Identity| {
+            let msg = RejoinMsg::Claim { slot: c.slot, nonce: c.nonce, proof: c.prove(id) };
+            m.receive(&PeerAddr(from), &msg.encode(), &view);
+            m.drain_events()
+        };
+        let bad = [RejoinEvent::Fault { from: Some(2), fault: RejoinFault::BadClaim { slot: 2 } }];
+        // Player 1's key on slot 2's claim.
+        assert_eq!(send(&mut coordinator, 2, terms(nonce), &ids[1]), bad);
+        // The right key on another nonce (an old claim, replayed).
+        assert_eq!(send(&mut coordinator, 2, terms([9; 16]), &ids[2]), bad);
+        // The right key and nonce on other terms.
+        let other = Claim { snapshot_len: 999, ..terms(nonce) };
+        assert_eq!(send(&mut coordinator, 2, other, &ids[2]), bad);
+        // A proof that is no signature at all.
+        let msg = RejoinMsg::Claim { slot: 2, nonce, proof: vec![0; 64] };
+        coordinator.receive(&PeerAddr(2), &msg.encode(), &view);
+        assert_eq!(coordinator.drain_events(), bad);
+        // The owner's claim, from another address, then from its own: the attempt starts.
+        let events = send(&mut coordinator, 1, terms(nonce), &ids[2]);
+        assert!(
+            matches!(
+                events.as_slice(),
+                [RejoinEvent::Fault { from: Some(1), fault: RejoinFault::Unexpected { .. } }]
+            ),
+            "{events:?}"
+        );
+        assert_eq!(
+            send(&mut coordinator, 2, terms(nonce), &ids[2]),
+            [RejoinEvent::Rejoining { slot: 2 }]
+        );
+        // The nonce proved one claim: the same claim again is refused.
+        assert_eq!(send(&mut coordinator, 2, terms(nonce), &ids[2]), bad);
+    }
+
     #[test]
     fn a_claim_on_another_players_slot_is_refused() {
         let mut m = comeback_match(3, LOSSY, 11).unwrap();
         m.run(60, |p, f, _| bot(11, p, f)).unwrap();
         m.leave(2);
         until_left(&mut m, 2, 11);
-        // Player 1 claims player 2's slot with its own credential, then its own slot (in use).
+        // Player 1 asks for player 2's slot (the challenge goes to slot 2's address, not to
+        // it), claims it signed with its own key, then asks for its own slot (in use).
         let spoof = m.network().socket(PeerAddr(1));
-        spoof.send_raw(PeerAddr(0), join(&m, 2, 1));
-        spoof.send_raw(PeerAddr(0), join(&m, 1, 1));
+        spoof.send_raw(PeerAddr(0), join(&m, 2));
+        spoof.send_raw(PeerAddr(0), claim(&m, 2, [0; 16], 1));
+        spoof.send_raw(PeerAddr(0), join(&m, 1));
         let before = min_confirmed(&m);
         for _ in 0..30 {
             tick(&mut m, 11).unwrap();
@@ -669,7 +753,7 @@ mod hostile {
         m.leave(2);
         until_left(&mut m, 2, 12);
         let attacker = m.network().socket(PeerAddr(9));
-        let forged = join(&m, 2, 0);
+        let forged = join(&m, 2);
         let before = min_confirmed(&m);
         for _ in 0..20 {
             for _ in 0..2000 {

@@ -23,7 +23,9 @@ pub(crate) const TAG_LEN: usize = 16;
 
 /// A peer's secret identity for one match: an X25519 key (pairwise datagram keys) and an
 /// Ed25519 key (signatures over its inputs). Make a new one for every match
-/// ([`Identity::generate`]); announce [`Identity::public`] in the handshake.
+/// ([`Identity::generate`]); announce [`Identity::public`] in the handshake. A clone holds
+/// the same secrets (a rejoining program's joiner signs its claim with its slot's identity).
+#[derive(Clone)]
 pub struct Identity {
     agree: x25519_dalek::StaticSecret,
     sign: ed25519_dalek::SigningKey,

@@ -3,10 +3,7 @@
 use super::guard::{Guard, GuardConfig};
 use super::identity::{Identity, PublicIdentity};
 use super::net::{EmulatedNetwork, EmulatedSocket, NetConditions, PeerAddr};
-use super::rejoin::{
-    Hold, Joiner, JoinerView, Member, MemberView, RejoinCommand, RejoinEvent, SlotCredential,
-    claim_proof,
-};
+use super::rejoin::{Hold, Joiner, JoinerView, Member, MemberView, RejoinCommand, RejoinEvent};
 use super::runner::{GgrsConfig, Runner, SessionError, SessionEvent};
 use super::start::{MatchKeys, SessionConfig};
 use crate::num::Frame;
@@ -183,7 +180,11 @@ pub struct LocalMatch<G: Game> {
     peers: Vec<LocalPeer<G>>,
     config: MatchConfig,
     setup: SessionConfig,
-    credentials: Vec<SlotCredential>,
+    /// Every slot's public match identity (its rejoin claims are signed with it).
+    publics: Vec<PublicIdentity>,
+    /// The key each member's challenge-nonce key is drawn with, and members made so far.
+    nonce_seed: [u8; 32],
+    members_made: u64,
 }
 
 impl<G: Game> core::fmt::Debug for LocalMatch<G> {
@@ -225,14 +226,11 @@ impl<G: Game> LocalMatch<G> {
             guard: Some(GuardConfig::new(config.players, config.max_prediction).with_paced(true)),
         };
         let addrs: Vec<PeerAddr> = (0..config.players).map(|j| PeerAddr(j as u16)).collect();
-        // Each slot's credential, handed to its owner when the match is set up (a stand-in for
-        // the slot's key; see `rejoin::verify_claim`).
-        let credentials: Vec<SlotCredential> = (0..config.players)
-            .map(|j| {
-                let mut s = crate::random::Stream::derive(config.net_seed ^ 0x5EC7, &[j as u64]);
-                SlotCredential((0..4).flat_map(|_| s.below(u32::MAX).to_le_bytes()).collect())
-            })
-            .collect();
+        // The rejoin protocol's challenge nonces: every member draws them with its own key.
+        let mut nonce_seed = [0u8; 32];
+        getrandom::getrandom(&mut nonce_seed)
+            .map_err(|e| SessionError::Identity(super::IdentityError(e.to_string())))?;
+        let nonce_key = |n: u64| *blake3::keyed_hash(&nonce_seed, &n.to_le_bytes()).as_bytes();
         // Every datagram is authenticated: each peer has a per-match identity, and the keys a
         // handshake would carry are handed to the peers directly (they share this process). A
         // slot keeps its identity across a rejoin, so the sessions a rejoin starts are keyed too.
@@ -271,7 +269,7 @@ impl<G: Game> LocalMatch<G> {
                 left: false,
                 raw: net.socket(PeerAddr(i as u16)),
                 channel: 0,
-                member: Member::new(addrs.clone(), credentials.clone()),
+                member: Member::new(addrs.clone(), publics.clone(), nonce_key(i as u64)),
                 joiner: None,
                 joined_state: None,
                 feeds: Vec::new(),
@@ -279,7 +277,8 @@ impl<G: Game> LocalMatch<G> {
                 keys,
             });
         }
-        Ok(LocalMatch { net, peers, config, setup, credentials })
+        let members_made = config.players as u64;
+        Ok(LocalMatch { net, peers, config, setup, publics, nonce_seed, members_made })
     }
 
     /// Exchanges synchronisation packets (on an unimpaired network) until every peer runs,
@@ -385,8 +384,8 @@ impl<G: Game> LocalMatch<G> {
 
     /// Player `player`, which left ([`LocalMatch::leave`], [`LocalMatch::quit`],
     /// [`LocalMatch::stop`]), comes back as a restarted program would: with a fresh `world`
-    /// (built as at the start of the match), its slot's credential and its address reachable
-    /// again. From the next ticks on it asks the members to let it back in (see
+    /// (built as at the start of the match), its slot's match identity (which signs its claim
+    /// on the slot) and its address reachable again. From the next ticks on it asks the members to let it back in (see
     /// [`rejoin`](super::rejoin)); once they agree on a frame F and it has loaded their state
     /// before F, every member and it continue from F in a new session
     /// ([`SessionEvent::Rejoined`]). Does nothing for a player that has not left.
@@ -395,29 +394,24 @@ impl<G: Game> LocalMatch<G> {
         let Some(p) = self.peers.iter_mut().find(|p| p.handle == player && p.left) else {
             return;
         };
-        let Some(credential) = self.credentials.get(player) else { return };
         let view = JoinerView {
             slot: player,
-            proof: claim_proof(credential),
             content_hash: world.content().hash(),
             hooks_hash: twox_hash::XxHash3_64::oneshot(world.hooks_signature().as_bytes()),
             snapshot_len: world.snapshot_bytes() as u64,
         };
         p.runner = self.setup.runner(world);
         p.left = false;
-        p.member = Member::new(addrs.clone(), self.credentials.clone());
-        p.joiner = Some(Joiner::new(view, addrs));
+        self.members_made += 1;
+        let nonce_key =
+            *blake3::keyed_hash(&self.nonce_seed, &self.members_made.to_le_bytes()).as_bytes();
+        p.member = Member::new(addrs.clone(), self.publics.clone(), nonce_key);
+        p.joiner = Some(Joiner::new(view, addrs, p.keys.local.clone()));
         p.joined_state = None;
         p.last_input = None;
         // Whatever reached the old program's address while it was gone is lost with it.
         p.raw.recv_raw();
         self.net.partition(PeerAddr(player as u16), false);
-    }
-
-    /// The credential of a slot (what its owner proves a rejoin with; see
-    /// [`rejoin::verify_claim`](super::rejoin::verify_claim)).
-    pub fn credential(&self, player: usize) -> Option<&SlotCredential> {
-        self.credentials.get(player)
     }
 
     /// Ticks until every peer has confirmed frames `0..frames`. Inputs for frames at or after

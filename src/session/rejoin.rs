@@ -16,11 +16,17 @@
 //!
 //! **How F is agreed.** One member coordinates: the lowest slot that is in the match on it.
 //!
-//! 1. The joiner sends [`RejoinMsg::Join`] — its slot, the proof that the slot is its own
-//!    ([`verify_claim`]: the one function that decides who may claim a slot), the content and
-//!    hooks hashes and its snapshot size — to every slot's address. Members other than the
-//!    coordinator ignore it; the coordinator checks it and refuses (a [`RejoinFault`]) a claim
-//!    it cannot verify, a slot that is still in the match, another content or another layout.
+//! 1. The joiner sends [`RejoinMsg::Join`] — its slot, the content and hooks hashes and its
+//!    snapshot size — to every slot's address. Members other than the coordinator ignore it;
+//!    the coordinator refuses (a [`RejoinFault`]) a slot that is still in the match, another
+//!    content or another layout, and otherwise answers, to the slot's address, a
+//!    [`RejoinMsg::Challenge`]: a fresh nonce. The joiner signs the [`Claim`] (slot, nonce,
+//!    hashes, size) with the slot's match identity, the Ed25519 key its owner announced in the
+//!    match's handshake, and sends it back ([`RejoinMsg::Claim`]). [`verify_claim`], the one
+//!    function that decides who may claim a slot, checks the signature under that slot's key:
+//!    another member's key, an old claim replayed or a made-up proof is a
+//!    [`RejoinFault::BadClaim`]. A nonce is answered once; it stays the slot's challenge until
+//!    a claim uses it or [`ATTEMPT_TICKS`] pass.
 //! 2. The coordinator asks every member to hold ([`RejoinMsg::Pause`]). A member stops
 //!    advancing the old session (it still polls it, so the inputs it sent keep arriving) and
 //!    answers with its membership (the session channel and the slots out) and L, the last
@@ -83,6 +89,7 @@
 //! [`STALL_TICKS`] ticks has its attempt called off ([`RejoinFault::JoinerStalled`]): the
 //! others play on.
 
+use super::identity::{Identity, PublicIdentity};
 use crate::num::Frame;
 use core::fmt;
 use serde::{Deserialize, Serialize};
@@ -103,8 +110,8 @@ pub const MAX_MESSAGE_BYTES: usize = CHUNK_BYTES + 256;
 /// The most members (slots) a message may name.
 pub const MAX_SLOTS: usize = 256;
 
-/// The longest claim proof accepted.
-pub const MAX_PROOF_BYTES: usize = 128;
+/// The longest claim proof accepted (an Ed25519 signature is 64 bytes).
+pub const MAX_PROOF_BYTES: usize = 64;
 
 /// Rejoin messages a member reads per sender and tick; the rest is a [`RejoinFault::Flood`].
 pub const MAX_MESSAGES_PER_TICK: u32 = 2 * WINDOW;
@@ -125,14 +132,28 @@ pub enum RejoinMsg {
     Join {
         /// The slot claimed.
         slot: u16,
-        /// The proof that the slot is the sender's ([`verify_claim`]).
-        proof: Vec<u8>,
         /// The joiner's content hash.
         content_hash: u64,
         /// The joiner's hooks hash.
         hooks_hash: u64,
         /// The joiner's snapshot size in bytes.
         snapshot_len: u32,
+    },
+    /// Coordinator → the claimed slot's address: prove the claim over this nonce.
+    Challenge {
+        /// The slot claimed.
+        slot: u16,
+        /// The nonce to sign ([`Claim::nonce`]).
+        nonce: [u8; 16],
+    },
+    /// Joiner → coordinator: the signed [`Claim`] on its slot.
+    Claim {
+        /// The slot claimed.
+        slot: u16,
+        /// The challenge's nonce.
+        nonce: [u8; 16],
+        /// The slot key's Ed25519 signature of [`Claim::message`] ([`verify_claim`]).
+        proof: Vec<u8>,
     },
     /// Coordinator → members: hold the match for `joiner`.
     Pause {
@@ -323,7 +344,10 @@ impl RejoinMsg {
             }
         };
         match &msg {
-            RejoinMsg::Join { proof, slot, .. } => {
+            RejoinMsg::Join { slot, .. } | RejoinMsg::Challenge { slot, .. } => {
+                bound("slot", usize::from(*slot), MAX_SLOTS - 1)?;
+            }
+            RejoinMsg::Claim { proof, slot, .. } => {
                 bound("proof", proof.len(), MAX_PROOF_BYTES)?;
                 bound("slot", usize::from(*slot), MAX_SLOTS - 1)?;
             }
@@ -340,10 +364,10 @@ impl RejoinMsg {
         Ok(msg)
     }
 
-    /// The attempt a message belongs to (`None` for a join request).
+    /// The attempt a message belongs to (`None` for a join request, its challenge and claim).
     pub fn attempt(&self) -> Option<u64> {
         match self {
-            RejoinMsg::Join { .. } => None,
+            RejoinMsg::Join { .. } | RejoinMsg::Challenge { .. } | RejoinMsg::Claim { .. } => None,
             RejoinMsg::Pause { attempt, .. }
             | RejoinMsg::Paused { attempt, .. }
             | RejoinMsg::Busy { attempt }
@@ -359,29 +383,53 @@ impl RejoinMsg {
     }
 }
 
-/// What a slot's owner proves a claim with. Today a secret the slot's owner got when the match
-/// was set up (a bearer token); [`verify_claim`] is the one place that checks it, to be
-/// replaced by a signature with the slot's key announced in the handshake.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SlotCredential(pub Vec<u8>);
+/// What a joiner claims: its slot, back in the match, with its content, hooks and snapshot
+/// size, answering the coordinator's challenge `nonce`. The joiner signs [`Claim::message`]
+/// with the slot's match identity ([`Claim::prove`]); [`verify_claim`] checks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Claim {
+    /// The slot claimed.
+    pub slot: u16,
+    /// The coordinator's challenge.
+    pub nonce: [u8; 16],
+    /// The joiner's content hash.
+    pub content_hash: u64,
+    /// The joiner's hooks hash.
+    pub hooks_hash: u64,
+    /// The joiner's snapshot size in bytes.
+    pub snapshot_len: u32,
+}
 
-impl fmt::Debug for SlotCredential {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SlotCredential(..)")
+/// The prefix of every signed claim: a signature made for anything else (signed inputs, another
+/// protocol) never verifies as a claim.
+const CLAIM_DOMAIN: &[u8] = b"rollback_abilities rejoin claim v1\0";
+
+impl Claim {
+    /// The bytes signed: a fixed domain prefix and every field, little-endian.
+    pub fn message(&self) -> Vec<u8> {
+        let mut m = CLAIM_DOMAIN.to_vec();
+        m.extend(self.slot.to_le_bytes());
+        m.extend(self.nonce);
+        m.extend(self.content_hash.to_le_bytes());
+        m.extend(self.hooks_hash.to_le_bytes());
+        m.extend(self.snapshot_len.to_le_bytes());
+        m
+    }
+
+    /// The proof of this claim: `identity`'s Ed25519 signature of [`Claim::message`]. Only
+    /// the slot's owner (who holds the identity it announced for the slot) makes one that
+    /// verifies.
+    pub fn prove(&self, identity: &Identity) -> Vec<u8> {
+        identity.sign(&self.message()).to_vec()
     }
 }
 
-/// The proof a joiner sends for its slot's credential.
-pub fn claim_proof(credential: &SlotCredential) -> Vec<u8> {
-    credential.0.clone()
-}
-
-/// Whether `proof` proves a claim on the slot whose credential is `credential`: the single
-/// decision of who may claim a slot (its key, never its address).
-pub fn verify_claim(credential: &SlotCredential, proof: &[u8]) -> bool {
-    // Compare every byte whatever the first difference (no early exit on the secret).
-    credential.0.len() == proof.len()
-        && credential.0.iter().zip(proof).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+/// Whether `proof` proves `claim` for the slot whose match identity is `slot_key` (announced
+/// in the match's handshake): the single decision of who may claim a slot — its key, never its
+/// address.
+pub fn verify_claim(slot_key: &PublicIdentity, claim: &Claim, proof: &[u8]) -> bool {
+    let Ok(signature) = <&[u8; 64]>::try_from(proof) else { return false };
+    slot_key.verifies(&claim.message(), signature)
 }
 
 /// Something a peer sent in a rejoin that was refused.
@@ -395,7 +443,8 @@ pub enum RejoinFault {
         /// Messages dropped this tick.
         dropped: u32,
     },
-    /// A claim on a slot whose credential the proof does not match.
+    /// A claim whose proof is not the claimed slot's signature of it and of the challenge
+    /// outstanding for the slot ([`verify_claim`]).
     BadClaim {
         /// The slot claimed.
         slot: usize,
@@ -450,7 +499,7 @@ impl fmt::Display for RejoinFault {
                 write!(f, "rejoin flood: {dropped} messages dropped this tick")
             }
             RejoinFault::BadClaim { slot } => {
-                write!(f, "claim on slot {slot} without its credential")
+                write!(f, "claim on slot {slot} not signed with the slot's key")
             }
             RejoinFault::SlotInUse { slot } => write!(f, "claim on slot {slot}, which is in use"),
             RejoinFault::ContentMismatch => f.write_str("rejoin with other content or hooks"),
@@ -602,7 +651,14 @@ struct Following {
 #[derive(Clone, Debug)]
 pub struct Member<A> {
     addrs: Vec<A>,
-    credentials: Vec<SlotCredential>,
+    /// Slot `i`'s match identity: the key its claims are signed with.
+    keys: Vec<PublicIdentity>,
+    /// The key this member's challenge nonces are drawn with (a nonce is never issued twice).
+    nonce_key: [u8; 32],
+    /// Challenges issued, by slot: the nonce and the tick it was issued.
+    challenges: BTreeMap<usize, ([u8; 16], u64)>,
+    /// Nonces issued so far.
+    nonces: u64,
     coordination: Option<Coordination>,
     following: Option<Following>,
     /// The attempt counter of this coordinator.
@@ -619,12 +675,17 @@ pub struct Member<A> {
 }
 
 impl<A: Clone + PartialEq> Member<A> {
-    /// The member side of a peer in a match whose slot `i` is at `addrs[i]` and proves its
-    /// claims with `credentials[i]`.
-    pub fn new(addrs: Vec<A>, credentials: Vec<SlotCredential>) -> Member<A> {
+    /// The member side of a peer in a match whose slot `i` is at `addrs[i]` and signs its
+    /// claims with the match identity `keys[i]` announced in the handshake. `nonce_key` draws
+    /// the challenges' nonces: 32 random bytes (the operating system's), fresh for every
+    /// member, so that no nonce is issued twice and an old claim never answers a new challenge.
+    pub fn new(addrs: Vec<A>, keys: Vec<PublicIdentity>, nonce_key: [u8; 32]) -> Member<A> {
         Member {
             addrs,
-            credentials,
+            keys,
+            nonce_key,
+            challenges: BTreeMap::new(),
+            nonces: 0,
             coordination: None,
             following: None,
             attempts: 0,
@@ -729,14 +790,19 @@ impl<A: Clone + PartialEq> Member<A> {
             return;
         }
         match msg {
-            RejoinMsg::Join { slot, proof, content_hash, hooks_hash, snapshot_len } => {
+            RejoinMsg::Join { slot, content_hash, hooks_hash, snapshot_len } => {
                 self.on_join(
                     from,
                     usize::from(slot),
-                    &proof,
                     view,
                     (content_hash, hooks_hash, u64::from(snapshot_len)),
                 );
+            }
+            RejoinMsg::Claim { slot, nonce, proof } => {
+                self.on_claim(from, usize::from(slot), nonce, &proof, view)
+            }
+            RejoinMsg::Challenge { .. } => {
+                self.fault(from, RejoinFault::Unexpected { what: "Challenge" })
             }
             RejoinMsg::Pause { attempt, joiner } => self.on_pause(from, attempt, joiner, view),
             RejoinMsg::Paused { attempt, channel, out, last_input } => {
@@ -775,7 +841,6 @@ impl<A: Clone + PartialEq> Member<A> {
         &mut self,
         from: Option<usize>,
         slot: usize,
-        proof: &[u8],
         view: &MemberView,
         (content, hooks, len): (u64, u64, u64),
     ) {
@@ -785,9 +850,6 @@ impl<A: Clone + PartialEq> Member<A> {
         if slot >= self.addrs.len() || !view.out.contains(&slot) {
             return self.fault(from, RejoinFault::SlotInUse { slot });
         }
-        if !self.credentials.get(slot).is_some_and(|c| verify_claim(c, proof)) {
-            return self.fault(from, RejoinFault::BadClaim { slot });
-        }
         if content != view.content_hash || hooks != view.hooks_hash {
             return self.fault(from, RejoinFault::ContentMismatch);
         }
@@ -795,15 +857,68 @@ impl<A: Clone + PartialEq> Member<A> {
             return self
                 .fault(from, RejoinFault::SnapshotSize { got: len, want: view.snapshot_len });
         }
-        // The joiner may come back from a new address: answers go where the claim came from.
-        // (Slots are looked up by address, so a slot's address follows its owner.)
-        if from != Some(slot) {
-            return self.fault(from, RejoinFault::Unexpected { what: "Join from another address" });
-        }
-        if self.busy() || view.departing || view.starting {
-            // Asked again later; no fault.
+        // The challenge goes to the slot's address, whoever asked: a Join sent in another's
+        // name makes this member write to no one but the slot.
+        let tick = self.tick;
+        let nonce = match self.challenges.get(&slot) {
+            Some((nonce, issued)) if tick.saturating_sub(*issued) <= ATTEMPT_TICKS => *nonce,
+            _ => {
+                self.nonces += 1;
+                let mut input = self.nonces.to_le_bytes().to_vec();
+                input.extend((slot as u64).to_le_bytes());
+                let hash = blake3::keyed_hash(&self.nonce_key, &input);
+                let mut nonce = [0u8; 16];
+                nonce.copy_from_slice(&hash.as_bytes()[..16]);
+                self.challenges.insert(slot, (nonce, tick));
+                nonce
+            }
+        };
+        self.send(slot, &RejoinMsg::Challenge { slot: slot as u16, nonce });
+    }
+
+    /// A signed claim answering this member's challenge: checked under the slot's key; then
+    /// the attempt starts.
+    fn on_claim(
+        &mut self,
+        from: Option<usize>,
+        slot: usize,
+        nonce: [u8; 16],
+        proof: &[u8],
+        view: &MemberView,
+    ) {
+        if self.coordinator(view) != Some(view.slot) {
             return;
         }
+        if slot >= self.addrs.len() || !view.out.contains(&slot) {
+            return self.fault(from, RejoinFault::SlotInUse { slot });
+        }
+        // The claim on this member's terms: its challenge, its content, its snapshot size.
+        let Some(&(issued, _)) = self.challenges.get(&slot) else {
+            return self.fault(from, RejoinFault::BadClaim { slot });
+        };
+        let claim = Claim {
+            slot: slot as u16,
+            nonce: issued,
+            content_hash: view.content_hash,
+            hooks_hash: view.hooks_hash,
+            snapshot_len: view.snapshot_len as u32,
+        };
+        let proved = nonce == issued
+            && self.keys.get(slot).is_some_and(|key| verify_claim(key, &claim, proof));
+        if !proved {
+            return self.fault(from, RejoinFault::BadClaim { slot });
+        }
+        // A slot is reached at its address (every answer goes there): the claim comes from it.
+        if from != Some(slot) {
+            return self
+                .fault(from, RejoinFault::Unexpected { what: "Claim from another address" });
+        }
+        if self.busy() || view.departing || view.starting {
+            // Claimed again later (the challenge stays); no fault.
+            return;
+        }
+        // A nonce proves one claim.
+        self.challenges.remove(&slot);
         self.attempts += 1;
         let attempt = (self.attempts << 16) | view.slot as u64;
         let members = self.members(view);
@@ -1252,8 +1367,6 @@ impl<A: Clone + PartialEq> Member<A> {
 pub struct JoinerView {
     /// Its slot.
     pub slot: usize,
-    /// The proof of its claim ([`claim_proof`]).
-    pub proof: Vec<u8>,
     /// Its content hash.
     pub content_hash: u64,
     /// Its hooks hash.
@@ -1285,6 +1398,8 @@ struct Incoming {
 #[derive(Clone, Debug)]
 pub struct Joiner<A> {
     view: JoinerView,
+    /// The slot's match identity: it signs the claims.
+    identity: Identity,
     addrs: Vec<A>,
     incoming: Option<Incoming>,
     /// Members' checksums by attempt (they may arrive before the offer), the newest few.
@@ -1302,10 +1417,13 @@ pub struct Joiner<A> {
 const EARLY_ATTEMPTS: usize = 4;
 
 impl<A: Clone + PartialEq> Joiner<A> {
-    /// A joiner of the match whose slot `i` is at `addrs[i]`.
-    pub fn new(view: JoinerView, addrs: Vec<A>) -> Joiner<A> {
+    /// A joiner of the match whose slot `i` is at `addrs[i]`, proving its claim on its slot
+    /// with `identity`: the match identity the slot's owner announced in the handshake (a
+    /// restarted program keeps it, say in a file, to come back).
+    pub fn new(view: JoinerView, addrs: Vec<A>, identity: Identity) -> Joiner<A> {
         Joiner {
             view,
+            identity,
             addrs,
             incoming: None,
             sums: BTreeMap::new(),
@@ -1375,6 +1493,20 @@ impl<A: Clone + PartialEq> Joiner<A> {
             return self.fault(slot, RejoinFault::Unexpected { what: "message from no member" });
         };
         match msg {
+            RejoinMsg::Challenge { slot, nonce } => {
+                if usize::from(slot) != self.view.slot {
+                    return self.fault(Some(from), RejoinFault::Unexpected { what: "Challenge" });
+                }
+                let claim = Claim {
+                    slot,
+                    nonce,
+                    content_hash: self.view.content_hash,
+                    hooks_hash: self.view.hooks_hash,
+                    snapshot_len: self.view.snapshot_len as u32,
+                };
+                let proof = claim.prove(&self.identity);
+                self.send(from, &RejoinMsg::Claim { slot, nonce, proof });
+            }
             RejoinMsg::Offer {
                 attempt,
                 channel,
@@ -1490,6 +1622,7 @@ impl<A: Clone + PartialEq> Joiner<A> {
             other => {
                 let what = match other {
                     RejoinMsg::Join { .. } => "Join",
+                    RejoinMsg::Claim { .. } => "Claim",
                     RejoinMsg::Pause { .. } => "Pause",
                     RejoinMsg::Paused { .. } => "Paused",
                     RejoinMsg::Busy { .. } => "Busy",
@@ -1515,7 +1648,6 @@ impl<A: Clone + PartialEq> Joiner<A> {
                 self.asked = Some(tick);
                 let join = RejoinMsg::Join {
                     slot: self.view.slot as u16,
-                    proof: self.view.proof.clone(),
                     content_hash: self.view.content_hash,
                     hooks_hash: self.view.hooks_hash,
                     snapshot_len: self.view.snapshot_len as u32,

@@ -265,14 +265,14 @@ pub fn scenario(data: &[u8]) {
 }
 
 /// A rejoin-protocol message with field values read from `b`: any kind, attempt, slot, frame
-/// near `current`, size, digest, member list and chunk, and a claim proof that is member 1's
-/// real one (`credential`), made up, or empty.
+/// near `current`, size, digest, member list, nonce and chunk, and a claim proof signed with
+/// member 1's own key (`identity`: a dishonest member), made up, or empty.
 fn rejoin_message(
     b: &mut Bytes<'_>,
     current: i32,
-    credential: &rollback_abilities::session::rejoin::SlotCredential,
+    identity: &rollback_abilities::session::Identity,
 ) -> rollback_abilities::session::rejoin::RejoinMsg {
-    use rollback_abilities::session::rejoin::{RejoinMsg, claim_proof};
+    use rollback_abilities::session::rejoin::{Claim, RejoinMsg};
     let frame = |b: &mut Bytes<'_>| current.saturating_add(i32::from(b.u8() as i8)).max(0) as u32;
     // Attempts are small numbers in practice: mostly a few, sometimes anything.
     let attempt = |b: &mut Bytes<'_>| match b.u8() % 4 {
@@ -283,26 +283,43 @@ fn rejoin_message(
         (0..b.u8() % 6).map(|_| u16::from(b.u8() % 5)).collect()
     };
     let channel = |b: &mut Bytes<'_>| u32::from(b.u8() % 4);
+    let nonce = |b: &mut Bytes<'_>| {
+        let mut n = [0u8; 16];
+        b.fill(&mut n);
+        n
+    };
     match b.u8() % 12 {
-        0 => {
+        0 => RejoinMsg::Join {
+            slot: u16::from(b.u8() % 5),
+            content_hash: b.u64(),
+            hooks_hash: b.u64(),
+            snapshot_len: b.u64() as u32,
+        },
+        1 if b.u8().is_multiple_of(2) => {
+            RejoinMsg::Challenge { slot: u16::from(b.u8() % 5), nonce: nonce(b) }
+        }
+        1 => {
+            let claim = Claim {
+                slot: u16::from(b.u8() % 5),
+                nonce: nonce(b),
+                content_hash: b.u64(),
+                hooks_hash: b.u64(),
+                snapshot_len: b.u64() as u32,
+            };
             let proof = match b.u8() % 3 {
-                0 => claim_proof(credential),
+                0 => claim.prove(identity),
                 1 => {
-                    let mut p = vec![0u8; usize::from(b.u8() % 160)];
+                    let mut p = vec![0u8; usize::from(b.u8() % 80)];
                     b.fill(&mut p);
                     p
                 }
                 _ => Vec::new(),
             };
-            RejoinMsg::Join {
-                slot: u16::from(b.u8() % 5),
-                proof,
-                content_hash: b.u64(),
-                hooks_hash: b.u64(),
-                snapshot_len: b.u64() as u32,
-            }
+            RejoinMsg::Claim { slot: claim.slot, nonce: claim.nonce, proof }
         }
-        1 => RejoinMsg::Pause { attempt: attempt(b), joiner: u16::from(b.u8() % 5) },
+        2 if b.u8().is_multiple_of(2) => {
+            RejoinMsg::Pause { attempt: attempt(b), joiner: u16::from(b.u8() % 5) }
+        }
         2 => RejoinMsg::Paused {
             attempt: attempt(b),
             channel: channel(b),
@@ -345,8 +362,8 @@ fn rejoin_message(
 /// tick the data says what the attacker, on player 1's address, sends to player 0 — raw bytes as
 /// a UDP datagram would carry them, or input, checksum, quality, acknowledgement, keep-alive and
 /// departure-protocol messages with any field values and player 1's real session number,
-/// rejoin-protocol messages on the side channel (raw bytes, or any message with any fields, a
-/// slot claim with member 1's real proof among them),
+/// rejoin-protocol messages on the side channel (raw bytes, or any message with any fields,
+/// slot claims signed with member 1's own key among them),
 /// relays of input runs signed with player 1's key (made up, a second input for a frame it sent,
 /// or with the signature changed) — mostly sealed with player 1's own key (a dishonest member),
 /// sometimes unsealed (an off-path attacker on its address), sealed then altered, or sealed and
@@ -361,7 +378,7 @@ pub fn session(data: &[u8]) {
     use ggrs::NonBlockingSocket;
     use rollback_abilities::session::{
         Equivocation, LocalMatch, MatchConfig, NetConditions, PeerAddr, SessionEvent, SignedInputs,
-        forge, rejoin::SlotCredential,
+        forge,
     };
     let mut b = Bytes::new(data);
     let loss = u32::from(b.u8() % 3) * 10;
@@ -382,8 +399,6 @@ pub fn session(data: &[u8]) {
     }
     let mut attacker = m.network().socket(PeerAddr(1));
     let victim = PeerAddr(0);
-    // Member 1's own slot credential: a dishonest member can prove its slot.
-    let credential = m.credential(1).cloned().unwrap_or_else(|| SlotCredential(Vec::new()));
     for tick in 0..120u32 {
         let current = m.peers()[0].runner.world().next_frame() as i32;
         let magic = m.peers()[0].guard.remote_magic(&PeerAddr(1)).unwrap_or(0);
@@ -399,7 +414,8 @@ pub fn session(data: &[u8]) {
                     // odd) read as the fields of a well-formed rejoin message.
                     let side = match raw.split_first() {
                         Some((first, rest)) if first % 2 == 1 => {
-                            rejoin_message(&mut Bytes::new(rest), current, &credential).encode()
+                            let identity = m.peers()[1].identity();
+                            rejoin_message(&mut Bytes::new(rest), current, identity).encode()
                         }
                         _ => raw.clone(),
                     };
@@ -887,7 +903,7 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
             // Forged "player 2 left" notices, checksum lies and bursts of raw bytes.
             (0..900u32).map(|i| (i.wrapping_mul(0x9E37_79B9) >> 24) as u8).collect(),
             // Every kind of rejoin message on the side channel, three of each with small field
-            // values (member 1's real claim proof among the joins), one a tick.
+            // values (claims signed with member 1's key among them), one a tick.
             {
                 let mut s = vec![0u8];
                 for kind in 0..12u8 {

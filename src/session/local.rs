@@ -196,6 +196,12 @@ impl<G: Game> core::fmt::Debug for LocalMatch<G> {
     }
 }
 
+/// The challenge-nonce key of the `n`th [`Member`] a match makes: distinct for every member,
+/// so no two members issue the same nonce.
+fn nonce_key(seed: &[u8; 32], n: u64) -> [u8; 32] {
+    *blake3::keyed_hash(seed, &n.to_le_bytes()).as_bytes()
+}
+
 /// How many ticks [`LocalMatch::synchronize`] and [`LocalMatch::run`] allow before giving up
 /// (per frame for `run`).
 const SYNC_TICKS: u32 = 20_000;
@@ -230,7 +236,6 @@ impl<G: Game> LocalMatch<G> {
         let mut nonce_seed = [0u8; 32];
         getrandom::getrandom(&mut nonce_seed)
             .map_err(|e| SessionError::Identity(super::IdentityError(e.to_string())))?;
-        let nonce_key = |n: u64| *blake3::keyed_hash(&nonce_seed, &n.to_le_bytes()).as_bytes();
         // Every datagram is authenticated: each peer has a per-match identity, and the keys a
         // handshake would carry are handed to the peers directly (they share this process). A
         // slot keeps its identity across a rejoin, so the sessions a rejoin starts are keyed too.
@@ -269,7 +274,11 @@ impl<G: Game> LocalMatch<G> {
                 left: false,
                 raw: net.socket(PeerAddr(i as u16)),
                 channel: 0,
-                member: Member::new(addrs.clone(), publics.clone(), nonce_key(i as u64)),
+                member: Member::new(
+                    addrs.clone(),
+                    publics.clone(),
+                    nonce_key(&nonce_seed, i as u64),
+                ),
                 joiner: None,
                 joined_state: None,
                 feeds: Vec::new(),
@@ -385,8 +394,8 @@ impl<G: Game> LocalMatch<G> {
     /// Player `player`, which left ([`LocalMatch::leave`], [`LocalMatch::quit`],
     /// [`LocalMatch::stop`]), comes back as a restarted program would: with a fresh `world`
     /// (built as at the start of the match), its slot's match identity (which signs its claim
-    /// on the slot) and its address reachable again. From the next ticks on it asks the members to let it back in (see
-    /// [`rejoin`](super::rejoin)); once they agree on a frame F and it has loaded their state
+    /// on the slot) and its address reachable again. From the next ticks on it asks the
+    /// members to let it back in (see [`rejoin`](super::rejoin)); once they agree on a frame F and it has loaded their state
     /// before F, every member and it continue from F in a new session
     /// ([`SessionEvent::Rejoined`]). Does nothing for a player that has not left.
     pub fn rejoin(&mut self, player: usize, world: World<G>) {
@@ -403,9 +412,8 @@ impl<G: Game> LocalMatch<G> {
         p.runner = self.setup.runner(world);
         p.left = false;
         self.members_made += 1;
-        let nonce_key =
-            *blake3::keyed_hash(&self.nonce_seed, &self.members_made.to_le_bytes()).as_bytes();
-        p.member = Member::new(addrs.clone(), self.publics.clone(), nonce_key);
+        let key = nonce_key(&self.nonce_seed, self.members_made);
+        p.member = Member::new(addrs.clone(), self.publics.clone(), key);
         p.joiner = Some(Joiner::new(view, addrs, p.keys.local.clone()));
         p.joined_state = None;
         p.last_input = None;

@@ -245,9 +245,24 @@ fn freeze_timeline(
     })
 }
 
-/// A timeline's length: startup + active + recovery frames, at least 1.
+/// A timeline's length: startup + active + recovery frames, at least 1 and countable in a
+/// [`Frame`] (so every phase boundary below is too).
 fn timeline_length(names: &Names<'_>, loc: &Loc, t: &RawTimeline) -> Result<Frame, ContentError> {
-    let frames = t.startup.saturating_add(t.active).saturating_add(t.recovery);
+    let Some(frames) = t.startup.checked_add(t.active).and_then(|f| f.checked_add(t.recovery))
+    else {
+        return Err(names.cx.err(
+            loc,
+            K::InvalidValue,
+            format!(
+                "startup + active + recovery ({} + {} + {}) is more frames than a timeline can \
+                 count ({})",
+                t.startup,
+                t.active,
+                t.recovery,
+                Frame::MAX
+            ),
+        ));
+    };
     if frames == 0 {
         return Err(names.cx.err(
             loc,

@@ -451,6 +451,19 @@ fn a_bad_box_is_refused_with_its_file_line_and_path() {
     assert!(e.message.contains("did you mean \"JabDamage\""), "{e}");
 }
 
+/// A timeline longer than a frame counter can count is refused, not wrapped: the phases'
+/// boundaries (`startup + active`) are computed from it.
+#[test]
+fn a_timeline_too_long_to_count_is_refused() {
+    let e = fails(
+        "(tags: [\"Move.Active\"], timelines: { \"Jab\": (\n  startup: 4294967295, active: 1,\n  active_tag: \"Move.Active\") })",
+    );
+    assert_eq!((e.kind, e.file.as_str(), e.line), (K::InvalidValue, "moves.ron", 1));
+    assert_eq!(e.path, "timelines.Jab");
+    assert!(e.message.contains("4294967295 + 1 + 0"), "{e}");
+    assert!(e.message.contains("more frames than a timeline can count"), "{e}");
+}
+
 #[test]
 fn content_without_boxes_keeps_its_hash_and_snapshot() {
     let plain = "(tags: [\"A\"], timelines: { \"T\": (active: 3) })";

@@ -423,15 +423,8 @@ pub(crate) fn freeze(
     let attr_locs: Vec<Loc> = attr_src.values().map(|(l, _, _)| l.clone()).collect();
     check_live_capture_cycles(&names, &effect_src, &effects, &attrs, &attr_locs)?;
     let (cues, cue_policy) = freeze_cues(&names)?;
-    let frozen_abilities = ability::freeze(
-        &names,
-        &names.cx,
-        &effects,
-        &ability_src,
-        &timeline_src,
-        &rules_src,
-        &set_src,
-    )?;
+    let frozen_abilities =
+        ability::freeze(&names, &effects, &ability_src, &timeline_src, &rules_src, &set_src)?;
     let body_src =
         gather(&names.cx, "bodies", srcs.iter().enumerate().map(|(i, s)| (i, &s.raw.bodies)))?;
     let bodies = boxes::freeze_bodies(&names, &body_src)?;
@@ -1052,289 +1045,36 @@ fn freeze_effect(
     name: &str,
     r: &RawEffect,
 ) -> Result<EffectDef, ContentError> {
-    let cx = &names.cx;
-    let mut sbc: Vec<TagId> = Vec::new();
-    let mut tag_filters: Vec<AttrTagFilterDef> = Vec::new();
-    let duration = match &r.duration {
-        None | Some(RawDuration::Instant) => DurationDef::Instant,
-        Some(RawDuration::Infinite) => DurationDef::Infinite,
-        Some(RawDuration::Frames(0)) => {
-            return Err(cx.err(
-                &loc.at("duration"),
-                K::InvalidValue,
-                "a duration must be at least 1 frame (use Instant for effects that execute once)",
-            ));
-        }
-        Some(RawDuration::Frames(f)) => {
-            if *f > crate::num::MAX_FINITE_FRAMES {
-                return Err(cx.err(
-                    &loc.at("duration"),
-                    K::InvalidValue,
-                    too_long(*f, "use Infinite for an effect that lasts until it is removed"),
-                ));
-            }
-            DurationDef::Frames(*f)
-        }
-        Some(RawDuration::Seconds(d)) => {
-            let dl = loc.at("duration").at(0);
-            let f = names.frames(&dl, d)?;
-            if f > crate::num::MAX_FINITE_FRAMES {
-                return Err(cx.err(
-                    &dl,
-                    K::InvalidValue,
-                    too_long(f, "use Infinite for an effect that lasts until it is removed"),
-                ));
-            }
-            DurationDef::Frames(f)
-        }
-        Some(RawDuration::SetByCaller(t)) => {
-            let tag = names.tag(&loc.at("duration").at(0), t)?;
-            sbc.push(tag);
-            DurationDef::SetByCaller(tag)
-        }
-        Some(d) => {
-            // Scalable, Attribute or Custom: frames evaluated at application (F-GA-08).
-            let ml = loc.at("duration");
-            let Some(m) = d.as_magnitude() else {
-                return Err(cx.err(&ml, K::InvalidValue, "unsupported duration form"));
-            };
-            let m = freeze_magnitude(names, attrs, &ml, &m, &mut sbc, &mut tag_filters)?;
-            check_time_magnitude(names, curves, &ml, &m, "duration")?;
-            DurationDef::Magnitude(m)
-        }
-    };
+    let mut e =
+        EffectSrc { names, attrs, curves, loc, r, sbc: Vec::new(), tag_filters: Vec::new() };
+    let duration = e.duration()?;
     let instant = duration.is_instant();
-    let mut period_magnitude = None;
-    let period = match &r.period {
-        None => 0,
-        Some(_) if instant => {
-            return Err(cx.err(
-                &loc.at("period"),
-                K::InvalidCombination,
-                "an instant effect cannot be periodic (give it a duration or make it Infinite)",
-            ));
-        }
-        Some(RawPeriod::Frames(0)) => {
-            return Err(cx.err(
-                &loc.at("period"),
-                K::InvalidValue,
-                "a period must be at least 1 frame",
-            ));
-        }
-        Some(RawPeriod::Frames(f)) => *f,
-        Some(RawPeriod::Seconds(d)) => names.frames(&loc.at("period").at(0), d)?,
-        Some(p) => {
-            // SetByCaller, Scalable, Attribute or Custom: frames evaluated at application.
-            let pl = loc.at("period");
-            let Some(m) = p.as_magnitude() else {
-                return Err(cx.err(&pl, K::InvalidValue, "unsupported period form"));
-            };
-            let m = freeze_magnitude(names, attrs, &pl, &m, &mut sbc, &mut tag_filters)?;
-            check_time_magnitude(names, curves, &pl, &m, "period")?;
-            period_magnitude = Some(m);
-            0
-        }
-    };
+    let (period, period_magnitude) = e.period(instant)?;
     let periodic = period > 0 || period_magnitude.is_some();
     let execute_on_application = r.execute_on_application.unwrap_or(false);
     if execute_on_application && !periodic {
-        return Err(cx.err(
+        return Err(names.cx.err(
             &loc.at("execute_on_application"),
             K::InvalidCombination,
             "execute_on_application needs a period",
         ));
     }
     let executes = instant || periodic;
-
-    // Modifiers.
-    let raw_mods = r.modifiers.as_deref().unwrap_or(&[]);
-    if raw_mods.len() > MAX_MODIFIERS {
-        return Err(cx.err(
-            &loc.at("modifiers").at(MAX_MODIFIERS),
-            K::Capacity,
-            format!("an effect may have at most {MAX_MODIFIERS} modifiers; split it into several effects"),
-        ));
-    }
-    let mut modifiers = Vec::with_capacity(raw_mods.len());
-    for (i, m) in raw_mods.iter().enumerate() {
-        let ml = loc.at("modifiers").at(i);
-        let attr = names.attr(&ml.at("attribute"), &m.attribute)?;
-        if attrs[attr.index()].transient && !executes {
-            return Err(cx.err(
-                &ml.at("attribute"),
-                K::InvalidCombination,
-                format!(
-                    "\"{}\" is a transient (meta) attribute: only instant or periodic effects can change it",
-                    Clip(&m.attribute)
-                ),
-            ));
-        }
-        let magnitude = freeze_magnitude(
-            names,
-            attrs,
-            &ml.at("magnitude"),
-            &m.magnitude,
-            &mut sbc,
-            &mut tag_filters,
-        )?;
-        if m.op == ModOp::Divide
-            && let MagnitudeDef::Scalable { coef, curve: None } = magnitude
-            && coef == crate::num::ZERO
-        {
-            return Err(cx.err(&ml.at("magnitude"), K::InvalidValue, "dividing by a constant 0"));
-        }
-        modifiers.push(ModifierDef {
-            attr,
-            op: m.op,
-            magnitude,
-            source_tags: names.requirements(&ml.at("source_tags"), &m.source_tags)?,
-            target_tags: names.requirements(&ml.at("target_tags"), &m.target_tags)?,
-            reevaluate_each_period: m.reevaluate_each_period,
-        });
-    }
-    if sbc.len() > MAX_SET_BY_CALLER_KEYS {
-        return Err(cx.err(
-            loc,
-            K::Capacity,
-            format!(
-                "the effect reads {} SetByCaller keys; at most {MAX_SET_BY_CALLER_KEYS} are allowed",
-                sbc.len()
-            ),
-        ));
-    }
-    sbc.sort_unstable();
-
-    // Executions.
-    let raw_exec = r.executions.as_deref().unwrap_or(&[]);
-    if !raw_exec.is_empty() && !executes {
-        return Err(cx.err(
-            &loc.at("executions"),
-            K::InvalidCombination,
-            "executions run only for instant effects or periodic executions; give the effect a period or make it Instant",
-        ));
-    }
-    if raw_exec.len() > 4 {
-        return Err(cx.err(
-            &loc.at("executions").at(4),
-            K::Capacity,
-            "an effect may have at most 4 executions",
-        ));
-    }
-    let executions: Vec<FnId> = raw_exec.iter().map(|x| names.func(&x.calc)).collect();
-    let scoped_modifiers =
-        freeze_scoped_modifiers(names, attrs, loc, raw_exec, &mut sbc, &mut tag_filters)?;
-    if sbc.len() > MAX_SET_BY_CALLER_KEYS {
-        return Err(cx.err(
-            &loc.at("executions"),
-            K::Capacity,
-            format!(
-                "the effect reads {} SetByCaller keys; at most {MAX_SET_BY_CALLER_KEYS} are allowed",
-                sbc.len()
-            ),
-        ));
-    }
-    sbc.sort_unstable();
-    if tag_filters.len() > usize::from(u8::MAX) {
-        return Err(cx.err(loc, K::Capacity, "too many tag filters in one effect"));
-    }
-
-    // Tags.
-    let asset_tags = names.container(&loc.at("asset_tags"), &r.asset_tags)?;
-    let granted_tags = names.container(&loc.at("granted_tags"), &r.granted_tags)?;
-    let blocked_ability_tags =
-        names.tag_set(&loc.at("blocked_ability_tags"), &r.blocked_ability_tags)?;
-    let remove_effects_with_tags =
-        names.tag_set(&loc.at("remove_effects_with_tags"), &r.remove_effects_with_tags)?;
-    let immunity_tags = names.tag_set(&loc.at("immunity_tags"), &r.immunity_tags)?;
-    let immunity_query = match &r.immunity_query {
-        Some(q) => Some(names.query(&loc.at("immunity_query"), q)?),
-        None => None,
-    };
-    let application_requirements = match &r.application_requirements {
-        Some(q) => names.requirements(&loc.at("application_requirements"), q)?,
-        None => TagRequirements::NONE,
-    };
-    let ongoing_requirements = match &r.ongoing_requirements {
-        Some(q) => names.requirements(&loc.at("ongoing_requirements"), q)?,
-        None => TagRequirements::NONE,
-    };
-    if instant {
-        let checks: [(&str, bool); 5] = [
-            ("granted_tags", !granted_tags.is_empty()),
-            ("blocked_ability_tags", !blocked_ability_tags.is_empty()),
-            ("immunity_tags", !immunity_tags.is_empty()),
-            ("immunity_query", immunity_query.is_some()),
-            ("ongoing_requirements", !ongoing_requirements.is_empty()),
-        ];
-        for (field, bad) in checks {
-            if bad {
-                return Err(cx.err(
-                    &loc.at(field),
-                    K::InvalidCombination,
-                    format!("an instant effect is never active, so `{field}` would never take effect (G-07); give it a duration"),
-                ));
-            }
-        }
-    }
-
-    // Stacking.
-    let stacking = match &r.stacking {
-        None => None,
-        Some(s) if s.kind == StackKind::None => None,
-        Some(_) if instant => {
-            return Err(cx.err(
-                &loc.at("stacking"),
-                K::InvalidCombination,
-                "instant effects cannot stack",
-            ));
-        }
-        Some(s) => {
-            if s.limit == 0 {
-                return Err(cx.err(
-                    &loc.at("stacking").at("limit"),
-                    K::InvalidValue,
-                    "the stack limit must be at least 1",
-                ));
-            }
-            Some(StackingDef {
-                kind: s.kind,
-                limit: s.limit,
-                refresh: s.refresh,
-                period: s.period,
-                expiration: s.expiration,
-                deny_overflow: s.deny_overflow,
-            })
-        }
-    };
-
-    // Cues.
-    let mut cues = Vec::new();
-    for (i, c) in r.cues.as_deref().unwrap_or(&[]).iter().enumerate() {
-        let cl = loc.at("cues").at(i);
-        let tag = cue_tag(names, &cl, c)?;
-        match (c.events, instant, periodic) {
-            (CueEvents::Persistent, true, _) => {
-                return Err(cx.err(
-                    &cl.at("events"),
-                    K::InvalidCombination,
-                    "an instant effect has no persistent cue events",
-                ));
-            }
-            (CueEvents::Executed, false, false) => {
-                return Err(cx.err(
-                    &cl.at("events"),
-                    K::InvalidCombination,
-                    "this effect neither is instant nor executes periodically, so `Executed` would never fire",
-                ));
-            }
-            _ => {}
-        }
-        let magnitude_attribute = match &c.magnitude_attribute {
-            Some(a) => Some(names.attr(&cl.at("magnitude_attribute"), a)?),
-            None => None,
-        };
-        cues.push(EffectCueDef { tag, events: c.events, magnitude_attribute });
-    }
+    let modifiers = e.modifiers(executes)?;
+    e.check_set_by_caller_keys(loc)?;
+    let (executions, scoped_modifiers) = e.executions(executes)?;
+    let EffectTags {
+        asset_tags,
+        granted_tags,
+        blocked_ability_tags,
+        remove_effects_with_tags,
+        immunity_tags,
+        immunity_query,
+        application_requirements,
+        ongoing_requirements,
+    } = e.tags(instant)?;
+    let stacking = e.stacking(instant)?;
+    let cues = e.cues(instant, periodic)?;
 
     let custom_requirements =
         r.custom_requirements.as_deref().unwrap_or(&[]).iter().map(|f| names.func(f)).collect();
@@ -1372,11 +1112,11 @@ fn freeze_effect(
         stacking,
         cues,
         custom_requirements,
-        set_by_caller_keys: sbc,
+        set_by_caller_keys: e.sbc,
         has_live_captures,
         has_live_source_captures,
         keeps_spec,
-        tag_filters,
+        tag_filters: e.tag_filters,
         scoped_modifiers,
         granted_abilities: ability::granted(
             names,
@@ -1384,13 +1124,352 @@ fn freeze_effect(
             r.granted_abilities.as_deref().unwrap_or(&[]),
             instant,
         )?,
-        hitstop: hitstop_frames(cx, &loc.at("hitstop"), r.hitstop)?,
+        hitstop: hitstop_frames(&names.cx, &loc.at("hitstop"), r.hitstop)?,
         instigator_hitstop: hitstop_frames(
-            cx,
+            &names.cx,
             &loc.at("instigator_hitstop"),
             r.instigator_hitstop,
         )?,
     })
+}
+
+/// An effect being frozen: its raw definition, where it is written, the tables it resolves
+/// against, and what its magnitudes read so far.
+struct EffectSrc<'a> {
+    names: &'a Names<'a>,
+    attrs: &'a [AttrDef],
+    curves: &'a [CurveDef],
+    loc: &'a Loc,
+    r: &'a RawEffect,
+    /// The SetByCaller keys its magnitudes read.
+    sbc: Vec<TagId>,
+    /// The tag filters of the attributes its magnitudes capture.
+    tag_filters: Vec<AttrTagFilterDef>,
+}
+
+/// An effect's tags and tag requirements.
+struct EffectTags {
+    asset_tags: TagContainer,
+    granted_tags: TagContainer,
+    blocked_ability_tags: TagSet,
+    remove_effects_with_tags: TagSet,
+    immunity_tags: TagSet,
+    immunity_query: Option<TagQuery>,
+    application_requirements: TagRequirements,
+    ongoing_requirements: TagRequirements,
+}
+
+impl EffectSrc<'_> {
+    fn err(&self, loc: &Loc, kind: K, message: impl Into<String>) -> ContentError {
+        self.names.cx.err(loc, kind, message)
+    }
+
+    fn duration(&mut self) -> Result<DurationDef, ContentError> {
+        let dl = self.loc.at("duration");
+        Ok(match &self.r.duration {
+            None | Some(RawDuration::Instant) => DurationDef::Instant,
+            Some(RawDuration::Infinite) => DurationDef::Infinite,
+            Some(RawDuration::Frames(0)) => {
+                return Err(self.err(
+                    &dl,
+                    K::InvalidValue,
+                    "a duration must be at least 1 frame (use Instant for effects that execute once)",
+                ));
+            }
+            Some(RawDuration::Frames(f)) => DurationDef::Frames(self.finite_duration(&dl, *f)?),
+            Some(RawDuration::Seconds(d)) => {
+                let sl = dl.at(0);
+                let f = self.names.frames(&sl, d)?;
+                DurationDef::Frames(self.finite_duration(&sl, f)?)
+            }
+            Some(RawDuration::SetByCaller(t)) => {
+                let tag = self.names.tag(&dl.at(0), t)?;
+                self.sbc.push(tag);
+                DurationDef::SetByCaller(tag)
+            }
+            // Scalable, Attribute or Custom: frames evaluated at application (F-GA-08).
+            Some(d) => DurationDef::Magnitude(self.time_magnitude("duration", d.as_magnitude())?),
+        })
+    }
+
+    /// A duration of `f` frames written at `at`: at most [`crate::num::MAX_FINITE_FRAMES`].
+    fn finite_duration(&self, at: &Loc, f: Frame) -> Result<Frame, ContentError> {
+        if f > crate::num::MAX_FINITE_FRAMES {
+            return Err(self.err(
+                at,
+                K::InvalidValue,
+                too_long(f, "use Infinite for an effect that lasts until it is removed"),
+            ));
+        }
+        Ok(f)
+    }
+
+    /// The period in frames, or 0 and the magnitude giving it at application.
+    fn period(&mut self, instant: bool) -> Result<(Frame, Option<MagnitudeDef>), ContentError> {
+        let pl = self.loc.at("period");
+        Ok(match &self.r.period {
+            None => (0, None),
+            Some(_) if instant => {
+                return Err(self.err(
+                    &pl,
+                    K::InvalidCombination,
+                    "an instant effect cannot be periodic (give it a duration or make it Infinite)",
+                ));
+            }
+            Some(RawPeriod::Frames(0)) => {
+                return Err(self.err(&pl, K::InvalidValue, "a period must be at least 1 frame"));
+            }
+            Some(RawPeriod::Frames(f)) => (*f, None),
+            Some(RawPeriod::Seconds(d)) => (self.names.frames(&pl.at(0), d)?, None),
+            // SetByCaller, Scalable, Attribute or Custom: frames evaluated at application.
+            Some(p) => (0, Some(self.time_magnitude("period", p.as_magnitude())?)),
+        })
+    }
+
+    /// A duration or period (`field`) evaluated at application, as a magnitude.
+    fn time_magnitude(
+        &mut self,
+        field: &str,
+        m: Option<RawMagnitude>,
+    ) -> Result<MagnitudeDef, ContentError> {
+        let ml = self.loc.at(field);
+        let Some(m) = m else {
+            return Err(self.err(&ml, K::InvalidValue, format!("unsupported {field} form")));
+        };
+        let m = freeze_magnitude(
+            self.names,
+            self.attrs,
+            &ml,
+            &m,
+            &mut self.sbc,
+            &mut self.tag_filters,
+        )?;
+        check_time_magnitude(self.names, self.curves, &ml, &m, field)?;
+        Ok(m)
+    }
+
+    /// The modifiers; a transient attribute only for an effect that `executes`.
+    fn modifiers(&mut self, executes: bool) -> Result<Vec<ModifierDef>, ContentError> {
+        let raw_mods = self.r.modifiers.as_deref().unwrap_or(&[]);
+        if raw_mods.len() > MAX_MODIFIERS {
+            return Err(self.err(
+                &self.loc.at("modifiers").at(MAX_MODIFIERS),
+                K::Capacity,
+                format!("an effect may have at most {MAX_MODIFIERS} modifiers; split it into several effects"),
+            ));
+        }
+        let mut modifiers = Vec::with_capacity(raw_mods.len());
+        for (i, m) in raw_mods.iter().enumerate() {
+            modifiers.push(self.modifier(&self.loc.at("modifiers").at(i), m, executes)?);
+        }
+        Ok(modifiers)
+    }
+
+    fn modifier(
+        &mut self,
+        ml: &Loc,
+        m: &RawModifier,
+        executes: bool,
+    ) -> Result<ModifierDef, ContentError> {
+        let names = self.names;
+        let attr = names.attr(&ml.at("attribute"), &m.attribute)?;
+        if self.attrs[attr.index()].transient && !executes {
+            return Err(self.err(
+                &ml.at("attribute"),
+                K::InvalidCombination,
+                format!(
+                    "\"{}\" is a transient (meta) attribute: only instant or periodic effects can change it",
+                    Clip(&m.attribute)
+                ),
+            ));
+        }
+        let magnitude = freeze_magnitude(
+            names,
+            self.attrs,
+            &ml.at("magnitude"),
+            &m.magnitude,
+            &mut self.sbc,
+            &mut self.tag_filters,
+        )?;
+        if m.op == ModOp::Divide
+            && let MagnitudeDef::Scalable { coef, curve: None } = magnitude
+            && coef == crate::num::ZERO
+        {
+            return Err(self.err(&ml.at("magnitude"), K::InvalidValue, "dividing by a constant 0"));
+        }
+        Ok(ModifierDef {
+            attr,
+            op: m.op,
+            magnitude,
+            source_tags: names.requirements(&ml.at("source_tags"), &m.source_tags)?,
+            target_tags: names.requirements(&ml.at("target_tags"), &m.target_tags)?,
+            reevaluate_each_period: m.reevaluate_each_period,
+        })
+    }
+
+    /// At most [`MAX_SET_BY_CALLER_KEYS`] SetByCaller keys read so far (the error points at
+    /// `at`); sorts them.
+    fn check_set_by_caller_keys(&mut self, at: &Loc) -> Result<(), ContentError> {
+        if self.sbc.len() > MAX_SET_BY_CALLER_KEYS {
+            return Err(self.err(
+                at,
+                K::Capacity,
+                format!(
+                    "the effect reads {} SetByCaller keys; at most {MAX_SET_BY_CALLER_KEYS} are allowed",
+                    self.sbc.len()
+                ),
+            ));
+        }
+        self.sbc.sort_unstable();
+        Ok(())
+    }
+
+    /// The executions (only for an effect that `executes`) and their scoped modifiers.
+    fn executions(
+        &mut self,
+        executes: bool,
+    ) -> Result<(Vec<FnId>, Vec<ScopedModifierDef>), ContentError> {
+        let loc = self.loc;
+        let raw_exec = self.r.executions.as_deref().unwrap_or(&[]);
+        if !raw_exec.is_empty() && !executes {
+            return Err(self.err(
+                &loc.at("executions"),
+                K::InvalidCombination,
+                "executions run only for instant effects or periodic executions; give the effect a period or make it Instant",
+            ));
+        }
+        if raw_exec.len() > 4 {
+            return Err(self.err(
+                &loc.at("executions").at(4),
+                K::Capacity,
+                "an effect may have at most 4 executions",
+            ));
+        }
+        let executions: Vec<FnId> = raw_exec.iter().map(|x| self.names.func(&x.calc)).collect();
+        let scoped_modifiers = freeze_scoped_modifiers(
+            self.names,
+            self.attrs,
+            loc,
+            raw_exec,
+            &mut self.sbc,
+            &mut self.tag_filters,
+        )?;
+        self.check_set_by_caller_keys(&loc.at("executions"))?;
+        if self.tag_filters.len() > usize::from(u8::MAX) {
+            return Err(self.err(loc, K::Capacity, "too many tag filters in one effect"));
+        }
+        Ok((executions, scoped_modifiers))
+    }
+
+    /// The tags and tag requirements; an instant effect, never active, has none that act
+    /// while it is active.
+    fn tags(&self, instant: bool) -> Result<EffectTags, ContentError> {
+        let (names, loc, r) = (self.names, self.loc, self.r);
+        let tags = EffectTags {
+            asset_tags: names.container(&loc.at("asset_tags"), &r.asset_tags)?,
+            granted_tags: names.container(&loc.at("granted_tags"), &r.granted_tags)?,
+            blocked_ability_tags: names
+                .tag_set(&loc.at("blocked_ability_tags"), &r.blocked_ability_tags)?,
+            remove_effects_with_tags: names
+                .tag_set(&loc.at("remove_effects_with_tags"), &r.remove_effects_with_tags)?,
+            immunity_tags: names.tag_set(&loc.at("immunity_tags"), &r.immunity_tags)?,
+            immunity_query: match &r.immunity_query {
+                Some(q) => Some(names.query(&loc.at("immunity_query"), q)?),
+                None => None,
+            },
+            application_requirements: match &r.application_requirements {
+                Some(q) => names.requirements(&loc.at("application_requirements"), q)?,
+                None => TagRequirements::NONE,
+            },
+            ongoing_requirements: match &r.ongoing_requirements {
+                Some(q) => names.requirements(&loc.at("ongoing_requirements"), q)?,
+                None => TagRequirements::NONE,
+            },
+        };
+        if instant {
+            let checks: [(&str, bool); 5] = [
+                ("granted_tags", !tags.granted_tags.is_empty()),
+                ("blocked_ability_tags", !tags.blocked_ability_tags.is_empty()),
+                ("immunity_tags", !tags.immunity_tags.is_empty()),
+                ("immunity_query", tags.immunity_query.is_some()),
+                ("ongoing_requirements", !tags.ongoing_requirements.is_empty()),
+            ];
+            for (field, bad) in checks {
+                if bad {
+                    return Err(self.err(
+                        &loc.at(field),
+                        K::InvalidCombination,
+                        format!("an instant effect is never active, so `{field}` would never take effect (G-07); give it a duration"),
+                    ));
+                }
+            }
+        }
+        Ok(tags)
+    }
+
+    fn stacking(&self, instant: bool) -> Result<Option<StackingDef>, ContentError> {
+        Ok(match &self.r.stacking {
+            None => None,
+            Some(s) if s.kind == StackKind::None => None,
+            Some(_) if instant => {
+                return Err(self.err(
+                    &self.loc.at("stacking"),
+                    K::InvalidCombination,
+                    "instant effects cannot stack",
+                ));
+            }
+            Some(s) => {
+                if s.limit == 0 {
+                    return Err(self.err(
+                        &self.loc.at("stacking").at("limit"),
+                        K::InvalidValue,
+                        "the stack limit must be at least 1",
+                    ));
+                }
+                Some(StackingDef {
+                    kind: s.kind,
+                    limit: s.limit,
+                    refresh: s.refresh,
+                    period: s.period,
+                    expiration: s.expiration,
+                    deny_overflow: s.deny_overflow,
+                })
+            }
+        })
+    }
+
+    /// The cues: persistent ones only on an effect with a duration, `Executed` ones only on
+    /// one that is instant or `periodic`.
+    fn cues(&self, instant: bool, periodic: bool) -> Result<Vec<EffectCueDef>, ContentError> {
+        let mut cues = Vec::new();
+        for (i, c) in self.r.cues.as_deref().unwrap_or(&[]).iter().enumerate() {
+            let cl = self.loc.at("cues").at(i);
+            let tag = cue_tag(self.names, &cl, c)?;
+            match (c.events, instant, periodic) {
+                (CueEvents::Persistent, true, _) => {
+                    return Err(self.err(
+                        &cl.at("events"),
+                        K::InvalidCombination,
+                        "an instant effect has no persistent cue events",
+                    ));
+                }
+                (CueEvents::Executed, false, false) => {
+                    return Err(self.err(
+                        &cl.at("events"),
+                        K::InvalidCombination,
+                        "this effect neither is instant nor executes periodically, so `Executed` would never fire",
+                    ));
+                }
+                _ => {}
+            }
+            let magnitude_attribute = match &c.magnitude_attribute {
+                Some(a) => Some(self.names.attr(&cl.at("magnitude_attribute"), a)?),
+                None => None,
+            };
+            cues.push(EffectCueDef { tag, events: c.events, magnitude_attribute });
+        }
+        Ok(cues)
+    }
 }
 
 /// The longest hitstop an effect gives, in frames (two seconds at 60 Hz).

@@ -872,6 +872,121 @@ struct Remote<A> {
     equivocated: bool,
 }
 
+impl<A> Remote<A> {
+    /// Checks the header of an input message from this remote (in a match of `players`) and
+    /// takes the acknowledgement it carries.
+    fn check_input_header(&mut self, input: &WireInput, players: usize) -> Result<(), Fault> {
+        if self.handles.is_empty() {
+            return Err(Fault::UnexpectedInput);
+        }
+        if input.disconnect_requested {
+            return Err(Fault::DisconnectRequest);
+        }
+        if input.ack_frame < NULL_FRAME {
+            return Err(Fault::FrameOutOfRange { field: "ack_frame", frame: input.ack_frame });
+        }
+        if input.ack_frame > self.sent_frame {
+            return Err(Fault::AckAhead { ack: input.ack_frame, sent: self.sent_frame });
+        }
+        self.acked = self.acked.max(input.ack_frame);
+        if input.start_frame < 0 {
+            return Err(Fault::FrameOutOfRange { field: "start_frame", frame: input.start_frame });
+        }
+        if input.peer_connect_status.len() != players {
+            return Err(Fault::ConnectStatusCount {
+                expected: players,
+                got: input.peer_connect_status.len(),
+            });
+        }
+        for s in &input.peer_connect_status {
+            if s.last_frame < NULL_FRAME {
+                return Err(Fault::FrameOutOfRange {
+                    field: "connection status last_frame",
+                    frame: s.last_frame,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Verifies the signature over this remote's input chain through `last`, the last of
+    /// `frames` (from `start`), and extends its chain with the new ones.
+    fn take_signed(
+        &mut self,
+        start: GgrsFrame,
+        frames: &[Vec<u8>],
+        last: GgrsFrame,
+        signature: Option<InputSignature>,
+    ) -> Result<(), Fault> {
+        // New frames: the sender's signature over its chain through the message's last frame
+        // must verify (see `evidence`).
+        let bad = Fault::BadSignature { frame: last };
+        let Some((_, sig)) = signature.filter(|(f, _)| *f == last) else {
+            return Err(bad);
+        };
+        let mut head = if self.last_frame == NULL_FRAME {
+            GENESIS
+        } else {
+            *self.chain.get(&self.last_frame).ok_or(bad.clone())?
+        };
+        let mut heads = Vec::new();
+        for (k, bytes) in frames.iter().enumerate() {
+            let f = start.saturating_add(k as GgrsFrame);
+            if f > self.last_frame {
+                head = chain_step(&head, f, bytes);
+                heads.push((f, head));
+            }
+        }
+        let verified = self.identity.is_some_and(|id| id.verifies(&statement(last, &head), &sig));
+        if !verified {
+            return Err(bad);
+        }
+        if self.first_frame.is_none() {
+            self.first_frame = heads.first().map(|(f, _)| *f);
+        }
+        self.chain.extend(heads);
+        self.sigs.insert(last, sig);
+        Ok(())
+    }
+
+    /// Keeps the new ones of `frames` (from `start`) and forgets what is older than the input
+    /// history.
+    fn keep_frames(&mut self, start: GgrsFrame, frames: Vec<Vec<u8>>) {
+        for (k, bytes) in frames.into_iter().enumerate() {
+            let f = start.saturating_add(k as GgrsFrame);
+            if f > self.last_frame {
+                self.inputs.insert(f, bytes);
+                self.last_frame = f;
+            }
+        }
+        let keep = self.last_frame - INPUT_HISTORY;
+        self.inputs.retain(|k, _| *k >= keep);
+        self.chain.retain(|k, _| *k >= keep);
+        self.sigs.retain(|k, _| *k >= keep);
+    }
+
+    /// Takes the connection statuses of an input message into GGRS's view of this remote;
+    /// `true` when a departure claim was removed from the message.
+    fn take_statuses(&mut self, input: &mut WireInput, spectating: bool) -> bool {
+        // GGRS learns of a departure only from the guard's agreement, never from one peer's
+        // claim (a claim at the wrong frame makes GGRS roll back outside its window, or split
+        // the survivors).
+        let mut rewritten = false;
+        for (h, s) in input.peer_connect_status.iter_mut().enumerate() {
+            let acc = &mut self.statuses[h];
+            if s.disconnected && !spectating && !acc.disconnected {
+                s.disconnected = false;
+                rewritten = true;
+            }
+            acc.last_frame = acc.last_frame.max(s.last_frame);
+            if spectating {
+                acc.disconnected |= s.disconnected;
+            }
+        }
+        rewritten
+    }
+}
+
 /// How this peer learns a remote's identity on the socket ([`Guard::introduce`]).
 struct Intro {
     /// The nonce this peer sends it: the remote's identity is taken from an introduction that
@@ -2356,6 +2471,9 @@ fn delta_decode(reference: &[u8], buf: &[u8], frame_len: usize) -> Result<Vec<Ve
     Ok(out)
 }
 
+/// Decoded input frames, in order.
+type Frames = Vec<Vec<u8>>;
+
 /// What to do with a received message.
 enum Verdict {
     /// Pass it to GGRS (rewritten when the flag is set).
@@ -2381,35 +2499,14 @@ impl<A: Clone + Eq> Shared<A> {
         wire: &mut WireMessage,
         signature: Option<InputSignature>,
     ) -> Result<Verdict, Fault> {
-        let signs = self.signs(i);
-        let players = self.config.players;
-        let max_pred = self.config.max_prediction as GgrsFrame;
-        let current = self.current;
-        let max_frames = self.config.max_frames_per_message;
-        let spectating = self.config.spectating;
-        let frame_len = self.frame_len(i);
-        let input_size = self.input_size;
-        let check_input = self.check_input;
         // The guards' own protocol: authenticated by the sender's pinned session number.
         if let WireBody::Input(input) = &wire.body
             && input.start_frame == GUARD_FRAME
         {
-            // Before the first input, a sealed datagram is the member's by its key alone (a
-            // departure may have to be agreed before a session has played a frame).
-            let keyed = self.remotes[i].link.is_some();
-            return match self.remotes[i].magic {
-                Some(m) if m == wire.magic => {
-                    let bytes = input.bytes.clone();
-                    self.on_guard_msg(i, &bytes).map(|()| Verdict::Consumed)
-                }
-                None if keyed => {
-                    let bytes = input.bytes.clone();
-                    self.on_guard_msg(i, &bytes).map(|()| Verdict::Consumed)
-                }
-                // Another session number, or none pinned yet: nothing ties it to the member.
-                _ => Ok(Verdict::Unattributed),
-            };
+            return self.check_guard_msg(i, wire.magic, &input.bytes);
         }
+        let max_pred = self.config.max_prediction as GgrsFrame;
+        let current = self.current;
         let max_advantage = self.config.max_frame_advantage.max(0);
         let remote = &mut self.remotes[i];
         // The session number is pinned at the sender's first input (sent only once GGRS has
@@ -2460,161 +2557,124 @@ impl<A: Clone + Eq> Shared<A> {
                     return Err(Fault::FrameOutOfRange { field: "checksum frame", frame: *frame });
                 }
             }
-            WireBody::Input(input) => {
-                if remote.handles.is_empty() {
-                    return Err(Fault::UnexpectedInput);
-                }
-                if input.disconnect_requested {
-                    return Err(Fault::DisconnectRequest);
-                }
-                if input.ack_frame < NULL_FRAME {
-                    return Err(Fault::FrameOutOfRange {
-                        field: "ack_frame",
-                        frame: input.ack_frame,
-                    });
-                }
-                if input.ack_frame > remote.sent_frame {
-                    return Err(Fault::AckAhead { ack: input.ack_frame, sent: remote.sent_frame });
-                }
-                remote.acked = remote.acked.max(input.ack_frame);
-                if input.start_frame < 0 {
-                    return Err(Fault::FrameOutOfRange {
-                        field: "start_frame",
-                        frame: input.start_frame,
-                    });
-                }
-                if input.peer_connect_status.len() != players {
-                    return Err(Fault::ConnectStatusCount {
-                        expected: players,
-                        got: input.peer_connect_status.len(),
-                    });
-                }
-                for s in &input.peer_connect_status {
-                    if s.last_frame < NULL_FRAME {
-                        return Err(Fault::FrameOutOfRange {
-                            field: "connection status last_frame",
-                            frame: s.last_frame,
-                        });
-                    }
-                }
-                let limit = max_frames.saturating_mul(frame_len + 2);
-                let buf = rle_decode(&input.bytes, limit)
-                    .map_err(|what| Fault::BadInputEncoding { what })?;
-                let first = remote.last_frame == NULL_FRAME;
-                if first && input.start_frame > max_pred + 64 {
-                    return Err(Fault::InputGap { start: input.start_frame });
-                }
-                // GGRS decodes against the input before the message's first frame (or a blank
-                // input for the first message) and ignores the message when it lacks it.
-                let reference_frame = if first { NULL_FRAME } else { input.start_frame - 1 };
-                let reference = remote
-                    .inputs
-                    .get(&reference_frame)
-                    .map(|r| if r.is_empty() { vec![0u8; frame_len] } else { r.clone() });
-                let frames = delta_decode(reference.as_deref().unwrap_or(&[]), &buf, frame_len)?;
-                if frames.len() > max_frames {
-                    return Err(Fault::TooManyFrames { limit: max_frames });
-                }
-                // An honest sender is at most its prediction window (plus its input delay)
-                // ahead of the input this peer sent it, and GGRS's input queue holds 128
-                // frames past this peer's confirmed frame (at least `current − max_pred`).
-                let mut frames = frames;
-                let last = input.start_frame.saturating_add(frames.len() as GgrsFrame - 1);
-                if spectating {
-                    // GGRS's spectator keeps the host's input in a ring of 60 frames past its
-                    // own: a frame beyond it overwrites one still needed and the spectator is
-                    // broken for good (`SpectatorTooFarBehind`). Such frames are cut from the
-                    // message; the host sends them again once the spectator has room.
-                    let room = current.saturating_add(SPECTATOR_BUFFER - 1);
-                    if !frames.is_empty() && last > room {
-                        let Some(reference) = reference.as_deref() else {
-                            return Ok(Verdict::Deferred);
-                        };
-                        let keep = usize::try_from(room - input.start_frame + 1).unwrap_or(0);
-                        if keep == 0 {
-                            return Ok(Verdict::Deferred);
-                        }
-                        frames.truncate(keep);
-                        input.bytes = encode_inputs(reference, &frames);
-                        rewritten = true;
-                    }
-                } else {
-                    let limit = ahead_limit(current, remote.sent_frame, max_pred);
-                    if !frames.is_empty() && last > limit {
-                        return Err(Fault::InputAhead { frame: last, limit });
-                    }
-                }
-                if reference.is_some() {
-                    for (k, bytes) in frames.iter().enumerate() {
-                        let f = input.start_frame.saturating_add(k as GgrsFrame);
-                        if input_size > 0 && !bytes.chunks(input_size).all(check_input) {
-                            return Err(Fault::InputValue { frame: f });
-                        }
-                    }
-                    if signs && last > remote.last_frame {
-                        // New frames: the sender's signature over its chain through the
-                        // message's last frame must verify (see `evidence`).
-                        let bad = Fault::BadSignature { frame: last };
-                        let Some((_, sig)) = signature.filter(|(f, _)| *f == last) else {
-                            return Err(bad);
-                        };
-                        let mut head = if remote.last_frame == NULL_FRAME {
-                            GENESIS
-                        } else {
-                            *remote.chain.get(&remote.last_frame).ok_or(bad.clone())?
-                        };
-                        let mut heads = Vec::new();
-                        for (k, bytes) in frames.iter().enumerate() {
-                            let f = input.start_frame.saturating_add(k as GgrsFrame);
-                            if f > remote.last_frame {
-                                head = chain_step(&head, f, bytes);
-                                heads.push((f, head));
-                            }
-                        }
-                        let verified = remote
-                            .identity
-                            .is_some_and(|id| id.verifies(&statement(last, &head), &sig));
-                        if !verified {
-                            return Err(bad);
-                        }
-                        if remote.first_frame.is_none() {
-                            remote.first_frame = heads.first().map(|(f, _)| *f);
-                        }
-                        remote.chain.extend(heads);
-                        remote.sigs.insert(last, sig);
-                    }
-                    for (k, bytes) in frames.into_iter().enumerate() {
-                        let f = input.start_frame.saturating_add(k as GgrsFrame);
-                        if f > remote.last_frame {
-                            remote.inputs.insert(f, bytes);
-                            remote.last_frame = f;
-                        }
-                    }
-                    let keep = remote.last_frame - INPUT_HISTORY;
-                    remote.inputs.retain(|k, _| *k >= keep);
-                    remote.chain.retain(|k, _| *k >= keep);
-                    remote.sigs.retain(|k, _| *k >= keep);
-                }
-                if remote.magic.is_none() {
-                    remote.magic = Some(wire.magic);
-                }
-                // Connection statuses: GGRS learns of a departure only from the guard's
-                // agreement, never from one peer's claim (a claim at the wrong frame makes GGRS
-                // roll back outside its window, or split the survivors).
-                for (h, s) in input.peer_connect_status.iter_mut().enumerate() {
-                    let acc = &mut remote.statuses[h];
-                    if s.disconnected && !spectating && !acc.disconnected {
-                        s.disconnected = false;
-                        rewritten = true;
-                    }
-                    acc.last_frame = acc.last_frame.max(s.last_frame);
-                    if spectating {
-                        acc.disconnected |= s.disconnected;
-                    }
-                }
-            }
+            WireBody::Input(input) => return self.check_input_msg(i, wire.magic, input, signature),
         }
         Ok(Verdict::Pass(rewritten))
+    }
+
+    /// Checks a message of the guards' protocol from remote `i`, sent with session number
+    /// `magic`, and handles it when it is the member's.
+    fn check_guard_msg(&mut self, i: usize, magic: u16, bytes: &[u8]) -> Result<Verdict, Fault> {
+        // Before the first input, a sealed datagram is the member's by its key alone (a
+        // departure may have to be agreed before a session has played a frame).
+        let keyed = self.remotes[i].link.is_some();
+        match self.remotes[i].magic {
+            Some(m) if m == magic => self.on_guard_msg(i, bytes).map(|()| Verdict::Consumed),
+            None if keyed => self.on_guard_msg(i, bytes).map(|()| Verdict::Consumed),
+            // Another session number, or none pinned yet: nothing ties it to the member.
+            _ => Ok(Verdict::Unattributed),
+        }
+    }
+
+    /// Checks a player's input message from remote `i`, sent with session number `magic`:
+    /// its header, then its frames (decoded, within what GGRS holds, valid, and signed when
+    /// the remote signs its inputs); keeps the new frames and takes the connection statuses.
+    fn check_input_msg(
+        &mut self,
+        i: usize,
+        magic: u16,
+        input: &mut WireInput,
+        signature: Option<InputSignature>,
+    ) -> Result<Verdict, Fault> {
+        let signs = self.signs(i);
+        let max_pred = self.config.max_prediction as GgrsFrame;
+        let current = self.current;
+        let spectating = self.config.spectating;
+        self.remotes[i].check_input_header(input, self.config.players)?;
+        let (reference, mut frames) = self.decode_input(i, input)?;
+        let mut rewritten = false;
+        // An honest sender is at most its prediction window (plus its input delay)
+        // ahead of the input this peer sent it, and GGRS's input queue holds 128
+        // frames past this peer's confirmed frame (at least `current − max_pred`).
+        let last = input.start_frame.saturating_add(frames.len() as GgrsFrame - 1);
+        if spectating {
+            // GGRS's spectator keeps the host's input in a ring of 60 frames past its
+            // own: a frame beyond it overwrites one still needed and the spectator is
+            // broken for good (`SpectatorTooFarBehind`). Such frames are cut from the
+            // message; the host sends them again once the spectator has room.
+            let room = current.saturating_add(SPECTATOR_BUFFER - 1);
+            if !frames.is_empty() && last > room {
+                let Some(reference) = reference.as_deref() else {
+                    return Ok(Verdict::Deferred);
+                };
+                let keep = usize::try_from(room - input.start_frame + 1).unwrap_or(0);
+                if keep == 0 {
+                    return Ok(Verdict::Deferred);
+                }
+                frames.truncate(keep);
+                input.bytes = encode_inputs(reference, &frames);
+                rewritten = true;
+            }
+        } else {
+            let limit = ahead_limit(current, self.remotes[i].sent_frame, max_pred);
+            if !frames.is_empty() && last > limit {
+                return Err(Fault::InputAhead { frame: last, limit });
+            }
+        }
+        if reference.is_some() {
+            let (input_size, check_input) = (self.input_size, self.check_input);
+            let remote = &mut self.remotes[i];
+            for (k, bytes) in frames.iter().enumerate() {
+                let f = input.start_frame.saturating_add(k as GgrsFrame);
+                if input_size > 0 && !bytes.chunks(input_size).all(check_input) {
+                    return Err(Fault::InputValue { frame: f });
+                }
+            }
+            if signs && last > remote.last_frame {
+                remote.take_signed(input.start_frame, &frames, last, signature)?;
+            }
+            remote.keep_frames(input.start_frame, frames);
+        }
+        let remote = &mut self.remotes[i];
+        if remote.magic.is_none() {
+            remote.magic = Some(magic);
+        }
+        if remote.take_statuses(input, spectating) {
+            rewritten = true;
+        }
+        Ok(Verdict::Pass(rewritten))
+    }
+
+    /// Decodes the frames of an input message from remote `i`, with the reference they are
+    /// decoded against: `None` when this peer lacks it (GGRS then ignores the message).
+    fn decode_input(
+        &self,
+        i: usize,
+        input: &WireInput,
+    ) -> Result<(Option<Vec<u8>>, Frames), Fault> {
+        let max_pred = self.config.max_prediction as GgrsFrame;
+        let max_frames = self.config.max_frames_per_message;
+        let frame_len = self.frame_len(i);
+        let remote = &self.remotes[i];
+        let limit = max_frames.saturating_mul(frame_len + 2);
+        let buf =
+            rle_decode(&input.bytes, limit).map_err(|what| Fault::BadInputEncoding { what })?;
+        let first = remote.last_frame == NULL_FRAME;
+        if first && input.start_frame > max_pred + 64 {
+            return Err(Fault::InputGap { start: input.start_frame });
+        }
+        // GGRS decodes against the input before the message's first frame (or a blank
+        // input for the first message) and ignores the message when it lacks it.
+        let reference_frame = if first { NULL_FRAME } else { input.start_frame - 1 };
+        let reference = remote
+            .inputs
+            .get(&reference_frame)
+            .map(|r| if r.is_empty() { vec![0u8; frame_len] } else { r.clone() });
+        let frames = delta_decode(reference.as_deref().unwrap_or(&[]), &buf, frame_len)?;
+        if frames.len() > max_frames {
+            return Err(Fault::TooManyFrames { limit: max_frames });
+        }
+        Ok((reference, frames))
     }
 
     /// Records what this peer sends; `false` when the message must not go out.

@@ -89,6 +89,23 @@ impl Identity {
         }
     }
 
+    /// The secret keys, as [`Identity::from_secrets`] takes them back: an X25519 scalar and an
+    /// Ed25519 seed. Keep them only where a crashed or reloaded program of the same player can
+    /// read them again (a file only that user reads, a tab's `sessionStorage`) and for no longer
+    /// than the match: whoever holds them can claim the player's slot back ([`rejoin`]).
+    ///
+    /// ```
+    /// use rollback_abilities::session::Identity;
+    /// let id = Identity::from_secrets([7; 32], [9; 32]);
+    /// let (agree, sign) = id.secrets();
+    /// assert_eq!(Identity::from_secrets(agree, sign).public(), id.public());
+    /// ```
+    ///
+    /// [`rejoin`]: super::rejoin
+    pub fn secrets(&self) -> ([u8; 32], [u8; 32]) {
+        (self.agree.to_bytes(), self.sign.to_bytes())
+    }
+
     /// A second handle on the same secrets (the guard keeps one to sign this peer's inputs).
     pub(crate) fn duplicate(&self) -> Identity {
         Identity { agree: self.agree.clone(), sign: self.sign.clone() }

@@ -25,7 +25,7 @@ fn measure<G: Game>(
         m.tick(input, &mut [], |_| {})?;
     }
     let raw_before = m.network().stats().raw_bytes;
-    m.rejoin(leaver, make());
+    m.rejoin(leaver, make())?;
     let mut ticks = 0u32;
     let mut held = 0u32;
     while m.peers()[leaver].is_rejoining() {

@@ -172,7 +172,7 @@ fn overlapping(players: usize, leavers: usize, seed: u64) -> Result<(), String> 
                     // see it gone for themselves.
                     m.leave(who);
                     let p = &mut m.peers_mut()[0];
-                    p.runner.kick(&mut p.session, who).map_err(|e| format!("kick {who}: {e}"))?;
+                    p.kick(who).map_err(|e| format!("kick {who}: {e}"))?;
                 }
             }
         }

@@ -377,7 +377,7 @@ fn kicking_a_connected_player_works() {
         let mut m = duel_match(2, c, seed, 0);
         ticks(&mut m, 100 + seed as u32);
         let p = &mut m.peers_mut()[0];
-        p.runner.kick(&mut p.session, 1).unwrap();
+        p.kick(1).unwrap();
         ticks(&mut m, 200);
         assert_eq!(lefts(&m, 0).len(), 1, "seed {seed}");
         assert!(frame_of(&m, 0) >= 290, "seed {seed}: {}", frame_of(&m, 0));
@@ -389,7 +389,7 @@ fn kicking_a_connected_player_works() {
         ticks(&mut m, 120);
         for k in [0, 1] {
             let p = &mut m.peers_mut()[k];
-            p.runner.kick(&mut p.session, 2).unwrap();
+            p.kick(2).unwrap();
         }
         ticks(&mut m, 300);
         assert_eq!(lefts(&m, 0), lefts(&m, 1), "seed {seed}");

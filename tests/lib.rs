@@ -29,6 +29,7 @@ mod my_scenarios;
 mod p2p_matchbox_args;
 mod recipes;
 mod rejoin;
+mod rejoin_udp;
 mod replays;
 mod rollback;
 mod scenario_files;

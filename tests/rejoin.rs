@@ -167,7 +167,21 @@ pub fn scenario(
     plan: &[(usize, Exit, u32, u32)],
     frames: u32,
 ) -> Result<LocalMatch<Comeback>, String> {
+    scenario_on(players, conditions, false, seed, plan, frames)
+}
+
+/// [`scenario`], with the side channel the rejoin protocol speaks on impaired too (`side`), as
+/// UDP's is: its messages are lost, duplicated and reordered like GGRS's.
+pub fn scenario_on(
+    players: usize,
+    conditions: NetConditions,
+    side: bool,
+    seed: u64,
+    plan: &[(usize, Exit, u32, u32)],
+    frames: u32,
+) -> Result<LocalMatch<Comeback>, String> {
     let mut m = comeback_match(players, conditions, seed)?;
+    m.network().set_side_channel_impaired(side);
     let mut state: Vec<u8> = vec![0; plan.len()]; // 0 in, 1 away, 2 back
     let limit = 40 * u64::from(frames) + 20_000;
     let mut ticks = 0u64;
@@ -185,7 +199,7 @@ pub fn scenario(
                 }
                 state[k] = 1;
             } else if state[k] == 1 && frame >= back {
-                m.rejoin(player, comeback_world(players));
+                m.rejoin(player, comeback_world(players)).expect("rejoin");
                 state[k] = 2;
             }
         }
@@ -285,7 +299,7 @@ fn lost_during_switch(lost: usize, after: u32, conditions: NetConditions, seed: 
     for _ in 0..400 {
         tick(&mut m, seed).unwrap();
     }
-    m.rejoin(2, comeback_world(3));
+    m.rejoin(2, comeback_world(3)).expect("rejoin");
     until_switched(&mut m, 0, 0, seed);
     for _ in 0..after {
         tick(&mut m, seed).unwrap();
@@ -301,7 +315,7 @@ fn lost_during_switch(lost: usize, after: u32, conditions: NetConditions, seed: 
     }
     all_agree(&m, 50).unwrap();
     // And it comes back.
-    m.rejoin(lost, comeback_world(3));
+    m.rejoin(lost, comeback_world(3)).expect("rejoin");
     let mut ticks = 0;
     while m.peers().iter().any(|p| p.has_left() || p.is_rejoining()) {
         tick(&mut m, seed).unwrap();
@@ -386,6 +400,21 @@ pub fn soak(players: usize, leavers: usize, seeds: std::ops::Range<u64>) {
         let plan = random_plan(players, leavers, seed);
         if let Err(e) = scenario(players, LOSSY, seed, &plan, 600) {
             panic!("{players} players, {leavers} rejoining, seed {seed}, plan {plan:?}: {e}");
+        }
+    }
+}
+
+/// The rejoin protocol over a side channel that loses a fifth of its messages and duplicates
+/// and reorders others (UDP's, not a lobby's): every message is resent until answered, so the
+/// rejoins still complete and every peer agrees.
+#[test]
+fn rejoins_complete_when_the_side_channel_loses_messages() {
+    for (players, leavers, seeds) in [(2, 1, 0..4), (3, 1, 10..13), (4, 2, 20..22)] {
+        for seed in seeds {
+            let plan = random_plan(players, leavers, seed);
+            if let Err(e) = scenario_on(players, LOSSY, true, seed, &plan, 600) {
+                panic!("{players} players, lossy side channel, seed {seed}, plan {plan:?}: {e}");
+            }
         }
     }
 }
@@ -741,7 +770,7 @@ mod hostile {
         assert!(f.contains(&RejoinFault::SlotInUse { slot: 1 }), "{f:?}");
         assert!(min_confirmed(&m) > before + 10, "the match held");
         // The slot's owner gets it back.
-        m.rejoin(2, comeback_world(3));
+        m.rejoin(2, comeback_world(3)).expect("rejoin");
         until_back(&mut m, 11, 120);
         all_agree(&m, 100).unwrap();
     }
@@ -764,7 +793,7 @@ mod hostile {
         let f = rejoin_faults(&m, 0);
         assert!(f.iter().any(|f| matches!(f, RejoinFault::Flood { .. })), "{f:?}");
         assert!(min_confirmed(&m) > before + 10, "the flood held the match");
-        m.rejoin(2, comeback_world(3));
+        m.rejoin(2, comeback_world(3)).expect("rejoin");
         until_back(&mut m, 12, 120);
         all_agree(&m, 100).unwrap();
     }
@@ -775,7 +804,7 @@ mod hostile {
         m.run(60, |p, f, _| bot(13, p, f)).unwrap();
         m.leave(1);
         until_left(&mut m, 1, 13);
-        m.rejoin(1, comeback_world(2));
+        m.rejoin(1, comeback_world(2)).expect("rejoin");
         // Until part of the state arrived, then the joiner hangs.
         for _ in 0..200 {
             let (got, total) = m.peers()[1].rejoin_progress();
@@ -804,7 +833,7 @@ mod hostile {
             tick(&mut m, 13).unwrap();
         }
         assert!(min_confirmed(&m) > before + 30);
-        m.rejoin(1, comeback_world(2));
+        m.rejoin(1, comeback_world(2)).expect("rejoin");
         until_back(&mut m, 13, 120);
         all_agree(&m, 100).unwrap();
     }

@@ -1977,11 +1977,22 @@ impl<A: Clone + Eq> Guard<A> {
         local: &Identity,
         remotes: impl IntoIterator<Item = (A, PublicIdentity)>,
     ) -> Result<(), Vec<A>> {
+        self.authenticate_on(local, remotes, 0)
+    }
+
+    /// [`Guard::authenticate`] with the keys of session channel `channel` (a session a rejoin
+    /// started: see [`rejoin`](super::rejoin)).
+    pub(crate) fn authenticate_on(
+        &self,
+        local: &Identity,
+        remotes: impl IntoIterator<Item = (A, PublicIdentity)>,
+        channel: u32,
+    ) -> Result<(), Vec<A>> {
         let mut s = lock(&self.shared);
         let mut links = Vec::new();
         let mut bad = Vec::new();
         for (addr, id) in remotes {
-            match (s.index(&addr), local.link(&id)) {
+            match (s.index(&addr), local.link_on(&id, channel)) {
                 (Some(i), Some(link)) => links.push((i, id, link)),
                 _ => bad.push(addr),
             }

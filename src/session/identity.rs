@@ -123,6 +123,14 @@ impl Identity {
     /// one to send and the other to receive). `None` when the remote's key is of low order (the
     /// shared secret would be predictable).
     pub(crate) fn link(&self, remote: &PublicIdentity) -> Option<Link> {
+        self.link_on(remote, 0)
+    }
+
+    /// [`Identity::link`] for session channel `channel` (see [`rejoin`](super::rejoin)): each
+    /// session a rejoin starts between the same identities has its own keys, so a datagram of
+    /// one session is never read in another, whatever channel its carrier says it is on.
+    /// Channel 0 has [`Identity::link`]'s keys.
+    pub(crate) fn link_on(&self, remote: &PublicIdentity, channel: u32) -> Option<Link> {
         let shared = self.agree.diffie_hellman(&x25519_dalek::PublicKey::from(remote.agree));
         if !shared.was_contributory() {
             return None;
@@ -134,6 +142,9 @@ impl Identity {
             for id in [from, to] {
                 material.extend_from_slice(&id.agree);
                 material.extend_from_slice(&id.verify);
+            }
+            if channel != 0 {
+                material.extend_from_slice(&channel.to_le_bytes());
             }
             blake3::derive_key(LINK_CONTEXT, &material)
         };

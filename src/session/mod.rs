@@ -28,6 +28,7 @@ mod guard;
 mod handshake;
 mod identity;
 mod local;
+mod match_peer;
 #[cfg(feature = "matchbox")]
 pub mod matchbox;
 mod net;
@@ -35,6 +36,7 @@ mod prediction;
 pub mod rejoin;
 mod runner;
 mod start;
+mod udp;
 
 pub use crate::observe::{BatchObserver, NoObserver};
 pub use determinism::{Determinism, DeterminismFailure, DeterminismReport, StraightRun};
@@ -51,6 +53,7 @@ pub use guard::forge;
 pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emulated};
 pub use identity::{Identity, IdentityError, PublicIdentity};
 pub use local::{LocalMatch, LocalPeer, MatchConfig};
+pub use match_peer::{MatchPeer, MatchTransport};
 // The matchbox session; its building blocks (the socket builders, the message loop, the
 // channels and the blocking steps) are in `session::matchbox`.
 #[cfg(feature = "matchbox")]
@@ -65,3 +68,4 @@ pub use runner::{
     SavedFrame, SessionError, SessionEvent, differing_subsystems, pack_checksum,
 };
 pub use start::{MatchKeys, Peer, SessionConfig, Spectator, unguarded_builder};
+pub use udp::{UdpSessionSocket, UdpStats, UdpTransport};

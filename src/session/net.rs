@@ -99,6 +99,9 @@ struct Hub {
     /// Conditions of single links (lower address first), overriding `conditions`.
     links: BTreeMap<(PeerAddr, PeerAddr), NetConditions>,
     impaired: bool,
+    /// The impairments apply to the side channel too (a real network's: see
+    /// [`EmulatedNetwork::set_side_channel_impaired`]).
+    side_impaired: bool,
     partitioned: BTreeSet<PeerAddr>,
     queues: BTreeMap<PeerAddr, Vec<InFlight>>,
     stats: NetStats,
@@ -145,6 +148,7 @@ impl EmulatedNetwork {
                 conditions,
                 links: BTreeMap::new(),
                 impaired: false,
+                side_impaired: false,
                 partitioned: BTreeSet::new(),
                 queues: BTreeMap::new(),
                 stats: NetStats::default(),
@@ -198,6 +202,13 @@ impl EmulatedNetwork {
     /// Switches the impairments on or off.
     pub fn set_impaired(&self, on: bool) {
         self.lock().impaired = on;
+    }
+
+    /// Whether the impairments (while on) also apply to raw side-channel packets, as on a real
+    /// network (UDP: see [`MatchTransport`](super::MatchTransport)). Off by default: the side
+    /// channel is then reliable and in order, as the session handshake over a lobby is.
+    pub fn set_side_channel_impaired(&self, on: bool) {
+        self.lock().side_impaired = on;
     }
 
     /// Changes the conditions.
@@ -259,7 +270,7 @@ impl EmulatedNetwork {
         // would make a seeded run depend on the machine's load (a match synchronises on a clean
         // network, see `LocalMatch::synchronize`; a session started after a rejoin synchronises
         // while the match runs).
-        let impaired = h.impaired && !raw && !is_sync(&payload);
+        let impaired = h.impaired && (!raw || h.side_impaired) && !is_sync(&payload);
         if impaired && rng.below(100) < c.loss_percent {
             h.stats.dropped += 1;
             return;
@@ -360,6 +371,12 @@ pub struct EmulatedSocket {
 }
 
 impl EmulatedSocket {
+    /// A socket at this socket's address for session channel `channel` (see
+    /// [`EmulatedNetwork::socket_on_channel`]).
+    pub fn on_channel(&self, channel: u32) -> EmulatedSocket {
+        self.net.socket_on_channel(self.addr, channel)
+    }
+
     /// This socket's address.
     pub fn addr(&self) -> PeerAddr {
         self.addr

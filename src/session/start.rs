@@ -118,7 +118,20 @@ impl SessionConfig {
         players: impl IntoIterator<Item = (usize, PlayerType<A>)>,
         keys: &MatchKeys<A>,
     ) -> Result<Started<P2PSession<GgrsConfig<G, A>>, A>, SessionError> {
-        self.start_p2p_with(runner, socket, players, Some(keys))
+        self.start_p2p_with(runner, socket, players, Some((keys, 0)))
+    }
+
+    /// [`SessionConfig::start_p2p_keyed`] on session channel `channel`, whose datagram keys
+    /// are its own (a session a rejoin starts: see [`rejoin`](super::rejoin)).
+    pub(crate) fn start_p2p_keyed_on<G: Game, A: Address, S: NonBlockingSocket<A> + 'static>(
+        &self,
+        runner: &mut Runner<G>,
+        socket: S,
+        players: impl IntoIterator<Item = (usize, PlayerType<A>)>,
+        keys: &MatchKeys<A>,
+        channel: u32,
+    ) -> Result<Started<P2PSession<GgrsConfig<G, A>>, A>, SessionError> {
+        self.start_p2p_with(runner, socket, players, Some((keys, channel)))
     }
 
     fn start_p2p_with<G: Game, A: Address, S: NonBlockingSocket<A> + 'static>(
@@ -126,7 +139,7 @@ impl SessionConfig {
         runner: &mut Runner<G>,
         socket: S,
         players: impl IntoIterator<Item = (usize, PlayerType<A>)>,
-        keys: Option<&MatchKeys<A>>,
+        keys: Option<(&MatchKeys<A>, u32)>,
     ) -> Result<Started<P2PSession<GgrsConfig<G, A>>, A>, SessionError> {
         let players: Vec<(usize, PlayerType<A>)> = players.into_iter().collect();
         let count = players.iter().filter(|(_, t)| !matches!(t, PlayerType::Spectator(_))).count();
@@ -146,7 +159,7 @@ impl SessionConfig {
         let (socket, guard) =
             GuardedSocket::new::<G::Input>(socket, self.guard_config(count), remotes);
         match keys {
-            Some(keys) => authenticate(&guard, keys, &need)?,
+            Some((keys, channel)) => authenticate(&guard, keys, &need, channel)?,
             None => introduce(&guard)?,
         }
         let mut builder = hardened_builder::<GgrsConfig<G, A>>(
@@ -212,7 +225,7 @@ impl SessionConfig {
             self.desync_interval,
         )?;
         match keys {
-            Some(keys) => authenticate(&guard, keys, core::slice::from_ref(&host))?,
+            Some(keys) => authenticate(&guard, keys, core::slice::from_ref(&host), 0)?,
             None => introduce(&guard)?,
         }
         let session = builder.start_spectator_session(host, socket);
@@ -233,11 +246,15 @@ fn authenticate<A: Address>(
     guard: &Guard<A>,
     keys: &MatchKeys<A>,
     need: &[A],
+    channel: u32,
 ) -> Result<(), SessionError> {
     let missing: Vec<&A> =
         need.iter().filter(|a| !keys.remotes.iter().any(|(r, _)| r == *a)).collect();
-    let refused = guard
-        .authenticate(&keys.local, keys.remotes.iter().filter(|(a, _)| need.contains(a)).cloned());
+    let refused = guard.authenticate_on(
+        &keys.local,
+        keys.remotes.iter().filter(|(a, _)| need.contains(a)).cloned(),
+        channel,
+    );
     let bad: Vec<String> = missing
         .into_iter()
         .map(|a| format!("{a:?}"))

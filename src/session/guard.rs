@@ -729,6 +729,12 @@ const RELAY_CHUNK: usize = 32;
 /// Frames of decoded input kept per sender (the relay's source and the delta references).
 const INPUT_HISTORY: GgrsFrame = 256;
 
+/// The oldest frame of input (with its chain head and signature) kept once frame `last` is
+/// held: a remote's and this peer's own alike.
+fn history_start(last: GgrsFrame) -> GgrsFrame {
+    last - INPUT_HISTORY
+}
+
 /// Frames a departure digest covers (the newest, through the frame reported).
 const DIGEST_WINDOW: GgrsFrame = 64;
 
@@ -959,7 +965,12 @@ impl<A> Remote<A> {
                 self.last_frame = f;
             }
         }
-        let keep = self.last_frame - INPUT_HISTORY;
+        self.forget_old();
+    }
+
+    /// Forgets the inputs, chain heads and signatures older than the input history.
+    fn forget_old(&mut self) {
+        let keep = history_start(self.last_frame);
         self.inputs.retain(|k, _| *k >= keep);
         self.chain.retain(|k, _| *k >= keep);
         self.sigs.retain(|k, _| *k >= keep);
@@ -1485,159 +1496,207 @@ impl<A: Clone + Eq> Shared<A> {
         }
         match msg {
             GuardMsg::Depart { key, have, digest, .. } => {
-                if have < NULL_FRAME {
-                    return Err(Fault::BadDepartureMessage { what: "has a negative frame" });
-                }
-                // No survivor can hold input far past this peer's own frame (they wait on each
-                // other): a larger claim is a lie that would stall the agreement.
-                if have > self.current.saturating_add(self.frame_window()) {
-                    return Err(Fault::BadDepartureMessage { what: "claims input far ahead" });
-                }
-                let same = self.same_key(&key)?;
-                // Another member's word never makes a player leave here: this peer looks.
-                if !self.remotes[x].cut {
-                    self.remotes[x].claimed = true;
-                }
-                self.claimed_out(&key);
-                let Some(li) = self.leaves.iter().position(|l| l.remote == x) else {
-                    return Ok(());
-                };
-                if !same || self.leaves[li].agreed.is_some() {
-                    return Ok(());
-                }
-                let held = self.held(li);
-                let h = &mut self.leaves[li].haves[from];
-                if h.is_some_and(|(old, _)| old > have) {
-                    return Ok(()); // an older report, overtaken
-                }
-                *h = Some((have, digest));
-                // A report of frames this peer holds must match them.
-                if have >= 0 && have <= held && digest != self.digest(li, have) {
-                    if self.signs(x) {
-                        // What this peer holds of the leaver is signed by it: the reporter
-                        // holds other input the leaver signed (it equivocated; the proof goes
-                        // to the reporter, see `pump`) or lies (and is left behind when the
-                        // agreement runs out of time).
-                        let l = &mut self.leaves[li];
-                        if l.shown[from] != Some(have) {
-                            l.shown[from] = Some(have);
-                            l.to_show.push((from, have));
-                        }
-                        return Ok(());
-                    }
-                    if have <= self.remotes[x].last_frame {
-                        // Frames the leaver sent this peer itself: the report is false.
-                        return Err(Fault::BadDepartureMessage {
-                            what: "reports input that differs from the leaver's own",
-                        });
-                    }
-                    self.contradicted(li);
-                }
-                Ok(())
+                self.on_depart(from, x, &key, have, digest)
             }
             GuardMsg::Relay { key, start, frames, proof, .. } => {
-                let frame_len = self.frame_len(x);
-                // A signed relay runs to a frame the leaver signed: up to a message's frames.
-                let most = if self.signs(x) {
-                    self.config.max_frames_per_message.max(RELAY_CHUNK)
-                } else {
-                    RELAY_CHUNK
-                };
-                if frames.is_empty()
-                    || frames.len() > most
-                    || frames.iter().any(|f| f.len() != frame_len)
-                {
-                    return Err(Fault::BadDepartureMessage { what: "carries malformed frames" });
-                }
-                // A player's first input follows the input delay, near the match's start (as
-                // for its own first input message, `Fault::InputGap`): GGRS would fill every
-                // frame before a far start.
-                let first_limit = self.config.max_prediction as GgrsFrame + 64;
-                if self.remotes[x].last_frame == NULL_FRAME && start > first_limit {
-                    return Err(Fault::BadDepartureMessage {
-                        what: "relays a first frame far ahead",
-                    });
-                }
-                // Like a claim, no relayed frame lies far past this peer's own frame: the relayed
-                // frames reach GGRS at the agreement, and its input queue holds 128 frames.
-                let last = start.saturating_add(frames.len() as GgrsFrame);
-                if last > self.current.saturating_add(self.frame_window()) {
-                    return Err(Fault::BadDepartureMessage { what: "relays input far ahead" });
-                }
-                let check = self.check_input;
-                if self.input_size > 0
-                    && !frames.iter().all(|f| f.chunks(self.input_size).all(check))
-                {
-                    return Err(Fault::BadDepartureMessage { what: "carries invalid inputs" });
-                }
-                if proof.is_none() && self.signs(x) {
-                    // An honest relayer passes on the leaver's signature with its frames.
-                    return Err(Fault::BadDepartureMessage {
-                        what: "relays input its player did not sign",
-                    });
-                }
-                if !self.same_key(&key)? || start < 0 {
-                    return Ok(());
-                }
-                let Some(li) = self.leaves.iter().position(|l| l.remote == x) else {
-                    return Ok(());
-                };
-                if self.leaves[li].agreed.is_some() {
-                    return Ok(());
-                }
-                if self.signs(x) {
-                    // Checking a signature costs more than anything else here: only a relay
-                    // that brings a frame this peer lacks, or contradicts one it holds, is.
-                    let held = self.held(li);
-                    let contradicts = frames.iter().enumerate().any(|(k, input)| {
-                        let f = start.saturating_add(k as GgrsFrame);
-                        f <= held && self.frame_held(li, f).is_some_and(|mine| mine != input)
-                    });
-                    if last <= held.saturating_add(1) && !contradicts {
-                        return Ok(());
-                    }
-                }
-                let run = match self.verify_relayed(x, start, &frames, proof)? {
-                    Provenance::Proven(run) => {
-                        self.take_proven(li, from, run);
-                        return Ok(());
-                    }
-                    Provenance::Unproven => frames,
-                };
-                let own = self.remotes[x].last_frame;
-                for (k, input) in run.into_iter().enumerate() {
-                    let f = start.saturating_add(k as GgrsFrame);
-                    if f <= own {
-                        // A frame the leaver sent this peer itself: the relay must match it.
-                        match self.remotes[x].inputs.get(&f) {
-                            Some(mine) if !mine.is_empty() && *mine != input => {
-                                return Err(Fault::BadDepartureMessage {
-                                    what: "relays input that differs from the leaver's own",
-                                });
-                            }
-                            _ => continue,
-                        }
-                    }
-                    if let Some((mine, _)) = self.leaves[li].relayed.get(&f) {
-                        // Another relayer's frame came first; which one is the leaver's cannot
-                        // be told from here: the reports' digests settle it.
-                        if *mine != input {
-                            return Ok(());
-                        }
-                        continue;
-                    }
-                    // The next frame this peer lacks (with none at all, the leaver's first).
-                    let held = self.held(li);
-                    let next = held == NULL_FRAME || f == held.saturating_add(1);
-                    if !next || self.leaves[li].distrusted[from] {
-                        break;
-                    }
-                    // Unproven: provisional until the agreement's digests settle it.
-                    self.leaves[li].relayed.insert(f, (input, from));
-                }
-                Ok(())
+                self.on_relay(from, x, &key, start, frames, proof)
             }
         }
+    }
+
+    /// A survivor's report (remote `from`) of the input it holds of leaver `x`: through frame
+    /// `have`, with `digest`.
+    fn on_depart(
+        &mut self,
+        from: usize,
+        x: usize,
+        key: &Key,
+        have: GgrsFrame,
+        digest: u64,
+    ) -> Result<(), Fault> {
+        if have < NULL_FRAME {
+            return Err(Fault::BadDepartureMessage { what: "has a negative frame" });
+        }
+        // No survivor can hold input far past this peer's own frame (they wait on each
+        // other): a larger claim is a lie that would stall the agreement.
+        if have > self.current.saturating_add(self.frame_window()) {
+            return Err(Fault::BadDepartureMessage { what: "claims input far ahead" });
+        }
+        let same = self.same_key(key)?;
+        // Another member's word never makes a player leave here: this peer looks.
+        if !self.remotes[x].cut {
+            self.remotes[x].claimed = true;
+        }
+        self.claimed_out(key);
+        let Some(li) = self.leaves.iter().position(|l| l.remote == x) else {
+            return Ok(());
+        };
+        if !same || self.leaves[li].agreed.is_some() {
+            return Ok(());
+        }
+        let held = self.held(li);
+        let h = &mut self.leaves[li].haves[from];
+        if h.is_some_and(|(old, _)| old > have) {
+            return Ok(()); // an older report, overtaken
+        }
+        *h = Some((have, digest));
+        // A report of frames this peer holds must match them.
+        if have >= 0 && have <= held && digest != self.digest(li, have) {
+            if self.signs(x) {
+                // What this peer holds of the leaver is signed by it: the reporter
+                // holds other input the leaver signed (it equivocated; the proof goes
+                // to the reporter, see `pump`) or lies (and is left behind when the
+                // agreement runs out of time).
+                let l = &mut self.leaves[li];
+                if l.shown[from] != Some(have) {
+                    l.shown[from] = Some(have);
+                    l.to_show.push((from, have));
+                }
+                return Ok(());
+            }
+            if have <= self.remotes[x].last_frame {
+                // Frames the leaver sent this peer itself: the report is false.
+                return Err(Fault::BadDepartureMessage {
+                    what: "reports input that differs from the leaver's own",
+                });
+            }
+            self.contradicted(li);
+        }
+        Ok(())
+    }
+
+    /// Leaver `x`'s input frames from `start` on, relayed by remote `from`: checked, then taken
+    /// where they bring a frame this peer lacks (proven by the leaver's signature, or
+    /// provisionally).
+    fn on_relay(
+        &mut self,
+        from: usize,
+        x: usize,
+        key: &Key,
+        start: GgrsFrame,
+        frames: Vec<Vec<u8>>,
+        proof: Option<RelayProof>,
+    ) -> Result<(), Fault> {
+        let last = self.check_relay(x, start, &frames, proof.is_some())?;
+        if !self.same_key(key)? || start < 0 {
+            return Ok(());
+        }
+        let Some(li) = self.leaves.iter().position(|l| l.remote == x) else {
+            return Ok(());
+        };
+        if self.leaves[li].agreed.is_some() {
+            return Ok(());
+        }
+        if self.signs(x) {
+            // Checking a signature costs more than anything else here: only a relay
+            // that brings a frame this peer lacks, or contradicts one it holds, is.
+            let held = self.held(li);
+            let contradicts = frames.iter().enumerate().any(|(k, input)| {
+                let f = start.saturating_add(k as GgrsFrame);
+                f <= held && self.frame_held(li, f).is_some_and(|mine| mine != input)
+            });
+            if last <= held.saturating_add(1) && !contradicts {
+                return Ok(());
+            }
+        }
+        let run = match self.verify_relayed(x, start, &frames, proof)? {
+            Provenance::Proven(run) => {
+                self.take_proven(li, from, run);
+                return Ok(());
+            }
+            Provenance::Unproven => frames,
+        };
+        self.take_unproven(li, x, from, start, run)
+    }
+
+    /// Whether relayed frames of leaver `x` from `start` are well-formed and plausible (with a
+    /// proof if `x` signs its inputs): the frame after the last one they carry, or the fault.
+    fn check_relay(
+        &self,
+        x: usize,
+        start: GgrsFrame,
+        frames: &[Vec<u8>],
+        proven: bool,
+    ) -> Result<GgrsFrame, Fault> {
+        let frame_len = self.frame_len(x);
+        // A signed relay runs to a frame the leaver signed: up to a message's frames.
+        let most = if self.signs(x) {
+            self.config.max_frames_per_message.max(RELAY_CHUNK)
+        } else {
+            RELAY_CHUNK
+        };
+        if frames.is_empty() || frames.len() > most || frames.iter().any(|f| f.len() != frame_len) {
+            return Err(Fault::BadDepartureMessage { what: "carries malformed frames" });
+        }
+        // A player's first input follows the input delay, near the match's start (as
+        // for its own first input message, `Fault::InputGap`): GGRS would fill every
+        // frame before a far start.
+        let first_limit = self.config.max_prediction as GgrsFrame + 64;
+        if self.remotes[x].last_frame == NULL_FRAME && start > first_limit {
+            return Err(Fault::BadDepartureMessage { what: "relays a first frame far ahead" });
+        }
+        // Like a claim, no relayed frame lies far past this peer's own frame: the relayed
+        // frames reach GGRS at the agreement, and its input queue holds 128 frames.
+        let last = start.saturating_add(frames.len() as GgrsFrame);
+        if last > self.current.saturating_add(self.frame_window()) {
+            return Err(Fault::BadDepartureMessage { what: "relays input far ahead" });
+        }
+        let check = self.check_input;
+        if self.input_size > 0 && !frames.iter().all(|f| f.chunks(self.input_size).all(check)) {
+            return Err(Fault::BadDepartureMessage { what: "carries invalid inputs" });
+        }
+        if !proven && self.signs(x) {
+            // An honest relayer passes on the leaver's signature with its frames.
+            return Err(Fault::BadDepartureMessage {
+                what: "relays input its player did not sign",
+            });
+        }
+        Ok(last)
+    }
+
+    /// Takes relayed frames of leaver `x` (leave `li`) from remote `from` that nothing proves:
+    /// each must match what `x` sent this peer itself; past that, only the next frame this peer
+    /// lacks is taken, provisionally, until the agreement's digests settle it.
+    fn take_unproven(
+        &mut self,
+        li: usize,
+        x: usize,
+        from: usize,
+        start: GgrsFrame,
+        run: Vec<Vec<u8>>,
+    ) -> Result<(), Fault> {
+        let own = self.remotes[x].last_frame;
+        for (k, input) in run.into_iter().enumerate() {
+            let f = start.saturating_add(k as GgrsFrame);
+            if f <= own {
+                // A frame the leaver sent this peer itself: the relay must match it.
+                match self.remotes[x].inputs.get(&f) {
+                    Some(mine) if !mine.is_empty() && *mine != input => {
+                        return Err(Fault::BadDepartureMessage {
+                            what: "relays input that differs from the leaver's own",
+                        });
+                    }
+                    _ => continue,
+                }
+            }
+            if let Some((mine, _)) = self.leaves[li].relayed.get(&f) {
+                // Another relayer's frame came first; which one is the leaver's cannot
+                // be told from here: the reports' digests settle it.
+                if *mine != input {
+                    return Ok(());
+                }
+                continue;
+            }
+            // The next frame this peer lacks (with none at all, the leaver's first).
+            let held = self.held(li);
+            let next = held == NULL_FRAME || f == held.saturating_add(1);
+            if !next || self.leaves[li].distrusted[from] {
+                break;
+            }
+            // Unproven: provisional until the agreement's digests settle it.
+            self.leaves[li].relayed.insert(f, (input, from));
+        }
+        Ok(())
     }
 
     /// Hands relayed frames of remote `x` to GGRS as an input message from `x`.
@@ -1654,10 +1713,7 @@ impl<A: Clone + Eq> Shared<A> {
             r.inputs.insert(frame, f);
             r.last_frame = frame;
         }
-        let keep = r.last_frame - INPUT_HISTORY;
-        r.inputs.retain(|k, _| *k >= keep);
-        r.chain.retain(|k, _| *k >= keep);
-        r.sigs.retain(|k, _| *k >= keep);
+        r.forget_old();
         let body = WireBody::Input(WireInput {
             peer_connect_status: r.statuses.clone(),
             disconnect_requested: false,
@@ -1678,39 +1734,7 @@ impl<A: Clone + Eq> Shared<A> {
         }
         self.pumped = self.tick;
         if self.config.paced {
-            let every = u64::from(self.config.resend_ticks.max(1));
-            for r in &mut self.remotes {
-                if r.cut || r.gone {
-                    continue;
-                }
-                // A lost synchronisation request is asked again on this clock, not after GGRS's
-                // wall-clock retry (its reply answers the same request, which GGRS still holds),
-                // and more often than an input: a session takes five round trips to start, and
-                // a rejoin's new session is waited for only a departure time.
-                if !r.synchronised
-                    && let Some((m, at)) = &mut r.sync_request
-                    && self.tick >= *at + SYNC_RESEND_TICKS
-                {
-                    *at = self.tick;
-                    self.outbox.push((r.addr.clone(), m.clone()));
-                    self.stats.paced_resent += 1;
-                }
-                if let Some(m) = &r.newest_input
-                    && self.tick >= r.newest_tick + every
-                {
-                    r.newest_tick = self.tick;
-                    // Every input acknowledged: a keep-alive instead, so a peer that waits on
-                    // others is still heard (see `GuardConfig::look_ticks`).
-                    let keep_alive = || {
-                        let magic = r.own_magic?;
-                        WireMessage { magic, body: WireBody::KeepAlive }.to_ggrs()
-                    };
-                    if let Some(m) = rebased_resend(r, m).or_else(keep_alive) {
-                        self.outbox.push((r.addr.clone(), m));
-                        self.stats.paced_resent += 1;
-                    }
-                }
-            }
+            self.resend_paced();
         }
         self.look();
         let survivors: Vec<usize> = self.survivors().collect();
@@ -1722,109 +1746,181 @@ impl<A: Clone + Eq> Shared<A> {
         // tick; the next waits for the following tick.
         let mut injected = false;
         for li in 0..self.leaves.len() {
-            let x = self.leaves[li].remote;
-            let player = self.remotes[x].handles[0] as u16;
-            let held = self.held(li);
-            let have = self.leaves[li].agreed.unwrap_or(held);
-            let digest = self.digest(li, have);
-            // Report, and relay what a survivor lacks.
-            for &s in &survivors {
-                let depart = GuardMsg::Depart { key: key.clone(), player, have, digest };
-                self.send_guard(s, &depart);
-                if let Some((theirs, _)) = self.leaves[li].haves[s]
-                    && theirs < have
-                {
-                    // From the frame after theirs, or the leaver's first input if they have none.
-                    let from = if theirs == NULL_FRAME {
-                        let first_own = self.remotes[x].inputs.range(0..).next().map(|(f, _)| *f);
-                        let first_relayed = self.leaves[li].relayed.keys().next().copied();
-                        first_own.or(first_relayed).unwrap_or(0)
-                    } else {
-                        theirs + 1
-                    };
-                    if self.signs(x) {
-                        // The frames through the leaver's first signature at or after a chunk.
-                        let through = have.min(from.saturating_add(RELAY_CHUNK as GgrsFrame - 1));
-                        if let Some(run) = self.segment(x, Some(li), from, through) {
-                            self.send_guard(s, &relay_of(key.clone(), player, run));
-                        }
-                    } else {
-                        let frames: Vec<Vec<u8>> = (from..=have)
-                            .take(RELAY_CHUNK)
-                            .map_while(|f| self.frame_held(li, f).map(<[u8]>::to_vec))
-                            .collect();
-                        if !frames.is_empty() {
-                            let relay = GuardMsg::Relay {
-                                key: key.clone(),
-                                player,
-                                start: from,
-                                frames,
-                                proof: None,
-                            };
-                            self.send_guard(s, &relay);
-                        }
-                    }
-                }
-            }
-            // A survivor that reported other input of a signing leaver than this peer holds
-            // gets this peer's signed input over the frames its report covers: if the leaver
-            // signed both, the survivor has the proof that it equivocated.
-            for (s, reported) in core::mem::take(&mut self.leaves[li].to_show) {
-                let first = self.remotes[x].first_frame.unwrap_or(0);
-                let from = reported.saturating_sub(DIGEST_WINDOW - 1).max(first);
-                if let Some(run) = self.segment(x, Some(li), from, reported) {
-                    self.send_guard(s, &relay_of(key.clone(), player, run));
-                }
-            }
-            if self.leaves[li].agreed.is_some() && !self.in_sync(x) {
-                self.answer_sync(x);
-            }
-            let in_sync = self.in_sync(x);
-            let l = &mut self.leaves[li];
-            if let Some(q) = l.agreed {
-                // GGRS rolls back to the frame after `q`: it must not be the frame about to be
-                // simulated (`must load frame in the past`). The relayed frames reached GGRS
-                // with the agreement, so it moves on.
-                if !l.disconnected && !injected && in_sync && self.current != q.saturating_add(1) {
-                    l.disconnected = true;
-                    self.inject_disconnect(x, q);
-                    injected = true;
-                }
-                let l = &mut self.leaves[li];
-                l.linger += 1;
-                if l.linger >= self.config.departure_linger && l.disconnected {
-                    finished.push(li);
-                }
-                continue;
-            }
-            // Agreement: every survivor of this membership reports the very input this peer
-            // holds (the same last frame, the same digest). A survivor holding more relays it;
-            // one holding less is relayed to; nobody can come to hold more later (a member's
-            // input is no longer read once it is out, and relays come from survivors only).
-            if survivors.iter().any(|&s| l.haves[s] != Some((held, digest))) {
-                continue;
-            }
-            self.leaves[li].agreed = Some(held);
-            let chain = core::mem::take(&mut self.leaves[li].relayed_chain);
-            let sigs = core::mem::take(&mut self.leaves[li].relayed_sigs);
-            self.remotes[x].chain.extend(chain);
-            self.remotes[x].sigs.extend(sigs);
-            let relayed = core::mem::take(&mut self.leaves[li].relayed);
-            if let Some(&start) = relayed.keys().next() {
-                let frames: Vec<Vec<u8>> = relayed.into_values().map(|(f, _)| f).collect();
-                self.deliver_relayed(x, start, frames);
-            }
-            if !self.in_sync(x) {
-                self.answer_sync(x);
-            }
-            if !injected && self.in_sync(x) && self.current != held.saturating_add(1) {
-                self.leaves[li].disconnected = true;
-                self.inject_disconnect(x, held);
-                injected = true;
+            if self.pump_leave(li, &survivors, &key, &mut injected) {
+                finished.push(li);
             }
         }
         for li in finished.into_iter().rev() {
             self.leaves.remove(li);
+        }
+    }
+
+    /// Paced mode, once per tick: the synchronisation requests and newest input messages (or
+    /// keep-alives) due again.
+    fn resend_paced(&mut self) {
+        let every = u64::from(self.config.resend_ticks.max(1));
+        for r in &mut self.remotes {
+            if r.cut || r.gone {
+                continue;
+            }
+            // A lost synchronisation request is asked again on this clock, not after GGRS's
+            // wall-clock retry (its reply answers the same request, which GGRS still holds),
+            // and more often than an input: a session takes five round trips to start, and
+            // a rejoin's new session is waited for only a departure time.
+            if !r.synchronised
+                && let Some((m, at)) = &mut r.sync_request
+                && self.tick >= *at + SYNC_RESEND_TICKS
+            {
+                *at = self.tick;
+                self.outbox.push((r.addr.clone(), m.clone()));
+                self.stats.paced_resent += 1;
+            }
+            if let Some(m) = &r.newest_input
+                && self.tick >= r.newest_tick + every
+            {
+                r.newest_tick = self.tick;
+                // Every input acknowledged: a keep-alive instead, so a peer that waits on
+                // others is still heard (see `GuardConfig::look_ticks`).
+                let keep_alive = || {
+                    let magic = r.own_magic?;
+                    WireMessage { magic, body: WireBody::KeepAlive }.to_ggrs()
+                };
+                if let Some(m) = rebased_resend(r, m).or_else(keep_alive) {
+                    self.outbox.push((r.addr.clone(), m));
+                    self.stats.paced_resent += 1;
+                }
+            }
+        }
+    }
+
+    /// One tick of leaver `li`'s departure: reports and relays to the `survivors`, proofs for
+    /// survivors whose report contradicts signed input, and the agreement and its injection into
+    /// GGRS (at most one a tick: `injected`). `true` once the departure is finished.
+    fn pump_leave(
+        &mut self,
+        li: usize,
+        survivors: &[usize],
+        key: &Key,
+        injected: &mut bool,
+    ) -> bool {
+        let x = self.leaves[li].remote;
+        let held = self.held(li);
+        let have = self.leaves[li].agreed.unwrap_or(held);
+        let digest = self.digest(li, have);
+        // Report, and relay what a survivor lacks.
+        for &s in survivors {
+            self.report_departure(s, li, key, have, digest);
+        }
+        self.show_signed(li, key);
+        if self.leaves[li].agreed.is_some() && !self.in_sync(x) {
+            self.answer_sync(x);
+        }
+        let in_sync = self.in_sync(x);
+        let l = &mut self.leaves[li];
+        if let Some(q) = l.agreed {
+            // GGRS rolls back to the frame after `q`: it must not be the frame about to be
+            // simulated (`must load frame in the past`). The relayed frames reached GGRS
+            // with the agreement, so it moves on.
+            if !l.disconnected && !*injected && in_sync && self.current != q.saturating_add(1) {
+                l.disconnected = true;
+                self.inject_disconnect(x, q);
+                *injected = true;
+            }
+            let l = &mut self.leaves[li];
+            l.linger += 1;
+            return l.linger >= self.config.departure_linger && l.disconnected;
+        }
+        // Agreement: every survivor of this membership reports the very input this peer
+        // holds (the same last frame, the same digest). A survivor holding more relays it;
+        // one holding less is relayed to; nobody can come to hold more later (a member's
+        // input is no longer read once it is out, and relays come from survivors only).
+        if survivors.iter().any(|&s| l.haves[s] != Some((held, digest))) {
+            return false;
+        }
+        self.agree(li, held, injected);
+        false
+    }
+
+    /// Leaver `li`'s departure is agreed at frame `held`: the relayed frames and their proofs
+    /// are taken, and GGRS is told to disconnect the leaver unless another departure reached it
+    /// this tick (`injected`).
+    fn agree(&mut self, li: usize, held: GgrsFrame, injected: &mut bool) {
+        let x = self.leaves[li].remote;
+        self.leaves[li].agreed = Some(held);
+        let chain = core::mem::take(&mut self.leaves[li].relayed_chain);
+        let sigs = core::mem::take(&mut self.leaves[li].relayed_sigs);
+        self.remotes[x].chain.extend(chain);
+        self.remotes[x].sigs.extend(sigs);
+        let relayed = core::mem::take(&mut self.leaves[li].relayed);
+        if let Some(&start) = relayed.keys().next() {
+            let frames: Vec<Vec<u8>> = relayed.into_values().map(|(f, _)| f).collect();
+            self.deliver_relayed(x, start, frames);
+        }
+        if !self.in_sync(x) {
+            self.answer_sync(x);
+        }
+        if !*injected && self.in_sync(x) && self.current != held.saturating_add(1) {
+            self.leaves[li].disconnected = true;
+            self.inject_disconnect(x, held);
+            *injected = true;
+        }
+    }
+
+    /// Reports to survivor `s` the input this peer holds of leaver `li` (through `have`, with
+    /// `digest`), and relays what `s` reported it lacks.
+    fn report_departure(&mut self, s: usize, li: usize, key: &Key, have: GgrsFrame, digest: u64) {
+        let x = self.leaves[li].remote;
+        let player = self.remotes[x].handles[0] as u16;
+        let depart = GuardMsg::Depart { key: key.clone(), player, have, digest };
+        self.send_guard(s, &depart);
+        if let Some((theirs, _)) = self.leaves[li].haves[s]
+            && theirs < have
+        {
+            // From the frame after theirs, or the leaver's first input if they have none.
+            let from = if theirs == NULL_FRAME {
+                let first_own = self.remotes[x].inputs.range(0..).next().map(|(f, _)| *f);
+                let first_relayed = self.leaves[li].relayed.keys().next().copied();
+                first_own.or(first_relayed).unwrap_or(0)
+            } else {
+                theirs + 1
+            };
+            if self.signs(x) {
+                // The frames through the leaver's first signature at or after a chunk.
+                let through = have.min(from.saturating_add(RELAY_CHUNK as GgrsFrame - 1));
+                if let Some(run) = self.segment(x, Some(li), from, through) {
+                    self.send_guard(s, &relay_of(key.clone(), player, run));
+                }
+            } else {
+                let frames: Vec<Vec<u8>> = (from..=have)
+                    .take(RELAY_CHUNK)
+                    .map_while(|f| self.frame_held(li, f).map(<[u8]>::to_vec))
+                    .collect();
+                if !frames.is_empty() {
+                    let relay = GuardMsg::Relay {
+                        key: key.clone(),
+                        player,
+                        start: from,
+                        frames,
+                        proof: None,
+                    };
+                    self.send_guard(s, &relay);
+                }
+            }
+        }
+    }
+
+    /// A survivor that reported other input of a signing leaver `li` than this peer holds gets
+    /// this peer's signed input over the frames its report covers: if the leaver signed both,
+    /// the survivor has the proof that it equivocated.
+    fn show_signed(&mut self, li: usize, key: &Key) {
+        let x = self.leaves[li].remote;
+        let player = self.remotes[x].handles[0] as u16;
+        for (s, reported) in core::mem::take(&mut self.leaves[li].to_show) {
+            let first = self.remotes[x].first_frame.unwrap_or(0);
+            let from = reported.saturating_sub(DIGEST_WINDOW - 1).max(first);
+            if let Some(run) = self.segment(x, Some(li), from, reported) {
+                self.send_guard(s, &relay_of(key.clone(), player, run));
+            }
         }
     }
 
@@ -2898,7 +2994,7 @@ impl<A: Clone + Eq> Shared<A> {
             self.own_inputs.insert(f, input);
             last = f;
         }
-        let keep = last - INPUT_HISTORY;
+        let keep = history_start(last);
         self.own_chain.retain(|k, _| *k >= keep);
         self.own_inputs.retain(|k, _| *k >= keep);
         self.own_sigs.retain(|k, _| *k >= keep);
@@ -3066,155 +3162,207 @@ where
 
     fn receive_all_messages(&mut self) -> Vec<(A, Message)> {
         // The guard's own traffic first (once per tick).
-        let outbox = {
-            let mut s = lock(&self.shared);
-            s.pump();
-            let outbox = core::mem::take(&mut s.outbox);
-            let mut out = s.introductions();
-            for (addr, m) in outbox {
-                if !s.hold_back(&m, &addr) {
-                    out.push(match s.seal(&m, &addr) {
-                        Some(sealed) => (addr, sealed),
-                        None => (addr, m),
-                    });
-                }
-            }
-            out
-        };
+        let outbox = lock(&self.shared).own_traffic();
         for (addr, m) in &outbox {
             self.inner.send_to(m, addr);
         }
         let received = self.inner.receive_all_messages();
-        let mut s = lock(&self.shared);
-        let mut out = Vec::with_capacity(received.len());
-        let mut per_sender = vec![0usize; s.remotes.len()];
-        let mut flooded = vec![0usize; s.remotes.len()];
-        let mut released: Vec<(A, Vec<Message>)> = Vec::new();
-        let (rate, burst) = (s.config.flood_rate, s.config.flood_burst);
-        for r in &mut s.remotes {
-            r.allowance = r.allowance.saturating_add(rate).min(burst);
-        }
-        let mut received: VecDeque<(A, Message)> = received.into();
-        while let Some((from, msg)) = received.pop_front() {
-            let Some(i) = s.index(&from) else {
-                s.stats.unknown_sender += 1;
-                s.stats.dropped += 1;
-                continue;
-            };
-            let r = &s.remotes[i];
-            if r.banned || r.gone {
-                s.stats.dropped += 1;
-                continue;
-            }
-            // While its identity is being learnt, only its introductions are read.
-            if s.remotes[i].intro.is_some() && s.remotes[i].link.is_none() {
-                if let Some(hello) = Hello::of(&msg) {
-                    let (send, early) = s.on_hello(i, hello);
-                    for m in early.into_iter().rev() {
-                        received.push_front((from.clone(), m));
-                    }
-                    released.push((from.clone(), send));
-                } else {
-                    s.keep_early(i, msg);
-                }
-                continue;
-            }
-            // A datagram not sealed with the member's key is not the member's: before anything
-            // counts it toward the member (its fair share, its faults), it is dropped.
-            let (msg, signature) = match s.open(i, msg) {
-                Opened::Message(m, signature) => (m, signature),
-                Opened::Hello(hello) if s.remotes[i].intro.is_some() => {
-                    s.on_hello(i, hello);
-                    continue;
-                }
-                Opened::Hello(_) | Opened::Refused => {
-                    s.stats.dropped += 1;
-                    s.stats.unauthenticated += 1;
-                    continue;
-                }
-            };
-            per_sender[i] += 1;
-            if per_sender[i] > s.config.max_messages_per_poll || s.remotes[i].allowance == 0 {
-                s.stats.dropped += 1;
-                flooded[i] += 1;
-                continue;
-            }
-            s.remotes[i].allowance -= 1;
-            let Some(mut wire) = WireMessage::from_ggrs(&msg) else {
-                s.stats.dropped += 1;
-                s.fault(i, Fault::Undecodable);
-                continue;
-            };
-            // Nothing from a member that is out is read: its input is frozen, and its reports
-            // and relays no longer count (the survivors agree among themselves).
-            if s.remotes[i].cut {
-                s.stats.dropped += 1;
-                continue;
-            }
-            let verdict = s.check(i, &mut wire, signature);
-            if matches!(verdict, Ok(Verdict::Consumed | Verdict::Pass(_))) {
-                s.remotes[i].heard = s.tick;
-            }
-            match verdict {
-                Ok(Verdict::Consumed) => {}
-                Ok(Verdict::Unattributed) => {
-                    s.stats.dropped += 1;
-                    s.stats.unattributed += 1;
-                }
-                Ok(Verdict::Implausible) => {
-                    s.stats.dropped += 1;
-                    s.stats.implausible += 1;
-                }
-                Ok(Verdict::Deferred) => {
-                    s.stats.dropped += 1;
-                    s.stats.deferred += 1;
-                }
-                Ok(Verdict::Pass(false)) => {
-                    s.stats.passed += 1;
-                    out.push((from, msg));
-                }
-                Ok(Verdict::Pass(true)) => match wire.to_ggrs() {
-                    Some(m) if matches!(wire.body, WireBody::QualityReport { .. }) => {
-                        s.stats.passed += 1;
-                        s.stats.implausible += 1;
-                        out.push((from, m));
-                    }
-                    Some(m) if s.config.spectating => {
-                        s.stats.passed += 1;
-                        s.stats.deferred += 1;
-                        out.push((from, m));
-                    }
-                    Some(m) => {
-                        s.stats.passed += 1;
-                        s.stats.rewritten += 1;
-                        out.push((from, m));
-                    }
-                    None => s.stats.dropped += 1,
-                },
-                Err(Fault::DisconnectRequest) => {
-                    s.stats.dropped += 1;
-                    s.fault(i, Fault::DisconnectRequest);
-                    s.begin_leave(i);
-                }
-                Err(fault) => {
-                    s.stats.dropped += 1;
-                    s.fault(i, fault);
-                }
-            }
-        }
-        for (i, dropped) in flooded.into_iter().enumerate() {
-            if dropped > 0 {
-                s.fault(i, Fault::Flood { dropped });
-            }
-        }
-        out.append(&mut s.inject);
-        drop(s);
+        let Poll { out, released, .. } = lock(&self.shared).read_received(received);
         for (to, messages) in released {
             for m in &messages {
                 self.inner.send_to(m, &to);
             }
         }
         out
+    }
+}
+
+/// One poll's reading of received datagrams ([`Shared::read_received`]).
+struct Poll<A> {
+    /// The datagrams still to read (an introduction puts back those kept while it was awaited).
+    received: VecDeque<(A, Message)>,
+    /// The messages GGRS gets.
+    out: Vec<(A, Message)>,
+    /// By remote: the messages read from it in this poll, and of those, the ones dropped as a
+    /// flood.
+    per_sender: Vec<usize>,
+    flooded: Vec<usize>,
+    /// Messages to send once the guard is unlocked, answering introductions.
+    released: Vec<(A, Vec<Message>)>,
+}
+
+impl<A: Clone + Eq> Shared<A> {
+    /// Once per tick: what the guard itself sends (paced resends, the departure protocol,
+    /// introductions), sealed where a key is held.
+    fn own_traffic(&mut self) -> Vec<(A, Message)> {
+        self.pump();
+        let outbox = core::mem::take(&mut self.outbox);
+        let mut out = self.introductions();
+        for (addr, m) in outbox {
+            if !self.hold_back(&m, &addr) {
+                out.push(match self.seal(&m, &addr) {
+                    Some(sealed) => (addr, sealed),
+                    None => (addr, m),
+                });
+            }
+        }
+        out
+    }
+
+    /// Reads the datagrams one poll received: what GGRS gets (with the messages the guard
+    /// injects last), and the messages to send in answer to introductions.
+    fn read_received(&mut self, received: Vec<(A, Message)>) -> Poll<A> {
+        let mut poll = Poll {
+            out: Vec::with_capacity(received.len()),
+            per_sender: vec![0usize; self.remotes.len()],
+            flooded: vec![0usize; self.remotes.len()],
+            released: Vec::new(),
+            received: received.into(),
+        };
+        let (rate, burst) = (self.config.flood_rate, self.config.flood_burst);
+        for r in &mut self.remotes {
+            r.allowance = r.allowance.saturating_add(rate).min(burst);
+        }
+        while let Some((from, msg)) = poll.received.pop_front() {
+            self.read_one(from, msg, &mut poll);
+        }
+        for (i, &dropped) in poll.flooded.iter().enumerate() {
+            if dropped > 0 {
+                self.fault(i, Fault::Flood { dropped });
+            }
+        }
+        poll.out.append(&mut self.inject);
+        poll
+    }
+
+    /// Reads one datagram from `from`: dropped, consumed by the guard, or passed on to GGRS.
+    fn read_one(&mut self, from: A, msg: Message, poll: &mut Poll<A>) {
+        let Some(i) = self.index(&from) else {
+            self.stats.unknown_sender += 1;
+            self.stats.dropped += 1;
+            return;
+        };
+        let r = &self.remotes[i];
+        if r.banned || r.gone {
+            self.stats.dropped += 1;
+            return;
+        }
+        // While its identity is being learnt, only its introductions are read.
+        if self.remotes[i].intro.is_some() && self.remotes[i].link.is_none() {
+            self.read_introduction(i, from, msg, poll);
+            return;
+        }
+        // A datagram not sealed with the member's key is not the member's: before anything
+        // counts it toward the member (its fair share, its faults), it is dropped.
+        let (msg, signature) = match self.open(i, msg) {
+            Opened::Message(m, signature) => (m, signature),
+            Opened::Hello(hello) if self.remotes[i].intro.is_some() => {
+                self.on_hello(i, hello);
+                return;
+            }
+            Opened::Hello(_) | Opened::Refused => {
+                self.stats.dropped += 1;
+                self.stats.unauthenticated += 1;
+                return;
+            }
+        };
+        poll.per_sender[i] += 1;
+        if poll.per_sender[i] > self.config.max_messages_per_poll || self.remotes[i].allowance == 0
+        {
+            self.stats.dropped += 1;
+            poll.flooded[i] += 1;
+            return;
+        }
+        self.remotes[i].allowance -= 1;
+        let Some(mut wire) = WireMessage::from_ggrs(&msg) else {
+            self.stats.dropped += 1;
+            self.fault(i, Fault::Undecodable);
+            return;
+        };
+        // Nothing from a member that is out is read: its input is frozen, and its reports
+        // and relays no longer count (the survivors agree among themselves).
+        if self.remotes[i].cut {
+            self.stats.dropped += 1;
+            return;
+        }
+        let verdict = self.check(i, &mut wire, signature);
+        if matches!(verdict, Ok(Verdict::Consumed | Verdict::Pass(_))) {
+            self.remotes[i].heard = self.tick;
+        }
+        self.take_verdict(i, from, msg, &wire, verdict, &mut poll.out);
+    }
+
+    /// A datagram from remote `i` while its identity is being learnt: an introduction is
+    /// answered (the messages kept while it was awaited are read next); anything else is kept.
+    fn read_introduction(&mut self, i: usize, from: A, msg: Message, poll: &mut Poll<A>) {
+        if let Some(hello) = Hello::of(&msg) {
+            let (send, early) = self.on_hello(i, hello);
+            for m in early.into_iter().rev() {
+                poll.received.push_front((from.clone(), m));
+            }
+            poll.released.push((from.clone(), send));
+        } else {
+            self.keep_early(i, msg);
+        }
+    }
+
+    /// Acts on the verdict on message `msg` from remote `i` (`wire`, as checked): counted,
+    /// passed on to GGRS (`out`) as received or as rewritten, or a fault.
+    fn take_verdict(
+        &mut self,
+        i: usize,
+        from: A,
+        msg: Message,
+        wire: &WireMessage,
+        verdict: Result<Verdict, Fault>,
+        out: &mut Vec<(A, Message)>,
+    ) {
+        match verdict {
+            Ok(Verdict::Consumed) => {}
+            Ok(Verdict::Unattributed) => {
+                self.stats.dropped += 1;
+                self.stats.unattributed += 1;
+            }
+            Ok(Verdict::Implausible) => {
+                self.stats.dropped += 1;
+                self.stats.implausible += 1;
+            }
+            Ok(Verdict::Deferred) => {
+                self.stats.dropped += 1;
+                self.stats.deferred += 1;
+            }
+            Ok(Verdict::Pass(false)) => {
+                self.stats.passed += 1;
+                out.push((from, msg));
+            }
+            Ok(Verdict::Pass(true)) => match wire.to_ggrs() {
+                Some(m) if matches!(wire.body, WireBody::QualityReport { .. }) => {
+                    self.stats.passed += 1;
+                    self.stats.implausible += 1;
+                    out.push((from, m));
+                }
+                Some(m) if self.config.spectating => {
+                    self.stats.passed += 1;
+                    self.stats.deferred += 1;
+                    out.push((from, m));
+                }
+                Some(m) => {
+                    self.stats.passed += 1;
+                    self.stats.rewritten += 1;
+                    out.push((from, m));
+                }
+                None => self.stats.dropped += 1,
+            },
+            Err(Fault::DisconnectRequest) => {
+                self.stats.dropped += 1;
+                self.fault(i, Fault::DisconnectRequest);
+                self.begin_leave(i);
+            }
+            Err(fault) => {
+                self.stats.dropped += 1;
+                self.fault(i, fault);
+            }
+        }
     }
 }
 

@@ -29,13 +29,17 @@
 
 use crate::arena::{Arena, ArenaGame, ArenaSpec};
 use crate::duel::{self, Duel};
+use ggrs::{Message, NonBlockingSocket};
 use rollback_abilities::Content;
 use rollback_abilities::InputStatus;
 use rollback_abilities::num::Frame;
 use rollback_abilities::present::{CueDirector, PresenterLog};
 use rollback_abilities::replay::{Recorder, Replay};
 use rollback_abilities::scenario::{Mode, RunOptions, Scenario, ScenarioGame, ScenarioInput};
-use rollback_abilities::session::Determinism;
+use rollback_abilities::session::{
+    Determinism, EmulatedSocket, Equivocation, LocalMatch, MatchConfig, NetConditions, PeerAddr,
+    PublicIdentity, SessionEvent, SignedInputs, forge, message_from_bytes, message_to_bytes,
+};
 use rollback_abilities::{AbilityDefId, AttrSetId, EffectDefId};
 use rollback_abilities::{Game, Hooks, SnapshotRing, World, WorldConfig};
 use std::sync::Arc;
@@ -375,12 +379,34 @@ fn rejoin_message(
 /// be told of the difference (a desync report: the attacker fed player 0 other inputs for
 /// player 1).
 pub fn session(data: &[u8]) {
-    use ggrs::NonBlockingSocket;
-    use rollback_abilities::session::{
-        Equivocation, LocalMatch, MatchConfig, NetConditions, PeerAddr, SessionEvent, SignedInputs,
-        forge,
-    };
     let mut b = Bytes::new(data);
+    let mut m = hostile_match(&mut b);
+    let mut attacker = m.network().socket(PeerAddr(1));
+    for tick in 0..120u32 {
+        attack(&m, &mut attacker, &mut b);
+        if let Err(e) = m.tick(scripted_input, &mut [], |_| {}) {
+            panic!("tick {tick}: {e}");
+        }
+    }
+    // Then the attacker goes quiet: every peer keeps advancing (a departure the attacker
+    // provoked ends within two departure times: the wait, then the agreement).
+    let before: Vec<Frame> = m.peers().iter().map(|p| p.runner.world().next_frame()).collect();
+    for tick in 0..300u32 {
+        if let Err(e) = m.tick(scripted_input, &mut [], |_| {}) {
+            panic!("quiet tick {tick}: {e}");
+        }
+    }
+    for (p, b) in m.peers().iter().zip(&before) {
+        let now = p.runner.world().next_frame();
+        assert!(now > b + 100, "player {} stopped advancing at frame {now}", p.handle);
+    }
+    equivocations_verify(&m);
+    confirmed_frames_agree(&m);
+}
+
+/// The match of the [`session`] target: 3 players of the duel over the emulated network (0, 10
+/// or 20 % loss, as the first byte says), every peer recording, synchronised.
+fn hostile_match(b: &mut Bytes<'_>) -> LocalMatch<Duel> {
     let loss = u32::from(b.u8() % 3) * 10;
     let config = MatchConfig {
         players: 3,
@@ -397,197 +423,218 @@ pub fn session(data: &[u8]) {
     if let Err(e) = m.synchronize() {
         panic!("the match synchronises: {e}");
     }
-    let mut attacker = m.network().socket(PeerAddr(1));
+    m
+}
+
+/// The players' input in the [`session`] target: buttons cycling with the frame, a different
+/// phase per player.
+fn scripted_input(p: usize, f: Frame, _: &World<Duel>) -> duel::Input {
+    duel::Input { buttons: ((f + p as u32) % 5) as u8, axis: 0 }
+}
+
+/// One tick of the attack in the [`session`] target: up to three messages, as `b` says, from
+/// player 1's address to player 0 (none once `b` is exhausted).
+fn attack(m: &LocalMatch<Duel>, attacker: &mut EmulatedSocket, b: &mut Bytes<'_>) {
+    let current = m.peers()[0].runner.world().next_frame() as i32;
+    let magic = m.peers()[0].guard.remote_magic(&PeerAddr(1)).unwrap_or(0);
+    let sends = if b.exhausted() { 0 } else { b.u8() % 4 };
+    for _ in 0..sends {
+        let msg = match b.u8() % 8 {
+            0 => raw_datagram(m, attacker, b, current),
+            1..=3 => Some(forged_input(b, magic, current)),
+            4 => Some(forge::checksum(magic, near(b, current), u128::from(b.u64()))),
+            5 if b.u8().is_multiple_of(2) => Some(forge::quality(
+                magic,
+                i16::from(b.u8() as i8).saturating_mul(300),
+                u128::from(b.u64()),
+            )),
+            // A reply whose stamp this peer may or may not have sent.
+            5 => Some(forge::quality_reply(magic, u128::from(b.u64()))),
+            6 => Some(forge::ack(magic, near(b, current))),
+            _ => guard_message(m, b, magic, current),
+        };
+        if let Some(msg) = msg {
+            send_as_member(m, attacker, b, &msg);
+        }
+    }
+}
+
+/// A frame within 128 of `current`, as `b` says.
+fn near(b: &mut Bytes<'_>, current: i32) -> i32 {
+    current + i32::from(b.u8() as i8)
+}
+
+/// Raw bytes as a UDP datagram would carry them: the GGRS message they decode to, if any; the
+/// same bytes go to player 0 on the rejoin protocol's side channel.
+fn raw_datagram(
+    m: &LocalMatch<Duel>,
+    attacker: &EmulatedSocket,
+    b: &mut Bytes<'_>,
+    current: i32,
+) -> Option<Message> {
+    let len = usize::from(b.u8());
+    let mut raw = vec![0u8; len];
+    b.fill(&mut raw);
+    // The same bytes on the rejoin protocol's side channel: raw, or (first byte odd) read as the
+    // fields of a well-formed rejoin message.
+    let side = match raw.split_first() {
+        Some((first, rest)) if first % 2 == 1 => {
+            let identity = m.peers()[1].identity();
+            rejoin_message(&mut Bytes::new(rest), current, identity).encode()
+        }
+        _ => raw.clone(),
+    };
+    attacker.send_raw(PeerAddr(0), side);
+    message_from_bytes(&raw)
+}
+
+/// An input message with any connection statuses, frames and bytes.
+fn forged_input(b: &mut Bytes<'_>, magic: u16, current: i32) -> Message {
+    let n = usize::from(b.u8() % 5);
+    let statuses: Vec<(bool, i32)> =
+        (0..n).map(|_| (b.u8().is_multiple_of(4), near(b, current))).collect();
+    let len = usize::from(b.u8() % 24);
+    let mut bytes = vec![0u8; len];
+    b.fill(&mut bytes);
+    let start = near(b, current);
+    forge::input(magic, &statuses, b.u8().is_multiple_of(16), start, near(b, current), bytes)
+}
+
+/// A message beside GGRS's own: the guards' departure protocol as a liar would speak it, a
+/// keep-alive or an introduction; or stored equivocation evidence read back (then `None`: nothing
+/// is sent).
+fn guard_message(
+    m: &LocalMatch<Duel>,
+    b: &mut Bytes<'_>,
+    magic: u16,
+    current: i32,
+) -> Option<Message> {
+    match b.u8() % 7 {
+        // The guards' departure protocol, as a liar would speak it.
+        0 => Some(forge::depart(magic, u16::from(b.u8() % 4), near(b, current))),
+        1 => {
+            let frames = forged_frames(b);
+            Some(forge::relay(magic, u16::from(b.u8() % 4), near(b, current), frames))
+        }
+        2 => {
+            let mut raw = vec![0u8; usize::from(b.u8() % 64)];
+            b.fill(&mut raw);
+            Some(forge::guard_bytes(magic, raw))
+        }
+        3 => Some(forge::keep_alive(b.u64() as u16)),
+        4 => Some(signed_relay(m, b, magic, current)),
+        5 => Some(introduction(m, b)),
+        _ => {
+            stored_evidence(m, b);
+            None
+        }
+    }
+}
+
+/// Up to 39 frames of input, all of one length (0 to 3 bytes).
+fn forged_frames(b: &mut Bytes<'_>) -> Vec<Vec<u8>> {
+    let n = usize::from(b.u8() % 40);
+    let len = usize::from(b.u8() % 4);
+    (0..n)
+        .map(|_| {
+            let mut f = vec![0u8; len];
+            b.fill(&mut f);
+            f
+        })
+        .collect()
+}
+
+/// A run of input signed with member 1's own key, relayed as some player's: genuine-looking for
+/// player 1 (made up, or a second input for a frame it sent: an equivocation), a forgery for
+/// another, or with a signature or chain head changed.
+fn signed_relay(m: &LocalMatch<Duel>, b: &mut Bytes<'_>, magic: u16, current: i32) -> Message {
+    let frames = forged_frames(b);
+    let mut before = [0u8; 32];
+    if b.u8().is_multiple_of(2) {
+        b.fill(&mut before);
+    }
+    let first = near(b, current);
+    let mut run = SignedInputs::sign(m.peers()[1].identity(), first, before, frames);
+    if b.u8().is_multiple_of(4) {
+        run.signature[usize::from(b.u8()) % 64] ^= 1;
+    }
+    let out: &[u16] = match b.u8() % 3 {
+        0 => &[],
+        1 => &[1],
+        _ => &[2],
+    };
+    forge::relay_signed(magic, out, u16::from(b.u8() % 4), &run)
+}
+
+/// An introduction (what peers started without keys say first): some identity, nonce and
+/// echoes, or member 1's own identity.
+fn introduction(m: &LocalMatch<Duel>, b: &mut Bytes<'_>) -> Message {
+    let identity = if b.u8().is_multiple_of(2) {
+        m.peers()[1].identity().public()
+    } else {
+        let mut agree = [0u8; 32];
+        let mut verify = [0u8; 32];
+        b.fill(&mut agree);
+        b.fill(&mut verify);
+        PublicIdentity { agree, verify }
+    };
+    let mut nonce = [0u8; 16];
+    b.fill(&mut nonce);
+    let echoes: Vec<[u8; 16]> = (0..b.u8() % 6)
+        .map(|_| {
+            let mut e = [0u8; 16];
+            b.fill(&mut e);
+            e
+        })
+        .collect();
+    forge::introduction(identity, nonce, &echoes)
+}
+
+/// Stored evidence, as a game would read it back: decoding returns a typed error or evidence
+/// whose bytes round-trip, and checking it returns.
+fn stored_evidence(m: &LocalMatch<Duel>, b: &mut Bytes<'_>) {
+    let mut raw = vec![0u8; usize::from(b.u8())];
+    b.fill(&mut raw);
+    if let Ok(e) = Equivocation::from_bytes(&raw) {
+        let _ = e.verify(&m.peers()[1].identity().public());
+        assert_eq!(Equivocation::from_bytes(&e.to_bytes()), Ok(e));
+    }
+}
+
+/// Sends `msg` to player 0 from player 1's address: mostly as member 1 itself (sealed with its
+/// key: the guard reads it); else as an off-path attacker from its address (unsealed), or sealed
+/// then altered, or a sealed datagram sent twice (dropped unread, counting toward nobody).
+fn send_as_member(
+    m: &LocalMatch<Duel>,
+    attacker: &mut EmulatedSocket,
+    b: &mut Bytes<'_>,
+    msg: &Message,
+) {
     let victim = PeerAddr(0);
-    for tick in 0..120u32 {
-        let current = m.peers()[0].runner.world().next_frame() as i32;
-        let magic = m.peers()[0].guard.remote_magic(&PeerAddr(1)).unwrap_or(0);
-        let sends = if b.exhausted() { 0 } else { b.u8() % 4 };
-        for _ in 0..sends {
-            let near = |b: &mut Bytes<'_>| current + i32::from(b.u8() as i8);
-            let msg = match b.u8() % 8 {
-                0 => {
-                    let len = usize::from(b.u8());
-                    let mut raw = vec![0u8; len];
-                    b.fill(&mut raw);
-                    // The same bytes on the rejoin protocol's side channel: raw, or (first byte
-                    // odd) read as the fields of a well-formed rejoin message.
-                    let side = match raw.split_first() {
-                        Some((first, rest)) if first % 2 == 1 => {
-                            let identity = m.peers()[1].identity();
-                            rejoin_message(&mut Bytes::new(rest), current, identity).encode()
-                        }
-                        _ => raw.clone(),
-                    };
-                    attacker.send_raw(victim, side);
-                    rollback_abilities::session::message_from_bytes(&raw)
-                }
-                1..=3 => {
-                    let n = usize::from(b.u8() % 5);
-                    let statuses: Vec<(bool, i32)> =
-                        (0..n).map(|_| (b.u8().is_multiple_of(4), near(&mut b))).collect();
-                    let len = usize::from(b.u8() % 24);
-                    let mut bytes = vec![0u8; len];
-                    b.fill(&mut bytes);
-                    let start = near(&mut b);
-                    Some(forge::input(
-                        magic,
-                        &statuses,
-                        b.u8().is_multiple_of(16),
-                        start,
-                        near(&mut b),
-                        bytes,
-                    ))
-                }
-                4 => Some(forge::checksum(magic, near(&mut b), u128::from(b.u64()))),
-                5 if b.u8().is_multiple_of(2) => Some(forge::quality(
-                    magic,
-                    i16::from(b.u8() as i8).saturating_mul(300),
-                    u128::from(b.u64()),
-                )),
-                // A reply whose stamp this peer may or may not have sent.
-                5 => Some(forge::quality_reply(magic, u128::from(b.u64()))),
-                6 => Some(forge::ack(magic, near(&mut b))),
-                _ => match b.u8() % 7 {
-                    // The guards' departure protocol, as a liar would speak it.
-                    0 => Some(forge::depart(magic, u16::from(b.u8() % 4), near(&mut b))),
-                    1 => {
-                        let n = usize::from(b.u8() % 40);
-                        let len = usize::from(b.u8() % 4);
-                        let frames = (0..n)
-                            .map(|_| {
-                                let mut f = vec![0u8; len];
-                                b.fill(&mut f);
-                                f
-                            })
-                            .collect();
-                        Some(forge::relay(magic, u16::from(b.u8() % 4), near(&mut b), frames))
-                    }
-                    2 => {
-                        let mut raw = vec![0u8; usize::from(b.u8() % 64)];
-                        b.fill(&mut raw);
-                        Some(forge::guard_bytes(magic, raw))
-                    }
-                    3 => Some(forge::keep_alive(b.u64() as u16)),
-                    4 => {
-                        // A run of input signed with member 1's own key, relayed as some
-                        // player's: genuine-looking for player 1 (made up, or a second input for
-                        // a frame it sent: an equivocation), a forgery for another, or with a
-                        // signature or chain head changed.
-                        let n = usize::from(b.u8() % 40);
-                        let len = usize::from(b.u8() % 4);
-                        let frames: Vec<Vec<u8>> = (0..n)
-                            .map(|_| {
-                                let mut f = vec![0u8; len];
-                                b.fill(&mut f);
-                                f
-                            })
-                            .collect();
-                        let mut before = [0u8; 32];
-                        if b.u8().is_multiple_of(2) {
-                            b.fill(&mut before);
-                        }
-                        let first = near(&mut b);
-                        let mut run =
-                            SignedInputs::sign(m.peers()[1].identity(), first, before, frames);
-                        if b.u8().is_multiple_of(4) {
-                            run.signature[usize::from(b.u8()) % 64] ^= 1;
-                        }
-                        let out: &[u16] = match b.u8() % 3 {
-                            0 => &[],
-                            1 => &[1],
-                            _ => &[2],
-                        };
-                        Some(forge::relay_signed(magic, out, u16::from(b.u8() % 4), &run))
-                    }
-                    5 => {
-                        // An introduction (what peers started without keys say first): some
-                        // identity, nonce and echoes, or member 1's own identity.
-                        let identity = if b.u8().is_multiple_of(2) {
-                            m.peers()[1].identity().public()
-                        } else {
-                            let mut agree = [0u8; 32];
-                            let mut verify = [0u8; 32];
-                            b.fill(&mut agree);
-                            b.fill(&mut verify);
-                            rollback_abilities::session::PublicIdentity { agree, verify }
-                        };
-                        let mut nonce = [0u8; 16];
-                        b.fill(&mut nonce);
-                        let echoes: Vec<[u8; 16]> = (0..b.u8() % 6)
-                            .map(|_| {
-                                let mut e = [0u8; 16];
-                                b.fill(&mut e);
-                                e
-                            })
-                            .collect();
-                        Some(forge::introduction(identity, nonce, &echoes))
-                    }
-                    _ => {
-                        // Stored evidence, as a game would read it back: decoding returns a
-                        // typed error or evidence whose bytes round-trip, and checking it
-                        // returns.
-                        let mut raw = vec![0u8; usize::from(b.u8())];
-                        b.fill(&mut raw);
-                        if let Ok(e) = Equivocation::from_bytes(&raw) {
-                            let _ = e.verify(&m.peers()[1].identity().public());
-                            assert_eq!(Equivocation::from_bytes(&e.to_bytes()), Ok(e));
-                        }
-                        None
-                    }
-                },
-            };
-            if let Some(msg) = msg {
-                // Mostly as member 1 itself (sealed with its key: the guard reads it); else as an
-                // off-path attacker from its address (unsealed), or sealed then altered, or a
-                // sealed datagram sent twice (dropped unread, counting toward nobody).
-                let sealed = m.peers()[1].guard.seal(&msg, &victim);
-                match b.u8() % 8 {
-                    0 => attacker.send_to(&msg, &victim),
-                    1 => {
-                        let mut raw = rollback_abilities::session::message_to_bytes(&sealed);
-                        if !raw.is_empty() {
-                            let at = usize::from(b.u8()) % raw.len();
-                            raw[at] ^= b.u8() | 1;
-                        }
-                        if let Some(altered) = rollback_abilities::session::message_from_bytes(&raw)
-                        {
-                            attacker.send_to(&altered, &victim);
-                        }
-                    }
-                    2 => {
-                        attacker.send_to(&sealed, &victim);
-                        attacker.send_to(&sealed, &victim);
-                    }
-                    _ => attacker.send_to(&sealed, &victim),
-                }
+    let sealed = m.peers()[1].guard.seal(msg, &victim);
+    match b.u8() % 8 {
+        0 => attacker.send_to(msg, &victim),
+        1 => {
+            let mut raw = message_to_bytes(&sealed);
+            if !raw.is_empty() {
+                let at = usize::from(b.u8()) % raw.len();
+                raw[at] ^= b.u8() | 1;
+            }
+            if let Some(altered) = message_from_bytes(&raw) {
+                attacker.send_to(&altered, &victim);
             }
         }
-        if let Err(e) = m.tick(
-            |p, f, _| duel::Input { buttons: ((f + p as u32) % 5) as u8, axis: 0 },
-            &mut [],
-            |_| {},
-        ) {
-            panic!("tick {tick}: {e}");
+        2 => {
+            attacker.send_to(&sealed, &victim);
+            attacker.send_to(&sealed, &victim);
         }
+        _ => attacker.send_to(&sealed, &victim),
     }
-    // Then the attacker goes quiet: every peer keeps advancing (a departure the attacker
-    // provoked ends within two departure times: the wait, then the agreement).
-    let before: Vec<Frame> = m.peers().iter().map(|p| p.runner.world().next_frame()).collect();
-    for tick in 0..300u32 {
-        let input = |p: usize, f: Frame, _: &World<Duel>| duel::Input {
-            buttons: ((f + p as u32) % 5) as u8,
-            axis: 0,
-        };
-        if let Err(e) = m.tick(input, &mut [], |_| {}) {
-            panic!("quiet tick {tick}: {e}");
-        }
-    }
-    for (p, b) in m.peers().iter().zip(&before) {
-        let now = p.runner.world().next_frame();
-        assert!(now > b + 100, "player {} stopped advancing at frame {now}", p.handle);
-    }
-    // Every equivocation reported names a member and proves it under that member's identity.
+}
+
+/// Every equivocation a peer of `m` reported names a member and proves it under that member's
+/// identity.
+fn equivocations_verify(m: &LocalMatch<Duel>) {
     for p in m.peers() {
         for e in p.events() {
             if let SessionEvent::Equivocation { peer, evidence } = e {
@@ -602,9 +649,12 @@ pub fn session(data: &[u8]) {
             }
         }
     }
-    // Players 0 and 2 confirmed the same frames up to the first departure either of them saw
-    // (the attacker can make player 0 drop player 1, or the peers drop each other: in P2P any
-    // peer can end another's participation).
+}
+
+/// Players 0 and 2 of `m` confirmed the same frames up to the first departure either of them
+/// saw (the attacker can make player 0 drop player 1, or the peers drop each other: in P2P any
+/// peer can end another's participation), or both were told they differ.
+fn confirmed_frames_agree(m: &LocalMatch<Duel>) {
     let sums = |p: usize| -> Vec<u64> {
         m.peers()[p]
             .runner
@@ -615,9 +665,7 @@ pub fn session(data: &[u8]) {
         .iter()
         .flat_map(|&p| m.peers()[p].events())
         .filter_map(|e| match e {
-            rollback_abilities::session::SessionEvent::Left { last_frame, .. } => {
-                Some(last_frame.map_or(0, |f| f as usize + 1))
-            }
+            SessionEvent::Left { last_frame, .. } => Some(last_frame.map_or(0, |f| f as usize + 1)),
             _ => None,
         })
         .min();
@@ -627,12 +675,8 @@ pub fn session(data: &[u8]) {
     // than player 2 receives (equivocation, which no peer-to-peer scheme without signatures
     // prevents): then the two must be told, by desync detection.
     if a[..n] != c[..n] {
-        let told = |p: usize| {
-            m.peers()[p]
-                .events()
-                .iter()
-                .any(|e| matches!(e, rollback_abilities::session::SessionEvent::Desync(_)))
-        };
+        let told =
+            |p: usize| m.peers()[p].events().iter().any(|e| matches!(e, SessionEvent::Desync(_)));
         assert!(told(0) && told(2), "players 0 and 2 confirmed different frames, untold");
     }
 }

@@ -702,8 +702,34 @@ fn table(
 
 impl fmt::Display for MatchReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_setup(f)?;
+        self.write_rollback(f)?;
+        self.write_determinism(f)?;
+        for d in &self.departures {
+            self.write_departure(f, d)?;
+            writeln!(f)?;
+        }
+        self.write_cues(f)?;
+        self.write_events(f)?;
+        self.write_fighters(f)?;
+        self.write_match(f)?;
+        self.write_result(f)?;
+        write!(
+            f,
+            "Verdict: {}",
+            if self.is_ok() {
+                "every check passed"
+            } else {
+                "FAILED (see the lines marked FAILED)"
+            }
+        )
+    }
+}
+
+impl MatchReport {
+    /// The setup lines: the match's size and seed, and the network it was played over.
+    fn write_setup(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let o = &self.options;
-        let n = self.peers.len();
         writeln!(
             f,
             "Duel: {} fighters, {} frames ({:.1} s of game time at 60 Hz), seed {}",
@@ -725,9 +751,11 @@ impl fmt::Display for MatchReport {
                 o.input_delay
             )?,
         }
-        writeln!(f)?;
+        writeln!(f)
+    }
 
-        // Rollback.
+    /// The rollback table: each peer's rollback counters and the match's totals.
+    fn write_rollback(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut cols = self.peer_columns();
         cols.push("all".into());
         let per = |g: &dyn Fn(&PeerSummary) -> String, all: String| {
@@ -781,9 +809,13 @@ impl fmt::Display for MatchReport {
              ahead of a silent peer. desyncs: checksum mismatches GGRS reported.)",
             super::play::MAX_PREDICTION
         )?;
-        writeln!(f)?;
+        writeln!(f)
+    }
 
-        // Determinism.
+    /// The determinism lines: the peers' checksums held against each other, the replay
+    /// re-simulated, and whether the bots' inputs depended on network timing.
+    fn write_determinism(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.peers.len();
         let stayed = self.survivors().count();
         let on = match (self.departures.is_empty(), stayed) {
             (true, _) => format!("on all {n} peers"),
@@ -837,18 +869,11 @@ impl fmt::Display for MatchReport {
                  view\n           should hold: this run may not repeat from the same flags"
             )?;
         }
-        writeln!(f)?;
+        writeln!(f)
+    }
 
-        // Departures.
-        for d in &self.departures {
-            self.write_departure(f, d)?;
-            writeln!(f)?;
-        }
-
-        // Cues.
-        self.write_cues(f)?;
-
-        // Events.
+    /// The events of the confirmed timeline: rounds, and what each recipe did.
+    fn write_events(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = &self.stats;
         writeln!(f, "Events (confirmed timeline)")?;
         let events = [
@@ -874,9 +899,11 @@ impl fmt::Display for MatchReport {
         for (k, v) in events {
             writeln!(f, "  {k:<10} {v}")?;
         }
-        writeln!(f)?;
+        writeln!(f)
+    }
 
-        // Fighters.
+    /// The fighters' final state: attributes, rounds won, damage taken, tags and effects.
+    fn write_fighters(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "Fighters after frame {}", self.frames.saturating_sub(1))?;
         for ft in &self.fighters {
             let attrs: Vec<String> = ft
@@ -919,22 +946,9 @@ impl fmt::Display for MatchReport {
             let effects = if effects.is_empty() { "-".to_string() } else { effects.join(", ") };
             writeln!(f, "      effects  {effects}")?;
         }
-        writeln!(f)?;
-        self.write_match(f)?;
-        self.write_result(f)?;
-        write!(
-            f,
-            "Verdict: {}",
-            if self.is_ok() {
-                "every check passed"
-            } else {
-                "FAILED (see the lines marked FAILED)"
-            }
-        )
+        writeln!(f)
     }
-}
 
-impl MatchReport {
     /// The cue section: what each peer's presenter was asked to do, the peers' confirmed cue
     /// logs held against the replay's, and the confirmed cues by tag.
     fn write_cues(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -29,7 +29,7 @@ pub struct MatchConfig {
     /// The network's random seed (drops, jitter, duplicates and reordering are reproducible).
     pub net_seed: u64,
     /// Ticks a peer waits on a silent player before it leaves the match (see
-    /// [`Runner::set_departure_ticks`]); 0 never. Counted in ticks of the emulated clock, so a
+    /// [`Runner::set_departure_ticks`](super::Runner::set_departure_ticks)); 0 never. Counted in ticks of the emulated clock, so a
     /// seeded match gives the same result at any machine load (GGRS's own disconnect timeout
     /// runs on the wall clock and is switched off in a `LocalMatch`).
     pub departure_ticks: u32,
@@ -90,7 +90,7 @@ impl<G: Game> core::fmt::Debug for LocalPeer<G> {
     }
 }
 
-/// A whole P2P match in one process: one GGRS [`P2PSession`] per player over a shared
+/// A whole P2P match in one process: one GGRS [`P2PSession`](ggrs::P2PSession) per player over a shared
 /// [`EmulatedNetwork`] whose clock only moves when the match ticks (no sleeps, no wall clock
 /// in the network, reproducible impairments).
 ///
@@ -228,7 +228,7 @@ impl<G: Game> LocalMatch<G> {
         }
     }
 
-    /// Player `player` quits: its peer tells the others ([`Runner::leave_match`]), then leaves as
+    /// Player `player` quits: its peer tells the others ([`Runner::leave_match`](super::Runner::leave_match)), then leaves as
     /// [`LocalMatch::leave`] does. The others agree on its last frame at once, without waiting
     /// [`MatchConfig::departure_ticks`].
     pub fn quit(&mut self, player: usize) -> Result<(), SessionError> {
@@ -255,7 +255,7 @@ impl<G: Game> LocalMatch<G> {
     /// on the slot) and its address reachable again. From the next ticks on it asks the
     /// members to let it back in (see [`rejoin`](super::rejoin)); once they agree on a frame F and it has loaded their state
     /// before F, every member and it continue from F in a new session
-    /// ([`SessionEvent::Rejoined`]). Does nothing for a player that has not left.
+    /// ([`SessionEvent::Rejoined`](super::SessionEvent::Rejoined)). Does nothing for a player that has not left.
     pub fn rejoin(&mut self, player: usize, world: World<G>) -> Result<(), SessionError> {
         let addrs: Vec<PeerAddr> = (0..self.config.players).map(|j| PeerAddr(j as u16)).collect();
         let Some(p) = self.peers.iter_mut().find(|p| p.handle == player && p.left) else {
@@ -323,7 +323,7 @@ impl<G: Game> LocalMatch<G> {
     }
 
     /// Whether the checksums recorded for confirmed frames agree across peers (only peers that
-    /// record, see [`Runner::record`]; true when none do). Compares the common prefix.
+    /// record, see [`Runner::record`](super::Runner::record); true when none do). Compares the common prefix.
     pub fn confirmed_checksums_agree(&self) -> bool {
         let sums: Vec<Vec<u64>> = self
             .peers

@@ -1,6 +1,6 @@
 //! Rejoins over real UDP sockets on 127.0.0.1: every peer is a `MatchPeer` on a
 //! `UdpTransport`; a player's program crashes (its socket closes) and a restarted one binds the
-//! same address, claims its slot with the slot's match identity and plays on.
+//! same address or a new port, claims its slot with the slot's match identity and plays on.
 
 use crate::rejoin::{Comeback, bot, comeback_world};
 use rollback_abilities::InputStatus;
@@ -137,6 +137,12 @@ fn agree(peers: &[Option<UdpPeer>], from: u32, overlap: usize) {
 
 /// A player's program crashes and comes back: `crash(peers, slot)` takes it out.
 fn crash_and_rejoin(players: usize, slot: usize, seed: u64) {
+    crash_and_rejoin_at(players, slot, seed, false);
+}
+
+/// [`crash_and_rejoin`]; with `new_port`, the restarted program binds a port of its own
+/// instead of the slot's (its old address stays closed).
+fn crash_and_rejoin_at(players: usize, slot: usize, seed: u64, new_port: bool) {
     let (mut peers, ids, addrs) = udp_match(players);
     until(&mut peers, seed, 120 * TICKS_PER_FRAME, "first 120 frames", |p| min_confirmed(p) >= 120);
     // The program dies: its socket closes with it.
@@ -152,12 +158,16 @@ fn crash_and_rejoin(players: usize, slot: usize, seed: u64) {
     until(&mut peers, seed, 90 * TICKS_PER_FRAME, "60 frames without it", |p| {
         min_confirmed(p) >= away_from + 60
     });
-    // A restarted program: same address, a fresh world, the slot's identity kept.
-    let transport = UdpTransport::from_socket(
-        UdpSocket::bind(addrs[slot]).expect("bind the same address again"),
-        others(&addrs, slot),
-    )
-    .expect("transport");
+    // A restarted program: the same address or a new one, a fresh world, the slot's identity
+    // kept.
+    let socket = if new_port {
+        UdpSocket::bind("127.0.0.1:0").expect("bind a new port")
+    } else {
+        UdpSocket::bind(addrs[slot]).expect("bind the same address again")
+    };
+    let transport = UdpTransport::from_socket(socket, others(&addrs, slot)).expect("transport");
+    let moved = transport.local_addr();
+    assert_eq!(moved == addrs[slot], !new_port);
     let joiner = MatchPeer::rejoin(
         comeback_world(players),
         transport,
@@ -209,6 +219,10 @@ fn crash_and_rejoin(players: usize, slot: usize, seed: u64) {
         }
     }
     assert!(seen.len() >= 30, "slot {watcher} saw slot {slot}'s input in {} frames", seen.len());
+    // The others reach the slot at its new address: they take its datagrams from there.
+    for p in peers.iter().flatten().filter(|p| p.handle != slot) {
+        assert_eq!(p.guard.address_of(slot), Some(moved), "slot {}", p.handle);
+    }
     for p in peers.iter().flatten() {
         let faults =
             p.events().iter().filter(|e| matches!(e, SessionEvent::RejoinFault { .. })).count();
@@ -232,9 +246,23 @@ fn a_crashed_player_rejoins_a_four_player_match_over_udp() {
     crash_and_rejoin(4, 2, 3);
 }
 
+#[test]
+fn a_crashed_player_rejoins_from_a_new_port_over_udp() {
+    // A restarted program rarely gets its old port back (an ephemeral port, a NAT's new
+    // mapping): its slot's key, not its address, proves the claim.
+    crash_and_rejoin_at(3, 2, 4, true);
+}
+
+#[test]
+fn the_coordinator_comes_back_from_a_new_port_over_udp() {
+    crash_and_rejoin_at(2, 0, 6, true);
+}
+
 /// Datagrams from an address that is not one of the slots' (garbage, a forged rejoin request,
-/// a GGRS message tagged with a session channel) are dropped by the transport: the match goes
-/// on, nobody is faulted.
+/// a GGRS message tagged with a session channel): GGRS ones and garbage are dropped by the
+/// transport, side-channel ones reach the rejoin protocol (a player may come back from a new
+/// address) in a small queue of their own and are refused there as faults of no member. The
+/// match goes on, no member is faulted.
 #[test]
 fn strangers_on_udp_cannot_touch_the_match() {
     let (mut peers, _ids, addrs) = udp_match(2);
@@ -258,16 +286,20 @@ fn strangers_on_udp_cannot_touch_the_match() {
     for p in peers.iter().flatten() {
         let stats = p.transport().stats();
         assert!(stats.foreign >= 1000, "slot {}: {stats:?}", p.handle);
+        assert!(stats.strangers >= 100, "slot {}: {stats:?}", p.handle);
         assert!(
-            !p.events().iter().any(|e| matches!(
-                e,
-                SessionEvent::PeerFault { .. }
-                    | SessionEvent::RejoinFault { .. }
-                    | SessionEvent::Left { .. }
-            )),
+            !p.events()
+                .iter()
+                .any(|e| matches!(e, SessionEvent::PeerFault { .. } | SessionEvent::Left { .. })
+                    || matches!(e, SessionEvent::RejoinFault { peer, .. } if peer != "unknown")),
             "slot {}: {:?}",
             p.handle,
             p.events()
+        );
+        assert!(
+            p.events().iter().any(|e| matches!(e, SessionEvent::RejoinFault { .. })),
+            "slot {}: the forged rejoin requests were not refused",
+            p.handle
         );
     }
     agree(&peers, 0, 100);

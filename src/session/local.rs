@@ -245,7 +245,7 @@ impl<G: Game> LocalMatch<G> {
     pub fn leave(&mut self, player: usize) {
         if let Some(p) = self.peers.iter_mut().find(|p| p.handle == player) {
             p.left = true;
-            self.net.partition(PeerAddr(player as u16), true);
+            self.net.partition(p.transport().addr(), true);
         }
     }
 
@@ -257,16 +257,28 @@ impl<G: Game> LocalMatch<G> {
     /// before F, every member and it continue from F in a new session
     /// ([`SessionEvent::Rejoined`](super::SessionEvent::Rejoined)). Does nothing for a player that has not left.
     pub fn rejoin(&mut self, player: usize, world: World<G>) -> Result<(), SessionError> {
+        self.rejoin_from(player, world, PeerAddr(player as u16))
+    }
+
+    /// [`LocalMatch::rejoin`] from another address than the slot's (a restarted program on a
+    /// new port, a player on a new network): the slot's key proves the claim, and the members
+    /// reach the player at `addr` from the new session on. Its old address stays silent.
+    pub fn rejoin_from(
+        &mut self,
+        player: usize,
+        world: World<G>,
+        addr: PeerAddr,
+    ) -> Result<(), SessionError> {
         let addrs: Vec<PeerAddr> = (0..self.config.players).map(|j| PeerAddr(j as u16)).collect();
         let Some(p) = self.peers.iter_mut().find(|p| p.handle == player && p.left) else {
             return Ok(());
         };
         // The restarted program has kept its slot's identity (see `Identity::secrets`).
         let keys = p.peer.keys_copy();
-        let transport = self.net.socket(addrs[player]);
+        let transport = self.net.socket(addr);
         p.peer = MatchPeer::rejoin(world, transport, player, addrs, keys, self.setup)?;
         p.left = false;
-        self.net.partition(PeerAddr(player as u16), false);
+        self.net.partition(addr, false);
         Ok(())
     }
 

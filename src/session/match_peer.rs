@@ -4,7 +4,9 @@
 use super::guard::Guard;
 use super::identity::{Identity, PublicIdentity};
 use super::net::EmulatedSocket;
-use super::rejoin::{Hold, Joiner, JoinerView, Member, MemberView, RejoinCommand, RejoinEvent};
+use super::rejoin::{
+    Hold, Joiner, JoinerView, Member, MemberView, RejoinCommand, RejoinEvent, WireAddress,
+};
 use super::runner::{Address, Batch, GgrsConfig, Runner, SessionError, SessionEvent};
 use super::start::{MatchKeys, SessionConfig};
 use crate::num::Frame;
@@ -29,7 +31,7 @@ use ggrs::{NonBlockingSocket, P2PSession, PlayerType, SessionState};
 /// [`UdpTransport`](super::UdpTransport) (UDP).
 pub trait MatchTransport {
     /// A peer's address.
-    type Addr: Address;
+    type Addr: Address + WireAddress;
     /// The GGRS socket of one session channel.
     type Socket: NonBlockingSocket<Self::Addr> + 'static;
 
@@ -39,8 +41,16 @@ pub trait MatchTransport {
     /// Sends side-channel bytes to `to`.
     fn send_raw(&mut self, to: &Self::Addr, bytes: Vec<u8>);
 
-    /// The side-channel bytes that have arrived, with their senders.
+    /// The side-channel bytes that have arrived, with their senders (any sender: a player
+    /// coming back may ask from an address that is no slot's yet).
     fn recv_raw(&mut self) -> Vec<(Self::Addr, Vec<u8>)>;
+
+    /// The match's slot addresses changed (a player came back from a new address): GGRS
+    /// messages are taken from `addrs` from now on. Nothing to do for a transport that takes
+    /// them from anyone.
+    fn set_slots(&mut self, addrs: &[Self::Addr]) {
+        let _ = addrs;
+    }
 }
 
 impl MatchTransport for EmulatedSocket {
@@ -483,12 +493,21 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
             }
         }
         out.sort_unstable();
+        let unsynchronised = (0..self.addrs.len())
+            .filter(|&h| {
+                h != self.handle
+                    && self.guard.address_of(h).is_some_and(|a| {
+                        !self.guard.is_cut_off(&a) && !self.guard.is_synchronised(&a)
+                    })
+            })
+            .collect();
         MemberView {
             slot: self.handle,
             channel: self.channel,
             out,
             departing: self.guard.departing(),
             starting: self.session.current_state() != SessionState::Running,
+            unsynchronised,
             last_input: self.last_input.unwrap_or(0),
             content_hash: world.content().hash(),
             hooks_hash: twox_hash::XxHash3_64::oneshot(world.hooks_signature().as_bytes()),
@@ -542,6 +561,28 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
         self.push_rejoin_events(events);
     }
 
+    /// Takes the addresses the rejoin protocol learned (a player that came back from a new
+    /// address) as the slots' addresses: the new session, its keys and the transport use them.
+    fn follow_moved_slots(&mut self) {
+        let mut moved = false;
+        for slot in (0..self.addrs.len()).filter(|s| *s != self.handle) {
+            let Some(now) = self.member.address(slot).cloned() else { continue };
+            if now == self.addrs[slot] {
+                continue;
+            }
+            let before = core::mem::replace(&mut self.addrs[slot], now.clone());
+            for (a, _) in &mut self.keys.remotes {
+                if *a == before {
+                    *a = now.clone();
+                }
+            }
+            moved = true;
+        }
+        if moved {
+            self.transport.set_slots(&self.addrs);
+        }
+    }
+
     /// Moves this peer into the session that starts at `frame` with `members` in the match.
     fn switch(
         &mut self,
@@ -562,6 +603,7 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
                 .collect()
         };
         let absent: Vec<usize> = (0..players).filter(|s| !members.contains(s)).collect();
+        self.follow_moved_slots();
         self.runner
             .rebase(frame, state, absent.clone())
             .map_err(|_| SessionError::MissingSnapshot { frame })?;

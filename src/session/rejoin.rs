@@ -19,14 +19,19 @@
 //! 1. The joiner sends [`RejoinMsg::Join`] — its slot, the content and hooks hashes and its
 //!    snapshot size — to every slot's address. Members other than the coordinator ignore it;
 //!    the coordinator refuses (a [`RejoinFault`]) a slot that is still in the match, another
-//!    content or another layout, and otherwise answers, to the slot's address, a
-//!    [`RejoinMsg::Challenge`]: a fresh nonce. The joiner signs the [`Claim`] (slot, nonce,
+//!    content or another layout, and otherwise answers, to the slot's address (and to the
+//!    address that asked, if it is no member's), a [`RejoinMsg::Challenge`]: a fresh nonce. The joiner signs the [`Claim`] (slot, nonce,
 //!    hashes, size) with the slot's match identity, the Ed25519 key its owner announced in the
 //!    match's handshake, and sends it back ([`RejoinMsg::Claim`]). [`verify_claim`], the one
 //!    function that decides who may claim a slot, checks the signature under that slot's key:
 //!    another member's key, an old claim replayed or a made-up proof is a
 //!    [`RejoinFault::BadClaim`]. A nonce is answered once; it stays the slot's challenge until
-//!    a claim uses it or [`ATTEMPT_TICKS`] pass.
+//!    a claim uses it or [`ATTEMPT_TICKS`] pass. **A player may come back from a new address**
+//!    (a restarted program's new port, another network): a proven claim from an address that
+//!    is no member's moves the slot there. The coordinator names the address in its
+//!    [`RejoinMsg::Pause`] ([`WireAddress`]), and every member reaches the slot at it from then
+//!    on (the new session's remote, its datagram keys, the transport's filter). A claim from
+//!    another member's address is refused.
 //! 2. The coordinator asks every member to hold ([`RejoinMsg::Pause`]). A member stops
 //!    advancing the old session (it still polls it, so the inputs it sent keep arriving) and
 //!    answers with its membership (the session channel and the slots out) and L, the last
@@ -51,8 +56,11 @@
 //!    loaded state's checksum to equal the coordinator's and every other member's
 //!    [`RejoinMsg::Captured`]. Then [`RejoinMsg::Loaded`].
 //! 5. The coordinator sends [`RejoinMsg::Go`] (the new channel, F, the members) to every member
-//!    and the joiner; each starts its new session from the state before F. A member that has
-//!    switched keeps answering a late [`RejoinMsg::Go`]'s resend, so a lost one is repeated.
+//!    and the joiner; each starts its new session from the state before F. A lost Go is sent
+//!    again: the coordinator resends it every [`GO_RESEND_TICKS`] to each member its new session
+//!    has not synchronised with, and answers a late [`RejoinMsg::Captured`] or
+//!    [`RejoinMsg::Loaded`] with it. (The members that switched wait for one that did not only a
+//!    departure time before the first frame; see below.)
 //!
 //! The members hold for the transfer, so there are no confirmed inputs after F to send: the
 //! joiner starts at F together with everyone. The price is a short pause for everyone (the
@@ -110,6 +118,52 @@ pub const MAX_MESSAGE_BYTES: usize = CHUNK_BYTES + 256;
 /// The most members (slots) a message may name.
 pub const MAX_SLOTS: usize = 256;
 
+/// The longest address a message may carry ([`WireAddress`]).
+pub const MAX_ADDRESS_BYTES: usize = 32;
+
+/// An address the rejoin protocol can name in a message: a player that comes back from a new
+/// address is announced to the members at it ([`RejoinMsg::Pause`]).
+pub trait WireAddress: Clone + PartialEq {
+    /// The address's bytes (at most [`MAX_ADDRESS_BYTES`]).
+    fn to_wire(&self) -> Vec<u8>;
+    /// The address of bytes [`WireAddress::to_wire`] made; `None` for any other bytes.
+    fn from_wire(bytes: &[u8]) -> Option<Self>;
+}
+
+impl WireAddress for super::PeerAddr {
+    fn to_wire(&self) -> Vec<u8> {
+        self.0.to_le_bytes().to_vec()
+    }
+
+    fn from_wire(bytes: &[u8]) -> Option<Self> {
+        Some(super::PeerAddr(u16::from_le_bytes(bytes.try_into().ok()?)))
+    }
+}
+
+/// An IPv4 address is its 4 bytes and the port (6 bytes), an IPv6 one its 16 bytes and the port
+/// (18 bytes), the port little-endian.
+impl WireAddress for std::net::SocketAddr {
+    fn to_wire(&self) -> Vec<u8> {
+        let mut out = match self.ip() {
+            std::net::IpAddr::V4(ip) => ip.octets().to_vec(),
+            std::net::IpAddr::V6(ip) => ip.octets().to_vec(),
+        };
+        out.extend(self.port().to_le_bytes());
+        out
+    }
+
+    fn from_wire(bytes: &[u8]) -> Option<Self> {
+        let (ip, port) = bytes.split_at_checked(bytes.len().checked_sub(2)?)?;
+        let port = u16::from_le_bytes(port.try_into().ok()?);
+        let ip = match ip.len() {
+            4 => std::net::IpAddr::from(<[u8; 4]>::try_from(ip).ok()?),
+            16 => std::net::IpAddr::from(<[u8; 16]>::try_from(ip).ok()?),
+            _ => return None,
+        };
+        Some(std::net::SocketAddr::new(ip, port))
+    }
+}
+
 /// The longest claim proof accepted (an Ed25519 signature is 64 bytes).
 pub const MAX_PROOF_BYTES: usize = 64;
 
@@ -118,6 +172,12 @@ pub const MAX_MESSAGES_PER_TICK: u32 = 2 * WINDOW;
 
 /// Ticks between resends of an unanswered message.
 pub const RESEND_TICKS: u64 = 10;
+
+/// Ticks between the coordinator's resends of its [`RejoinMsg::Go`] to a member its new session
+/// has not synchronised with. More often than [`RESEND_TICKS`]: the members that switched wait
+/// for one that did not only a departure time, and a Go lost a few times in a row must not
+/// make it a departure.
+pub const GO_RESEND_TICKS: u64 = 2;
 
 /// Ticks the members hold for one attempt before it is called off.
 pub const ATTEMPT_TICKS: u64 = 600;
@@ -161,6 +221,10 @@ pub enum RejoinMsg {
         attempt: u64,
         /// The joiner's slot.
         joiner: u16,
+        /// The address the joiner's claim came from ([`WireAddress::to_wire`]): a player may
+        /// come back from another address than the one it left from (a restarted program's
+        /// new port, a new network); from the new session on, its slot is there.
+        at: Vec<u8>,
     },
     /// Member → coordinator: holding.
     Paused {
@@ -351,8 +415,9 @@ impl RejoinMsg {
                 bound("proof", proof.len(), MAX_PROOF_BYTES)?;
                 bound("slot", usize::from(*slot), MAX_SLOTS - 1)?;
             }
-            RejoinMsg::Pause { joiner, .. } => {
-                bound("joiner", usize::from(*joiner), MAX_SLOTS - 1)?
+            RejoinMsg::Pause { joiner, at, .. } => {
+                bound("joiner", usize::from(*joiner), MAX_SLOTS - 1)?;
+                bound("at", at.len(), MAX_ADDRESS_BYTES)?;
             }
             RejoinMsg::Paused { out, .. } => bound("out", out.len(), MAX_SLOTS)?,
             RejoinMsg::Offer { members, .. } | RejoinMsg::Go { members, .. } => {
@@ -593,6 +658,10 @@ pub struct MemberView {
     /// Its session has not played its first frame yet (a rejoin's new session still
     /// synchronising): a member holding it could not give the inputs the others wait for.
     pub starting: bool,
+    /// The slots of its session's other members GGRS has not synchronised with yet, ascending
+    /// (before the session's first frame; empty once it runs). The coordinator of the rejoin
+    /// that started the session sends them its [`RejoinMsg::Go`] again.
+    pub unsynchronised: Vec<usize>,
     /// The last frame it gave a local input for.
     pub last_input: Frame,
     /// Its content hash.
@@ -665,8 +734,11 @@ pub struct Member<A> {
     attempts: u64,
     /// Attempts this member was in that ended (late messages of them are ignored).
     ended: BTreeSet<u64>,
-    /// The last Go sent or followed, answered again to a late resend.
+    /// The last Go sent, answered again to a late resend and sent again while the new session
+    /// has not synchronised with a member (see [`GO_RESEND_TICKS`]), and the tick it was last
+    /// sent.
     last_go: Option<(u64, RejoinMsg)>,
+    go_sent: u64,
     tick: u64,
     counts: BTreeMap<usize, u32>,
     outbox: Vec<(A, Vec<u8>)>,
@@ -674,7 +746,7 @@ pub struct Member<A> {
     events: Vec<RejoinEvent>,
 }
 
-impl<A: Clone + PartialEq> Member<A> {
+impl<A: WireAddress> Member<A> {
     /// The member side of a peer in a match whose slot `i` is at `addrs[i]` and signs its
     /// claims with the match identity `keys[i]` announced in the handshake. `nonce_key` draws
     /// the challenges' nonces: 32 random bytes (the operating system's), fresh for every
@@ -691,6 +763,7 @@ impl<A: Clone + PartialEq> Member<A> {
             attempts: 0,
             ended: BTreeSet::new(),
             last_go: None,
+            go_sent: 0,
             tick: 0,
             counts: BTreeMap::new(),
             outbox: Vec::new(),
@@ -772,10 +845,16 @@ impl<A: Clone + PartialEq> Member<A> {
             Ok(m) => m,
             Err(e) => return self.fault(slot, RejoinFault::Decode(e)),
         };
-        self.handle(slot, msg, view);
+        self.handle(slot, from, msg, view);
     }
 
-    fn handle(&mut self, from: Option<usize>, msg: RejoinMsg, view: &MemberView) {
+    /// The address slot `slot` is reached at: the one it started at, or the one its newest
+    /// claim came from (a player that came back from a new address).
+    pub fn address(&self, slot: usize) -> Option<&A> {
+        self.addrs.get(slot)
+    }
+
+    fn handle(&mut self, from: Option<usize>, addr: &A, msg: RejoinMsg, view: &MemberView) {
         if let Some(a) = msg.attempt()
             && self.ended.contains(&a)
         {
@@ -793,18 +872,21 @@ impl<A: Clone + PartialEq> Member<A> {
             RejoinMsg::Join { slot, content_hash, hooks_hash, snapshot_len } => {
                 self.on_join(
                     from,
+                    addr,
                     usize::from(slot),
                     view,
                     (content_hash, hooks_hash, u64::from(snapshot_len)),
                 );
             }
             RejoinMsg::Claim { slot, nonce, proof } => {
-                self.on_claim(from, usize::from(slot), nonce, &proof, view)
+                self.on_claim(from, addr, usize::from(slot), nonce, &proof, view)
             }
             RejoinMsg::Challenge { .. } => {
                 self.fault(from, RejoinFault::Unexpected { what: "Challenge" })
             }
-            RejoinMsg::Pause { attempt, joiner } => self.on_pause(from, attempt, joiner, view),
+            RejoinMsg::Pause { attempt, joiner, at } => {
+                self.on_pause(from, attempt, joiner, &at, view)
+            }
             RejoinMsg::Paused { attempt, channel, out, last_input } => {
                 self.on_paused(from, attempt, channel, &out, last_input, view)
             }
@@ -819,6 +901,9 @@ impl<A: Clone + PartialEq> Member<A> {
             }
             RejoinMsg::Have { attempt, chunks } => self.on_have(from, attempt, chunks),
             RejoinMsg::Loaded { attempt } => self.on_loaded(from, attempt),
+            // A copy of the Go of a session this member already runs (the joiner's, resent
+            // until the session synchronises, or a duplicate): nothing to do.
+            RejoinMsg::Go { channel, .. } if channel <= view.channel => {}
             RejoinMsg::Go { attempt, channel, frame, members } => {
                 self.on_go(from, attempt, channel, frame, &members)
             }
@@ -840,6 +925,7 @@ impl<A: Clone + PartialEq> Member<A> {
     fn on_join(
         &mut self,
         from: Option<usize>,
+        addr: &A,
         slot: usize,
         view: &MemberView,
         (content, hooks, len): (u64, u64, u64),
@@ -857,8 +943,11 @@ impl<A: Clone + PartialEq> Member<A> {
             return self
                 .fault(from, RejoinFault::SnapshotSize { got: len, want: view.snapshot_len });
         }
-        // The challenge goes to the slot's address, whoever asked: a Join sent in another's
-        // name makes this member write to no one but the slot.
+        // The challenge goes to the slot's address, whoever asked, and to the address that
+        // asked if it is no member's (a player coming back from a new address). A Join sent in
+        // a member's name makes this member write to no one but the slot; one sent in a
+        // stranger's gets one challenge no longer than it to that stranger, at most
+        // MAX_MESSAGES_PER_TICK a tick for all strangers together.
         let tick = self.tick;
         let nonce = match self.challenges.get(&slot) {
             Some((nonce, issued)) if tick.saturating_sub(*issued) <= ATTEMPT_TICKS => *nonce,
@@ -873,7 +962,11 @@ impl<A: Clone + PartialEq> Member<A> {
                 nonce
             }
         };
-        self.send(slot, &RejoinMsg::Challenge { slot: slot as u16, nonce });
+        let challenge = RejoinMsg::Challenge { slot: slot as u16, nonce };
+        self.send(slot, &challenge);
+        if from.is_none() && self.addrs.get(slot) != Some(addr) {
+            self.outbox.push((addr.clone(), challenge.encode()));
+        }
     }
 
     /// A signed claim answering this member's challenge: checked under the slot's key; then
@@ -881,6 +974,7 @@ impl<A: Clone + PartialEq> Member<A> {
     fn on_claim(
         &mut self,
         from: Option<usize>,
+        addr: &A,
         slot: usize,
         nonce: [u8; 16],
         proof: &[u8],
@@ -908,8 +1002,10 @@ impl<A: Clone + PartialEq> Member<A> {
         if !proved {
             return self.fault(from, RejoinFault::BadClaim { slot });
         }
-        // A slot is reached at its address (every answer goes there): the claim comes from it.
-        if from != Some(slot) {
+        // A claim comes from the slot's address or from one that is no member's (the player
+        // came back from a new address; its key, not its address, proves the claim). One from
+        // another member's address is refused.
+        if from.is_some_and(|f| f != slot) {
             return self
                 .fault(from, RejoinFault::Unexpected { what: "Claim from another address" });
         }
@@ -917,8 +1013,10 @@ impl<A: Clone + PartialEq> Member<A> {
             // Claimed again later (the challenge stays); no fault.
             return;
         }
-        // A nonce proves one claim.
+        // A nonce proves one claim. From here on the slot is reached where the claim came from.
         self.challenges.remove(&slot);
+        self.addrs[slot] = addr.clone();
+        let at = addr.to_wire();
         self.attempts += 1;
         let attempt = (self.attempts << 16) | view.slot as u64;
         let members = self.members(view);
@@ -935,14 +1033,21 @@ impl<A: Clone + PartialEq> Member<A> {
         self.events.push(RejoinEvent::Rejoining { slot });
         for m in members {
             if m == view.slot {
-                self.on_pause(Some(m), attempt, slot as u16, view);
+                self.on_pause(Some(m), attempt, slot as u16, &at, view);
             } else {
-                self.send(m, &RejoinMsg::Pause { attempt, joiner: slot as u16 });
+                self.send(m, &RejoinMsg::Pause { attempt, joiner: slot as u16, at: at.clone() });
             }
         }
     }
 
-    fn on_pause(&mut self, from: Option<usize>, attempt: u64, joiner: u16, view: &MemberView) {
+    fn on_pause(
+        &mut self,
+        from: Option<usize>,
+        attempt: u64,
+        joiner: u16,
+        at: &[u8],
+        view: &MemberView,
+    ) {
         let Some(coordinator) = from else {
             return self.fault(from, RejoinFault::Unexpected { what: "Pause" });
         };
@@ -963,6 +1068,15 @@ impl<A: Clone + PartialEq> Member<A> {
             return self.reply(coordinator, RejoinMsg::Busy { attempt }, view);
         }
         let joiner = usize::from(joiner);
+        let Some(at) = A::from_wire(at) else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Pause at no address" });
+        };
+        // Only a slot that is out may move; a Pause for one that plays here is another
+        // membership than the coordinator's.
+        if joiner >= self.addrs.len() || !view.out.contains(&joiner) {
+            return self.reply(coordinator, RejoinMsg::Busy { attempt }, view);
+        }
+        self.addrs[joiner] = at;
         if coordinator != view.slot {
             self.events.push(RejoinEvent::Rejoining { slot: joiner });
         }
@@ -989,8 +1103,10 @@ impl<A: Clone + PartialEq> Member<A> {
 
     /// Sends to a slot, or handles at once when it is this member.
     fn reply(&mut self, to: usize, msg: RejoinMsg, view: &MemberView) {
-        if to == view.slot {
-            self.handle(Some(to), msg, view);
+        if to == view.slot
+            && let Some(me) = self.addrs.get(to).cloned()
+        {
+            self.handle(Some(to), &me, msg, view);
         } else {
             self.send(to, &msg);
         }
@@ -1104,6 +1220,7 @@ impl<A: Clone + PartialEq> Member<A> {
             }
         }
         self.last_go = Some((c.attempt, go.clone()));
+        self.go_sent = self.tick;
         if let Some(me) = own {
             self.on_go(Some(me), c.attempt, channel, frame, &slots_u16(&members));
         }
@@ -1183,7 +1300,7 @@ impl<A: Clone + PartialEq> Member<A> {
     }
 }
 
-impl<A: Clone + PartialEq> Member<A> {
+impl<A: WireAddress> Member<A> {
     /// Once per tick, after the messages: resends, timeouts, the next step. `captured` is the
     /// runner's [`Runner::captured`](super::Runner::captured).
     pub fn tick(&mut self, view: &MemberView, captured: Option<(Frame, &[u8], u64)>) {
@@ -1204,6 +1321,31 @@ impl<A: Clone + PartialEq> Member<A> {
         }
         self.tick_following(view, captured);
         self.tick_coordination(view, captured);
+        self.resend_go(view);
+    }
+
+    /// While the session this member's Go started has not synchronised with a member, that
+    /// member may not have the Go (it was lost): it gets it again every [`GO_RESEND_TICKS`].
+    fn resend_go(&mut self, view: &MemberView) {
+        let Some((_, go)) = &self.last_go else { return };
+        let RejoinMsg::Go { channel, members, .. } = go else { return };
+        if *channel != view.channel || !view.starting || self.tick < self.go_sent + GO_RESEND_TICKS
+        {
+            return;
+        }
+        let to: Vec<usize> = members
+            .iter()
+            .map(|m| usize::from(*m))
+            .filter(|m| *m != view.slot && view.unsynchronised.contains(m))
+            .collect();
+        if to.is_empty() {
+            return;
+        }
+        self.go_sent = self.tick;
+        let go = go.clone();
+        for m in to {
+            self.send(m, &go);
+        }
     }
 
     fn tick_following(&mut self, view: &MemberView, captured: Option<(Frame, &[u8], u64)>) {
@@ -1262,8 +1404,10 @@ impl<A: Clone + PartialEq> Member<A> {
                     c.resent = tick;
                     let missing: Vec<usize> =
                         c.members.iter().copied().filter(|m| !reports.contains_key(m)).collect();
+                    let at = self.addrs.get(joiner).map(WireAddress::to_wire).unwrap_or_default();
                     for m in missing {
-                        self.send(m, &RejoinMsg::Pause { attempt, joiner: joiner as u16 });
+                        let at = at.clone();
+                        self.send(m, &RejoinMsg::Pause { attempt, joiner: joiner as u16, at });
                     }
                 }
             }

@@ -22,6 +22,10 @@ const MAX_PER_POLL: usize = 4096;
 const MAX_QUEUED: usize = 4096;
 /// Side-channel datagrams kept until [`MatchTransport::recv_raw`] reads them.
 const MAX_QUEUED_RAW: usize = 1024;
+/// Side-channel datagrams from addresses that are no slot's kept until
+/// [`MatchTransport::recv_raw`] reads them: a queue of their own, so strangers never crowd out
+/// the members' messages.
+const MAX_QUEUED_STRANGERS: usize = 64;
 
 /// What a [`UdpTransport`] saw: datagrams it dropped and why.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,8 +34,13 @@ pub struct UdpStats {
     pub received: u64,
     /// Datagrams sent.
     pub sent: u64,
-    /// Dropped: from an address that is not one of the match's slots.
+    /// Dropped: a GGRS datagram from an address that is not one of the match's slots.
     pub foreign: u64,
+    /// Side-channel datagrams from an address that is not one of the match's slots, handed to
+    /// the rejoin protocol (a player may come back from a new address; its claim is checked
+    /// under its slot's key). Those beyond a small queue are dropped and counted in
+    /// [`UdpStats::overflow`].
+    pub strangers: u64,
     /// Dropped: not a datagram of this transport (unknown kind, cut, undecodable message).
     pub malformed: u64,
     /// Dropped: a GGRS message of a session channel this peer has left behind.
@@ -48,6 +57,8 @@ struct Shared {
     sessions: BTreeMap<u32, VecDeque<(SocketAddr, Message)>>,
     /// Side-channel datagrams waiting.
     raw: VecDeque<(SocketAddr, Vec<u8>)>,
+    /// Side-channel datagrams from addresses that are no slot's, waiting.
+    strangers: VecDeque<(SocketAddr, Vec<u8>)>,
     /// The lowest session channel still read: messages of lower ones are dropped.
     lowest: u32,
     buffer: Vec<u8>,
@@ -62,7 +73,7 @@ impl Shared {
                 Ok((n, from)) => {
                     self.stats.received += 1;
                     if !self.peers.contains(&from) {
-                        self.stats.foreign += 1;
+                        self.stranger(from, n);
                         continue;
                     }
                     let datagram = self.buffer[..n].to_vec();
@@ -80,6 +91,19 @@ impl Shared {
                     ) => {}
                 Err(_) => break,
             }
+        }
+    }
+
+    /// Files the `n`-byte datagram in the buffer from an address that is no slot's: a
+    /// side-channel one is kept in the strangers' queue, anything else dropped.
+    fn stranger(&mut self, from: SocketAddr, n: usize) {
+        match self.buffer[..n].split_first() {
+            Some((&SIDE, bytes)) if self.strangers.len() < MAX_QUEUED_STRANGERS => {
+                self.stats.strangers += 1;
+                self.strangers.push_back((from, bytes.to_vec()));
+            }
+            Some((&SIDE, _)) => self.stats.overflow += 1,
+            _ => self.stats.foreign += 1,
         }
     }
 
@@ -129,13 +153,15 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 
 /// A [`MatchTransport`] over one non-blocking UDP socket: the GGRS messages of every session
 /// channel and the rejoin protocol's side channel share it, each datagram tagged with what it
-/// carries (and GGRS's with its channel). It reads datagrams from the match's slot addresses
-/// only; every GGRS message goes on to the session's
+/// carries (and GGRS's with its channel). It reads GGRS datagrams from the match's slot
+/// addresses only, and side-channel ones from others into a small queue of their own (a player
+/// coming back from a new address asks from there); every GGRS message goes on to the session's
 /// [`GuardedSocket`](super::GuardedSocket), which authenticates it with keys of its own
 /// channel, so a datagram whose tag lies is dropped there.
 ///
-/// A program that restarts binds the same address again (a fixed port) to take its slot back
-/// with [`MatchPeer::rejoin`](super::MatchPeer::rejoin).
+/// A program that restarts takes its slot back with
+/// [`MatchPeer::rejoin`](super::MatchPeer::rejoin), from the same address or a new one: its
+/// slot's key proves the claim, and the members reach it at the new address from then on.
 ///
 /// ```
 /// use rollback_abilities::session::UdpTransport;
@@ -174,6 +200,7 @@ impl UdpTransport {
             peers,
             sessions: BTreeMap::new(),
             raw: VecDeque::new(),
+            strangers: VecDeque::new(),
             lowest: 0,
             buffer: vec![0; MAX_DATAGRAM],
             stats: UdpStats::default(),
@@ -215,7 +242,14 @@ impl MatchTransport for UdpTransport {
     fn recv_raw(&mut self) -> Vec<(SocketAddr, Vec<u8>)> {
         let mut s = lock(&self.shared);
         s.pump();
-        s.raw.drain(..).collect()
+        let mut out: Vec<_> = s.raw.drain(..).collect();
+        out.extend(s.strangers.drain(..));
+        out
+    }
+
+    fn set_slots(&mut self, addrs: &[SocketAddr]) {
+        let local = self.local;
+        self.set_peers(addrs.iter().copied().filter(|a| *a != local).collect());
     }
 }
 

@@ -276,7 +276,7 @@ fn rejoin_message(
     current: i32,
     identity: &rollback_abilities::session::Identity,
 ) -> rollback_abilities::session::rejoin::RejoinMsg {
-    use rollback_abilities::session::rejoin::{Claim, RejoinMsg};
+    use rollback_abilities::session::rejoin::{Claim, RejoinMsg, WireAddress};
     let frame = |b: &mut Bytes<'_>| current.saturating_add(i32::from(b.u8() as i8)).max(0) as u32;
     // Attempts are small numbers in practice: mostly a few, sometimes anything.
     let attempt = |b: &mut Bytes<'_>| match b.u8() % 4 {
@@ -322,7 +322,17 @@ fn rejoin_message(
             RejoinMsg::Claim { slot: claim.slot, nonce: claim.nonce, proof }
         }
         2 if b.u8().is_multiple_of(2) => {
-            RejoinMsg::Pause { attempt: attempt(b), joiner: u16::from(b.u8() % 5) }
+            let (attempt, joiner) = (attempt(b), u16::from(b.u8() % 5));
+            // A slot's address, a stranger's, or bytes that are no address (too long, too).
+            let at = match b.u8() % 4 {
+                0 => {
+                    let mut at = vec![0u8; usize::from(b.u8() % 40)];
+                    b.fill(&mut at);
+                    at
+                }
+                _ => PeerAddr(u16::from(b.u8() % 7)).to_wire(),
+            };
+            RejoinMsg::Pause { attempt, joiner, at }
         }
         2 => RejoinMsg::Paused {
             attempt: attempt(b),

@@ -394,11 +394,7 @@ fn play<S: Side>(
     let mut sent_done = false;
     // The other peers' checksums after the last frame, as their DONE messages said.
     let mut done_from: BTreeMap<_, (u32, u64)> = BTreeMap::new();
-    // Checksums every SUM_EVERY frames: ours, and the others' not yet compared.
-    let mut checked_through = 0u32;
-    let mut mine: BTreeMap<u32, u64> = BTreeMap::new();
-    let mut theirs: BTreeMap<(usize, u32), u64> = BTreeMap::new();
-    let (mut sums_agreed, mut sums_differ) = (0u64, Vec::new());
+    let mut sums = Sums::default();
     let mut all_done_at: Option<Instant> = None;
     let mut disconnected = false;
     let run_start = Instant::now();
@@ -423,14 +419,14 @@ fn play<S: Side>(
             }
         }
         let confirmed = side.confirmed();
-        while checked_through < confirmed {
-            let f = checked_through;
+        while sums.checked_through < confirmed {
+            let f = sums.checked_through;
             if (f + 1).is_multiple_of(SUM_EVERY) {
                 let sum = side.checksum_after(f).ok_or("frame not recorded")?;
-                mine.insert(f, sum);
+                sums.mine.insert(f, sum);
                 m.broadcast_reliable(&sum_message(SUM, f, sum))?;
             }
-            checked_through += 1;
+            sums.checked_through += 1;
         }
         if confirmed >= frames && !sent_done {
             let last = side.checksum_after(frames - 1).ok_or("frame not recorded")?;
@@ -444,24 +440,13 @@ fn play<S: Side>(
             if let Some(done) = parse_sum(&bytes, DONE) {
                 done_from.insert(from, done);
             } else if let Some((f, sum)) = parse_sum(&bytes, SUM)
-                && theirs.len() < 4096
+                && sums.theirs.len() < 4096
                 && let Some(player) = m.roster.handle_of(from)
             {
-                theirs.insert((player, f), sum);
+                sums.theirs.insert((player, f), sum);
             }
         }
-        // Compare what both sides have.
-        theirs.retain(|(player, f), sum| match mine.get(f) {
-            Some(ours) if ours == sum => {
-                sums_agreed += 1;
-                false
-            }
-            Some(ours) => {
-                sums_differ.push((*f, *player, *ours, *sum));
-                false
-            }
-            None => true,
-        });
+        sums.compare();
         if sent_done && done_from.len() == remotes.len() && all_done_at.is_none() {
             all_done_at = Some(Instant::now());
         }
@@ -482,19 +467,66 @@ fn play<S: Side>(
         }
     }
 
+    let elapsed = run_start.elapsed();
+    report(&side, &m, frames, elapsed, &done_from, &sums)
+}
+
+/// Confirmed checksums every [`SUM_EVERY`] frames: this peer's, the others' not yet compared,
+/// and what the comparisons came to.
+#[derive(Default)]
+struct Sums {
+    /// Frames before this one have been looked at.
+    checked_through: u32,
+    mine: BTreeMap<u32, u64>,
+    /// By (player, frame).
+    theirs: BTreeMap<(usize, u32), u64>,
+    agreed: u64,
+    /// (frame, player, ours, theirs).
+    differ: Vec<(u32, usize, u64, u64)>,
+}
+
+impl Sums {
+    /// Compares the others' checksums of the frames this peer has its own of.
+    fn compare(&mut self) {
+        let (mine, agreed, differ) = (&self.mine, &mut self.agreed, &mut self.differ);
+        self.theirs.retain(|(player, f), sum| match mine.get(f) {
+            Some(ours) if ours == sum => {
+                *agreed += 1;
+                false
+            }
+            Some(ours) => {
+                differ.push((*f, *player, *ours, *sum));
+                false
+            }
+            None => true,
+        });
+    }
+}
+
+/// Prints the match's result: the checksums after the last frame (this peer's and each
+/// other's DONE), the periodic comparisons and desync detection. `true` if everything agrees.
+fn report<S: Side>(
+    side: &S,
+    m: &MatchboxSession<S::G>,
+    frames: u32,
+    elapsed: Duration,
+    done_from: &BTreeMap<matchbox_socket::PeerId, (u32, u64)>,
+    sums: &Sums,
+) -> Result<bool, Error> {
+    let handle = m.local_handle();
     let last = frames - 1;
     let mine_last = side.checksum_after(last).ok_or("frame not recorded")?;
     let stats = side.stats();
     eprintln!(
         "played {frames} frames in {:.2} s: {} rollbacks (max depth {}), {} re-simulated",
-        run_start.elapsed().as_secs_f64(),
+        elapsed.as_secs_f64(),
         stats.rollbacks,
         stats.max_rollback,
         stats.resimulated,
     );
     println!("checksum after frame {last}: {mine_last:016x} (this peer, player {handle})");
     let mut agree = true;
-    for (peer, (frame, sum)) in &done_from {
+    for (peer, (frame, sum)) in done_from {
         let player = m.roster.handle_of(*peer).map_or_else(|| "?".into(), |h| h.to_string());
         let verdict = if *frame == last && *sum == mine_last {
             "agrees"
@@ -509,18 +541,19 @@ fn play<S: Side>(
     } else {
         println!("the peers DISAGREE on the checksum after frame {last}");
     }
-    match sums_differ.first() {
+    match sums.differ.first() {
         None => println!(
             "confirmed checksums compared every {SUM_EVERY} frames with the other peers: \
-             {sums_agreed} comparisons, all agree"
+             {} comparisons, all agree",
+            sums.agreed
         ),
         Some((f, player, ours, theirs)) => {
             agree = false;
             println!(
                 "confirmed checksums compared every {SUM_EVERY} frames: {} of {} DIFFER, first \
                  after frame {f} with player {player} ({ours:016x} vs {theirs:016x})",
-                sums_differ.len(),
-                sums_differ.len() as u64 + sums_agreed
+                sums.differ.len(),
+                sums.differ.len() as u64 + sums.agreed
             );
         }
     }

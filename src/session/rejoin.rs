@@ -429,6 +429,26 @@ impl RejoinMsg {
         Ok(msg)
     }
 
+    /// The message's kind, as faults name it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RejoinMsg::Join { .. } => "Join",
+            RejoinMsg::Challenge { .. } => "Challenge",
+            RejoinMsg::Claim { .. } => "Claim",
+            RejoinMsg::Pause { .. } => "Pause",
+            RejoinMsg::Paused { .. } => "Paused",
+            RejoinMsg::Busy { .. } => "Busy",
+            RejoinMsg::Switch { .. } => "Switch",
+            RejoinMsg::Captured { .. } => "Captured",
+            RejoinMsg::Offer { .. } => "Offer",
+            RejoinMsg::Chunk { .. } => "Chunk",
+            RejoinMsg::Have { .. } => "Have",
+            RejoinMsg::Loaded { .. } => "Loaded",
+            RejoinMsg::Go { .. } => "Go",
+            RejoinMsg::Abort { .. } => "Abort",
+        }
+    }
+
     /// The attempt a message belongs to (`None` for a join request, its challenge and claim).
     pub fn attempt(&self) -> Option<u64> {
         match self {
@@ -1637,93 +1657,10 @@ impl<A: Clone + PartialEq> Joiner<A> {
             return self.fault(slot, RejoinFault::Unexpected { what: "message from no member" });
         };
         match msg {
-            RejoinMsg::Challenge { slot, nonce } => {
-                if usize::from(slot) != self.view.slot {
-                    return self.fault(Some(from), RejoinFault::Unexpected { what: "Challenge" });
-                }
-                let claim = Claim {
-                    slot,
-                    nonce,
-                    content_hash: self.view.content_hash,
-                    hooks_hash: self.view.hooks_hash,
-                    snapshot_len: self.view.snapshot_len as u32,
-                };
-                let proof = claim.prove(&self.identity);
-                self.send(from, &RejoinMsg::Claim { slot, nonce, proof });
-            }
-            RejoinMsg::Offer {
-                attempt,
-                channel,
-                frame,
-                len,
-                digest,
-                checksum,
-                members,
-                content_hash,
-                hooks_hash,
-            } => {
-                if self.incoming.as_ref().is_some_and(|i| i.attempt == attempt) {
-                    return;
-                }
-                if content_hash != self.view.content_hash || hooks_hash != self.view.hooks_hash {
-                    return self.fault(Some(from), RejoinFault::ContentMismatch);
-                }
-                if u64::from(len) != self.view.snapshot_len {
-                    return self.fault(
-                        Some(from),
-                        RejoinFault::SnapshotSize {
-                            got: u64::from(len),
-                            want: self.view.snapshot_len,
-                        },
-                    );
-                }
-                let members: Vec<usize> = members.iter().map(|m| usize::from(*m)).collect();
-                if !members.contains(&from)
-                    || members.contains(&self.view.slot)
-                    || members.iter().any(|m| *m >= self.addrs.len())
-                {
-                    return self.fault(Some(from), RejoinFault::Unexpected { what: "Offer" });
-                }
-                let len = len as usize;
-                self.incoming = Some(Incoming {
-                    attempt,
-                    coordinator: from,
-                    channel,
-                    frame,
-                    digest,
-                    checksum,
-                    members,
-                    chunks: vec![None; len.div_ceil(CHUNK_BYTES)],
-                    len,
-                    have: 0,
-                    loading: false,
-                    loaded: false,
-                    heard: self.tick,
-                    acked: self.tick,
-                });
-                self.send(from, &RejoinMsg::Have { attempt, chunks: 0 });
-            }
+            RejoinMsg::Challenge { slot, nonce } => self.on_challenge(from, slot, nonce),
+            RejoinMsg::Offer { .. } => self.on_offer(from, &msg),
             RejoinMsg::Chunk { attempt, index, bytes } => {
-                let Some(inc) = self.incoming.as_mut().filter(|i| i.attempt == attempt) else {
-                    return;
-                };
-                if from != inc.coordinator {
-                    return self.fault(Some(from), RejoinFault::Unexpected { what: "Chunk" });
-                }
-                let i = index as usize;
-                let want = inc.len.saturating_sub(i * CHUNK_BYTES).min(CHUNK_BYTES);
-                if i >= inc.chunks.len() || bytes.len() != want {
-                    return self.fault(Some(from), RejoinFault::Unexpected { what: "Chunk" });
-                }
-                inc.heard = self.tick;
-                if inc.chunks[i].is_none() {
-                    inc.chunks[i] = Some(bytes);
-                }
-                while (inc.have as usize) < inc.chunks.len()
-                    && inc.chunks[inc.have as usize].is_some()
-                {
-                    inc.have += 1;
-                }
+                self.on_chunk(from, attempt, index, bytes)
             }
             RejoinMsg::Captured { attempt, frame, checksum } => {
                 let entry = self.sums.entry(attempt).or_default();
@@ -1735,23 +1672,7 @@ impl<A: Clone + PartialEq> Joiner<A> {
                 }
             }
             RejoinMsg::Go { attempt, channel, frame, members } => {
-                let Some(inc) = self.incoming.as_ref().filter(|i| i.attempt == attempt) else {
-                    return self.fault(Some(from), RejoinFault::Unexpected { what: "Go" });
-                };
-                let members: Vec<usize> = members.iter().map(|m| usize::from(*m)).collect();
-                let mut expected = inc.members.clone();
-                expected.push(self.view.slot);
-                expected.sort_unstable();
-                if from != inc.coordinator
-                    || !inc.loaded
-                    || channel != inc.channel
-                    || frame != inc.frame
-                    || members != expected
-                {
-                    return self.fault(Some(from), RejoinFault::Unexpected { what: "Go" });
-                }
-                self.done = true;
-                self.commands.push(RejoinCommand::Switch { channel, frame, members });
+                self.on_go(from, attempt, channel, frame, &members)
             }
             RejoinMsg::Abort { attempt } => {
                 if self
@@ -1763,20 +1684,124 @@ impl<A: Clone + PartialEq> Joiner<A> {
                     self.asked = None;
                 }
             }
-            other => {
-                let what = match other {
-                    RejoinMsg::Join { .. } => "Join",
-                    RejoinMsg::Claim { .. } => "Claim",
-                    RejoinMsg::Pause { .. } => "Pause",
-                    RejoinMsg::Paused { .. } => "Paused",
-                    RejoinMsg::Busy { .. } => "Busy",
-                    RejoinMsg::Switch { .. } => "Switch",
-                    RejoinMsg::Have { .. } => "Have",
-                    _ => "Loaded",
-                };
-                self.fault(Some(from), RejoinFault::Unexpected { what });
-            }
+            other => self.fault(Some(from), RejoinFault::Unexpected { what: other.kind() }),
         }
+    }
+
+    /// A member's challenge on this joiner's slot: answered with the claim, signed.
+    fn on_challenge(&mut self, from: usize, slot: u16, nonce: [u8; 16]) {
+        if usize::from(slot) != self.view.slot {
+            return self.fault(Some(from), RejoinFault::Unexpected { what: "Challenge" });
+        }
+        let claim = Claim {
+            slot,
+            nonce,
+            content_hash: self.view.content_hash,
+            hooks_hash: self.view.hooks_hash,
+            snapshot_len: self.view.snapshot_len as u32,
+        };
+        let proof = claim.prove(&self.identity);
+        self.send(from, &RejoinMsg::Claim { slot, nonce, proof });
+    }
+
+    /// A coordinator's offer of its state: taken if its terms are this joiner's (content,
+    /// hooks, size) and its members are a membership this joiner can join.
+    fn on_offer(&mut self, from: usize, offer: &RejoinMsg) {
+        let &RejoinMsg::Offer {
+            attempt,
+            channel,
+            frame,
+            len,
+            digest,
+            checksum,
+            ref members,
+            content_hash,
+            hooks_hash,
+        } = offer
+        else {
+            return;
+        };
+        if self.incoming.as_ref().is_some_and(|i| i.attempt == attempt) {
+            return;
+        }
+        if content_hash != self.view.content_hash || hooks_hash != self.view.hooks_hash {
+            return self.fault(Some(from), RejoinFault::ContentMismatch);
+        }
+        if u64::from(len) != self.view.snapshot_len {
+            let got = u64::from(len);
+            let want = self.view.snapshot_len;
+            return self.fault(Some(from), RejoinFault::SnapshotSize { got, want });
+        }
+        let members: Vec<usize> = members.iter().map(|m| usize::from(*m)).collect();
+        if !members.contains(&from)
+            || members.contains(&self.view.slot)
+            || members.iter().any(|m| *m >= self.addrs.len())
+        {
+            return self.fault(Some(from), RejoinFault::Unexpected { what: "Offer" });
+        }
+        let len = len as usize;
+        self.incoming = Some(Incoming {
+            attempt,
+            coordinator: from,
+            channel,
+            frame,
+            digest,
+            checksum,
+            members,
+            chunks: vec![None; len.div_ceil(CHUNK_BYTES)],
+            len,
+            have: 0,
+            loading: false,
+            loaded: false,
+            heard: self.tick,
+            acked: self.tick,
+        });
+        self.send(from, &RejoinMsg::Have { attempt, chunks: 0 });
+    }
+
+    /// Chunk `index` of the offered state: kept if it is the coordinator's and of the right
+    /// size; the prefix held grows.
+    fn on_chunk(&mut self, from: usize, attempt: u64, index: u32, bytes: Vec<u8>) {
+        let Some(inc) = self.incoming.as_mut().filter(|i| i.attempt == attempt) else {
+            return;
+        };
+        if from != inc.coordinator {
+            return self.fault(Some(from), RejoinFault::Unexpected { what: "Chunk" });
+        }
+        let i = index as usize;
+        let want = inc.len.saturating_sub(i * CHUNK_BYTES).min(CHUNK_BYTES);
+        if i >= inc.chunks.len() || bytes.len() != want {
+            return self.fault(Some(from), RejoinFault::Unexpected { what: "Chunk" });
+        }
+        inc.heard = self.tick;
+        if inc.chunks[i].is_none() {
+            inc.chunks[i] = Some(bytes);
+        }
+        while (inc.have as usize) < inc.chunks.len() && inc.chunks[inc.have as usize].is_some() {
+            inc.have += 1;
+        }
+    }
+
+    /// The coordinator's Go: this joiner is back in, if it loaded the state and the Go is the
+    /// offer's (channel, frame, the members and itself).
+    fn on_go(&mut self, from: usize, attempt: u64, channel: u32, frame: Frame, members: &[u16]) {
+        let Some(inc) = self.incoming.as_ref().filter(|i| i.attempt == attempt) else {
+            return self.fault(Some(from), RejoinFault::Unexpected { what: "Go" });
+        };
+        let members: Vec<usize> = members.iter().map(|m| usize::from(*m)).collect();
+        let mut expected = inc.members.clone();
+        expected.push(self.view.slot);
+        expected.sort_unstable();
+        if from != inc.coordinator
+            || !inc.loaded
+            || channel != inc.channel
+            || frame != inc.frame
+            || members != expected
+        {
+            return self.fault(Some(from), RejoinFault::Unexpected { what: "Go" });
+        }
+        self.done = true;
+        self.commands.push(RejoinCommand::Switch { channel, frame, members });
     }
 
     /// Once per tick: the join request, acknowledgements, the check of a complete state.

@@ -272,6 +272,37 @@ fn a_player_rejoins_a_lossy_four_player_match() {
     scenario(4, LOSSY, 7, &[(2, Exit::Crash, 50, 150)], 400).unwrap();
 }
 
+/// A member's replay covers the whole match, the gap and the rejoin included: it verifies
+/// frame by frame with a game whose systems branch on the input status, and it says the
+/// player was disconnected exactly from the frame after its last input until F.
+#[test]
+fn a_members_replay_verifies_across_a_gap_and_a_rejoin() {
+    for seed in [4, 5] {
+        let plan = [(2, Exit::Crash, 60, 160)];
+        let mut m = scenario_on(3, LOSSY, true, seed, &plan, 400).unwrap();
+        let f = rejoined_at(&m, 0, 2)[0];
+        let last = m.peers()[0]
+            .events()
+            .iter()
+            .find_map(|e| match e {
+                SessionEvent::Left { players, last_frame, .. } if players == &[2] => *last_frame,
+                _ => None,
+            })
+            .expect("the members agreed on player 2's last frame");
+        for peer in [0, 1] {
+            let replay = m.peers_mut()[peer].runner.take_recorder().unwrap().finish();
+            assert!(replay.len() > f as usize + 100, "seed {seed}: {} frames", replay.len());
+            for frame in 0..replay.len() as u32 {
+                let away = frame > last && frame < f;
+                let want = if away { InputStatus::Disconnected } else { InputStatus::Confirmed };
+                assert_eq!(replay.statuses(frame)[2], want, "seed {seed}, peer {peer}, {frame}");
+            }
+            let v = replay.verify(&mut comeback_world(3)).unwrap();
+            assert!(v.is_ok(), "seed {seed}, peer {peer}: diverged at {:?}", v.first_divergence);
+        }
+    }
+}
+
 #[test]
 fn a_quitter_and_a_frozen_player_rejoin_a_lossy_three_player_match() {
     scenario(3, LOSSY, 3, &[(0, Exit::Quit, 40, 120), (2, Exit::Freeze, 200, 300)], 500).unwrap();

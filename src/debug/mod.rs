@@ -13,7 +13,7 @@ pub use inspect::{AbilityView, BoxView, DebugView, EffectView, TagView, TaskView
 
 use crate::content::Content;
 use crate::num::Frame;
-use crate::world::state::ColumnInfo;
+use crate::world::state::{ColumnInfo, Item, RecordReader, column_item, read_record};
 use crate::world::{Game, Snapshot, Subsystem, World};
 use core::fmt;
 use serde::Serialize;
@@ -294,38 +294,43 @@ fn flatten(prefix: &str, v: &ron::Value, out: &mut Vec<(String, String)>) {
     }
 }
 
+/// Decodes a record as the column table says its column is shown.
+struct FieldDecoder;
+
+impl RecordReader for FieldDecoder {
+    type Out = Vec<(String, String)>;
+
+    fn fields<T: bytemuck::Pod + Serialize>(&self, rec: &[u8]) -> Self::Out {
+        if rec.len() != core::mem::size_of::<T>() {
+            return vec![(String::new(), hex(rec))];
+        }
+        fields(&bytemuck::pod_read_unaligned::<T>(rec))
+    }
+
+    fn fixed(&self, rec: &[u8]) -> Self::Out {
+        match <[u8; 8]>::try_from(rec) {
+            Ok(b) => vec![(
+                "value".into(),
+                crate::num::to_decimal(crate::num::Fx::from_bits(i64::from_le_bytes(b))),
+            )],
+            Err(_) => self.bytes(rec),
+        }
+    }
+
+    fn count(&self, rec: &[u8]) -> Self::Out {
+        match <[u8; 2]>::try_from(rec) {
+            Ok(b) => vec![("count".into(), u16::from_le_bytes(b).to_string())],
+            Err(_) => self.bytes(rec),
+        }
+    }
+
+    fn bytes(&self, rec: &[u8]) -> Self::Out {
+        vec![("bytes".into(), hex(rec))]
+    }
+}
+
 fn decode_fields(column: &str, rec: &[u8]) -> Vec<(String, String)> {
-    use crate::world::state::{EntityRec, Header};
-    fn read<T: bytemuck::Pod + Serialize>(b: &[u8]) -> Vec<(String, String)> {
-        if b.len() != core::mem::size_of::<T>() {
-            return vec![(String::new(), hex(b))];
-        }
-        fields(&bytemuck::pod_read_unaligned::<T>(b))
-    }
-    match column {
-        "header" => read::<Header>(rec),
-        "entities" => read::<EntityRec>(rec),
-        "attributes" => read::<crate::world::AttrValue>(rec),
-        "effects" => read::<crate::effect::ActiveEffect>(rec),
-        "effect_timers" => read::<crate::effect::EffectTimers>(rec),
-        "effect_origins" => read::<crate::effect::PooledOrigin>(rec),
-        "effect_specs" => read::<crate::effect::EffectSpec>(rec),
-        "ability_specs" => read::<crate::ability::AbilitySpec>(rec),
-        "tasks" => read::<crate::ability::TaskRec>(rec),
-        "standalone_cues" => read::<crate::cue::StandaloneCue>(rec),
-        "player_owner" => read::<crate::id::Entity>(rec),
-        "ext_header" => read::<crate::world::state::ExtHeader>(rec),
-        "entity_time" => read::<crate::world::state::EntityTime>(rec),
-        "input_buffers" => read::<crate::world::state::InputBufferRec>(rec),
-        "effect_magnitudes" if rec.len() == 8 => {
-            let bits = i64::from_le_bytes(rec.try_into().unwrap_or([0; 8]));
-            vec![("value".into(), crate::num::to_decimal(crate::num::Fx::from_bits(bits)))]
-        }
-        "tag_counts" if rec.len() == 2 => {
-            vec![("count".into(), u16::from_le_bytes([rec[0], rec[1]]).to_string())]
-        }
-        _ => vec![("bytes".into(), hex(rec))],
-    }
+    read_record(column, rec, &FieldDecoder).unwrap_or_else(|| FieldDecoder.bytes(rec))
 }
 
 fn hex(b: &[u8]) -> String {
@@ -334,25 +339,13 @@ fn hex(b: &[u8]) -> String {
 
 fn item_name(col: &ColumnInfo, record: u32, content: Option<&Content>) -> String {
     let within = if col.per_entity > 0 { record % col.per_entity } else { record };
-    match (col.name.as_str(), content) {
-        ("attributes", Some(c)) => {
+    match (column_item(&col.name), content) {
+        (Item::Attribute, Some(c)) => {
             format!("attribute {}", c.attr_name(crate::id::AttrId(within as u16)))
         }
-        ("tag_counts", Some(c)) => {
-            format!("tag {}", c.tags().name(crate::id::TagId(within as u16)))
-        }
-        ("tag_bits", _) => format!("tag word {within}"),
-        ("effects" | "effect_timers", _) => format!("effect slot {within}"),
-        ("effect_origins", _) => format!("origin record {within}"),
-        ("effect_magnitudes", _) => format!("magnitude {within}"),
-        ("ability_specs", _) => format!("ability slot {within}"),
-        ("tasks", _) => format!("task {within}"),
-        ("effect_specs", _) => format!("stored spec {within}"),
-        ("standalone_cues", _) => format!("cue slot {within}"),
-        ("inputs" | "prev_inputs" | "player_owner" | "input_buffers", _) => {
-            format!("player {within}")
-        }
-        (name, _) => format!("{name}[{within}]"),
+        (Item::Tag, Some(c)) => format!("tag {}", c.tags().name(crate::id::TagId(within as u16))),
+        (Item::Called(what), _) => format!("{what} {within}"),
+        (Item::Attribute | Item::Tag | Item::Indexed, _) => format!("{}[{within}]", col.name),
     }
 }
 

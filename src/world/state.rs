@@ -256,8 +256,11 @@ pub enum Subsystem {
 }
 
 impl Subsystem {
+    /// How many subsystems there are (the length of [`Checksums::parts`]).
+    pub const COUNT: usize = 9;
+
     /// Every subsystem in checksum order.
-    pub const ALL: [Subsystem; 9] = [
+    pub const ALL: [Subsystem; Subsystem::COUNT] = [
         Subsystem::Entities,
         Subsystem::Tags,
         Subsystem::Attributes,
@@ -268,6 +271,21 @@ impl Subsystem {
         Subsystem::Game,
         Subsystem::Inputs,
     ];
+
+    /// Its position in checksum order ([`Subsystem::ALL`], [`Checksums::parts`]).
+    pub(crate) const fn index(self) -> usize {
+        match self {
+            Subsystem::Entities => 0,
+            Subsystem::Tags => 1,
+            Subsystem::Attributes => 2,
+            Subsystem::Effects => 3,
+            Subsystem::Abilities => 4,
+            Subsystem::Tasks => 5,
+            Subsystem::Cues => 6,
+            Subsystem::Game => 7,
+            Subsystem::Inputs => 8,
+        }
+    }
 
     /// The subsystem's name.
     pub fn name(self) -> &'static str {
@@ -285,6 +303,15 @@ impl Subsystem {
     }
 }
 
+// `Subsystem::index` is the position in `Subsystem::ALL`.
+const _: () = {
+    let mut i = 0;
+    while i < Subsystem::COUNT {
+        assert!(Subsystem::ALL[i].index() == i);
+        i += 1;
+    }
+};
+
 /// The checksum of a snapshot with one sub-checksum per [`Subsystem`].
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
@@ -293,14 +320,13 @@ pub struct Checksums {
     /// xxh3-64 over the little-endian bytes of the sub-checksums in [`Subsystem::ALL`] order.
     pub total: u64,
     /// The sub-checksums, in [`Subsystem::ALL`] order.
-    pub parts: [u64; 9],
+    pub parts: [u64; Subsystem::COUNT],
 }
 
 impl Checksums {
     /// The sub-checksum of one subsystem.
     pub fn part(&self, s: Subsystem) -> u64 {
-        let i = Subsystem::ALL.iter().position(|x| *x == s).unwrap_or(0);
-        self.parts[i]
+        self.parts[s.index()]
     }
 
     /// The subsystems whose sub-checksums differ.
@@ -331,6 +357,8 @@ pub struct ColumnInfo {
 
 /// A snapshot column's storage: a `Pod` vector, or one `Pod` record (the headers).
 trait Column {
+    /// One record.
+    type Record;
     /// Bytes per record.
     const RECORD: usize;
     /// The column's bytes.
@@ -340,6 +368,7 @@ trait Column {
 }
 
 impl<T: Pod> Column for Vec<T> {
+    type Record = T;
     const RECORD: usize = core::mem::size_of::<T>();
     fn bytes(&self) -> &[u8] {
         bytemuck::cast_slice(self)
@@ -352,6 +381,7 @@ impl<T: Pod> Column for Vec<T> {
 macro_rules! single_record_columns {
     ($($t:ty),*) => {$(
         impl Column for $t {
+            type Record = $t;
             const RECORD: usize = core::mem::size_of::<$t>();
             fn bytes(&self) -> &[u8] {
                 bytemuck::bytes_of(self)
@@ -473,16 +503,64 @@ macro_rules! per_entity {
     };
 }
 
+/// Reads one record of a snapshot column as the column table says it is shown: the debug
+/// dump's field decoder implements it, and [`read_record`] picks the method (and, for
+/// `fields`, the record type) from the column's name.
+pub(crate) trait RecordReader {
+    /// What reading a record gives.
+    type Out;
+    /// A record of a type with named fields.
+    fn fields<T: Pod + serde::Serialize>(&self, rec: &[u8]) -> Self::Out;
+    /// One fixed-point number (`Fx`).
+    fn fixed(&self, rec: &[u8]) -> Self::Out;
+    /// One `u16` count.
+    fn count(&self, rec: &[u8]) -> Self::Out;
+    /// Bytes without a structure the dump decodes.
+    fn bytes(&self, rec: &[u8]) -> Self::Out;
+}
+
+/// How the table's entry says a record is shown: `fields` (a struct with named fields),
+/// `fixed`, `count` or `bytes` ([`RecordReader`]).
+macro_rules! read_as {
+    (fields, $ty:ty, $rec:ident, $r:ident) => {
+        $r.fields::<<$ty as Column>::Record>($rec)
+    };
+    (fixed, $ty:ty, $rec:ident, $r:ident) => {
+        $r.fixed($rec)
+    };
+    (count, $ty:ty, $rec:ident, $r:ident) => {
+        $r.count($rec)
+    };
+    (bytes, $ty:ty, $rec:ident, $r:ident) => {
+        $r.bytes($rec)
+    };
+}
+
+/// What one record of a column is, for naming it in a dump's field-level diff.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Item {
+    /// An attribute of the entity (named by the content when it is at hand).
+    Attribute,
+    /// A tag of the entity (named by the content when it is at hand).
+    Tag,
+    /// A numbered record called this ("effect slot 3").
+    Called(&'static str),
+    /// A numbered record of the column (`name[3]`).
+    Indexed,
+}
+
 /// The snapshot's column table: every column once, in checksum order, with its type, how a
 /// new world fills it (`|layout, seed| value`), its subsystem and name, how far it is used
-/// ([`Extent`]) and whether it is indexed by entity. The state's fields, [`State::new`],
-/// cloning, saving, loading, the checksum, validation's unused-bytes check and the debug dump's
-/// column table are all generated from it: adding a column is one entry here.
+/// ([`Extent`]), whether it is indexed by entity, how a dump shows a record
+/// ([`RecordReader`]) and what a record is called in a dump's diff ([`Item`]). The state's
+/// fields, [`State::new`], cloning, saving, loading, the checksum, validation (the column
+/// names of its errors, the unused-bytes check) and the debug dump (the column table, field
+/// decoding, item names) are all generated from it: adding a column is one entry here.
 macro_rules! snapshot_columns {
     ($(
         $(#[$doc:meta])*
         $field:ident: $ty:ty = |$l:ident, $seed:ident| $init:expr,
-            $sub:ident $name:literal $extent:expr, $per:ident;
+            $sub:ident $name:literal $extent:expr, $per:ident, $shown:ident $item:expr;
     )*) => {
         /// The mutable state of a world: the snapshot (its columns are the table in
         /// `src/world/state.rs`).
@@ -492,8 +570,40 @@ macro_rules! snapshot_columns {
             $($(#[$doc])* pub $field: $ty,)*
         }
 
+        /// Every column's name, by the state's field that holds the column
+        /// ([`COLUMN`]`.wake` is `"entity_wake"`).
+        #[allow(dead_code, reason = "every column has a name; errors name the columns they check")]
+        pub(crate) struct ColumnNames {
+            $($(#[$doc])* pub $field: &'static str,)*
+        }
+
+        /// The columns' names, as snapshot errors and world dumps give them.
+        pub(crate) const COLUMN: ColumnNames = ColumnNames { $($field: $name,)* };
+
         /// Columns in the snapshot.
         const COLUMNS: usize = [$($name),*].len();
+
+        /// Reads a record of the column called `column` as the table shows it; `None` for a
+        /// name the table does not have.
+        pub(crate) fn read_record<R: RecordReader>(
+            column: &str,
+            rec: &[u8],
+            reader: &R,
+        ) -> Option<R::Out> {
+            match column {
+                $($name => Some(read_as!($shown, $ty, rec, reader)),)*
+                _ => None,
+            }
+        }
+
+        /// What a record of the column called `column` is ([`Item::Indexed`] for a name the
+        /// table does not have).
+        pub(crate) fn column_item(column: &str) -> Item {
+            match column {
+                $($name => $item,)*
+                _ => Item::Indexed,
+            }
+        }
 
         impl<G: Game> Clone for State<G> {
             fn clone(&self) -> Self {
@@ -545,108 +655,119 @@ macro_rules! snapshot_columns {
 snapshot_columns! {
     /// World-wide counters and the global random stream.
     header: Header = |l, seed| Header::new(seed),
-        Entities "header" Extent::Whole, world;
+        Entities "header" Extent::Whole, world, fields Item::Indexed;
     /// Entity slots.
     entities: Vec<EntityRec> = |l, seed| vec![EntityRec::default(); l.entities],
-        Entities "entities" Extent::Used(Mark::Entities, 1), per_entity;
+        Entities "entities" Extent::Used(Mark::Entities, 1), per_entity, fields Item::Indexed;
     /// When each entity's effects next need the periodic and expiry phases.
     wake: Vec<EntityWake> = |l, seed| vec![EntityWake::default(); l.entities],
-        Entities "entity_wake" Extent::Used(Mark::Entities, 1), per_entity;
+        Entities "entity_wake" Extent::Used(Mark::Entities, 1), per_entity, bytes Item::Indexed;
     /// Counters of the rarely used columns (hashed only when not zero).
     ext: ExtHeader = |l, seed| ExtHeader::default(),
-        Entities "ext_header" Extent::WhileExtInUse, world;
+        Entities "ext_header" Extent::WhileExtInUse, world, fields Item::Indexed;
     /// Per entity: its clock (hitstop, time scale); used up to `ext.time_high_water`.
     entity_time: Vec<EntityTime> = |l, seed| vec![EntityTime::default(); l.entities],
-        Entities "entity_time" Extent::Used(Mark::Clocks, 1), per_entity;
+        Entities "entity_time" Extent::Used(Mark::Clocks, 1), per_entity, fields Item::Indexed;
     /// Per entity and tag: the tag's count.
     tag_counts: Vec<u16> = |l, seed| vec![0; l.entities * l.tags],
-        Tags "tag_counts" Extent::Used(Mark::Entities, l.tags), per_entity;
+        Tags "tag_counts" Extent::Used(Mark::Entities, l.tags), per_entity, count Item::Tag;
     /// Per entity: one bit per tag with a non-zero count.
     tag_bits: Vec<u64> = |l, seed| vec![0; l.entities * l.tag_words],
-        Tags "tag_bits" Extent::Used(Mark::Entities, l.tag_words), per_entity;
+        Tags "tag_bits" Extent::Used(Mark::Entities, l.tag_words),
+        per_entity, bytes Item::Called("tag word");
     /// Per entity and attribute: its base and current values.
     attrs: Vec<AttrValue> = |l, seed| vec![AttrValue::default(); l.entities * l.attrs],
-        Attributes "attributes" Extent::Used(Mark::Entities, l.attrs), per_entity;
+        Attributes "attributes" Extent::Used(Mark::Entities, l.attrs),
+        per_entity, fields Item::Attribute;
     /// Per entity: its active effects (the first `n_effects` slots are live).
     effects: Vec<ActiveEffect> = |l, seed| vec![ActiveEffect::default(); l.entities * l.effects],
-        Effects "effects" Extent::Used(Mark::Entities, l.effects), per_entity;
+        Effects "effects" Extent::Used(Mark::Entities, l.effects),
+        per_entity, fields Item::Called("effect slot");
     /// When each effect slot expires and next executes (parallel to `effects`).
     effect_timers: Vec<EffectTimers> =
         |l, seed| vec![EffectTimers::default(); l.entities * l.effects],
-        Effects "effect_timers" Extent::Used(Mark::Entities, l.effects), per_entity;
+        Effects "effect_timers" Extent::Used(Mark::Entities, l.effects),
+        per_entity, fields Item::Called("effect slot");
     /// Per effect slot: its modifiers' magnitudes.
     effect_mags: Vec<Fx> = |l, seed| vec![Fx::ZERO; l.entities * l.effects * l.mods],
-        Effects "effect_magnitudes" Extent::Used(Mark::Entities, l.effects * l.mods), per_entity;
+        Effects "effect_magnitudes" Extent::Used(Mark::Entities, l.effects * l.mods),
+        per_entity, fixed Item::Called("magnitude");
     /// Specs kept for active effects that re-evaluate them (executions, calculations).
     effect_specs: Vec<EffectSpec> = |l, seed| vec![EffectSpec::zeroed(); l.stored_specs],
-        Effects "effect_specs" Extent::Used(Mark::StoredSpecs, 1), world;
+        Effects "effect_specs" Extent::Used(Mark::StoredSpecs, 1),
+        world, fields Item::Called("stored spec");
     /// Who applied the effects not applied by their target to itself: a dense pool whose
     /// first `header.origins_len` records are in use and the rest zero, so saves, loads and
     /// checksums cover only the used front.
     origins: Vec<PooledOrigin> =
         |l, seed| vec![PooledOrigin::default(); l.entities * l.effects],
-        Effects "effect_origins" Extent::Used(Mark::Origins, 1), world;
+        Effects "effect_origins" Extent::Used(Mark::Origins, 1),
+        world, fields Item::Called("origin record");
     /// Per effect slot: dynamic granted tags beyond the inline two (tag id + 1, 0 unused);
     /// moves with its effect. Empty unless `WorldConfig::granted_tags_per_spec` is above 2.
     effect_tags_ext: Vec<u16> = |l, seed| vec![0; l.entities * l.effects * l.tags_extra],
         Effects "effect_tag_overflow" Extent::Used(Mark::Entities, l.effects * l.tags_extra),
-        per_entity;
+        per_entity, bytes Item::Indexed;
     /// Per stored-spec slot: the kept spec's values beyond its inline room
     /// ([`Layout::spec_words`] words). Empty unless a spec capacity is raised.
     spec_ext: Vec<u64> = |l, seed| vec![0; l.stored_specs * l.spec_words()],
-        Effects "spec_overflow" Extent::Used(Mark::StoredSpecs, l.spec_words()), world;
+        Effects "spec_overflow" Extent::Used(Mark::StoredSpecs, l.spec_words()),
+        world, bytes Item::Indexed;
     /// The frame spill (`src/world/capacity.rs`): word 0 holds the last serial handed out and
     /// (high half) the records in use; the records follow. Cleared at the end of every step,
     /// so it is empty between the frames of a session.
     spill: Vec<u64> = |l, seed| vec![0; l.spill_len()],
-        Effects "frame_spill" Extent::Used(Mark::Spill, 1), world;
+        Effects "frame_spill" Extent::Used(Mark::Spill, 1), world, bytes Item::Indexed;
     /// Per entity: its granted abilities.
     specs: Vec<AbilitySpec> = |l, seed| vec![AbilitySpec::default(); l.entities * l.abilities],
-        Abilities "ability_specs" Extent::Used(Mark::Entities, l.abilities), per_entity;
+        Abilities "ability_specs" Extent::Used(Mark::Entities, l.abilities),
+        per_entity, fields Item::Called("ability slot");
     /// Per ability slot: its instance state words.
     ability_state: Vec<u64> = |l, seed| vec![0; l.entities * l.abilities * l.state_words],
         Abilities "ability_state" Extent::Used(Mark::Entities, l.abilities * l.state_words),
-        per_entity;
+        per_entity, bytes Item::Indexed;
     /// Per ability slot: dynamic ability tags beyond the inline two (tag id + 1, 0 unused).
     ability_tags_ext: Vec<u16> =
         |l, seed| vec![0; l.entities * l.abilities * l.ability_tags_extra],
         Abilities "ability_tag_overflow"
-        Extent::Used(Mark::Entities, l.abilities * l.ability_tags_extra), per_entity;
+        Extent::Used(Mark::Entities, l.abilities * l.ability_tags_extra),
+        per_entity, bytes Item::Indexed;
     /// Per player: the entity its inputs drive.
     player_owner: Vec<Entity> = |l, seed| vec![Entity::NONE; l.players],
-        Abilities "player_owner" Extent::Whole, world;
+        Abilities "player_owner" Extent::Whole, world, fields Item::Called("player");
     /// The ability task pool.
     tasks: Vec<TaskRec> = |l, seed| vec![TaskRec::default(); l.tasks],
-        Tasks "tasks" Extent::Used(Mark::Tasks, 1), world;
+        Tasks "tasks" Extent::Used(Mark::Tasks, 1), world, fields Item::Called("task");
     /// Per entity: who its hit boxes have hit while they are out (`src/world/boxes.rs`); empty
     /// unless the content declares a hit box.
     box_hits: Vec<super::boxes::HitMemory> =
         |l, seed| vec![super::boxes::HitMemory::default(); l.entities * l.hit_memory],
-        Tasks "box_hits" Extent::Used(Mark::Entities, l.hit_memory), per_entity;
+        Tasks "box_hits" Extent::Used(Mark::Entities, l.hit_memory),
+        per_entity, bytes Item::Indexed;
     /// Standalone persistent cues.
     standalone_cues: Vec<StandaloneCue> = |l, seed| vec![StandaloneCue::default(); l.cues],
-        Cues "standalone_cues" Extent::Whole, world;
+        Cues "standalone_cues" Extent::Whole, world, fields Item::Called("cue slot");
     /// Per entity: its box anchor, kept by the world for a game without positions of its own
     /// (`src/world/boxes.rs`); empty unless [`Game::KEEPS_ANCHORS`](super::Game::KEEPS_ANCHORS)
     /// and the content declares a box.
     anchors: Vec<super::boxes::KeptAnchor> =
         |l, seed| vec![super::boxes::KeptAnchor::default(); l.entities * l.anchors],
-        Game "anchors" Extent::Used(Mark::Entities, l.anchors), per_entity;
+        Game "anchors" Extent::Used(Mark::Entities, l.anchors), per_entity, bytes Item::Indexed;
     /// Per entity: the game's own component.
     components: Vec<G::Component> = |l, seed| vec![G::Component::default(); l.entities],
-        Game "components" Extent::Used(Mark::Entities, 1), per_entity;
+        Game "components" Extent::Used(Mark::Entities, 1), per_entity, bytes Item::Indexed;
     /// The game's global block.
     global: Vec<G::Global> = |l, seed| vec![G::Global::default(); 1],
-        Game "global" Extent::Whole, world;
+        Game "global" Extent::Whole, world, bytes Item::Indexed;
     /// Per player: this frame's input.
     inputs: Vec<G::Input> = |l, seed| vec![G::Input::default(); l.players],
-        Inputs "inputs" Extent::Whole, world;
+        Inputs "inputs" Extent::Whole, world, bytes Item::Called("player");
     /// Per player: the previous frame's input (for edges).
     prev_inputs: Vec<G::Input> = |l, seed| vec![G::Input::default(); l.players],
-        Inputs "prev_inputs" Extent::Whole, world;
+        Inputs "prev_inputs" Extent::Whole, world, bytes Item::Called("player");
     /// Per player: buffered presses; used up to `ext.buffer_high_water`.
     input_buffers: Vec<InputBufferRec> = |l, seed| vec![InputBufferRec::default(); l.players],
-        Inputs "input_buffers" Extent::Used(Mark::Buffers, 1), world;
+        Inputs "input_buffers" Extent::Used(Mark::Buffers, 1), world, fields Item::Called("player");
 }
 
 /// twox-hash's streaming XXH3-64 with the default secret: allocates nothing and picks its AVX2
@@ -657,7 +778,7 @@ type Xxh3 = RawHasher<&'static [u8; twox_hash::xxhash3_64::DEFAULT_SECRET_LENGTH
 /// subsystem's columns are consecutive).
 #[derive(Default)]
 struct Hashes {
-    parts: [u64; 9],
+    parts: [u64; Subsystem::COUNT],
     cur: Option<(Subsystem, Xxh3)>,
 }
 
@@ -674,16 +795,15 @@ impl Hashes {
 
     fn close(&mut self) {
         if let Some((s, h)) = self.cur.take() {
-            let i = Subsystem::ALL.iter().position(|x| *x == s).unwrap_or(0);
-            self.parts[i] = h.finish();
+            self.parts[s.index()] = h.finish();
         }
     }
 
     fn finish(mut self) -> Checksums {
         self.close();
-        let mut all = [0u8; 72];
-        for (i, p) in self.parts.iter().enumerate() {
-            all[i * 8..i * 8 + 8].copy_from_slice(&p.to_le_bytes());
+        let mut all = [0u8; 8 * Subsystem::COUNT];
+        for (bytes, p) in all.chunks_exact_mut(8).zip(&self.parts) {
+            bytes.copy_from_slice(&p.to_le_bytes());
         }
         Checksums { total: twox_hash::XxHash3_64::oneshot(&all), parts: self.parts }
     }
@@ -1025,5 +1145,31 @@ mod tests {
             assert_eq!((t.name.as_str(), t.subsystem), (*name, *s));
             assert_eq!(t.record_size as usize * t.count as usize, *len, "{name}");
         }
+
+        // The dump's decoder knows every column by the same name.
+        struct Shown;
+        impl RecordReader for Shown {
+            type Out = &'static str;
+            fn fields<T: Pod + serde::Serialize>(&self, _: &[u8]) -> &'static str {
+                "fields"
+            }
+            fn fixed(&self, _: &[u8]) -> &'static str {
+                "fixed"
+            }
+            fn count(&self, _: &[u8]) -> &'static str {
+                "count"
+            }
+            fn bytes(&self, _: &[u8]) -> &'static str {
+                "bytes"
+            }
+        }
+        for (_, name, _) in &cols {
+            assert!(read_record(name, &[], &Shown).is_some(), "{name} has no decoder");
+        }
+        assert_eq!(read_record("no_such_column", &[], &Shown), None);
+        assert_eq!(read_record(COLUMN.attrs, &[], &Shown), Some("fields"));
+        assert_eq!(read_record(COLUMN.effect_mags, &[], &Shown), Some("fixed"));
+        assert_eq!(column_item(COLUMN.tag_counts), Item::Tag);
+        assert_eq!(column_item(COLUMN.effect_timers), Item::Called("effect slot"));
     }
 }

@@ -10,7 +10,7 @@
 //! value steps deterministically.
 
 use super::Game;
-use super::state::{State, entity_flags};
+use super::state::{COLUMN, State, entity_flags};
 use crate::ability::spec_flags;
 use crate::ability::task::kind as task_kind;
 use crate::content::Content;
@@ -68,29 +68,29 @@ impl<G: Game> State<G> {
         let h = &self.header;
         // Header: allocation counters and free lists.
         check(h.high_water as usize <= n, || {
-            exceeds("header", "high_water", h.high_water.into(), n as u64)
+            exceeds(COLUMN.header, "high_water", h.high_water.into(), n as u64)
         })?;
         check(h.alive <= h.high_water, || {
-            exceeds("header", "alive", h.alive.into(), h.high_water.into())
+            exceeds(COLUMN.header, "alive", h.alive.into(), h.high_water.into())
         })?;
         check(h.free_head == u32::MAX || h.free_head < h.high_water, || {
-            bad("header", None, None, "free_head")
+            bad(COLUMN.header, None, None, "free_head")
         })?;
         check(h.task_high_water as usize <= l.tasks, || {
-            exceeds("header", "task_high_water", h.task_high_water.into(), l.tasks as u64)
+            exceeds(COLUMN.header, "task_high_water", h.task_high_water.into(), l.tasks as u64)
         })?;
         check(h.tasks_live <= h.task_high_water, || {
-            exceeds("header", "tasks_live", h.tasks_live.into(), h.task_high_water.into())
+            exceeds(COLUMN.header, "tasks_live", h.tasks_live.into(), h.task_high_water.into())
         })?;
         check(h.task_free_head == u32::MAX || h.task_free_head < h.task_high_water, || {
-            bad("header", None, None, "task_free_head")
+            bad(COLUMN.header, None, None, "task_free_head")
         })?;
         check(h.origins_len as usize <= self.origins.len(), || {
-            exceeds("header", "origins_len", h.origins_len.into(), self.origins.len() as u64)
+            exceeds(COLUMN.header, "origins_len", h.origins_len.into(), self.origins.len() as u64)
         })?;
         check(h.specs_high_water as usize <= self.effect_specs.len(), || {
             exceeds(
-                "header",
+                COLUMN.header,
                 "specs_high_water",
                 h.specs_high_water.into(),
                 self.effect_specs.len() as u64,
@@ -105,16 +105,16 @@ impl<G: Game> State<G> {
             let r = self
                 .entities
                 .get(at as usize)
-                .ok_or_else(|| bad("entities", Some(at as usize), None, "next_free"))?;
+                .ok_or_else(|| bad(COLUMN.entities, Some(at as usize), None, "next_free"))?;
             check(r.flags & entity_flags::ALIVE == 0, || InvalidSnapshot {
                 problem: P::FreeButAlive,
-                ..bad("entities", Some(at as usize), None, "flags")
+                ..bad(COLUMN.entities, Some(at as usize), None, "flags")
             })?;
             at = r.next_free;
         }
         check(at == u32::MAX, || InvalidSnapshot {
             problem: P::ListDoesNotEnd,
-            ..bad("header", None, None, "free_head")
+            ..bad(COLUMN.header, None, None, "free_head")
         })?;
         let mut at = h.task_free_head;
         for _ in 0..=l.tasks {
@@ -124,12 +124,12 @@ impl<G: Game> State<G> {
             let t = self
                 .tasks
                 .get(at as usize)
-                .ok_or_else(|| bad("tasks", Some(at as usize), None, "next_free"))?;
+                .ok_or_else(|| bad(COLUMN.tasks, Some(at as usize), None, "next_free"))?;
             at = t.next_free;
         }
         check(at == u32::MAX, || InvalidSnapshot {
             problem: P::ListDoesNotEnd,
-            ..bad("header", None, None, "task_free_head")
+            ..bad(COLUMN.header, None, None, "task_free_head")
         })?;
         Ok(())
     }
@@ -144,7 +144,7 @@ impl<G: Game> State<G> {
         // Entities.
         let sets = content.attr_set_defs().len();
         for (i, r) in self.entities.iter().enumerate() {
-            let w = |f| bad("entities", Some(i), None, f);
+            let w = |f| bad(COLUMN.entities, Some(i), None, f);
             check(r.flags & !(entity_flags::ALIVE | entity_flags::ASC) == 0, || w("flags"))?;
             check(sets >= 64 || r.sets >> sets == 0, || w("sets"))?;
             check(r.n_effects as usize <= l.effects, || w("n_effects"))?;
@@ -162,7 +162,7 @@ impl<G: Game> State<G> {
             for (wi, word) in words.iter().enumerate() {
                 let first = wi * 64;
                 let past = (0..64).any(|b| word & (1u64 << b) != 0 && first + b >= tags);
-                check(!past, || bad("tag_bits", Some(i), None, ""))?;
+                check(!past, || bad(COLUMN.tag_bits, Some(i), None, ""))?;
             }
         }
         Ok(())
@@ -182,7 +182,7 @@ impl<G: Game> State<G> {
             let start = i * l.effects;
             let live = start..start + r.n_effects as usize;
             for (j, e) in self.effects[live.clone()].iter().enumerate() {
-                let w = |f| bad("effects", Some(i), Some(j), f);
+                let w = |f| bad(COLUMN.effects, Some(i), Some(j), f);
                 check(e.def.index() < effects, || w("def"))?;
                 check(e.dynamic_tags.iter().all(|t| tag(*t)), || w("dynamic_tags"))?;
                 // A pooled origin is this effect's (the pool's records point back).
@@ -206,14 +206,14 @@ impl<G: Game> State<G> {
                 let wake = self.wake[i];
                 check(wake.period == period && wake.expiry == expiry, || InvalidSnapshot {
                     problem: P::Stale,
-                    ..bad("entity_wake", Some(i), None, "")
+                    ..bad(COLUMN.wake, Some(i), None, "")
                 })?;
             }
         }
         // The origin pool: every used record belongs to a live effect that points at it (with
         // the check above, a one-to-one match).
         for (j, p) in self.origins.iter().enumerate().take(h.origins_len as usize) {
-            let w = |f| bad("effect_origins", Some(j), None, f);
+            let w = |f| bad(COLUMN.origins, Some(j), None, f);
             let o = &p.origin;
             check(ent(o.instigator) && ent(o.causer) && ent(o.source_object), || w("entity"))?;
             check(ent(o.ability.owner) && (o.ability.slot as usize) < l.abilities.max(1), || {
@@ -231,7 +231,7 @@ impl<G: Game> State<G> {
         // Stored specs.
         let attrs = content.attr_defs().len();
         for (i, s) in self.effect_specs.iter().enumerate() {
-            let w = |f| bad("effect_specs", Some(i), None, f);
+            let w = |f| bad(COLUMN.effect_specs, Some(i), None, f);
             if s.stored == 0 {
                 continue;
             }
@@ -274,7 +274,7 @@ impl<G: Game> State<G> {
         // Granted abilities.
         let abilities = content.ability_defs().len();
         for (i, s) in self.specs.iter().enumerate() {
-            let w = |f| bad("ability_specs", Some(i), None, f);
+            let w = |f| bad(COLUMN.specs, Some(i), None, f);
             if s.flags & spec_flags::GRANTED == 0 {
                 continue;
             }
@@ -286,7 +286,9 @@ impl<G: Game> State<G> {
             )?;
             check(ent(s.source_object), || w("source_object"))?;
         }
-        check(self.player_owner.iter().all(|e| ent(*e)), || bad("player_owner", None, None, ""))?;
+        check(self.player_owner.iter().all(|e| ent(*e)), || {
+            bad(COLUMN.player_owner, None, None, "")
+        })?;
 
         // Tasks.
         let curves = content.curve_defs().len();
@@ -295,7 +297,7 @@ impl<G: Game> State<G> {
             if !t.is_live() {
                 continue;
             }
-            let w = |f| bad("tasks", Some(i), None, f);
+            let w = |f| bad(COLUMN.tasks, Some(i), None, f);
             check(ent(t.owner) && ent(t.other), || w("entity"))?;
             check((t.ability_slot as usize) < l.abilities.max(1), || w("ability_slot"))?;
             check(t.kind <= task_kind::CUSTOM, || w("kind"))?;
@@ -326,32 +328,32 @@ impl<G: Game> State<G> {
         // Entity clocks and input buffers (their marks and the entities they name).
         let x = &self.ext;
         check(x.time_high_water as usize <= n, || {
-            exceeds("ext_header", "time_high_water", x.time_high_water.into(), n as u64)
+            exceeds(COLUMN.ext, "time_high_water", x.time_high_water.into(), n as u64)
         })?;
         check(x.buffer_high_water as usize <= l.players, || {
-            exceeds("ext_header", "buffer_high_water", x.buffer_high_water.into(), l.players as u64)
+            exceeds(COLUMN.ext, "buffer_high_water", x.buffer_high_water.into(), l.players as u64)
         })?;
         for (i, t) in self.entity_time.iter().enumerate().take(x.time_high_water as usize) {
-            check(ent(t.entity), || bad("entity_time", Some(i), None, "entity"))?;
+            check(ent(t.entity), || bad(COLUMN.entity_time, Some(i), None, "entity"))?;
             check(t.scale >= crate::num::Fx::ZERO && t.scale <= crate::num::Fx::ONE, || {
-                bad("entity_time", Some(i), None, "scale")
+                bad(COLUMN.entity_time, Some(i), None, "scale")
             })?;
         }
         for (i, b) in self.input_buffers.iter().enumerate().take(x.buffer_high_water as usize) {
-            check(ent(b.owner), || bad("input_buffers", Some(i), None, "owner"))?;
+            check(ent(b.owner), || bad(COLUMN.input_buffers, Some(i), None, "owner"))?;
         }
         // Values beyond the inline rooms (src/world/capacity.rs): tag ids + 1 in the rows, a
         // spill whose records in use fit.
         let row_tag = |t: u16| t == 0 || usize::from(t - 1) < tags;
         check(self.effect_tags_ext.iter().all(|t| row_tag(*t)), || {
-            bad("effect_tag_overflow", None, None, "")
+            bad(COLUMN.effect_tags_ext, None, None, "")
         })?;
         check(self.ability_tags_ext.iter().all(|t| row_tag(*t)), || {
-            bad("ability_tag_overflow", None, None, "")
+            bad(COLUMN.ability_tags_ext, None, None, "")
         })?;
         if let Some(w) = self.spill.first() {
             check((w >> 32) as usize <= l.spills, || {
-                bad("frame_spill", None, None, "records in use")
+                bad(COLUMN.spill, None, None, "records in use")
             })?;
         }
         // Standalone cues.
@@ -360,7 +362,7 @@ impl<G: Game> State<G> {
                 continue;
             }
             check(ent(c.target) && c.tag.index() < tags, || {
-                bad("standalone_cues", Some(i), None, "")
+                bad(COLUMN.standalone_cues, Some(i), None, "")
             })?;
         }
         Ok(())

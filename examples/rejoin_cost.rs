@@ -12,11 +12,13 @@ fn measure<G: Game>(
     name: &str,
     players: usize,
     conditions: NetConditions,
+    side: bool,
     make: impl Fn() -> World<G>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let config = MatchConfig { players, conditions, departure_ticks: 60, ..MatchConfig::default() };
     let mut m = LocalMatch::<G>::new(config, |_| make())?;
     m.synchronize()?;
+    m.network().set_side_channel_impaired(side);
     let input = |_: usize, _: u32, _: &World<G>| G::Input::default();
     m.run(60, input)?;
     let leaver = players - 1;
@@ -63,12 +65,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         duplicate_percent: 5,
         reorder_percent: 5,
     };
-    for (label, net) in [("perfect", NetConditions::PERFECT), ("lossy", lossy)] {
+    let networks = [
+        ("perfect", NetConditions::PERFECT, false),
+        ("lossy (GGRS traffic)", lossy, false),
+        ("lossy (GGRS traffic and the rejoin side channel, as on UDP)", lossy, true),
+    ];
+    for (label, net, side) in networks {
         println!("network: {label}");
-        measure("duel", 2, net, || duel::new_world(7, 2))?;
-        measure("duel", 8, net, || duel::new_world(7, 8))?;
+        measure("duel", 2, net, side, || duel::new_world(7, 2))?;
+        measure("duel", 8, net, side, || duel::new_world(7, 8))?;
         let spec = ArenaSpec { entities: 256, ..ArenaSpec::default() };
-        measure("arena-256", 2, net, || Arena::unwarmed(spec).world)?;
+        measure("arena-256", 2, net, side, || Arena::unwarmed(spec).world)?;
+        measure("arena-256", 8, net, side, || Arena::unwarmed(spec).world)?;
     }
     Ok(())
 }

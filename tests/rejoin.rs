@@ -916,6 +916,43 @@ mod hostile {
         );
     }
 
+    /// A state of hundreds of chunks crosses a side channel that loses a fifth of them: the
+    /// joiner's acknowledgements name the chunks it holds past a lost one, and only the lost
+    /// ones are sent again, so the transfer completes within an attempt's time.
+    #[test]
+    fn a_large_state_crosses_a_lossy_side_channel() {
+        let seed = 23;
+        let big = || {
+            let content = Arc::new(Content::from_ron_str("()").expect("empty content"));
+            let config = WorldConfig { players: 3, max_entities: 4096, ..WorldConfig::default() };
+            World::<Comeback>::new(content, &Hooks::new(), config).expect("world")
+        };
+        let chunks = big().snapshot_bytes().div_ceil(CHUNK_BYTES);
+        assert!(chunks >= 200, "{chunks} chunks");
+        let config = MatchConfig {
+            players: 3,
+            conditions: LOSSY,
+            net_seed: seed,
+            departure_ticks: 60,
+            ..MatchConfig::default()
+        };
+        let mut m = LocalMatch::<Comeback>::new(config, |_| big()).unwrap();
+        m.synchronize().unwrap();
+        m.network().set_side_channel_impaired(true);
+        m.run(60, |p, f, _| bot(seed, p, f)).unwrap();
+        m.leave(2);
+        until_left(&mut m, 2, seed);
+        m.rejoin(2, big()).expect("rejoin");
+        until_back(&mut m, seed, 120);
+        assert!(m.confirmed_checksums_agree());
+        let aborted = m.peers()[0]
+            .events()
+            .iter()
+            .filter(|e| matches!(e, SessionEvent::RejoinAborted { .. }))
+            .count();
+        assert_eq!(aborted, 0, "{:?}", m.peers()[0].events());
+    }
+
     #[test]
     fn a_claim_on_another_players_slot_is_refused() {
         let mut m = comeback_match(3, LOSSY, 11).unwrap();

@@ -49,7 +49,10 @@
 //! 4. When every checksum agrees, the coordinator sends the state before F to the joiner:
 //!    an [`RejoinMsg::Offer`] (frame, size, digest, checksum, the members) and
 //!    [`CHUNK_BYTES`]-byte [`RejoinMsg::Chunk`]s, at most [`WINDOW`] unacknowledged, the joiner
-//!    acknowledging the prefix it holds ([`RejoinMsg::Have`]). The joiner refuses an offer of
+//!    acknowledging the prefix it holds and which chunks of the window after it arrived
+//!    ([`RejoinMsg::Have`]): a chunk missing although a later one arrived is sent again (every
+//!    [`HOLE_RESEND_TICKS`] at most), and with nothing acknowledged for [`RESEND_TICKS`] the
+//!    coordinator goes back to the prefix. The joiner refuses an offer of
 //!    another size than its own snapshot (it knows the size: same content, same capacities),
 //!    of other content or hooks; it checks the digest of the bytes, loads them through the
 //!    snapshot validation ([`World::load_bytes`](crate::World::load_bytes)), and requires the
@@ -185,6 +188,10 @@ pub const ATTEMPT_TICKS: u64 = 600;
 /// Ticks without a joiner's acknowledgement before its attempt is called off.
 pub const STALL_TICKS: u64 = 120;
 
+/// Ticks between the coordinator's resends of the chunks the joiner's acknowledgements say are
+/// missing (about a round trip: a chunk resent sooner would often be one already on its way).
+pub const HOLE_RESEND_TICKS: u64 = 3;
+
 /// A rejoin message (see the [module](self) for the protocol).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RejoinMsg {
@@ -288,12 +295,16 @@ pub enum RejoinMsg {
         /// Its bytes.
         bytes: Vec<u8>,
     },
-    /// Joiner → coordinator: chunks `0..chunks` arrived.
+    /// Joiner → coordinator: chunks `0..chunks` arrived, and of the next [`WINDOW`] after
+    /// chunk `chunks`, those whose bit is set in `held` (bit `i`: chunk `chunks + 1 + i`).
     Have {
         /// The attempt.
         attempt: u64,
         /// The prefix held.
         chunks: u32,
+        /// The chunks held after the first missing one (a selective acknowledgement: only
+        /// the missing ones are sent again).
+        held: u32,
     },
     /// Joiner → coordinator: the state is loaded and checked.
     Loaded {
@@ -699,10 +710,28 @@ fn slots_u16(s: &[usize]) -> Vec<u16> {
 /// The coordinator's progress.
 #[derive(Clone, Debug)]
 enum Phase {
-    Pausing { reports: BTreeMap<usize, Frame> },
-    Settling { frame: Frame, sums: BTreeMap<usize, u64> },
-    Transferring { frame: Frame, checksum: u64, bytes: Vec<u8>, have: u32, sent: u32 },
-    Going { frame: Frame },
+    Pausing {
+        reports: BTreeMap<usize, Frame>,
+    },
+    Settling {
+        frame: Frame,
+        sums: BTreeMap<usize, u64>,
+    },
+    Transferring {
+        frame: Frame,
+        checksum: u64,
+        bytes: Vec<u8>,
+        /// The joiner's prefix and, after it, the chunks it holds ([`RejoinMsg::Have`]).
+        have: u32,
+        held: u32,
+        /// Chunks `0..sent` were sent at least once.
+        sent: u32,
+        /// When the missing chunks were last sent again.
+        holes_resent: u64,
+    },
+    Going {
+        frame: Frame,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -919,7 +948,7 @@ impl<A: WireAddress> Member<A> {
             RejoinMsg::Captured { attempt, frame, checksum } => {
                 self.on_captured(from, attempt, frame, checksum)
             }
-            RejoinMsg::Have { attempt, chunks } => self.on_have(from, attempt, chunks),
+            RejoinMsg::Have { attempt, chunks, held } => self.on_have(from, attempt, chunks, held),
             RejoinMsg::Loaded { attempt } => self.on_loaded(from, attempt),
             // A copy of the Go of a session this member already runs (the joiner's, resent
             // until the session synchronises, or a duplicate): nothing to do.
@@ -1194,18 +1223,23 @@ impl<A: WireAddress> Member<A> {
         c.progress = self.tick;
     }
 
-    fn on_have(&mut self, from: Option<usize>, attempt: u64, chunks: u32) {
+    fn on_have(&mut self, from: Option<usize>, attempt: u64, chunks: u32, bits: u32) {
         let Some(c) = self.coordination.as_mut().filter(|c| c.attempt == attempt) else {
             return self.fault(from, RejoinFault::Unexpected { what: "Have" });
         };
         if from != Some(c.joiner) {
             return self.fault(from, RejoinFault::Unexpected { what: "Have" });
         }
-        if let Phase::Transferring { have, bytes, .. } = &mut c.phase {
+        if let Phase::Transferring { have, held, bytes, .. } = &mut c.phase {
             let total = bytes.len().div_ceil(CHUNK_BYTES) as u32;
             if chunks > *have && chunks <= total {
                 *have = chunks;
+                *held = bits;
                 c.progress = self.tick;
+            } else if chunks == *have {
+                // The same prefix: what it holds after it only grows (a late acknowledgement
+                // says less, never something else).
+                *held |= bits;
             }
         }
     }
@@ -1457,7 +1491,9 @@ impl<A: WireAddress> Member<A> {
                                 checksum: first,
                                 bytes,
                                 have: 0,
+                                held: 0,
                                 sent: 0,
+                                holes_resent: tick,
                             };
                             c.progress = tick;
                             c.resent = tick;
@@ -1478,7 +1514,7 @@ impl<A: WireAddress> Member<A> {
                     }
                 }
             }
-            Phase::Transferring { frame, checksum, bytes, have, sent } => {
+            Phase::Transferring { frame, checksum, bytes, have, held, sent, holes_resent } => {
                 if tick.saturating_sub(c.progress) > STALL_TICKS {
                     self.fault(Some(joiner), RejoinFault::JoinerStalled { slot: joiner });
                     return self.abort_coordination();
@@ -1508,10 +1544,23 @@ impl<A: WireAddress> Member<A> {
                 }
                 let end = have.saturating_add(WINDOW).min(total);
                 let mut out = Vec::new();
+                // The chunks the joiner's acknowledgements say are lost: missing although a
+                // later one arrived (one merely on its way is not sent twice).
+                let beyond = (*held != 0).then(|| *have + 32 - held.leading_zeros());
+                if let Some(beyond) = beyond
+                    && tick >= *holes_resent + HOLE_RESEND_TICKS
+                {
+                    *holes_resent = tick;
+                    for i in (*have..beyond.min(*sent)).filter(|i| missing(*have, *held, *i)) {
+                        out.push(RejoinMsg::Chunk { attempt, index: i, bytes: chunk(bytes, i) });
+                    }
+                }
                 while *sent < end {
-                    let i = *sent as usize;
-                    let chunk = &bytes[i * CHUNK_BYTES..((i + 1) * CHUNK_BYTES).min(bytes.len())];
-                    out.push(RejoinMsg::Chunk { attempt, index: *sent, bytes: chunk.to_vec() });
+                    out.push(RejoinMsg::Chunk {
+                        attempt,
+                        index: *sent,
+                        bytes: chunk(bytes, *sent),
+                    });
                     *sent += 1;
                 }
                 if *sent < *have {
@@ -1523,6 +1572,34 @@ impl<A: WireAddress> Member<A> {
             }
             Phase::Going { .. } => {}
         }
+    }
+}
+
+/// The bits of [`RejoinMsg::Have`]'s `held`: bit `i` is set if chunk `have + 1 + i` arrived.
+fn held_after(chunks: &[Option<Vec<u8>>], have: u32) -> u32 {
+    let from = have as usize + 1;
+    chunks
+        .iter()
+        .skip(from)
+        .take(32)
+        .enumerate()
+        .fold(0, |bits, (i, c)| if c.is_some() { bits | (1 << i) } else { bits })
+}
+
+/// Chunk `index` of a state's bytes.
+fn chunk(bytes: &[u8], index: u32) -> Vec<u8> {
+    let i = index as usize;
+    bytes[(i * CHUNK_BYTES).min(bytes.len())..((i + 1) * CHUNK_BYTES).min(bytes.len())].to_vec()
+}
+
+/// Whether chunk `index` is missing on a joiner whose prefix is `have` and which holds the
+/// chunks of the bits of `held` after it (see [`RejoinMsg::Have`]).
+fn missing(have: u32, held: u32, index: u32) -> bool {
+    match index.checked_sub(have + 1) {
+        None => index == have,
+        Some(bit) if bit < 32 => held & (1 << bit) == 0,
+        // Beyond what an acknowledgement can say: not known to be missing.
+        Some(_) => false,
     }
 }
 
@@ -1756,7 +1833,7 @@ impl<A: Clone + PartialEq> Joiner<A> {
             heard: self.tick,
             acked: self.tick,
         });
-        self.send(from, &RejoinMsg::Have { attempt, chunks: 0 });
+        self.send(from, &RejoinMsg::Have { attempt, chunks: 0, held: 0 });
     }
 
     /// Chunk `index` of the offered state: kept if it is the coordinator's and of the right
@@ -1846,7 +1923,8 @@ impl<A: Clone + PartialEq> Joiner<A> {
         if (inc.have as usize) < inc.chunks.len() {
             let have = inc.have;
             inc.acked = tick;
-            self.send(coordinator, &RejoinMsg::Have { attempt, chunks: have });
+            let held = held_after(&inc.chunks, have);
+            self.send(coordinator, &RejoinMsg::Have { attempt, chunks: have, held });
             return;
         }
         if inc.loading {

@@ -359,7 +359,9 @@ fn rejoin_message(
             b.fill(&mut bytes);
             RejoinMsg::Chunk { attempt: attempt(b), index: u32::from(b.u8() % 8), bytes }
         }
-        8 => RejoinMsg::Have { attempt: attempt(b), chunks: u32::from(b.u8()) },
+        8 => {
+            RejoinMsg::Have { attempt: attempt(b), chunks: u32::from(b.u8()), held: b.u64() as u32 }
+        }
         9 => RejoinMsg::Loaded { attempt: attempt(b) },
         10 => RejoinMsg::Go {
             attempt: attempt(b),

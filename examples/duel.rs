@@ -9,6 +9,7 @@
 //! cargo run --release --example duel -- --udp            # one OS process per peer, UDP on 127.0.0.1
 //! cargo run --release --example duel -- --peers 3 --leave 2@900  # player 2 leaves after 900
 //! cargo run --release --example duel -- --udp --leave 1@600
+//! cargo run --release --example duel -- --peers 3 --rejoin 1@600:1200  # leaves, comes back
 //! ```
 //!
 //! `--leave PLAYER@FRAME` makes that player's peer leave once its world has simulated FRAME
@@ -16,6 +17,15 @@
 //! it (two seconds of emulated time; about ten seconds in `--udp` mode), agree on the last
 //! frame of its input and play on to the end; the report shows the departure and checks the
 //! survivors. The leaver's fighter stands idle from there on and the leaver forfeits.
+//!
+//! `--rejoin PLAYER@LEAVE:BACK` makes that player's peer leave the same way after LEAVE and come
+//! back into its own slot once the others have confirmed the frames before BACK (frames of
+//! their timeline), as a restarted program would: the members agree on the frame F it comes
+//! back at, send it their state, and everyone plays on from F. While it is away its fighter
+//! stands idle (the departure policy); from F on its input is its own again and it does not
+//! forfeit. The report shows the gap, the agreed F and the state's bytes, and checks that its
+//! confirmed checksums from F on are the others'. Emulated mode only: the rejoin protocol runs
+//! inside the in-process `LocalMatch`, and `--udp --rejoin` is refused.
 //!
 //! In `--udp` mode every peer binds a UDP socket on 127.0.0.1 only (GGRS's own
 //! `UdpNonBlockingSocket` binds every interface, 0.0.0.0) and ignores datagrams from any address
@@ -27,7 +37,7 @@
 //! is the kit's `plot`, shared with the command-line tool; this file is the command line around
 //! them.
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
 use rollback_abilities::CueKind;
 use rollback_abilities::num::Frame;
@@ -57,7 +67,8 @@ use std::time::{Duration, Instant};
         cargo run --release --example duel -- --replay duel.replay --plot duel.svg\n  \
         cargo run --release --example duel -- --udp\n  \
         cargo run --release --example duel -- --peers 3 --leave 2@900\n  \
-        cargo run --release --example duel -- --udp --leave 1@600"
+        cargo run --release --example duel -- --udp --leave 1@600\n  \
+        cargo run --release --example duel -- --peers 3 --rejoin 1@600:1200"
 )]
 struct Args {
     /// Fighters, one GGRS peer each: 2 to 4.
@@ -97,6 +108,13 @@ struct Args {
     /// leaver's fighter stands idle from then on and the leaver forfeits.
     #[arg(long, value_name = "PLAYER@FRAME", value_parser = parse_leave_arg)]
     leave: Option<(usize, Frame)>,
+    /// Player PLAYER leaves the match once its world has simulated frame LEAVE and comes back
+    /// into its own slot once the others have confirmed the frames before BACK (frames of their
+    /// timeline): the members agree on the frame it comes back at, send it their state, and
+    /// everyone plays on. Its fighter stands idle while it is away; it does not forfeit.
+    /// Emulated mode only (not with --udp).
+    #[arg(long, value_name = "PLAYER@LEAVE:BACK", value_parser = parse_rejoin_arg)]
+    rejoin: Option<duel::RejoinPlan>,
     /// Write the replay of the match (peer 0's; with --leave, the first peer that stays) to
     /// FILE, then read it back and re-verify it.
     #[arg(long, value_name = "FILE")]
@@ -131,20 +149,36 @@ impl Args {
             loss_percent: self.loss.unwrap_or(d.loss_percent),
             input_delay: usize::from(self.input_delay),
             leave: self.leave,
+            rejoin: self.rejoin,
         }
+    }
+}
+
+/// A kit error as a flag's value parser reports it (clap names the flag).
+fn flag_error(e: duel::MatchError) -> String {
+    match e {
+        duel::MatchError::InvalidOptions(m) => m,
+        other => other.to_string(),
     }
 }
 
 /// `--leave`'s value parser (the kit's [`duel::parse_leave`]).
 fn parse_leave_arg(value: &str) -> Result<(usize, Frame), String> {
-    duel::parse_leave(value).map_err(|e| match e {
-        duel::MatchError::InvalidOptions(m) => m,
-        other => other.to_string(),
-    })
+    duel::parse_leave(value).map_err(flag_error)
+}
+
+/// `--rejoin`'s value parser (the kit's [`duel::parse_rejoin`]).
+fn parse_rejoin_arg(value: &str) -> Result<duel::RejoinPlan, String> {
+    duel::parse_rejoin(value).map_err(flag_error)
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    // Options the chosen mode cannot play (`--udp --rejoin`) are a usage error, as clap's own.
+    let transport = if args.udp { Transport::Udp } else { Transport::Emulated };
+    if let Err(e @ duel::MatchError::Unsupported(_)) = args.options().validate_for(transport) {
+        Args::command().error(clap::error::ErrorKind::ArgumentConflict, e).exit();
+    }
     if let Some(index) = args.udp_child {
         return match udp_child(&args, index) {
             Ok(()) => ExitCode::SUCCESS,
@@ -201,9 +235,13 @@ fn run(args: &Args) -> Result<bool, String> {
     if let Some(path) = &args.plot {
         write_plot(path, &replay, &options)?;
     }
-    let left = match options.leave {
-        Some((p, _)) => format!(" (player {p} left)"),
-        None => String::new(),
+    let left = match (options.leave, options.rejoin) {
+        (Some((p, _)), Some(r)) => {
+            format!(" (player {p} left, player {} left and came back)", r.player)
+        }
+        (Some((p, _)), None) => format!(" (player {p} left)"),
+        (None, Some(r)) => format!(" (player {} left and came back)", r.player),
+        (None, None) => String::new(),
     };
     println!(
         "Played {} frames on {} peers{left} in {:.2} s of wall time.",

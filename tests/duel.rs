@@ -1,7 +1,7 @@
 //! The duel (`rollback_abilities_kit::duel`): whole matches over the in-memory emulated network
 //! (checksums agree, the report adds up, the replay verifies, bots are deterministic), a player
-//! leaving mid-match (`--leave`), and frame-by-frame checks of each move and recipe on a plain
-//! stepped world.
+//! leaving mid-match (`--leave`) or leaving and coming back (`--rejoin`), and frame-by-frame
+//! checks of each move and recipe on a plain stepped world.
 
 use rollback_abilities::CueKind;
 use rollback_abilities::num::{self, Frame};
@@ -358,6 +358,221 @@ fn leave_option_errors_name_the_flag() {
     );
     assert!(duel::DuelPeer::new(MatchOptions { leave: Some((5, 1)), ..three }, 0).is_err());
     assert!(MatchOptions { leave: Some((2, 599)), ..three }.validate().is_ok());
+}
+
+// ============================================================================================
+// A player leaves and comes back (--rejoin PLAYER@LEAVE:BACK)
+// ============================================================================================
+
+/// The checks a match in which `player` left after frame `leave` and asked to come back at
+/// `back` must pass: the match ended with every check passed; the survivors agree on the last
+/// frame of its input; every peer reported its return at the same frame F, at or after `back`;
+/// its own confirmed checksums from F to the end are the others'; it does not forfeit; in the
+/// replay its fighter has the disconnected default input from its last input to F and its own
+/// input again from F on, and moves again. Returns F.
+fn assert_rejoin(
+    r: &MatchReport,
+    replay: &Replay,
+    player: usize,
+    leave: Frame,
+    back: Frame,
+) -> Frame {
+    let o = r.options;
+    assert!(r.checksums_agree(), "checksums: {:?}", r.first_disagreement);
+    assert!(r.replay_verified(), "replay diverges at {:?}", r.replay_divergence);
+    assert!(r.departures_agree(), "{:?}", r.departures);
+    assert!(r.rejoins_agree(), "{:?}", r.rejoins);
+    assert!(
+        r.reproducible(),
+        "a bot decided from an unconfirmed frame: {:?}",
+        r.peers.iter().map(|p| p.bot_late).collect::<Vec<_>>()
+    );
+    assert!(r.is_ok(), "{r}");
+    assert_eq!(r.replay_peer, if player == 0 { 1 } else { 0 });
+    // It left as asked, and the others agree where its input ends.
+    assert_eq!(r.departures.len(), 1, "{:?}", r.departures);
+    let d = &r.departures[0];
+    assert_eq!((d.player, d.left_after), (player, Some(leave)));
+    let Some(LastInput::Frame(last)) = d.agreed else { panic!("no agreement: {d:?}") };
+    assert!(d.leaver_compared > 0 && d.leaver_disagreement.is_none(), "{d:?}");
+    // Every peer, the rejoiner too, reported its return at the same frame F.
+    assert_eq!(r.rejoins.len(), 1, "{:?}", r.rejoins);
+    let j = &r.rejoins[0];
+    let Some(f) = j.agreed else { panic!("no agreed return: {j:?}") };
+    assert!(f >= back && f < r.frames, "F = {f}, asked for at {back}");
+    let seen: Vec<(usize, Option<Frame>)> = (0..o.peers).map(|p| (p, Some(f))).collect();
+    assert_eq!(j.seen, seen);
+    assert!(j.state_bytes > 0, "{j:?}");
+    assert_eq!((j.compared, j.expected, j.disagreement), (r.frames - f, r.frames - f, None));
+    assert!(j.bursts > 0 && j.burst_difference.is_none(), "{j:?}");
+    let rejoiner = &r.peers[player];
+    assert!(rejoiner.stayed() && !rejoiner.whole_match());
+    assert_eq!(rejoiner.came_back.as_ref().map(|c| c.frame), Some(f));
+    assert_eq!(rejoiner.stats.desyncs, 0);
+    for p in r.peers.iter().filter(|p| p.player != player) {
+        assert!(p.whole_match());
+        assert_eq!(p.departures, vec![(vec![player], Some(last))]);
+        assert_eq!(p.rejoin_of(player), Some(f));
+    }
+    // It is in the match again: it does not forfeit.
+    assert!(r.forfeits().is_empty());
+    // Away: the disconnected default input; back: its own input, which moves its fighter.
+    use rollback_abilities::InputStatus;
+    assert_eq!(replay.len(), r.frames as usize);
+    for g in last + 1..f {
+        assert_eq!(
+            replay.frame_inputs::<Duel>(g)[player],
+            (Input::default(), InputStatus::Disconnected)
+        );
+    }
+    assert!((f..r.frames).all(|g| replay.statuses(g)[player] == InputStatus::Confirmed));
+    assert!((f..r.frames).any(|g| replay.inputs::<Duel>(g)[player] != Input::default()));
+    let mut world = duel::new_world(o.seed, o.peers);
+    replay.seek(&mut world, f).expect("seeks");
+    let fighter = world.player_owner(player).expect("a fighter");
+    let at_f = world.component(fighter).unwrap().x;
+    let mut moved = false;
+    for g in f..r.frames {
+        world.step(&replay.frame_inputs::<Duel>(g));
+        moved |= world.component(fighter).unwrap().x != at_f;
+    }
+    assert!(moved, "player {player}'s fighter never moved after it came back");
+    let text = r.to_string();
+    for want in [
+        format!("Away       player {player} left the match after frame {leave} (--rejoin {player}@{leave}:{back})"),
+        "its fighter has the disconnected (default) input, the departure policy: it stands idle until it is back".to_string(),
+        format!("Rejoin     player {player} came back into its own slot at frame {f} (asked for at frame {back}); every peer agrees"),
+        format!("frames {} to {} ({} frames): its fighter stood idle", last + 1, f - 1, f - last - 1),
+        format!("it received the members' state before frame {f} ({} bytes)", j.state_bytes),
+        "it is in the match to the end and does not forfeit".to_string(),
+        format!("its {} confirmed frames match peer {}'s: ok", r.frames - f, r.replay_peer),
+        format!("peer {player} (rejoined)"),
+        "Verdict: every check passed".to_string(),
+    ] {
+        assert!(text.contains(&want), "{want:?} missing from:\n{text}");
+    }
+    assert!(!text.contains(&format!("player {player} forfeits")), "{text}");
+    f
+}
+
+/// Two peers, player 1 leaves and comes back: player 0 plays on alone, holds for the return,
+/// and both play on from the agreed frame; the same options give the same match.
+#[test]
+fn a_player_leaves_and_rejoins_a_two_peer_match() {
+    let rejoin = Some(duel::RejoinPlan { player: 1, leave: 150, back: 300 });
+    let options = MatchOptions { frames: 600, seed: 21, rejoin, ..MatchOptions::default() };
+    let (r, replay) = play(options);
+    assert_rejoin(&r, &replay, 1, 150, 300);
+    assert!(r.to_string().contains("player 0              played on alone while it was away"));
+    assert_eq!(play(options).0, r, "deterministic, rejoin included");
+}
+
+/// Three peers over a lossy network, player 0 leaves and comes back: the replay comes from
+/// peer 1, and all three agree from the return on.
+#[test]
+fn a_player_leaves_and_rejoins_a_three_peer_match_under_loss() {
+    let options = MatchOptions {
+        peers: 3,
+        frames: 600,
+        seed: 12,
+        latency_ms: 50,
+        jitter_ms: 40,
+        loss_percent: 15,
+        rejoin: Some(duel::RejoinPlan { player: 0, leave: 120, back: 260 }),
+        ..MatchOptions::default()
+    };
+    let (r, replay) = play(options);
+    assert_rejoin(&r, &replay, 0, 120, 260);
+    assert!(r.to_string().contains("the survivors agree: ok"));
+}
+
+/// `--rejoin`'s value and range errors name the flag and say what is expected; `--udp` cannot
+/// play it (a typed `Unsupported` error), nor can a `DuelPeer`.
+#[test]
+fn rejoin_option_errors_name_the_flag() {
+    use duel::{MatchError, RejoinPlan, Transport};
+    let plan = |player, leave, back| RejoinPlan { player, leave, back };
+    assert_eq!(duel::parse_rejoin("1@300:600").unwrap(), plan(1, 300, 600));
+    assert_eq!(duel::parse_rejoin(" 2@0:1 ").unwrap(), plan(2, 0, 1));
+    assert_eq!(plan(1, 300, 600).to_string(), "1@300:600");
+    for bad in [
+        "",
+        "1",
+        "1@300",
+        "1-300:600",
+        "@300:600",
+        "1@:600",
+        "1@300:",
+        "x@3:6",
+        "1@x:6",
+        "1@3:x",
+        "1@3:6:9",
+        "-1@3:6",
+    ] {
+        let err = duel::parse_rejoin(bad).unwrap_err().to_string();
+        assert!(
+            err.starts_with("invalid option: --rejoin expects PLAYER@LEAVE:BACK"),
+            "{bad:?}: {err}"
+        );
+        assert!(err.contains(&format!("{bad:?}")), "{bad:?}: {err}");
+    }
+    let three = MatchOptions { peers: 3, frames: 600, ..MatchOptions::default() };
+    let err = |options: MatchOptions| DuelMatch::new(options).unwrap_err().to_string();
+    let cases = [
+        (
+            MatchOptions { rejoin: Some(plan(3, 10, 20)), ..three },
+            "--rejoin 3@10:20: there is no player 3 in a 3-peer match (players are 0 to 2)",
+        ),
+        (
+            MatchOptions { rejoin: Some(plan(1, 600, 700)), ..three },
+            "--rejoin 1@600:700: LEAVE frame 600 is not in the match (frames are 0 to 599)",
+        ),
+        (
+            MatchOptions { rejoin: Some(plan(1, 100, 600)), ..three },
+            "--rejoin 1@100:600: BACK frame 600 is not in the match (frames are 0 to 599)",
+        ),
+        (
+            MatchOptions { rejoin: Some(plan(1, 300, 300)), ..three },
+            "--rejoin 1@300:300: BACK (300) must come after LEAVE (300)",
+        ),
+        (
+            MatchOptions { rejoin: Some(plan(1, 300, 200)), ..three },
+            "--rejoin 1@300:200: BACK (200) must come after LEAVE (300)",
+        ),
+        (
+            MatchOptions { leave: Some((1, 50)), rejoin: Some(plan(1, 100, 200)), ..three },
+            "--leave 1@50 and --rejoin 1@100:200: player 1 cannot both leave for good and come back; give one of them",
+        ),
+        (
+            MatchOptions {
+                peers: 2,
+                leave: Some((0, 50)),
+                rejoin: Some(plan(1, 100, 200)),
+                ..three
+            },
+            "--leave 0@50 and --rejoin 1@100:200: with both, no player of a 2-peer match would be left to let player 1 back in; use --peers 3 or more",
+        ),
+    ];
+    for (options, message) in cases {
+        assert_eq!(err(options), format!("invalid option: {message}"));
+    }
+    assert!(
+        MatchOptions { leave: Some((2, 50)), rejoin: Some(plan(1, 100, 599)), ..three }
+            .validate()
+            .is_ok()
+    );
+    // Over UDP: a typed error saying where it is supported.
+    let ok = MatchOptions { rejoin: Some(plan(1, 100, 200)), ..three };
+    assert!(ok.validate_for(Transport::Emulated).is_ok());
+    let udp = ok.validate_for(Transport::Udp).unwrap_err();
+    assert!(matches!(udp, MatchError::Unsupported(_)), "{udp:?}");
+    assert_eq!(
+        udp.to_string(),
+        "not supported: --rejoin 1@100:200 is supported only in the emulated mode (without \
+         --udp): the rejoin protocol runs inside the in-process LocalMatch"
+    );
+    assert!(matches!(duel::DuelPeer::new(ok, 0), Err(MatchError::Unsupported(_))));
+    assert!(three.validate_for(Transport::Udp).is_ok());
 }
 
 // ============================================================================================

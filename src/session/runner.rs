@@ -897,16 +897,22 @@ impl<G: Game> Runner<G> {
 
     /// After a batch: reconcile cues, record confirmed frames, forget old input history.
     fn finish(&mut self, confirmed: Option<Frame>, presenter: Option<&mut dyn Presenter>) {
+        let limit = self.capture.as_ref().map(|cap| cap.frame);
+        // While a capture is pending, frames from its frame on belong to the session that
+        // follows it: they are neither presented as confirmed nor recorded here.
+        let presented = match (confirmed, limit) {
+            (Some(c), Some(l)) => l.checked_sub(1).map(|l| c.min(l)),
+            _ => confirmed,
+        };
         if let (Some(d), Some(p)) = (self.director.as_mut(), presenter) {
-            d.reconcile(&self.world, confirmed, p);
+            d.reconcile(&self.world, presented, p);
         }
         if let Some(u) = self.ui_events.as_mut() {
-            u.reconcile(confirmed);
+            u.reconcile(presented);
         }
         let Some(c) = confirmed else { return };
         // A state depends only on the inputs before it: once frame k − 1 is confirmed, the last
         // save of k is final.
-        let limit = self.capture.as_ref().map(|cap| cap.frame);
         let final_sums: Vec<Frame> = self
             .pending_sums
             .keys()

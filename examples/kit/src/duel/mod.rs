@@ -49,6 +49,27 @@
 //! each survivor saw as the leaver's last input frame and whether they agree, compares the
 //! leaver's own confirmed frames with theirs up to that frame, and verifies the replay of the
 //! first survivor.
+//!
+//! # Rejoins
+//!
+//! [`MatchOptions::rejoin`] (`--rejoin PLAYER@LEAVE:BACK`) makes a player's peer leave once its
+//! world has simulated LEAVE, as `--leave` does, and come back into its own slot of the running
+//! match once the others have confirmed the frames before BACK (frames of their timeline). Only
+//! [`DuelMatch`] plays it, over the emulated network: the rejoin protocol runs inside
+//! [`LocalMatch`](rollback_abilities::session::LocalMatch)
+//! ([`LocalMatch::rejoin`](rollback_abilities::session::LocalMatch::rejoin)), and
+//! [`MatchOptions::validate_for`] refuses it over [`Transport::Udp`]
+//! ([`MatchError::Unsupported`]). The peer comes back as a restarted program would, with a
+//! fresh world: the members agree on a frame F (at or a little after BACK), send it their
+//! confirmed state before F, and every peer plays on from F in a new session
+//! ([`SessionEvent::Rejoined`](rollback_abilities::session::SessionEvent::Rejoined)).
+//!
+//! While it is away its fighter follows the departure policy above: the default input, so it
+//! stands idle. From F on its input is its own again and it is in the match to the end: **a
+//! player who came back does not forfeit**. The report shows the gap (from the frame after the
+//! agreed last frame of its input to F), the frame F every peer reported, the bytes of state it
+//! received, and checks its own confirmed checksums and bursts from F to the end against the
+//! others' and the replay's ([`RejoinSummary`]); its first stay is checked as a leaver's is.
 
 mod bot;
 mod hooks;
@@ -62,11 +83,11 @@ pub use hooks::hooks;
 pub use ids::{CONTENT_RON, Moves, content, moves, try_content};
 pub use play::{
     BOT_REACTION_FRAMES, BotView, DuelMatch, DuelPeer, EMULATED_DEPARTURE_TICKS, MatchError,
-    MatchOptions, MatchOutcome, Transport, parse_leave,
+    MatchOptions, MatchOutcome, RejoinPlan, Transport, parse_leave, parse_rejoin,
 };
 pub use report::{
-    CueCounter, CueCounts, CueLogCheck, DepartureSummary, FighterSummary, LastInput, MatchReport,
-    PeerSummary, replay_cue_log,
+    Comeback, CueCounter, CueCounts, CueLogCheck, DepartureSummary, FighterSummary, LastInput,
+    MatchReport, PeerSummary, RejoinSummary, replay_cue_log,
 };
 pub use systems::match_decision;
 

@@ -6,8 +6,10 @@
 //! emulated peer is cut off the network, the `--udp` process exits), the survivors wait for it
 //! for their departure time, agree on the last frame of its input
 //! ([`SessionEvent::Left`](rollback_abilities::session::SessionEvent::Left)) and play on to the end.
+//! [`DuelMatch`] can also make a player leave and come back into its own slot
+//! ([`MatchOptions::rejoin`]; [`LocalMatch::rejoin`]).
 
-use super::report::{CueCounter, MatchReport, PeerSummary};
+use super::report::{Comeback, CueCounter, MatchReport, PeerSummary};
 use super::{Duel, Input, MAX_FIGHTERS, bot_input, try_new_world};
 use core::fmt;
 use ggrs::{NonBlockingSocket, P2PSession, PlayerType};
@@ -19,6 +21,7 @@ use rollback_abilities::session::{
     Address, Batch, GgrsConfig, Guard, LocalMatch, MatchConfig, NetConditions, Runner,
     SessionConfig, SessionError, SessionEvent,
 };
+use std::collections::VecDeque;
 
 /// Frames between keyframe snapshots in the replay peer's replay (for seeking and divergence
 /// diffs).
@@ -51,29 +54,55 @@ pub const BOT_REACTION_FRAMES: Frame = 12;
 #[derive(Debug)]
 pub struct BotView {
     world: rollback_abilities::World<Duel>,
+    /// The view's state before each of its latest frames, newest last (at most
+    /// [`VIEW_HISTORY`]): a member of a match that takes a player back starts over from the
+    /// state before the agreed frame F, behind frames its view may already have replayed.
+    past: VecDeque<(Frame, Vec<u8>)>,
     late: u64,
 }
+
+/// How many of its latest states a [`BotView`] keeps: more than a peer's frame can move back
+/// when it starts a rejoin's new session (it runs at most a few prediction windows past F).
+const VIEW_HISTORY: usize = 4 * (BOT_REACTION_FRAMES as usize + MAX_PREDICTION);
 
 impl BotView {
     /// A view of the match `options` describe, at its start.
     pub fn new(options: &MatchOptions) -> Result<BotView, MatchError> {
-        Ok(BotView { world: try_new_world(options.seed, options.peers)?, late: 0 })
+        Ok(BotView {
+            world: try_new_world(options.seed, options.peers)?,
+            past: VecDeque::new(),
+            late: 0,
+        })
     }
 
     /// Moves the view to [`BOT_REACTION_FRAMES`] before `runner`'s next frame, replaying the
     /// confirmed inputs its recorder holds (the runner must record: [`Runner::record`]).
     pub fn catch_up(&mut self, runner: &Runner<Duel>) {
-        let target = runner.world().next_frame().saturating_sub(BOT_REACTION_FRAMES);
-        if self.world.next_frame() >= target {
-            return;
-        }
-        if let Some(rec) = runner.recorder() {
-            // Only frames ahead of the view: `seek` steps forward from where the view is (or
-            // from a later keyframe).
-            let _ = rec.replay().seek(&mut self.world, target.min(rec.next_frame()));
-        }
-        if self.world.next_frame() < target {
-            self.late += 1;
+        self.catch_up_with(runner.world().next_frame(), runner);
+    }
+
+    /// [`BotView::catch_up`] for a peer whose runner records nothing (a player who came back
+    /// into the match: a replay starts at frame 0): moves the view to [`BOT_REACTION_FRAMES`]
+    /// before `next_frame`, the peer's next frame, replaying the confirmed inputs `source`
+    /// recorded — another peer of the same match, whose confirmed timeline is the same (the
+    /// report checks it).
+    pub fn catch_up_with(&mut self, next_frame: Frame, source: &Runner<Duel>) {
+        let target = next_frame.saturating_sub(BOT_REACTION_FRAMES);
+        let Some(rec) = source.recorder() else { return };
+        let target = target.min(rec.next_frame());
+        // One frame at a time, keeping each state: `seek` steps forward from where the view is
+        // (or from a later keyframe).
+        while self.world.next_frame() < target {
+            let frame = self.world.next_frame();
+            if rec.replay().seek(&mut self.world, frame + 1).is_err()
+                || self.world.next_frame() != frame + 1
+            {
+                return;
+            }
+            self.past.push_back((self.world.next_frame(), self.world.state_bytes()));
+            if self.past.len() > VIEW_HISTORY {
+                self.past.pop_front();
+            }
         }
     }
 
@@ -82,10 +111,31 @@ impl BotView {
         options.input(&self.world, player, frame)
     }
 
-    /// Ticks on which the view could not reach its frame because the recorder had not
-    /// confirmed it yet; 0 in every match the crate has measured. Non-zero would mean the
-    /// bot decided from an older frame than [`BOT_REACTION_FRAMES`], and the match would no
-    /// longer be a function of the options alone.
+    /// The bot input of `player` for `frame` (its peer's next frame plus the input delay),
+    /// decided from the view at [`BOT_REACTION_FRAMES`] before the peer's next frame: the view
+    /// first goes back to it if it is ahead (the peer's frame moved back, see
+    /// [`BotView::catch_up`]). Counted as late ([`BotView::late`]) when the view is not there.
+    pub fn decide(&mut self, options: &MatchOptions, player: usize, frame: Frame) -> Input {
+        let at =
+            frame.saturating_sub(options.input_delay as Frame).saturating_sub(BOT_REACTION_FRAMES);
+        if self.world.next_frame() > at
+            && let Some(i) = self.past.iter().position(|(f, _)| *f == at)
+            && self.world.load_bytes(&self.past[i].1).is_ok()
+        {
+            self.past.truncate(i + 1);
+        }
+        if self.world.next_frame() != at {
+            self.late += 1;
+        }
+        self.input(options, player, frame)
+    }
+
+    /// Inputs the bot decided ([`BotView::decide`]) from a view that was not at its frame
+    /// because the recorder had not confirmed it yet; 0 in every match the crate has measured.
+    /// Non-zero would mean the bot decided from another frame than [`BOT_REACTION_FRAMES`]
+    /// before its peer's, and the match would no longer be a function of the options alone.
+    /// A tick whose input the peer does not use (it holds the match for a player coming back
+    /// and feeds the default input) does not count.
     pub fn late(&self) -> u64 {
         self.late
     }
@@ -118,6 +168,33 @@ pub struct MatchOptions {
     /// confirmed frame, see [`DuelPeer::should_leave`]); the others play on without it. See
     /// [`parse_leave`] and the [module documentation](super#departures).
     pub leave: Option<(usize, Frame)>,
+    /// `Some(plan)`: that player's peer leaves the match once its world has simulated
+    /// `plan.leave` and comes back into its own slot once the others have confirmed the frames
+    /// before `plan.back` (`--rejoin PLAYER@LEAVE:BACK`). [`DuelMatch`] only: the rejoin protocol runs
+    /// inside [`LocalMatch`] ([`MatchOptions::validate_for`] refuses it over
+    /// [`Transport::Udp`]). See [`parse_rejoin`] and the [module documentation](super#rejoins).
+    pub rejoin: Option<RejoinPlan>,
+}
+
+/// A player who leaves the match and comes back into its own slot ([`MatchOptions::rejoin`],
+/// `--rejoin PLAYER@LEAVE:BACK`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RejoinPlan {
+    /// The player.
+    pub player: usize,
+    /// Its peer leaves once its world has simulated this frame.
+    pub leave: Frame,
+    /// It asks to come back once every peer in the match has confirmed the frames before this
+    /// one (a frame of the others' timeline); the members then agree on the frame it comes back
+    /// at, F, at or a little after it.
+    pub back: Frame,
+}
+
+impl fmt::Display for RejoinPlan {
+    /// `PLAYER@LEAVE:BACK`, as `--rejoin` takes it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}:{}", self.player, self.leave, self.back)
+    }
 }
 
 impl Default for MatchOptions {
@@ -133,6 +210,7 @@ impl Default for MatchOptions {
             loss_percent: 5,
             input_delay: 2,
             leave: None,
+            rejoin: None,
         }
     }
 }
@@ -165,6 +243,41 @@ pub fn parse_leave(value: &str) -> Result<(usize, Frame), MatchError> {
         .parse::<Frame>()
         .map_err(|_| bad("FRAME is not a frame number (0, 1, ...)"))?;
     Ok((player, frame))
+}
+
+/// Parses `--rejoin`'s value, `PLAYER@LEAVE:BACK` (for example `1@300:600`: player 1 leaves
+/// once its world has simulated frame 300 and comes back once the others have reached frame
+/// 600). The ranges are checked by [`MatchOptions::validate`].
+///
+/// ```
+/// use rollback_abilities_kit::duel::{RejoinPlan, parse_rejoin};
+/// assert_eq!(parse_rejoin("1@300:600").unwrap(), RejoinPlan { player: 1, leave: 300, back: 600 });
+/// let err = parse_rejoin("1@300").unwrap_err().to_string();
+/// assert!(err.contains("--rejoin") && err.contains("PLAYER@LEAVE:BACK"), "{err}");
+/// ```
+pub fn parse_rejoin(value: &str) -> Result<RejoinPlan, MatchError> {
+    let bad = |why: &str| {
+        MatchError::InvalidOptions(format!(
+            "--rejoin expects PLAYER@LEAVE:BACK, for example 1@300:600 (player 1 leaves after \
+             frame 300 and comes back at frame 600), not {value:?}: {why}"
+        ))
+    };
+    let Some((player, frames)) = value.trim().split_once('@') else {
+        return Err(bad("there is no '@'"));
+    };
+    let Some((leave, back)) = frames.split_once(':') else {
+        return Err(bad("there is no ':' between LEAVE and BACK"));
+    };
+    let player = player
+        .trim()
+        .parse::<usize>()
+        .map_err(|_| bad("PLAYER is not a player number (0, 1, ...)"))?;
+    let frame = |f: &str, name: &str| {
+        f.trim()
+            .parse::<Frame>()
+            .map_err(|_| bad(&format!("{name} is not a frame number (0, 1, ...)")))
+    };
+    Ok(RejoinPlan { player, leave: frame(leave, "LEAVE")?, back: frame(back, "BACK")? })
 }
 
 impl MatchOptions {
@@ -206,7 +319,62 @@ impl MatchOptions {
                 ));
             }
         }
+        if let Some(plan) = self.rejoin {
+            let RejoinPlan { player, leave, back } = plan;
+            if player >= self.peers {
+                return bad(format!(
+                    "--rejoin {plan}: there is no player {player} in a {}-peer match (players \
+                     are 0 to {})",
+                    self.peers,
+                    self.peers - 1
+                ));
+            }
+            for (name, frame) in [("LEAVE", leave), ("BACK", back)] {
+                if frame >= self.frames {
+                    return bad(format!(
+                        "--rejoin {plan}: {name} frame {frame} is not in the match (frames are 0 \
+                         to {})",
+                        self.frames - 1
+                    ));
+                }
+            }
+            if back <= leave {
+                return bad(format!(
+                    "--rejoin {plan}: BACK ({back}) must come after LEAVE ({leave})"
+                ));
+            }
+            if let Some((leaver, frame)) = self.leave {
+                if leaver == player {
+                    return bad(format!(
+                        "--leave {leaver}@{frame} and --rejoin {plan}: player {player} cannot \
+                         both leave for good and come back; give one of them"
+                    ));
+                }
+                if self.peers < 3 {
+                    return bad(format!(
+                        "--leave {leaver}@{frame} and --rejoin {plan}: with both, no player \
+                         of a 2-peer match would be left to let player {player} back in; \
+                         use --peers 3 or more"
+                    ));
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// [`MatchOptions::validate`], and whether the match can be played over `transport`:
+    /// [`MatchOptions::rejoin`] needs the emulated network ([`Transport::Emulated`], a
+    /// [`DuelMatch`]), where the rejoin protocol runs ([`LocalMatch::rejoin`]);
+    /// [`MatchError::Unsupported`] otherwise.
+    pub fn validate_for(&self, transport: Transport) -> Result<(), MatchError> {
+        self.validate()?;
+        match (transport, self.rejoin) {
+            (Transport::Udp, Some(plan)) => Err(MatchError::Unsupported(format!(
+                "--rejoin {plan} is supported only in the emulated mode (without --udp): the \
+                 rejoin protocol runs inside the in-process LocalMatch"
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// The player who leaves the match, if one does.
@@ -214,10 +382,18 @@ impl MatchOptions {
         self.leave.map(|(p, _)| p)
     }
 
-    /// The peer whose replay the match keeps: the first one that stays (peer 0, unless player
-    /// 0 leaves).
+    /// The player who leaves the match and comes back, if one does.
+    pub fn rejoiner(&self) -> Option<usize> {
+        self.rejoin.map(|r| r.player)
+    }
+
+    /// The peer whose replay the match keeps: the first one in the match from its first frame
+    /// to its last (peer 0, unless player 0 leaves or rejoins; a rejoiner's runner records
+    /// nothing after it comes back, a replay starting at frame 0).
     pub fn replay_peer(&self) -> usize {
-        if self.leaver() == Some(0) { 1 } else { 0 }
+        (0..self.peers)
+            .find(|p| self.leaver() != Some(*p) && self.rejoiner() != Some(*p))
+            .unwrap_or(0)
     }
 
     /// The emulated network's conditions.
@@ -268,6 +444,8 @@ pub enum MatchError {
     Session(SessionError),
     /// The replay could not be verified.
     Replay(ReplayError),
+    /// An option is valid but the chosen driver cannot play it (`--rejoin` over `--udp`).
+    Unsupported(String),
     /// The peers stopped making progress (for example, every packet is lost).
     Stalled {
         /// Frames confirmed on every peer when the match gave up.
@@ -279,6 +457,7 @@ impl fmt::Display for MatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             MatchError::InvalidOptions(m) => write!(f, "invalid option: {m}"),
+            MatchError::Unsupported(m) => write!(f, "not supported: {m}"),
             MatchError::World(e) => write!(f, "cannot build the duel world: {e}"),
             MatchError::Session(e) => write!(f, "session: {e}"),
             MatchError::Replay(e) => write!(f, "replay: {e}"),
@@ -331,7 +510,7 @@ pub struct MatchOutcome {
     /// The report.
     pub report: MatchReport,
     /// The replay of the match's confirmed frames, recorded by peer
-    /// [`MatchOptions::replay_peer`] (peer 0 unless player 0 left).
+    /// [`MatchOptions::replay_peer`] (peer 0 unless player 0 left or came back).
     pub replay: Replay,
 }
 
@@ -345,6 +524,15 @@ fn keyframe_interval(options: &MatchOptions, player: usize) -> u32 {
 fn lefts(events: &[SessionEvent]) -> impl Iterator<Item = (Vec<usize>, Option<Frame>)> + '_ {
     events.iter().filter_map(|e| match e {
         SessionEvent::Left { players, last_frame, .. } => Some((players.clone(), *last_frame)),
+        _ => None,
+    })
+}
+
+/// The `SessionEvent::Rejoined` events among `events`: (the players back, the frame F their new
+/// session started at).
+fn rejoineds(events: &[SessionEvent]) -> impl Iterator<Item = (Vec<usize>, Frame)> + '_ {
+    events.iter().filter_map(|e| match e {
+        SessionEvent::Rejoined { players, frame } => Some((players.clone(), *frame)),
         _ => None,
     })
 }
@@ -370,14 +558,32 @@ fn finished_replay(runner: &mut Runner<Duel>, frames: Frame) -> Replay {
     replay
 }
 
+/// The world checksum after each confirmed frame from `from` on, from a runner's confirmed state
+/// checksums (the state before frame `f + 1` is the state after frame `f`), up to the first
+/// one it no longer or not yet holds.
+fn checksums_after(runner: &Runner<Duel>, from: Frame) -> Vec<u64> {
+    let sums = runner.confirmed_checksums();
+    (from..).map_while(|f| f.checked_add(1).and_then(|next| sums.get(&next)).copied()).collect()
+}
+
 /// A whole match in one process: one GGRS P2P session per fighter over the seeded in-memory
 /// [`EmulatedNetwork`](rollback_abilities::session::EmulatedNetwork), bots on every peer, a [`CueCounter`]
 /// behind every peer's cue director. Deterministic: the same options give the same report.
 ///
-/// With [`MatchOptions::leave`] the leaver's peer [leaves](LocalMatch::leave) once its world
-/// has simulated the given frame; the survivors wait [`EMULATED_DEPARTURE_TICKS`] ticks for it,
-/// agree on the last frame of its input and play on. The match is finished when every survivor
-/// has confirmed every frame and reported the departure.
+/// With [`MatchOptions::leave`] the leaver's peer [quits](LocalMatch::quit) once its world
+/// has simulated the given frame; the survivors agree on the last frame of its input and play
+/// on. The match is finished when every survivor has confirmed every frame and reported the
+/// departure.
+///
+/// With [`MatchOptions::rejoin`] the rejoiner's peer quits the same way once its world has
+/// simulated `leave`, and once every peer in the match has confirmed the frames before `back`
+/// it comes back as a restarted program would ([`LocalMatch::rejoin`] with a fresh world): the
+/// members agree on a frame F, send it their state before F, and everyone plays on from F in a
+/// new session. Its runner then feeds a new cue director and records no replay (a replay starts
+/// at frame 0); its bot decides from the replay peer's confirmed record
+/// ([`BotView::catch_up_with`]). The match is finished when, besides, every peer reported
+/// the rejoin and the rejoiner has confirmed every frame. A `--leave` departure waits until no
+/// rejoin is under way (the rejoin protocol takes departures between rejoins).
 ///
 /// ```
 /// use rollback_abilities_kit::duel::{DuelMatch, MatchOptions};
@@ -396,6 +602,12 @@ pub struct DuelMatch {
     ticks: u64,
     /// The frame the leaver's world had simulated when it left.
     left_after: Option<Frame>,
+    /// The frame the rejoiner's world had simulated when it left.
+    away_after: Option<Frame>,
+    /// The rejoiner's summary of its first stay, taken as it asked to come back.
+    first_stay: Option<PeerSummary>,
+    /// Bytes of the members' state the rejoiner has received (the most seen).
+    state_bytes: usize,
 }
 
 impl fmt::Debug for DuelMatch {
@@ -405,6 +617,8 @@ impl fmt::Debug for DuelMatch {
             .field("ticks", &self.ticks)
             .field("confirmed", &self.confirmed())
             .field("left_after", &self.left_after)
+            .field("away_after", &self.away_after)
+            .field("back", &self.first_stay.is_some())
             .finish()
     }
 }
@@ -412,7 +626,7 @@ impl fmt::Debug for DuelMatch {
 impl DuelMatch {
     /// Builds the peers and synchronises them.
     pub fn new(options: MatchOptions) -> Result<DuelMatch, MatchError> {
-        options.validate()?;
+        options.validate_for(Transport::Emulated)?;
         let config = MatchConfig {
             players: options.peers,
             input_delay: options.input_delay,
@@ -440,7 +654,17 @@ impl DuelMatch {
         local.synchronize()?;
         let counters = vec![CueCounter::until(options.frames); options.peers];
         let views = (0..options.peers).map(|_| BotView::new(&options)).collect::<Result<_, _>>()?;
-        Ok(DuelMatch { local, counters, views, options, ticks: 0, left_after: None })
+        Ok(DuelMatch {
+            local,
+            counters,
+            views,
+            options,
+            ticks: 0,
+            left_after: None,
+            away_after: None,
+            first_stay: None,
+            state_bytes: 0,
+        })
     }
 
     /// The options.
@@ -450,21 +674,33 @@ impl DuelMatch {
 
     /// One tick: every peer adds its bot's input and advances (rolling back as GGRS asks),
     /// then the emulated clock moves by 16 ms. The leaver ([`MatchOptions::leave`]) leaves
-    /// right after the tick its world simulates the frame it leaves after.
+    /// right after the tick its world simulates the frame it leaves after (once no rejoin is
+    /// under way); the rejoiner ([`MatchOptions::rejoin`]) leaves the same way and asks to
+    /// come back after the tick the others have confirmed the frames before its `back`.
     pub fn tick(&mut self) -> Result<(), MatchError> {
         let options = self.options;
         let mut presenters: Vec<&mut dyn Presenter> =
             self.counters.iter_mut().map(|c| c as &mut dyn Presenter).collect();
-        for (view, p) in self.views.iter_mut().zip(self.local.peers()) {
-            if !p.has_left() {
+        let peers = self.local.peers();
+        for (view, p) in self.views.iter_mut().zip(peers) {
+            if p.has_left() || p.is_rejoining() {
+                continue;
+            }
+            if self.first_stay.is_some() && options.rejoiner() == Some(p.handle) {
+                let source = peers.get(options.replay_peer()).unwrap_or(p);
+                view.catch_up_with(p.runner.world().next_frame(), &source.runner);
+            } else {
                 view.catch_up(&p.runner);
             }
         }
-        let views = &self.views;
-        self.local.tick(|p, f, _| views[p].input(&options, p, f), &mut presenters, |_| {})?;
+        let views = &mut self.views;
+        self.local.tick(|p, f, _| views[p].decide(&options, p, f), &mut presenters, |_| {})?;
         self.ticks += 1;
+        // A rejoin agrees on a frame with the members it knows: players leave between rejoins.
+        let quiet = self.local.peers().iter().all(|p| p.has_left() || !p.rejoin_under_way());
         if let Some((player, frame)) = options.leave
             && self.left_after.is_none()
+            && quiet
             && let Some(p) = self.local.peers().get(player)
             && p.runner.world().next_frame() > frame
         {
@@ -472,23 +708,63 @@ impl DuelMatch {
             // The player quits: its peer tells the others, who agree on its last frame at once.
             self.local.quit(player)?;
         }
+        if let Some(plan) = options.rejoin {
+            self.rejoin_step(plan, quiet)?;
+        }
         if self.ticks > u64::from(options.frames) * 20 + 20_000 {
             return Err(MatchError::Stalled { confirmed: self.confirmed() });
         }
         Ok(())
     }
 
-    /// Frames confirmed on every peer still in the match (at most the match's frames).
-    pub fn confirmed(&self) -> Frame {
-        let c = self
-            .local
+    /// The rejoiner's part of a tick: it quits after `plan.leave`, asks to come back once the
+    /// others have confirmed the frames before `plan.back`, and counts the state it receives.
+    fn rejoin_step(&mut self, plan: RejoinPlan, quiet: bool) -> Result<(), MatchError> {
+        let player = plan.player;
+        let Some(p) = self.local.peers().get(player) else { return Ok(()) };
+        if self.away_after.is_none() {
+            if quiet && p.runner.world().next_frame() > plan.leave {
+                self.away_after = Some(p.runner.world().next_frame() - 1);
+                self.local.quit(player)?;
+            }
+            return Ok(());
+        }
+        if self.first_stay.is_some() {
+            if p.is_rejoining() {
+                self.state_bytes = self.state_bytes.max(p.rejoin_progress().0);
+            }
+            return Ok(());
+        }
+        if self.confirmed_in_match() < plan.back {
+            return Ok(());
+        }
+        // What its first stay came to, before the restarted program replaces its runner.
+        let mut first = PeerSummary::of(player, &p.runner, &self.counters[player]);
+        first.left_after = self.away_after;
+        self.first_stay = Some(first);
+        let world = try_new_world(self.options.seed, self.options.peers)?;
+        self.local.rejoin(player, world)?;
+        if let Some(p) = self.local.peers_mut().get_mut(player) {
+            p.runner.director = Some(CueDirector::new());
+        }
+        self.counters[player] = CueCounter::until(self.options.frames);
+        Ok(())
+    }
+
+    /// Frames confirmed on every peer in the match (not away, not coming back), uncapped.
+    fn confirmed_in_match(&self) -> Frame {
+        self.local
             .peers()
             .iter()
-            .filter(|p| !p.has_left())
-            .map(|p| p.session.confirmed_frame())
+            .filter(|p| !p.has_left() && !p.is_rejoining())
+            .map(|p| p.confirmed_frame().map_or(0, |c| c + 1))
             .min()
-            .unwrap_or(-1);
-        ((c + 1).max(0) as Frame).min(self.options.frames)
+            .unwrap_or(0)
+    }
+
+    /// Frames confirmed on every peer still in the match (at most the match's frames).
+    pub fn confirmed(&self) -> Frame {
+        self.confirmed_in_match().min(self.options.frames)
     }
 
     /// Whether the leaver (if any) has left.
@@ -496,28 +772,50 @@ impl DuelMatch {
         self.left_after.is_some()
     }
 
+    /// Whether the rejoiner ([`MatchOptions::rejoin`]) has come back into the match.
+    pub fn has_rejoined(&self) -> bool {
+        self.first_stay.is_some()
+            && self
+                .options
+                .rejoiner()
+                .and_then(|r| self.local.peers().get(r))
+                .is_some_and(|p| !p.has_left() && !p.is_rejoining())
+    }
+
     /// Whether every peer still in the match has confirmed every frame of the match and, when
-    /// a player left, reported its departure ([`SessionEvent::Left`]).
+    /// a player left, reported its departure ([`SessionEvent::Left`]); when a player left and
+    /// came back, whether it is back, every peer reported its return
+    /// ([`SessionEvent::Rejoined`]) and its state after the match's last frame is confirmed.
     pub fn is_finished(&self) -> bool {
         let frames = self.options.frames;
+        let peers = self.local.peers();
         // A session whose remote players all left confirms frames it has not simulated yet:
         // the recorder holds the frames actually confirmed.
         let recorded = |p: &rollback_abilities::session::LocalPeer<Duel>| {
             p.runner.recorder().is_none_or(|r| r.next_frame() >= frames)
         };
         if !self.local.all_confirmed(frames)
-            || !self.local.peers().iter().filter(|p| !p.has_left()).all(recorded)
+            || !peers.iter().filter(|p| !p.has_left()).all(recorded)
         {
             return false;
         }
-        let Some(leaver) = self.options.leaver() else { return true };
-        self.has_left()
-            && self
-                .local
-                .peers()
+        let rejoiner = self.options.rejoiner();
+        // The peers in the match from its first frame to its last.
+        let mut whole = peers.iter().filter(|p| !p.has_left() && rejoiner != Some(p.handle));
+        if let Some(leaver) = self.options.leaver()
+            && !(self.has_left()
+                && whole.all(|p| lefts(p.events()).any(|(players, _)| players.contains(&leaver))))
+        {
+            return false;
+        }
+        let Some(rejoiner) = rejoiner else { return true };
+        let Some(r) = peers.get(rejoiner) else { return false };
+        self.has_rejoined()
+            && peers
                 .iter()
                 .filter(|p| !p.has_left())
-                .all(|p| lefts(p.events()).any(|(players, _)| players.contains(&leaver)))
+                .all(|p| rejoineds(p.events()).any(|(players, _)| players.contains(&rejoiner)))
+            && r.runner.confirmed_checksums().last_key_value().is_some_and(|(f, _)| *f >= frames)
     }
 
     /// Rollbacks so far, over all peers.
@@ -539,11 +837,14 @@ impl DuelMatch {
         self.finish()
     }
 
-    /// Gathers the peers' summaries (the leaver's too, marked as left) and the replay peer's
-    /// replay and builds the report (which re-verifies the replay).
+    /// Gathers the peers' summaries (the leaver's too, marked as left; the rejoiner's over both
+    /// its stays, see [`PeerSummary::and_then`]) and the replay peer's replay and builds the
+    /// report (which re-verifies the replay).
     pub fn finish(self) -> Result<MatchOutcome, MatchError> {
         let options = self.options;
-        let left_after = self.left_after;
+        let (left_after, away_after, state_bytes) =
+            (self.left_after, self.away_after, self.state_bytes);
+        let mut first_stay = self.first_stay;
         let mut peers = self.local.into_peers();
         let summaries: Vec<PeerSummary> = peers
             .iter()
@@ -553,13 +854,34 @@ impl DuelMatch {
                 let mut s = PeerSummary::of(p.handle, &p.runner, c);
                 s.bot_late = v.late();
                 s.departures = lefts(p.events()).collect();
-                if p.has_left() {
+                s.rejoins = rejoineds(p.events()).collect();
+                if options.leaver() == Some(p.handle) {
                     s.left_after = left_after;
                 }
-                s
+                if options.rejoiner() != Some(p.handle) {
+                    return s;
+                }
+                let back = s.rejoins.iter().rev().find(|(players, _)| players == &[p.handle]);
+                match (first_stay.take(), back) {
+                    (Some(first), Some((_, frame))) if !p.has_left() => {
+                        let frame = *frame;
+                        let comeback = Comeback {
+                            frame,
+                            checksums: checksums_after(&p.runner, frame),
+                            state_bytes,
+                        };
+                        first.and_then(s, comeback)
+                    }
+                    (first, _) => {
+                        // Not back (yet): its first stay is all it played.
+                        let mut first = first.unwrap_or(s);
+                        first.left_after = away_after;
+                        first
+                    }
+                }
             })
             .collect();
-        let replay = match peers.iter_mut().find(|p| !p.has_left()) {
+        let replay = match peers.get_mut(options.replay_peer()).filter(|p| !p.has_left()) {
             Some(p) => finished_replay(&mut p.runner, options.frames),
             None => return Err(MatchError::InvalidOptions("no peer stayed in the match".into())),
         };
@@ -597,7 +919,8 @@ const MAX_PEER_EVENTS: usize = 256;
 impl DuelPeer {
     /// The peer controlling `player`.
     pub fn new(options: MatchOptions, player: usize) -> Result<DuelPeer, MatchError> {
-        options.validate()?;
+        // A rejoin needs the rejoin protocol of the in-process `LocalMatch` (a `DuelMatch`).
+        options.validate_for(Transport::Udp)?;
         if player >= options.peers {
             return Err(MatchError::InvalidOptions(format!(
                 "player {player} does not exist in a {}-fighter match",
@@ -681,7 +1004,8 @@ impl DuelPeer {
             None => {
                 self.view.catch_up(&self.runner);
                 // The input is for the frame it will apply to, after the input delay.
-                self.view.input(&self.options, self.player, self.input_frame())
+                let frame = self.input_frame();
+                self.view.decide(&self.options, self.player, frame)
             }
         };
         let mut tee;

@@ -169,6 +169,40 @@ impl CueCounts {
     pub fn balanced(&self) -> bool {
         self.played == self.bursts_confirmed + self.cancelled + self.pending
     }
+
+    /// Adds another director's counts (a peer's second stay in the match, with a new director):
+    /// sums every counter. Bursts a first stay played and never confirmed stay pending.
+    pub fn add(&mut self, other: &CueCounts) {
+        self.played += other.played;
+        self.deduplicated += other.deduplicated;
+        self.cancelled += other.cancelled;
+        self.confirmed += other.confirmed;
+        self.bursts_confirmed += other.bursts_confirmed;
+        self.pending += other.pending;
+        self.on_active += other.on_active;
+        self.removed += other.removed;
+        self.mispredicted += other.mispredicted;
+        for (tag, (b, p)) in &other.by_tag {
+            let e = self.by_tag.entry(tag.clone()).or_default();
+            e.0 += b;
+            e.1 += p;
+        }
+    }
+}
+
+/// A peer that left the match and came back into its own slot
+/// ([`MatchOptions::rejoin`](super::MatchOptions::rejoin)): what its return came to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Comeback {
+    /// The frame F its new session started at (its own
+    /// [`SessionEvent::Rejoined`](rollback_abilities::session::SessionEvent::Rejoined)).
+    pub frame: Frame,
+    /// The world checksum after each confirmed frame from F on, from its runner's confirmed
+    /// state checksums ([`Runner::confirmed_checksums`]; it records no replay after coming
+    /// back, a replay starts at frame 0).
+    pub checksums: Vec<u64>,
+    /// Bytes of the members' state it received (0: not seen).
+    pub state_bytes: usize,
 }
 
 /// What one peer reports after a match.
@@ -196,6 +230,13 @@ pub struct PeerSummary {
     /// [`BOT_REACTION_FRAMES`](super::BOT_REACTION_FRAMES) (see
     /// [`BotView::late`](super::BotView::late)); 0 means its inputs depended on the options alone.
     pub bot_late: u64,
+    /// The returns this peer's runner reported
+    /// ([`SessionEvent::Rejoined`](rollback_abilities::session::SessionEvent::Rejoined)), in
+    /// order: the players back and the frame F their new session started at.
+    pub rejoins: Vec<(Vec<usize>, Frame)>,
+    /// `Some`: this peer left ([`PeerSummary::left_after`]) and came back into the match; see
+    /// [`PeerSummary::and_then`].
+    pub came_back: Option<Comeback>,
 }
 
 impl PeerSummary {
@@ -219,12 +260,60 @@ impl PeerSummary {
             departures: Vec::new(),
             confirmed_cues,
             bot_late: 0,
+            rejoins: Vec::new(),
+            came_back: None,
         }
     }
 
-    /// Whether this peer stayed in the match to the end.
+    /// A peer's summary over two stays in the match: `self` is its first (it left after
+    /// [`PeerSummary::left_after`]), `then` its second, after it came back at `comeback.frame`
+    /// with a new runner and cue director. Rollback and cue counters add up; the cue log joins
+    /// both; `checksums` stay the first stay's (from frame 0) and `comeback` holds the second's;
+    /// the bot, departures and returns are `then`'s (they span the whole match).
+    pub fn and_then(self, then: PeerSummary, comeback: Comeback) -> PeerSummary {
+        let (a, b) = (self.stats, then.stats);
+        let stats = RunnerStats {
+            frames: a.frames + b.frames,
+            rollbacks: a.rollbacks + b.rollbacks,
+            resimulated: a.resimulated + b.resimulated,
+            max_rollback: a.max_rollback.max(b.max_rollback),
+            rollback_depth_sum: a.rollback_depth_sum + b.rollback_depth_sum,
+            skipped: a.skipped + b.skipped,
+            desyncs: a.desyncs + b.desyncs,
+        };
+        let mut cues = self.cues;
+        cues.add(&then.cues);
+        let mut confirmed_cues = self.confirmed_cues;
+        confirmed_cues.extend(then.confirmed_cues);
+        confirmed_cues.sort_unstable();
+        PeerSummary {
+            player: self.player,
+            stats,
+            cues,
+            checksums: self.checksums,
+            left_after: self.left_after,
+            departures: then.departures,
+            confirmed_cues,
+            bot_late: then.bot_late,
+            rejoins: then.rejoins,
+            came_back: Some(comeback),
+        }
+    }
+
+    /// Whether this peer was in the match at its end: it never left, or it came back.
     pub fn stayed(&self) -> bool {
+        self.left_after.is_none() || self.came_back.is_some()
+    }
+
+    /// Whether this peer was in the match from its first frame to its last (it never left).
+    pub fn whole_match(&self) -> bool {
         self.left_after.is_none()
+    }
+
+    /// The frame F at which `player` came back into the match as this peer's runner reported
+    /// it (the last return reported).
+    pub fn rejoin_of(&self, player: usize) -> Option<Frame> {
+        self.rejoins.iter().rev().find(|(players, _)| players.contains(&player)).map(|(_, f)| *f)
     }
 
     /// The last frame of `player`'s input as this peer's runner reported it.
@@ -363,6 +452,91 @@ impl DepartureSummary {
     }
 }
 
+/// A player's return into its own slot
+/// ([`MatchOptions::rejoin`](super::MatchOptions::rejoin)), as the peers in the match at its
+/// end reported it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RejoinSummary {
+    /// The player who came back.
+    pub player: usize,
+    /// The frame F of its return as each peer in the match at its end reported it (the player
+    /// itself included): (peer, F; `None`: not reported).
+    pub seen: Vec<(usize, Option<Frame>)>,
+    /// F, when every one of them reported the same.
+    pub agreed: Option<Frame>,
+    /// Bytes of the members' state it received and loaded (0: not seen).
+    pub state_bytes: usize,
+    /// Frames from its own F to the match's last one.
+    pub expected: Frame,
+    /// Of those, frames whose checksum it confirmed and the report compared with the first
+    /// peer in the match throughout.
+    pub compared: Frame,
+    /// The first compared frame whose checksum differs, if any.
+    pub disagreement: Option<Frame>,
+    /// Bursts its cue director confirmed for frames from F on.
+    pub bursts: usize,
+    /// The first burst from F on where its log and the replay's differ (`None`: identical).
+    pub burst_difference: Option<CueKey>,
+}
+
+impl RejoinSummary {
+    /// Whether every peer reported the return at the same frame F inside the match, and the
+    /// player's own confirmed frames and bursts from F to the end are the others'.
+    pub fn is_ok(&self) -> bool {
+        self.agreed.is_some()
+            && self.expected > 0
+            && self.compared == self.expected
+            && self.disagreement.is_none()
+            && self.burst_difference.is_none()
+    }
+}
+
+/// The returns the peers reported: every peer that came back
+/// ([`PeerSummary::came_back`]), checked against the first peer in the match throughout and
+/// the replay's cue log.
+fn rejoins(peers: &[PeerSummary], frames: Frame, replay_cues: &[CueKey]) -> Vec<RejoinSummary> {
+    let theirs = peers.iter().find(|p| p.whole_match()).map_or(&[][..], |p| &p.checksums[..]);
+    peers
+        .iter()
+        .filter_map(|r| Some((r, r.came_back.as_ref()?)))
+        .map(|(r, back)| {
+            let seen: Vec<(usize, Option<Frame>)> = peers
+                .iter()
+                .filter(|p| p.stayed())
+                .map(|p| (p.player, p.rejoin_of(r.player)))
+                .collect();
+            let agreed = match seen.first() {
+                Some((_, Some(f))) if seen.iter().all(|(_, s)| *s == Some(*f)) => Some(*f),
+                _ => None,
+            };
+            let from = back.frame;
+            let expected = frames.saturating_sub(from);
+            let theirs = theirs.get(from as usize..).unwrap_or_default();
+            let n = back.checksums.len().min(theirs.len()).min(expected as usize);
+            let disagreement =
+                (0..n).find(|&i| back.checksums[i] != theirs[i]).map(|i| from + i as Frame);
+            let bursts_from = |log: &[CueKey]| -> Vec<CueKey> {
+                log.iter()
+                    .copied()
+                    .filter(|k| k.kind == CueKind::Executed && (from..frames).contains(&k.frame))
+                    .collect()
+            };
+            let mine = bursts_from(&r.confirmed_cues);
+            RejoinSummary {
+                player: r.player,
+                seen,
+                agreed,
+                state_bytes: back.state_bytes,
+                expected,
+                compared: n as Frame,
+                disagreement,
+                bursts: mine.len(),
+                burst_difference: first_difference(&mine, &bursts_from(replay_cues)),
+            }
+        })
+        .collect()
+}
+
 /// A fighter's state at the end of the match.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct FighterSummary {
@@ -427,13 +601,18 @@ pub struct MatchReport {
     pub frames: Frame,
     /// What each peer reported (those that left too, see [`PeerSummary::left_after`]).
     pub peers: Vec<PeerSummary>,
-    /// Frames whose confirmed checksums were compared across the peers that stayed.
+    /// Frames whose confirmed checksums were compared across the peers in the match throughout
+    /// ([`PeerSummary::whole_match`]).
     pub compared_frames: Frame,
-    /// The first confirmed frame whose checksum differs between the peers that stayed, if any.
+    /// The first confirmed frame whose checksum differs between the peers in the match
+    /// throughout, if any.
     pub first_disagreement: Option<Frame>,
-    /// The players who left or were dropped, and how the others carried on.
+    /// The players who left or were dropped (those who came back too), and how the others
+    /// carried on.
     pub departures: Vec<DepartureSummary>,
-    /// The peer whose replay the report verified (the first that stayed).
+    /// The players who left and came back, and the checks of their return.
+    pub rejoins: Vec<RejoinSummary>,
+    /// The peer whose replay the report verified (the first in the match throughout).
     pub replay_peer: usize,
     /// Frames of the replay re-simulated headless by [`Replay::verify`].
     pub verified_frames: Frame,
@@ -443,7 +622,9 @@ pub struct MatchReport {
     pub final_checksum: u64,
     /// The cues of the replay played straight ([`replay_cue_log`]): what happened.
     pub replay_cues: Vec<CueKey>,
-    /// Each peer that stayed: its confirmed cue log held against [`MatchReport::replay_cues`].
+    /// Each peer in the match throughout: its confirmed cue log held against
+    /// [`MatchReport::replay_cues`] (a rejoiner's bursts from its return on are checked in
+    /// [`MatchReport::rejoins`]).
     pub cue_logs: Vec<CueLogCheck>,
     /// Rounds decided (won or drawn).
     pub rounds: u32,
@@ -453,8 +634,9 @@ pub struct MatchReport {
     pub stats: Stats,
     /// Each fighter's final state.
     pub fighters: Vec<FighterSummary>,
-    /// The winner ([`super::winner`]), `None` for a draw. A player who left forfeits: the
-    /// winner is the leader among the players who stayed ([`super::winner_among`]).
+    /// The winner ([`super::winner`]), `None` for a draw. A player who left and did not come
+    /// back forfeits: the winner is the leader among the players in the match at its end
+    /// ([`super::winner_among`]).
     pub winner: Option<usize>,
     /// Matches decided in the frames played (each best of [`BEST_OF`](super::BEST_OF)
     /// rounds; the bots ask for the rematch at once).
@@ -466,10 +648,12 @@ pub struct MatchReport {
 }
 
 impl MatchReport {
-    /// Builds a report from the peers' summaries and the replay of the first peer that stayed:
-    /// compares the confirmed checksums of the peers that stayed, gathers the departures
-    /// they reported, re-verifies the replay (truncated to the match's frames) on a fresh world
-    /// with [`Replay::verify`], and reads the fighters' final state from it.
+    /// Builds a report from the peers' summaries and the replay of the first peer in the match
+    /// throughout: compares the confirmed checksums of the peers in the match throughout,
+    /// gathers the departures and returns they reported (a returning player's checksums from
+    /// its return on are compared with theirs), re-verifies the replay (truncated to the
+    /// match's frames) on a fresh world with [`Replay::verify`], and reads the fighters' final
+    /// state from it.
     pub fn build(
         options: MatchOptions,
         transport: Transport,
@@ -477,14 +661,14 @@ impl MatchReport {
         replay: &Replay,
     ) -> Result<MatchReport, MatchError> {
         let frames = options.frames;
-        let stayed: Vec<&PeerSummary> = peers.iter().filter(|p| p.stayed()).collect();
+        let whole: Vec<&PeerSummary> = peers.iter().filter(|p| p.whole_match()).collect();
         let compared =
-            stayed.iter().map(|p| p.checksums.len()).min().unwrap_or(0).min(frames as usize);
+            whole.iter().map(|p| p.checksums.len()).min().unwrap_or(0).min(frames as usize);
         let first_disagreement = (0..compared)
-            .find(|&f| stayed.iter().any(|p| p.checksums[f] != stayed[0].checksums[f]))
+            .find(|&f| whole.iter().any(|p| p.checksums[f] != whole[0].checksums[f]))
             .map(|f| f as Frame);
         let departures = departures(&peers, compared);
-        let replay_peer = stayed.first().map_or(0, |p| p.player);
+        let replay_peer = whole.first().map_or(0, |p| p.player);
         let mut replay = replay.clone();
         replay.frames.truncate(frames as usize);
         replay.keyframes.retain(|(f, _)| *f <= frames);
@@ -493,8 +677,13 @@ impl MatchReport {
         let g = *world.global();
         let players = world.players().min(MAX_FIGHTERS);
         let replay_cues = replay_cue_log(&replay, &options, frames)?;
-        let cue_logs = stayed.iter().map(|p| CueLogCheck::of(p, &replay_cues)).collect();
-        let winner = super::winner_among(&world, |p| departures.iter().all(|d| d.player != p));
+        let cue_logs = whole.iter().map(|p| CueLogCheck::of(p, &replay_cues)).collect();
+        let rejoins = rejoins(&peers, frames, &replay_cues);
+        // A player who came back is in the match again: only those who stayed away forfeit.
+        let gone = |p: usize| {
+            departures.iter().any(|d| d.player == p) && rejoins.iter().all(|r| r.player != p)
+        };
+        let winner = super::winner_among(&world, |p| !gone(p));
         Ok(MatchReport {
             options,
             transport,
@@ -502,6 +691,7 @@ impl MatchReport {
             compared_frames: compared as Frame,
             first_disagreement,
             departures,
+            rejoins,
             replay_peer,
             verified_frames: verification.frames,
             replay_divergence: verification.first_divergence,
@@ -530,17 +720,36 @@ impl MatchReport {
         self.departures.iter().find(|d| d.player == player)
     }
 
+    /// The return of `player`, if it left and came back.
+    pub fn rejoin_of(&self, player: usize) -> Option<&RejoinSummary> {
+        self.rejoins.iter().find(|r| r.player == player)
+    }
+
+    /// The players who left and did not come back (they forfeit).
+    pub fn forfeits(&self) -> Vec<usize> {
+        self.departures.iter().map(|d| d.player).filter(|p| self.rejoin_of(*p).is_none()).collect()
+    }
+
     /// Whether every peer that stayed confirmed every frame and all their checksums agree.
     pub fn checksums_agree(&self) -> bool {
         self.first_disagreement.is_none() && self.compared_frames == self.frames
     }
 
-    /// Whether every departure went as asked: each player asked to leave left, the survivors
-    /// agree on the last frame of its input, and nobody else was dropped (true without
-    /// departures).
+    /// Whether every departure went as asked: each player asked to leave (or to leave and come
+    /// back) left, the survivors agree on the last frame of its input, and nobody else was
+    /// dropped (true without departures).
     pub fn departures_agree(&self) -> bool {
         self.departures.iter().all(DepartureSummary::is_ok)
             && self.options.leaver().is_none_or(|p| self.departure_of(p).is_some())
+            && self.options.rejoiner().is_none_or(|p| self.departure_of(p).is_some())
+    }
+
+    /// Whether every return went as asked: the player asked to come back
+    /// ([`MatchOptions::rejoin`](super::MatchOptions::rejoin)) did, and each return passes
+    /// [`RejoinSummary::is_ok`] (true without returns).
+    pub fn rejoins_agree(&self) -> bool {
+        self.rejoins.iter().all(RejoinSummary::is_ok)
+            && self.options.rejoiner().is_none_or(|p| self.rejoin_of(p).is_some())
     }
 
     /// Whether the replay re-simulated to the same checksums for every frame of the match.
@@ -589,8 +798,8 @@ impl MatchReport {
 
     /// Whether everything checked out on the peers that stayed: checksums agree, the replay
     /// verifies, no desync was reported, the cue counters balance, the confirmed cue logs equal
-    /// the replay's ([`MatchReport::cue_logs_agree`]), and every departure went as asked
-    /// ([`MatchReport::departures_agree`]).
+    /// the replay's ([`MatchReport::cue_logs_agree`]), and every departure and return went as
+    /// asked ([`MatchReport::departures_agree`], [`MatchReport::rejoins_agree`]).
     pub fn is_ok(&self) -> bool {
         self.checksums_agree()
             && self.replay_verified()
@@ -598,29 +807,31 @@ impl MatchReport {
             && self.cue_logs_agree()
             && self.survivors().all(|p| p.stats.desyncs == 0)
             && self.departures_agree()
+            && self.rejoins_agree()
     }
 }
 
-/// The departures the peers reported: every player who left ([`PeerSummary::left_after`]) or
-/// whom a peer that stayed reported as gone. `compared` is how many frames the survivors'
-/// checksums were compared over.
+/// The departures the peers reported: every player who left ([`PeerSummary::left_after`],
+/// whether or not it came back) or whom a peer in the match throughout reported as gone.
+/// `compared` is how many frames the survivors' checksums were compared over.
 fn departures(peers: &[PeerSummary], compared: usize) -> Vec<DepartureSummary> {
-    let mut players: Vec<usize> = peers.iter().filter(|p| !p.stayed()).map(|p| p.player).collect();
-    for p in peers.iter().filter(|p| p.stayed()) {
+    let mut players: Vec<usize> =
+        peers.iter().filter(|p| !p.whole_match()).map(|p| p.player).collect();
+    for p in peers.iter().filter(|p| p.whole_match()) {
         for (left, _) in &p.departures {
             players.extend(left.iter().copied());
         }
     }
     players.sort_unstable();
     players.dedup();
-    let reference = peers.iter().find(|p| p.stayed());
+    let reference = peers.iter().find(|p| p.whole_match());
     players
         .into_iter()
         .map(|player| {
             let leaver = peers.iter().find(|p| p.player == player);
             let seen: Vec<(usize, LastInput)> = peers
                 .iter()
-                .filter(|p| p.stayed() && p.player != player)
+                .filter(|p| p.whole_match() && p.player != player)
                 .map(|p| (p.player, p.last_input_of(player)))
                 .collect();
             let agreed = match seen.first() {
@@ -634,7 +845,7 @@ fn departures(peers: &[PeerSummary], compared: usize) -> Vec<DepartureSummary> {
                 _ => 0,
             };
             let (leaver_compared, leaver_disagreement) = match (leaver, reference) {
-                (Some(l), Some(r)) if !l.stayed() => {
+                (Some(l), Some(r)) if !l.whole_match() => {
                     let n = l.checksums.len().min(through).min(compared);
                     let d = (0..n).find(|&f| l.checksums[f] != r.checksums[f]).map(|f| f as Frame);
                     (n as Frame, d)
@@ -707,6 +918,9 @@ impl fmt::Display for MatchReport {
         self.write_determinism(f)?;
         for d in &self.departures {
             self.write_departure(f, d)?;
+            if let Some(r) = self.rejoin_of(d.player) {
+                self.write_rejoin(f, d, r)?;
+            }
             writeln!(f)?;
         }
         self.write_cues(f)?;
@@ -816,22 +1030,24 @@ impl MatchReport {
     /// re-simulated, and whether the bots' inputs depended on network timing.
     fn write_determinism(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.peers.len();
-        let stayed = self.survivors().count();
-        let on = match (self.departures.is_empty(), stayed) {
+        let whole = self.peers.iter().filter(|p| p.whole_match()).count();
+        let (which, below) = if self.rejoins.is_empty() {
+            ("that stayed", "the leaver's are compared below")
+        } else {
+            ("in the match throughout", "the others' are compared below")
+        };
+        let on = match (self.departures.is_empty(), whole) {
             (true, _) => format!("on all {n} peers"),
-            (false, 1) => format!(
-                "on peer {} (the only peer that stayed; the leaver's are compared below)",
-                self.replay_peer
-            ),
-            (false, 2) => "on both peers that stayed".to_string(),
-            (false, k) => format!("on all {k} peers that stayed"),
+            (false, 1) => format!("on peer {} (the only peer {which}; {below})", self.replay_peer),
+            (false, 2) => format!("on both peers {which}"),
+            (false, k) => format!("on all {k} peers {which}"),
         };
         match self.first_disagreement {
             None if self.checksums_agree() => writeln!(
                 f,
                 "Checksums  {} confirmed frames {}{on}: ok",
                 self.compared_frames,
-                if stayed == 1 && !self.departures.is_empty() { "" } else { "identical " }
+                if whole == 1 && !self.departures.is_empty() { "" } else { "identical " }
             )?,
             None => writeln!(
                 f,
@@ -915,9 +1131,10 @@ impl MatchReport {
                     _ => format!("{n} {}", show(*v)),
                 })
                 .collect();
-            let left = match self.departure_of(ft.player) {
-                Some(_) => " (left)",
-                None => "",
+            let left = match (self.departure_of(ft.player), self.rejoin_of(ft.player)) {
+                (Some(_), Some(_)) => " (rejoined)",
+                (Some(_), None) => " (left)",
+                (None, _) => "",
             };
             writeln!(
                 f,
@@ -1036,13 +1253,16 @@ impl MatchReport {
         writeln!(f)
     }
 
-    /// The peers' column labels: `peer i`, or `peer i (left)` for a peer that left.
+    /// The peers' column labels: `peer i`, `peer i (left)` for a peer that left, or
+    /// `peer i (rejoined)` for one that left and came back.
     fn peer_columns(&self) -> Vec<String> {
         self.peers
             .iter()
             .map(|p| {
-                if p.stayed() {
+                if p.whole_match() {
                     format!("peer {}", p.player)
+                } else if p.stayed() {
+                    format!("peer {} (rejoined)", p.player)
                 } else {
                     format!("peer {} (left)", p.player)
                 }
@@ -1052,20 +1272,33 @@ impl MatchReport {
 
     /// The departure section of one player.
     fn write_departure(&self, f: &mut fmt::Formatter<'_>, d: &DepartureSummary) -> fmt::Result {
-        let survivors: Vec<usize> = self.survivors().map(|p| p.player).collect();
+        let survivors: Vec<usize> =
+            self.peers.iter().filter(|p| p.whole_match()).map(|p| p.player).collect();
         let p = d.player;
-        // The flag as given; a --udp leaver also waits until every peer has sent it input.
-        let asked = match self.options.leave {
-            Some((lp, frame)) if lp == p => format!("--leave {p}@{frame}"),
-            _ => "--leave".to_string(),
+        let back = self.rejoin_of(p).is_some();
+        // The flag as given and the frame it names.
+        let (asked, frame) = match (self.options.leave, self.options.rejoin) {
+            (Some((lp, frame)), _) if lp == p => (format!("--leave {p}@{frame}"), Some(frame)),
+            (_, Some(plan)) if plan.player == p => (format!("--rejoin {plan}"), Some(plan.leave)),
+            _ => ("--leave".to_string(), None),
         };
-        let why = match (d.left_after, self.options.leave) {
-            (Some(at), Some((_, frame))) if at != frame => {
+        // A --udp leaver also waits until every peer has sent it input; an emulated one until
+        // no rejoin is under way.
+        let why = match (d.left_after, frame, self.transport) {
+            (Some(at), Some(frame), Transport::Udp) if at != frame => {
                 format!("{asked}, once every peer had sent it input")
+            }
+            (Some(at), Some(frame), Transport::Emulated)
+                if at != frame && self.options.rejoiner().is_some_and(|r| r != p) =>
+            {
+                format!("{asked}, once no rejoin was under way")
             }
             _ => asked,
         };
         match d.left_after {
+            Some(at) if back => {
+                writeln!(f, "Away       player {p} left the match after frame {at} ({why})")?
+            }
             Some(at) if self.options.peers == 2 => {
                 writeln!(f, "Opponent left: player {p} left the match after frame {at} ({why})")?
             }
@@ -1092,6 +1325,11 @@ impl MatchReport {
             _ => "afterwards".to_string(),
         };
         match d.agreed {
+            _ if back => writeln!(
+                f,
+                "  {from:<20}  its fighter has the disconnected (default) input, the departure \
+                 policy: it stands idle until it is back"
+            )?,
             Some(LastInput::Frame(l)) if l + 1 >= self.frames => writeln!(
                 f,
                 "  {:<20}  its input is real through the match's last frame; player {p} forfeits",
@@ -1121,12 +1359,110 @@ impl MatchReport {
             [one] => (format!("player {one}"), "played on alone"),
             _ => ("the others".to_string(), "played on"),
         };
+        let how = if back { format!("{how} while it was away") } else { how.to_string() };
         let all = if self.compared_frames == self.frames {
             format!("and confirmed all {} frames: ok", self.frames)
         } else {
             format!("but confirmed only {} of {} frames: FAILED", self.compared_frames, self.frames)
         };
         writeln!(f, "  {who:<20}  {how} {all}")
+    }
+
+    /// The return section of a player who left and came back (after its departure's).
+    fn write_rejoin(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        d: &DepartureSummary,
+        r: &RejoinSummary,
+    ) -> fmt::Result {
+        let p = r.player;
+        let asked = self.options.rejoin.filter(|plan| plan.player == p).map(|plan| plan.back);
+        let asked = asked.map_or_else(String::new, |b| format!(" (asked for at frame {b})"));
+        let seen: Vec<String> = r
+            .seen
+            .iter()
+            .map(|(s, at)| match at {
+                Some(at) => format!("peer {s}: {at}"),
+                None => format!("peer {s}: not reported"),
+            })
+            .collect();
+        let Some(back) = r.agreed else {
+            return writeln!(
+                f,
+                "Rejoin     player {p} came back{asked}; the peers disagree on the frame: {}: \
+                 FAILED",
+                seen.join(", ")
+            );
+        };
+        writeln!(
+            f,
+            "Rejoin     player {p} came back into its own slot at frame {back}{asked}; every \
+             peer agrees ({}): ok",
+            seen.join(", ")
+        )?;
+        let gone = match d.agreed {
+            Some(LastInput::Frame(l)) => l + 1,
+            _ => 0,
+        };
+        writeln!(
+            f,
+            "  {:<20}  frames {gone} to {} ({} frames): its fighter stood idle",
+            "away",
+            back.saturating_sub(1),
+            back.saturating_sub(gone)
+        )?;
+        if r.state_bytes > 0 {
+            writeln!(
+                f,
+                "  {:<20}  it received the members' state before frame {back} ({} bytes), \
+                 checked and loaded it",
+                "the state", r.state_bytes
+            )?;
+        }
+        if back >= self.frames {
+            return writeln!(
+                f,
+                "  {:<20}  after the match's last frame: nothing of the match left to play: \
+                 FAILED (give BACK well before --frames)",
+                format!("from frame {back}")
+            );
+        }
+        writeln!(
+            f,
+            "  {:<20}  its input is its own again; it is in the match to the end and does not \
+             forfeit",
+            format!("from frame {back}")
+        )?;
+        let whose = format!("peer {}'s", self.replay_peer);
+        match r.disagreement {
+            None if r.compared == r.expected => writeln!(
+                f,
+                "  {:<20}  its {} confirmed frames match {whose}: ok",
+                "its frames from F", r.compared
+            )?,
+            None => writeln!(
+                f,
+                "  {:<20}  only {} of its {} frames confirmed: FAILED",
+                "its frames from F", r.compared, r.expected
+            )?,
+            Some(x) => writeln!(
+                f,
+                "  {:<20}  its confirmed frame {x} differs from {whose}: FAILED",
+                "its frames from F"
+            )?,
+        }
+        match r.burst_difference {
+            None => writeln!(
+                f,
+                "  {:<20}  its {} confirmed bursts are the replay's, each once: ok",
+                "its cues from F", r.bursts
+            ),
+            Some(k) => writeln!(
+                f,
+                "  {:<20}  its confirmed bursts differ from the replay's at frame {}: FAILED",
+                "its cues from F", k.frame
+            ),
+        }
     }
 
     /// The match line: the match decided last (winner and score) or the one in play.
@@ -1170,9 +1506,10 @@ impl MatchReport {
         }
     }
 
-    /// The result line: the winner (a player who left forfeits) or a draw.
+    /// The result line: the winner (a player who left and did not come back forfeits) or a
+    /// draw.
     fn write_result(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let left: Vec<usize> = self.departures.iter().map(|d| d.player).collect();
+        let left = self.forfeits();
         let rounds = |p: usize| self.fighters.get(p).map_or(0, |ft| ft.rounds_won);
         if self.options.peers == 2
             && let [gone] = left.as_slice()

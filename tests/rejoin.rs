@@ -924,11 +924,11 @@ mod hostile {
         let seed = 23;
         let big = || {
             let content = Arc::new(Content::from_ron_str("()").expect("empty content"));
-            let config = WorldConfig { players: 3, max_entities: 4096, ..WorldConfig::default() };
+            let config = WorldConfig { players: 3, max_entities: 128, ..WorldConfig::default() };
             World::<Comeback>::new(content, &Hooks::new(), config).expect("world")
         };
         let chunks = big().snapshot_bytes().div_ceil(CHUNK_BYTES);
-        assert!(chunks >= 200, "{chunks} chunks");
+        assert!(chunks >= 400, "{chunks} chunks");
         let config = MatchConfig {
             players: 3,
             conditions: LOSSY,

@@ -523,7 +523,10 @@ struct ContentAssetState {
 /// Loads the content asset, and follows its loads: the first starts the match waiting for it;
 /// a change (or a failure) restarts an offline match or a sync test and is refused by a
 /// networked one.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "a Bevy system: each argument is a resource or query it reads"
+)]
 fn watch_asset<G: Game>(
     mut state: ResMut<ContentAssetState>,
     server: Res<AssetServer>,

@@ -65,7 +65,10 @@ fn read_bots(
     commands.insert_resource(inputs);
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "a Bevy system: each argument is a resource or message reader it reads"
+)]
 fn collect(
     mut seen: ResMut<Seen>,
     mut cues: MessageReader<CueMessage>,

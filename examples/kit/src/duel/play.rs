@@ -57,7 +57,9 @@ pub struct BotView {
     /// The view's state before each of its latest frames, newest last (at most
     /// [`VIEW_HISTORY`]): a member of a match that takes a player back starts over from the
     /// state before the agreed frame F, behind frames its view may already have replayed.
+    /// Kept only in a match with a rejoin ([`MatchOptions::rejoin`]): no other frame moves back.
     past: VecDeque<(Frame, Vec<u8>)>,
+    keeps_past: bool,
     late: u64,
 }
 
@@ -71,6 +73,7 @@ impl BotView {
         Ok(BotView {
             world: try_new_world(options.seed, options.peers)?,
             past: VecDeque::new(),
+            keeps_past: options.rejoin.is_some(),
             late: 0,
         })
     }
@@ -99,9 +102,11 @@ impl BotView {
             {
                 return;
             }
-            self.past.push_back((self.world.next_frame(), self.world.state_bytes()));
-            if self.past.len() > VIEW_HISTORY {
-                self.past.pop_front();
+            if self.keeps_past {
+                self.past.push_back((self.world.next_frame(), self.world.state_bytes()));
+                if self.past.len() > VIEW_HISTORY {
+                    self.past.pop_front();
+                }
             }
         }
     }

@@ -1039,8 +1039,8 @@ impl MatchReport {
         let on = match (self.departures.is_empty(), whole) {
             (true, _) => format!("on all {n} peers"),
             (false, 1) => format!("on peer {} (the only peer {which}; {below})", self.replay_peer),
-            (false, 2) => format!("on both peers {which}"),
-            (false, k) => format!("on all {k} peers {which}"),
+            (false, 2) => format!("on both peers {which} ({below})"),
+            (false, k) => format!("on all {k} peers {which} ({below})"),
         };
         match self.first_disagreement {
             None if self.checksums_agree() => writeln!(

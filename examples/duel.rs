@@ -355,8 +355,8 @@ fn write_plot(path: &Path, replay: &Replay, options: &MatchOptions) -> Result<()
         }
     }
     let mut cues = plot::Cues::default();
-    let frames = replay.len() as u32;
-    for f in 0..frames {
+    let frames = replay.end_frame();
+    for f in replay.frame_numbers() {
         world.step(&replay.frame_inputs::<Duel>(f));
         for (k, e) in fighters.iter().enumerate() {
             for (j, (a, _)) in attrs.iter().enumerate() {

@@ -267,7 +267,7 @@ impl Side for BrawlSide {
     }
 
     fn checksum_after(&self, frame: u32) -> Option<u64> {
-        self.runner.recorder()?.replay().frames.get(frame as usize).map(|f| f.checksum)
+        self.runner.recorder()?.replay().frame(frame).map(|f| f.checksum)
     }
 
     fn stats(&self) -> RunnerStats {
@@ -305,7 +305,7 @@ impl Side for DuelSide {
     }
 
     fn checksum_after(&self, frame: u32) -> Option<u64> {
-        self.peer.runner().recorder()?.replay().frames.get(frame as usize).map(|f| f.checksum)
+        self.peer.runner().recorder()?.replay().frame(frame).map(|f| f.checksum)
     }
 
     fn stats(&self) -> RunnerStats {

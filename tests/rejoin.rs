@@ -5,6 +5,7 @@
 use crate::hostile::LOSSY;
 use rollback_abilities::InputStatus;
 use rollback_abilities::prelude::*;
+use rollback_abilities::replay::{Replay, ReplayError};
 use rollback_abilities::session::{LocalMatch, MatchConfig, NetConditions, SessionEvent};
 use std::sync::Arc;
 
@@ -301,6 +302,95 @@ fn a_members_replay_verifies_across_a_gap_and_a_rejoin() {
             assert!(v.is_ok(), "seed {seed}, peer {peer}: diverged at {:?}", v.first_divergence);
         }
     }
+}
+
+/// The joiner's own replay covers the match from the frame it came back at: its first frame is
+/// F, its initial state the members' state before F, it verifies frame by frame, its
+/// checksums and statuses are the members' from F on, and it survives a round trip through
+/// the file format.
+#[test]
+fn a_joiners_replay_starts_at_the_frame_it_came_back_at_and_verifies() {
+    let seed = 9;
+    let mut m = comeback_match(3, LOSSY, seed).unwrap();
+    m.run(60, |p, f, _| bot(seed, p, f)).unwrap();
+    m.leave(2);
+    for _ in 0..300 {
+        tick(&mut m, seed).unwrap();
+    }
+    m.rejoin(2, comeback_world(3)).expect("rejoin");
+    m.peers_mut()[2].runner.record(60);
+    let mut ticks = 0;
+    while m.peers().iter().any(|p| p.is_rejoining()) || !m.all_confirmed(min_confirmed(&m) + 1) {
+        tick(&mut m, seed).unwrap();
+        ticks += 1;
+        assert!(ticks < 6000, "player 2 never came back");
+    }
+    let target = min_confirmed(&m) + 300;
+    while !m.all_confirmed(target) {
+        tick(&mut m, seed).unwrap();
+    }
+    let f = rejoined_at(&m, 0, 2)[0];
+    assert_eq!(rejoined_at(&m, 2, 2), vec![f]);
+    let mine = m.peers_mut()[2].runner.take_recorder().unwrap().finish();
+    assert!(m.peers()[2].runner.set_aside_replays().is_empty(), "nothing recorded before F");
+    let theirs = m.peers_mut()[0].runner.take_recorder().unwrap().finish();
+    assert_eq!(mine.first_frame(), f);
+    assert!(mine.len() >= 250, "{} frames from {f}", mine.len());
+    assert!(mine.frame(f - 1).is_none() && mine.frame(f).is_some());
+    assert!(mine.keyframes.iter().all(|(k, _)| *k > f) && !mine.keyframes.is_empty());
+    for frame in mine.frame_numbers().take_while(|k| *k < theirs.end_frame()) {
+        let (a, b) = (mine.frame(frame).unwrap(), theirs.frame(frame).unwrap());
+        assert_eq!((&a.inputs, &a.statuses, a.checksum), (&b.inputs, &b.statuses, b.checksum));
+        assert_eq!(a.statuses[2], InputStatus::Confirmed, "frame {frame}");
+    }
+    // The members' state before F is where it starts.
+    let mut at_f = comeback_world(3);
+    theirs.seek(&mut at_f, f).unwrap();
+    assert_eq!(at_f.state_bytes(), mine.initial);
+    let decoded = Replay::decode(&mine.encode()).unwrap();
+    assert_eq!(decoded, mine);
+    let v = decoded.verify(&mut comeback_world(3)).unwrap();
+    assert!(v.is_ok() && v.frames as usize == mine.len(), "diverged at {:?}", v.first_divergence);
+    // Seeking moves a fresh world (before the first frame) onto the replay's frames.
+    let mut w = comeback_world(3);
+    decoded.seek(&mut w, f + 100).unwrap();
+    assert_eq!(w.next_frame(), f + 100);
+    assert_eq!(w.checksum(), decoded.frame(f + 99).unwrap().checksum);
+    decoded.seek(&mut w, 0).unwrap();
+    assert_eq!(w.next_frame(), f, "the replay's frames start at F");
+    // A header that names another first frame than the initial state's is refused, typed.
+    let mut lying = mine.clone();
+    lying.header.first_frame = f + 1;
+    assert_eq!(
+        lying.verify(&mut comeback_world(3)),
+        Err(ReplayError::FirstFrameMismatch { header: f + 1, state: f })
+    );
+}
+
+/// A recording the runner cannot continue at a membership change (it lacks frames before the
+/// new session's first) is set aside whole, and a new one starts at that frame; each
+/// verifies on its own.
+#[test]
+fn a_recording_that_cannot_reach_the_new_sessions_frame_is_set_aside() {
+    let seed = 10;
+    let mut m = comeback_match(2, NetConditions::PERFECT, seed).unwrap();
+    m.run(80, |p, f, _| bot(seed, p, f)).unwrap();
+    // The state before frame 200 of some other history: frames 80..200 are not in the
+    // recording.
+    let mut elsewhere = comeback_world(2);
+    for _ in 0..200 {
+        elsewhere.step(&[1u8, 2][..]);
+    }
+    let runner = &mut m.peers_mut()[0].runner;
+    let recorded = runner.recorder().unwrap().next_frame();
+    runner.rebase(200, &elsewhere.state_bytes(), Vec::new()).unwrap();
+    let aside = runner.set_aside_replays().to_vec();
+    assert_eq!(aside.len(), 1);
+    assert_eq!((aside[0].first_frame(), aside[0].end_frame()), (0, recorded));
+    assert!(aside[0].verify(&mut comeback_world(2)).unwrap().is_ok());
+    let fresh = runner.recorder().unwrap().replay().clone();
+    assert_eq!((fresh.first_frame(), fresh.len()), (200, 0));
+    assert_eq!(fresh.initial, elsewhere.state_bytes());
 }
 
 #[test]

@@ -129,7 +129,7 @@ fn reseal(bytes: &mut [u8]) {
 }
 
 #[test]
-fn version_five_replays_still_read_and_bad_status_bytes_are_typed_errors() {
+fn version_five_and_six_replays_still_read_and_bad_status_bytes_are_typed_errors() {
     let content = Arc::new(Content::from_ron_str("()").unwrap());
     let mut w = world(&content, 2);
     let mut rec = rollback_abilities::replay::Recorder::new(&w, 0);
@@ -141,8 +141,23 @@ fn version_five_replays_still_read_and_bad_status_bytes_are_typed_errors() {
     let replay = rec.finish();
     // A confirmed frame's right prediction is recorded as `Confirmed`.
     assert!(replay.frames.iter().all(|f| f.statuses == [InputStatus::Confirmed; 2]));
-    let v6 = replay.encode();
-    assert_eq!(v6[8..12], FORMAT_VERSION.to_le_bytes());
+    let current = replay.encode();
+    assert_eq!(current[8..12], FORMAT_VERSION.to_le_bytes());
+
+    // The same replay in version 6: no first frame in the header (it starts at frame 0).
+    let hlen = u32::from_le_bytes(current[12..16].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&current[16..16 + hlen]).unwrap();
+    assert!(header.contains(",first_frame:0"), "{header}");
+    let old_header = header.replace(",first_frame:0", "");
+    let mut v6 = current[..8].to_vec();
+    v6.extend_from_slice(&6u32.to_le_bytes());
+    v6.extend_from_slice(&(old_header.len() as u32).to_le_bytes());
+    v6.extend_from_slice(old_header.as_bytes());
+    v6.extend_from_slice(&current[16 + hlen..]);
+    reseal(&mut v6);
+    let six = Replay::decode(&v6).unwrap();
+    assert_eq!(six, replay);
+    assert_eq!(six.first_frame(), 0);
 
     // The same replay in version 5: no status bytes.
     let start = frames_at(&v6);
@@ -173,5 +188,51 @@ fn version_five_replays_still_read_and_bad_status_bytes_are_typed_errors() {
     assert_eq!(
         Replay::decode(&bad),
         Err(ReplayError::BadInputStatus { frame: 3, player: 1, value: 9 })
+    );
+}
+
+/// A recording started from a world past frame 0 (a peer that joined a running match) numbers
+/// its frames as the match did: it starts at the world's next frame, looks frames up by their
+/// numbers, verifies and seeks, and a frame count that would run past the last frame number is
+/// a typed error.
+#[test]
+fn a_replay_can_start_past_frame_zero() {
+    let content = Arc::new(Content::from_ron_str("()").unwrap());
+    let mut w = world(&content, 2);
+    for f in 0..50u8 {
+        w.step(&[f, 1][..]);
+    }
+    let mut rec = rollback_abilities::replay::Recorder::new(&w, 16);
+    assert_eq!(rec.next_frame(), 50);
+    let mut sums = Vec::new();
+    for f in 50..120u32 {
+        if rec.keyframe_due(f) {
+            rec.keyframe(&w);
+        }
+        let inputs = [(f as u8, InputStatus::Confirmed), (2, InputStatus::Confirmed)];
+        w.step(&inputs[..]);
+        sums.push(w.checksum());
+        rec.push(f, &inputs[..], w.checksum()).unwrap();
+    }
+    assert_eq!(
+        rec.push(7, &[(0u8, InputStatus::Confirmed)][..], 0),
+        Err(ReplayError::FrameGap { expected: 120, got: 7 })
+    );
+    let replay = Replay::decode(&rec.finish().encode()).unwrap();
+    assert_eq!((replay.first_frame(), replay.end_frame(), replay.len()), (50, 120, 70));
+    assert_eq!(replay.keyframes.iter().map(|(k, _)| *k).collect::<Vec<_>>(), [64, 80, 96, 112]);
+    assert_eq!(replay.inputs::<Standstill>(60), [60, 2]);
+    assert!(replay.inputs::<Standstill>(49).is_empty() && replay.frame(120).is_none());
+    assert!(replay.verify(&mut world(&content, 2)).unwrap().is_ok());
+    let mut fresh = world(&content, 2);
+    replay.seek(&mut fresh, 100).unwrap();
+    assert_eq!((fresh.next_frame(), fresh.checksum()), (100, sums[49]));
+
+    // A first frame so late that the frames would run past the last frame number.
+    let mut late = replay.clone();
+    late.header.first_frame = u32::MAX - 10;
+    assert_eq!(
+        Replay::decode(&late.encode()),
+        Err(ReplayError::TooLarge { what: "frame count", len: 70 })
     );
 }

@@ -250,7 +250,7 @@ impl Online {
         let mut out = Vec::new();
         while self.checked_through < confirmed {
             let f = self.checked_through;
-            let sum = rec.replay().frames.get(f as usize).map_or(0, |r| r.checksum);
+            let sum = rec.replay().frame(f).map_or(0, |r| r.checksum);
             if (f + 1).is_multiple_of(SUM_EVERY) {
                 self.agreement.mine(f, sum);
                 out.push(sum_message(SUM, f, sum));
@@ -382,7 +382,7 @@ impl Local {
         while self.checked_through < both {
             let f = self.checked_through;
             let sum = |r: &rollback_abilities::replay::Recorder<Duel>| {
-                r.replay().frames.get(f as usize).map_or(0, |x| x.checksum)
+                r.replay().frame(f).map_or(0, |x| x.checksum)
             };
             if (f + 1).is_multiple_of(SUM_EVERY) {
                 self.agreement.mine(f, sum(ra));

@@ -41,9 +41,10 @@ impl Viewer {
         Ok(Viewer { replay, world, director: CueDirector::new(), playing: false })
     }
 
-    /// Frames in the replay.
+    /// The frame after the replay's last (its number of frames: the duel's replays start at
+    /// frame 0).
     pub fn frames(&self) -> Frame {
-        self.replay.len() as Frame
+        self.replay.end_frame()
     }
 
     /// Keyframes in the replay.
@@ -63,16 +64,17 @@ impl Viewer {
 
     /// The checksum the replay recorded after the current frame (0: not recorded).
     pub fn recorded_checksum(&self) -> Option<u64> {
-        self.frame().and_then(|f| self.replay.frames.get(f as usize)).map(|r| r.checksum)
+        self.frame().and_then(|f| self.replay.frame(f)).map(|r| r.checksum)
     }
 
     /// Moves to the state after `frame`: steps forward (presenting cues) when it is a little
     /// ahead, otherwise seeks from the nearest keyframe (forgetting what was shown). Returns the
     /// re-simulated world's checksum after that frame.
     pub fn seek(&mut self, frame: Frame, fx: &mut CueFx) -> Result<u64, String> {
-        if frame >= self.frames() {
+        if !self.replay.frame_numbers().contains(&frame) {
             return Err(format!(
-                "frame {frame} is not in the replay (frames 0 to {})",
+                "frame {frame} is not in the replay (frames {} to {})",
+                self.replay.first_frame(),
                 self.frames().saturating_sub(1)
             ));
         }

@@ -1,12 +1,12 @@
 //! Replays: confirmed inputs plus the initial state, per-frame checksums and keyframe
 //! snapshots, in a versioned binary file with an integrity check (F-NET-08, `docs/replays.md`).
 //!
-//! # File format (version 6, little-endian)
+//! # File format (version 7, little-endian)
 //!
 //! ```text
 //! magic "RBAREPLY" | u32 version | u32 header length | header (RON text, see ReplayHeader)
-//! | u64 initial snapshot length | initial snapshot bytes (the state before frame 0)
-//! | u32 frame count | per frame: inputs (players × input size bytes)
+//! | u64 initial snapshot length | initial snapshot bytes (the state before the first frame)
+//! | u32 frame count | per frame, from the first on: inputs (players × input size bytes)
 //!   + input statuses (players bytes: 0 confirmed, 1 disconnected, 2 predicted)
 //!   + u64 checksum after the frame
 //! | u32 keyframe count | per keyframe: u32 frame + u64 length + snapshot bytes (state before that frame)
@@ -23,8 +23,10 @@
 //! which the pool's records must be zero; version 5 added the extension header and the
 //! `entity_time` (hitstop, time scale) and `input_buffers` columns; version 6 added each
 //! frame's input statuses (what [`World::input_status`] reads in the step: a game may branch
-//! on a player being disconnected). Version 5 files are still read, every status `Confirmed`
-//! (what they replayed with).
+//! on a player being disconnected); version 7 added the header's `first_frame`: a replay
+//! recorded by a peer that joined a running match starts at the frame it joined at, its
+//! initial state the state before that frame. Version 5 and 6 files are still read, starting
+//! at frame 0 (version 5 with every status `Confirmed`, what they replayed with).
 //!
 //! A replay is bound to its content (hash), hooks (signature hash), world configuration,
 //! input size and crate version; loading it anywhere else is a typed error, as are truncated,
@@ -43,9 +45,9 @@ use std::path::{Path, PathBuf};
 pub const MAGIC: &[u8; 8] = b"RBAREPLY";
 /// The format version this build writes (it reads this one and [`OLDEST_READABLE_VERSION`]
 /// on).
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 /// The oldest format version this build reads: version 5, the same layout without input
-/// statuses (read as every player `Confirmed`).
+/// statuses (read as every player `Confirmed`) and starting at frame 0, as version 6 does.
 pub const OLDEST_READABLE_VERSION: u32 = 5;
 
 /// Why a replay cannot be read, written or used.
@@ -163,6 +165,13 @@ pub enum ReplayError {
         /// The frame given.
         got: Frame,
     },
+    /// The initial state is not the state before the replay's first frame.
+    FirstFrameMismatch {
+        /// The header's first frame.
+        header: Frame,
+        /// The frame the initial state is before.
+        state: Frame,
+    },
 }
 
 impl fmt::Display for ReplayError {
@@ -238,6 +247,11 @@ impl fmt::Display for ReplayError {
             ReplayError::FrameGap { expected, got } => {
                 write!(f, "frames must be consecutive: expected {expected}, got {got}")
             }
+            ReplayError::FirstFrameMismatch { header, state } => write!(
+                f,
+                "the replay's initial state is the state before frame {state}, but its header says \
+                 it starts at frame {header}"
+            ),
         }
     }
 }
@@ -279,10 +293,14 @@ pub struct ReplayHeader {
     pub input_size: u32,
     /// Frames between keyframes (0: none).
     pub keyframe_interval: u32,
+    /// The replay's first frame: 0, or the frame a peer that joined a running match joined at
+    /// (absent in version 5 and 6 headers: 0).
+    #[serde(default)]
+    pub first_frame: Frame,
 }
 
 impl ReplayHeader {
-    /// The header a world would write.
+    /// The header a world would write, starting at its next frame.
     pub fn of<G: Game>(world: &World<G>, keyframe_interval: u32) -> ReplayHeader {
         ReplayHeader {
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -294,6 +312,7 @@ impl ReplayHeader {
             config: *world.config(),
             input_size: core::mem::size_of::<G::Input>() as u32,
             keyframe_interval,
+            first_frame: world.next_frame(),
         }
     }
 
@@ -340,9 +359,9 @@ pub struct ReplayFrame {
 pub struct Replay {
     /// What it is bound to.
     pub header: ReplayHeader,
-    /// The state before frame 0.
+    /// The state before the first frame ([`ReplayHeader::first_frame`]).
     pub initial: Vec<u8>,
-    /// Frames 0, 1, 2, …
+    /// The first frame, the one after it, … ([`Replay::frame`] looks one up by its number).
     pub frames: Vec<ReplayFrame>,
     /// Keyframes: (frame, state before that frame).
     pub keyframes: Vec<(Frame, Vec<u8>)>,
@@ -448,25 +467,30 @@ impl Replay {
         let ilen = usize::try_from(ilen)
             .map_err(|_| ReplayError::TooLarge { what: "initial snapshot", len: ilen })?;
         let initial = r2.bytes(ilen).map_err(t("initial snapshot"))?.to_vec();
-        let n = r2.u32().map_err(t("frame count"))? as usize;
+        let count = r2.u32().map_err(t("frame count"))?;
+        if header.first_frame.checked_add(count).is_none() {
+            return Err(ReplayError::TooLarge { what: "frame count", len: u64::from(count) });
+        }
+        let n = count as usize;
         let per = usize::from(header.players) * header.input_size as usize;
         let players = usize::from(header.players);
         let mut frames = Vec::with_capacity(n.min(1 << 20));
         for frame in 0..n {
             let inputs = r2.bytes(per).map_err(t("frame inputs"))?.to_vec();
-            let statuses =
-                if with_statuses {
-                    let bytes = r2.bytes(players).map_err(t("frame input statuses"))?;
-                    let mut statuses = Vec::with_capacity(players);
-                    for (player, &value) in bytes.iter().enumerate() {
-                        statuses.push(status_of_byte(value).ok_or(
-                            ReplayError::BadInputStatus { frame: frame as Frame, player, value },
-                        )?);
-                    }
-                    statuses
-                } else {
-                    vec![InputStatus::Confirmed; players]
-                };
+            let statuses = if with_statuses {
+                let bytes = r2.bytes(players).map_err(t("frame input statuses"))?;
+                let mut statuses = Vec::with_capacity(players);
+                for (player, &value) in bytes.iter().enumerate() {
+                    statuses.push(status_of_byte(value).ok_or(ReplayError::BadInputStatus {
+                        frame: header.first_frame.saturating_add(frame as Frame),
+                        player,
+                        value,
+                    })?);
+                }
+                statuses
+            } else {
+                vec![InputStatus::Confirmed; players]
+            };
             let checksum = r2.u64().map_err(t("frame checksum"))?;
             frames.push(ReplayFrame { inputs, statuses, checksum });
         }
@@ -526,6 +550,26 @@ impl Replay {
         self.frames.len()
     }
 
+    /// The first frame (0, or the frame a peer that joined a running match joined at).
+    pub fn first_frame(&self) -> Frame {
+        self.header.first_frame
+    }
+
+    /// The frame after the last one (the first frame plus the number of frames).
+    pub fn end_frame(&self) -> Frame {
+        self.header.first_frame.saturating_add(self.frames.len() as Frame)
+    }
+
+    /// The frames, by number: `first_frame()..end_frame()`.
+    pub fn frame_numbers(&self) -> core::ops::Range<Frame> {
+        self.first_frame()..self.end_frame()
+    }
+
+    /// A frame's record, by frame number (`None` outside [`Replay::frame_numbers`]).
+    pub fn frame(&self, frame: Frame) -> Option<&ReplayFrame> {
+        self.frames.get(frame.checked_sub(self.header.first_frame)? as usize)
+    }
+
     /// Whether the replay has no frames.
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
@@ -534,8 +578,7 @@ impl Replay {
     /// The inputs of a frame, decoded.
     pub fn inputs<G: Game>(&self, frame: Frame) -> Vec<G::Input> {
         let size = core::mem::size_of::<G::Input>();
-        self.frames
-            .get(frame as usize)
+        self.frame(frame)
             .map(|f| {
                 f.inputs
                     .chunks_exact(size.max(1))
@@ -545,10 +588,10 @@ impl Replay {
             .unwrap_or_default()
     }
 
-    /// The input statuses of a frame (every player `Confirmed` past the end).
+    /// The input statuses of a frame (every player `Confirmed` outside the replay's frames).
     pub fn statuses(&self, frame: Frame) -> Vec<InputStatus> {
         let players = usize::from(self.header.players);
-        let recorded = self.frames.get(frame as usize).map_or(&[][..], |f| &f.statuses[..]);
+        let recorded = self.frame(frame).map_or(&[][..], |f| &f.statuses[..]);
         (0..players).map(|p| recorded.get(p).copied().unwrap_or_default()).collect()
     }
 
@@ -559,17 +602,24 @@ impl Replay {
         self.inputs::<G>(frame).into_iter().zip(self.statuses(frame)).collect()
     }
 
-    /// Loads the replay's initial state into a world built with the same content, hooks and
-    /// configuration.
+    /// Loads the replay's initial state (the state before its first frame) into a world built
+    /// with the same content, hooks and configuration.
     pub fn start<G: Game>(&self, world: &mut World<G>) -> Result<(), ReplayError> {
         self.header.check(world)?;
         world
             .load_bytes(&self.initial)
-            .map_err(|error| ReplayError::Snapshot { keyframe: None, error })
+            .map_err(|error| ReplayError::Snapshot { keyframe: None, error })?;
+        if world.next_frame() != self.header.first_frame {
+            return Err(ReplayError::FirstFrameMismatch {
+                header: self.header.first_frame,
+                state: world.next_frame(),
+            });
+        }
+        Ok(())
     }
 
-    /// Moves a world to the state before `frame` using the nearest keyframe at or before it
-    /// and re-simulating the rest (seek).
+    /// Moves a world to the state before `frame` (clamped to the replay's frames) using the
+    /// nearest keyframe at or before it and re-simulating the rest (seek).
     pub fn seek<G: Game>(&self, world: &mut World<G>, frame: Frame) -> Result<(), ReplayError> {
         self.seek_with(world, frame, |_| {})
     }
@@ -582,18 +632,15 @@ impl Replay {
         mut script: impl FnMut(&mut World<G>),
     ) -> Result<(), ReplayError> {
         self.header.check(world)?;
-        let target = frame.min(self.frames.len() as Frame);
+        let target = frame.clamp(self.first_frame(), self.end_frame());
+        let before_start = world.next_frame() < self.first_frame();
         match self.keyframes.iter().rev().find(|(f, _)| *f <= target) {
             Some((f, bytes)) if world.next_frame() > target || world.next_frame() < *f => {
                 world
                     .load_bytes(bytes)
                     .map_err(|error| ReplayError::Snapshot { keyframe: Some(*f), error })?;
             }
-            None if world.next_frame() > target => {
-                world
-                    .load_bytes(&self.initial)
-                    .map_err(|error| ReplayError::Snapshot { keyframe: None, error })?;
-            }
+            None if world.next_frame() > target || before_start => self.start(world)?,
             _ => {}
         }
         while world.next_frame() < target {
@@ -621,10 +668,10 @@ impl Replay {
     ) -> Result<Verification, ReplayError> {
         self.start(world)?;
         let mut first_divergence = None;
-        for f in 0..self.frames.len() as Frame {
+        for (f, recorded) in self.frame_numbers().zip(&self.frames) {
             let inputs = self.frame_inputs::<G>(f);
             world.step_with(&inputs, &mut script);
-            let want = self.frames[f as usize].checksum;
+            let want = recorded.checksum;
             if want != 0 && world.checksum() != want && first_divergence.is_none() {
                 first_divergence = Some(f);
                 break;
@@ -690,7 +737,7 @@ impl Replay {
         target: Frame,
         script: &mut impl FnMut(&mut World<G>),
     ) {
-        while world.next_frame() < target.min(self.frames.len() as Frame) {
+        while world.next_frame() < target.min(self.end_frame()) {
             let inputs = self.frame_inputs::<G>(world.next_frame());
             world.step_with(&inputs, &mut *script);
         }
@@ -744,7 +791,8 @@ pub struct Recorder<G: Game> {
 }
 
 impl<G: Game> Recorder<G> {
-    /// Starts recording from a world's current state (the state before its next frame).
+    /// Starts recording from a world's current state (the state before its next frame, the
+    /// replay's first frame: 0 in a new match, F for a peer that joined a running match at F).
     pub fn new(world: &World<G>, keyframe_interval: u32) -> Recorder<G> {
         Recorder {
             replay: Replay {
@@ -759,7 +807,7 @@ impl<G: Game> Recorder<G> {
 
     /// The next frame to record.
     pub fn next_frame(&self) -> Frame {
-        self.replay.frames.len() as Frame
+        self.replay.end_frame()
     }
 
     /// Records a frame's confirmed inputs and the checksum after it (0: unknown). `inputs` is
@@ -815,7 +863,7 @@ impl<G: Game> Recorder<G> {
     pub fn keyframe_due(&self, frame: Frame) -> bool {
         let i = self.replay.header.keyframe_interval;
         i > 0
-            && frame > 0
+            && frame > self.replay.header.first_frame
             && frame.is_multiple_of(i)
             && self.replay.keyframes.last().is_none_or(|(k, _)| *k < frame)
     }

@@ -943,7 +943,7 @@ fn replay_presentation<G: ScenarioHost>(
     let (mut w, ents) = setup(s, hooks, None)?;
     let mut director = CueDirector::new().with_log_capacity(0);
     let mut pres = RoutedPresenter::new(s.content.clone(), s.routing.as_ref(), &ents);
-    for f in 0..(decoded.frames.len() as Frame).min(s.frames) {
+    for f in decoded.first_frame()..decoded.end_frame().min(s.frames) {
         let inputs = decoded.frame_inputs::<G>(f);
         w.step_with(&inputs, |w| run_ops(&s.ops, &s.content, false, &ents, w, None));
         director.ingest(w.output());
@@ -1038,9 +1038,7 @@ fn peers<G: ScenarioHost>(
     // Until every peer has confirmed and recorded frames `0..frames` (a peer may learn that a
     // frame is confirmed a tick before it records it).
     let recorded = |m: &LocalMatch<G>| {
-        m.peers().iter().all(|p| {
-            p.runner.recorder().is_some_and(|r| r.replay().frames.len() >= s.frames as usize)
-        })
+        m.peers().iter().all(|p| p.runner.recorder().is_some_and(|r| r.next_frame() >= s.frames))
     };
     while !(m.all_confirmed(s.frames) && recorded(&m)) {
         let mut refs: Vec<&mut dyn Presenter> =

@@ -6,7 +6,7 @@ use super::guard::{Departure, Fault, Guard};
 use crate::debug::{DesyncReport, WorldDump};
 use crate::num::Frame;
 use crate::present::{CueDirector, Presenter};
-use crate::replay::Recorder;
+use crate::replay::{Recorder, Replay};
 use crate::ui::EventDirector;
 use crate::world::{Checksums, Game, Snapshot, SnapshotRing, Subsystem, World};
 use core::fmt;
@@ -310,6 +310,8 @@ pub struct Runner<G: Game> {
     after: BTreeMap<Frame, u64>,
     recorded_through: Option<Frame>,
     recorder: Option<Recorder<G>>,
+    /// Recordings a membership change could not continue (see [`Runner::set_aside_replays`]).
+    set_aside: Vec<Replay>,
     keeper: DesyncKeeper<G>,
     /// The cue director fed once per batch.
     pub director: Option<CueDirector>,
@@ -432,6 +434,7 @@ impl<G: Game> Runner<G> {
             after: BTreeMap::new(),
             recorded_through: None,
             recorder: None,
+            set_aside: Vec::new(),
             keeper,
             director: None,
             ui_events: None,
@@ -503,6 +506,17 @@ impl<G: Game> Runner<G> {
         if self.world.next_frame() != frame {
             return Err(crate::world::SnapshotError::LayoutMismatch);
         }
+        // A recording that has every frame before this one goes on; any other (a joiner's,
+        // from a fresh world or with a gap) cannot, so it is set aside and a new one starts
+        // from the loaded state.
+        if let Some(rec) = self.recorder.take_if(|rec| rec.next_frame() != frame) {
+            let interval = rec.replay().header.keyframe_interval;
+            let old = rec.finish();
+            if !old.is_empty() {
+                self.set_aside.push(old);
+            }
+            self.recorder = Some(Recorder::new(&self.world, interval));
+        }
         self.frame_base = frame;
         self.absent = absent;
         self.capture = None;
@@ -566,7 +580,10 @@ impl<G: Game> Runner<G> {
         self.max_wait_frames = frames;
     }
 
-    /// Records confirmed inputs into a replay from now on (the world must be at frame 0).
+    /// Records confirmed inputs into a replay from now on: from the world's next frame, the
+    /// replay's first frame. A peer that joins a running match at frame F (a rejoin) records
+    /// from F: [`Runner::rebase`] starts a new recording from the state it loads when the one
+    /// under way cannot continue there.
     pub fn record(&mut self, keyframe_interval: u32) {
         self.recorder = Some(Recorder::new(&self.world, keyframe_interval));
     }
@@ -599,6 +616,14 @@ impl<G: Game> Runner<G> {
     /// Takes the recorder (to finish the replay).
     pub fn take_recorder(&mut self) -> Option<Recorder<G>> {
         self.recorder.take()
+    }
+
+    /// Recordings set aside by [`Runner::rebase`], oldest first: a peer that kept its process
+    /// while it was out of the match (its connection dropped) has no inputs for the frames it
+    /// missed, so the recording it made before is finished here as it was and a new one starts
+    /// at the frame it joined back at. Each verifies on its own.
+    pub fn set_aside_replays(&self) -> &[Replay] {
+        &self.set_aside
     }
 
     /// Counters.
@@ -942,7 +967,7 @@ impl<G: Game> Runner<G> {
         if limit == Some(0) {
             return;
         }
-        let start = self.recorded_through.map_or(0, |r| r + 1);
+        let start = self.recorded_through.map_or(self.frame_base, |r| r + 1);
         for f in start..=c {
             let Some(inputs) = self.inputs.remove(&f) else { break };
             let plain: Vec<G::Input> = inputs.iter().map(|(i, _)| *i).collect();

@@ -393,8 +393,8 @@ impl MatchOptions {
     }
 
     /// The peer whose replay the match keeps: the first one in the match from its first frame
-    /// to its last (peer 0, unless player 0 leaves or rejoins; a rejoiner's runner records
-    /// nothing after it comes back, a replay starting at frame 0).
+    /// to its last (peer 0, unless player 0 leaves or rejoins; a rejoiner's replay starts at
+    /// the frame it came back at).
     pub fn replay_peer(&self) -> usize {
         (0..self.peers)
             .find(|p| self.leaver() != Some(*p) && self.rejoiner() != Some(*p))

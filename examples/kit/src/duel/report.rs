@@ -411,7 +411,7 @@ pub fn replay_cue_log(
     replay.start(&mut world)?;
     let mut director = CueDirector::new();
     let mut counter = CueCounter::until(frames);
-    for frame in 0..frames.min(replay.len() as Frame) {
+    for frame in replay.first_frame()..frames.min(replay.end_frame()) {
         world.step(&replay.frame_inputs::<Duel>(frame));
         director.ingest(world.output());
         director.reconcile(&world, Some(frame), &mut counter);

@@ -226,9 +226,18 @@ pub fn header(path: &Path) -> Result<(), Failure> {
     println!("  seed               {}", h.seed);
     println!("  players            {}", h.players);
     println!(
-        "  frames             {} ({:.1} s)",
+        "  frames             {} ({:.1} s){}",
         r.frames.len(),
-        r.frames.len() as f64 / f64::from(h.tick_rate.max(1))
+        r.frames.len() as f64 / f64::from(h.tick_rate.max(1)),
+        if r.first_frame() == 0 {
+            String::new()
+        } else {
+            format!(
+                ", frames {} to {} (joined a running match)",
+                r.first_frame(),
+                r.end_frame() - 1
+            )
+        }
     );
     println!("  checksummed frames {with_sums}");
     println!("  keyframes          {} (every {} frames)", r.keyframes.len(), h.keyframe_interval);
@@ -285,12 +294,21 @@ pub fn verify(path: &Path, from: &ReplayGame) -> Result<(), Failure> {
     with_sim!(&r, from, |sim| verify_sim(&r, &mut sim))
 }
 
+/// The usage error for a frame outside a replay's frames.
+fn outside(replay: &Replay, frame: u32) -> Failure {
+    if replay.is_empty() {
+        return Failure::Usage(format!(
+            "frame {frame} is past the replay's end (it has no frames)"
+        ));
+    }
+    let (first, last) = (replay.first_frame(), replay.end_frame() - 1);
+    let side = if frame < first { "before the replay's start" } else { "past the replay's end" };
+    Failure::Usage(format!("frame {frame} is {side} (frames {first} to {last})"))
+}
+
 fn seek_sim<G: Game>(replay: &Replay, sim: &mut Sim<'_, G>, frame: u32) -> Result<(), Failure> {
-    let last = replay.frames.len().saturating_sub(1) as u32;
-    if replay.frames.is_empty() || frame > last {
-        return Err(Failure::Usage(format!(
-            "frame {frame} is past the replay's end (frames 0 to {last})"
-        )));
+    if !replay.frame_numbers().contains(&frame) {
+        return Err(outside(replay, frame));
     }
     replay
         .seek_with(&mut sim.world, frame + 1, &mut sim.script)
@@ -359,11 +377,8 @@ fn inspect_sim<G: Game>(
     entities: &[String],
     json: bool,
 ) -> Result<(), Failure> {
-    let last = replay.frames.len().saturating_sub(1) as u32;
-    if replay.frames.is_empty() || frame > last {
-        return Err(Failure::Usage(format!(
-            "frame {frame} is past the replay's end (frames 0 to {last})"
-        )));
+    if !replay.frame_numbers().contains(&frame) {
+        return Err(outside(replay, frame));
     }
     replay
         .seek_with(&mut sim.world, frame + 1, &mut sim.script)
@@ -519,7 +534,7 @@ fn plot_sim<G: Game>(
     let mut log = PresenterLog::default();
     let mut cues = plot::Cues::default();
     let shown = |tag: TagId| cue_tags.as_ref().is_none_or(|t| t.contains(&tag));
-    for f in 0..replay.frames.len() as u32 {
+    for f in replay.frame_numbers() {
         let inputs = replay.frame_inputs::<G>(f);
         sim.world.step_with(&inputs, &mut sim.script);
         for ((e, a), s) in keys.iter().zip(series.iter_mut()) {
@@ -589,9 +604,8 @@ fn plot_sim<G: Game>(
     }
     let keyed: Vec<(String, Series)> =
         keys.iter().map(|(_, a)| content.attr_name(*a).to_string()).zip(series).collect();
-    let mut chart = plot::Chart::new(format!("{} ({} frames)", title, replay.frames.len()), {
-        replay.frames.len() as u32
-    });
+    let mut chart =
+        plot::Chart::new(format!("{} ({} frames)", title, replay.frames.len()), replay.end_frame());
     chart.panels = plot::panels_by_scale(keyed);
     chart.rows = chosen.iter().map(|e| sim.name(*e)).collect();
     if !filter.cues.is_empty() {

@@ -177,6 +177,8 @@ const VITALS: &str = r#"(
 // ---------------------------------------------------------------------------------------------
 // RON syntax
 
+// Long because it is a table of cases (content text and the error it must give), one per
+// syntax mistake.
 #[test]
 fn syntax() {
     run(&[
@@ -675,6 +677,8 @@ fn attributes_and_curves() {
 // ---------------------------------------------------------------------------------------------
 // Durations, periods, combinations, capacities and inheritance
 
+// Long because it is a table of cases (content text and the error it must give), one per
+// rule broken.
 #[test]
 fn effect_rules() {
     // Nine modifiers: one more than an effect may have.

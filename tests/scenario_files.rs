@@ -237,6 +237,8 @@ fn event_counts_are_exact() {
 }
 
 /// Malformed scenarios give typed errors naming file, line, column and path, with a hint.
+// Long because it is a table of cases (scenario text, error kind, line, column, path), one per
+// malformed scenario.
 #[test]
 fn malformed_scenarios_are_located() {
     use rollback_abilities::scenario::ScenarioErrorKind as K;

@@ -67,6 +67,8 @@ struct Soak {
 }
 
 /// Runs the soak for `frames` frames with a network and drop schedule seeded by `seed`.
+// Long because it builds and drives a whole match by hand on GGRS's own builder (players,
+// spectators, drops and allocation counting in one loop), as a game without `LocalMatch` would.
 fn soak(frames: u32, seed: u64, drop_odds: u32) -> Soak {
     live_bytes(true);
     let net = EmulatedNetwork::new(NetConditions::HARSH, seed);

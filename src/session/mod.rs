@@ -46,8 +46,9 @@ pub use guard::{
     Departure, Fault, Guard, GuardConfig, GuardStats, GuardedSocket, PeerEquivocation, PeerFault,
     message_from_bytes, message_to_bytes,
 };
-// Builders of hostile GGRS messages, for the hostile-peer tests and the `session` fuzz target:
-// reachable by them, not part of the documented API.
+// Builders of hostile GGRS messages, for the hostile-peer tests and the `session` fuzz target
+// (the `forge` feature): reachable by them, not part of the documented API.
+#[cfg(feature = "forge")]
 #[doc(hidden)]
 pub use guard::forge;
 pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emulated};

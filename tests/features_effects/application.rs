@@ -23,6 +23,8 @@ const LIFECYCLE: &str = r#"(
     },
 )"#;
 
+// Long because it walks one world through every kind of effect event in turn, checking each
+// frame's events as it goes.
 #[test]
 fn f_ge_06_every_effect_event_kind() {
     let mut w = world(LIFECYCLE);

@@ -462,6 +462,8 @@ fn with_parents(names: &[String]) -> BTreeSet<String> {
 }
 
 /// The arena's content as RON text (what [`Arena::new`] freezes).
+// Long because it writes the content's RON text in the order of its sections (tags, attribute
+// sets, effects, abilities, cues), each a few lines of `format!`: read it as a template.
 pub fn content_ron(spec: &ArenaSpec) -> String {
     let mut tags = named_tags();
     let want = spec.tags.max(128) as usize;

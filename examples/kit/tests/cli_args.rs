@@ -24,6 +24,8 @@ fn s(x: impl AsRef<std::ffi::OsStr>) -> String {
     x.as_ref().to_string_lossy().into_owned()
 }
 
+// Long because it is a table: one `Case` per bad command line (a few lines each) and the
+// files they point at; the checks after the table are short.
 #[test]
 fn cli_rejects_bad_arguments_and_writes_nothing() {
     let d = scratch("cli");

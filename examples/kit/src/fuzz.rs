@@ -292,6 +292,15 @@ fn rejoin_message(
         b.fill(&mut n);
         n
     };
+    // A slot's address, a stranger's, or bytes that are no address (too long, too).
+    let address = |b: &mut Bytes<'_>| match b.u8() % 4 {
+        0 => {
+            let mut at = vec![0u8; usize::from(b.u8() % 40)];
+            b.fill(&mut at);
+            at
+        }
+        _ => PeerAddr(u16::from(b.u8() % 7)).to_wire(),
+    };
     match b.u8() % 12 {
         0 => RejoinMsg::Join {
             slot: u16::from(b.u8() % 5),
@@ -323,16 +332,7 @@ fn rejoin_message(
         }
         2 if b.u8().is_multiple_of(2) => {
             let (attempt, joiner) = (attempt(b), u16::from(b.u8() % 5));
-            // A slot's address, a stranger's, or bytes that are no address (too long, too).
-            let at = match b.u8() % 4 {
-                0 => {
-                    let mut at = vec![0u8; usize::from(b.u8() % 40)];
-                    b.fill(&mut at);
-                    at
-                }
-                _ => PeerAddr(u16::from(b.u8() % 7)).to_wire(),
-            };
-            RejoinMsg::Pause { attempt, joiner, at }
+            RejoinMsg::Pause { attempt, joiner, at: address(b) }
         }
         2 => RejoinMsg::Paused {
             attempt: attempt(b),
@@ -343,17 +343,29 @@ fn rejoin_message(
         3 => RejoinMsg::Busy { attempt: attempt(b) },
         4 => RejoinMsg::Switch { attempt: attempt(b), frame: frame(b) },
         5 => RejoinMsg::Captured { attempt: attempt(b), frame: frame(b), checksum: b.u64() },
-        6 => RejoinMsg::Offer {
-            attempt: attempt(b),
-            channel: channel(b),
-            frame: frame(b),
-            len: b.u64() as u32,
-            digest: b.u64(),
-            checksum: b.u64(),
-            members: slots(b),
-            content_hash: b.u64(),
-            hooks_hash: b.u64(),
-        },
+        6 => {
+            let (attempt, channel, frame) = (attempt(b), channel(b), frame(b));
+            let (len, digest, checksum) = (b.u64() as u32, b.u64(), b.u64());
+            let members = slots(b);
+            let (content_hash, hooks_hash) = (b.u64(), b.u64());
+            // An address per member (sometimes one too many), and the joiner's.
+            let named = members.len() + usize::from(b.u8().is_multiple_of(8));
+            let addrs = (0..named).map(|_| address(b)).collect();
+            let at = address(b);
+            RejoinMsg::Offer {
+                attempt,
+                channel,
+                frame,
+                len,
+                digest,
+                checksum,
+                members,
+                content_hash,
+                hooks_hash,
+                addrs,
+                at,
+            }
+        }
         7 => {
             let mut bytes = vec![0u8; usize::from(b.u8())];
             b.fill(&mut bytes);

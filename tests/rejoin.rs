@@ -596,8 +596,9 @@ fn rejoins_under_loss_soak() {
 mod hostile {
     use super::*;
     use rollback_abilities::session::rejoin::{
-        CHUNK_BYTES, Claim, Joiner, JoinerView, MAX_MESSAGE_BYTES, Member, MemberView,
-        RejoinCommand, RejoinEvent, RejoinFault, RejoinMsg, WireAddress,
+        CHUNK_BYTES, Claim, Joiner, JoinerView, MAX_ADDRESS_BYTES, MAX_MESSAGE_BYTES, Member,
+        MemberView, RejoinCommand, RejoinDecodeError, RejoinEvent, RejoinFault, RejoinMsg,
+        WireAddress,
     };
     use rollback_abilities::session::{Identity, PeerAddr};
 
@@ -606,16 +607,17 @@ mod hostile {
     }
 
     fn joiner() -> (Joiner<PeerAddr>, World<Comeback>) {
-        let w = comeback_world(2);
+        joiner_of(2, 1)
+    }
+
+    /// The joiner of slot `slot` of a `players`-player match at addresses `0..players`.
+    fn joiner_of(players: u16, slot: usize) -> (Joiner<PeerAddr>, World<Comeback>) {
+        let w = comeback_world(usize::from(players));
         let (content_hash, hooks_hash) = hashes(&w);
-        let view = JoinerView {
-            slot: 1,
-            content_hash,
-            hooks_hash,
-            snapshot_len: w.snapshot_bytes() as u64,
-        };
+        let view =
+            JoinerView { slot, content_hash, hooks_hash, snapshot_len: w.snapshot_bytes() as u64 };
         let identity = Identity::generate().unwrap();
-        (Joiner::new(view, vec![PeerAddr(0), PeerAddr(1)], identity), w)
+        (Joiner::new(view, (0..players).map(PeerAddr).collect(), identity), w)
     }
 
     fn offer(w: &World<Comeback>, attempt: u64, bytes: &[u8], checksum: u64) -> RejoinMsg {
@@ -630,6 +632,8 @@ mod hostile {
             members: vec![0],
             content_hash,
             hooks_hash,
+            addrs: vec![PeerAddr(0).to_wire()],
+            at: PeerAddr(1).to_wire(),
         }
     }
 
@@ -1004,6 +1008,165 @@ mod hostile {
         assert!(
             m.peers().iter().all(|p| p.handle == 2 || p.guard.address_of(2) == Some(PeerAddr(12)))
         );
+    }
+
+    /// An offer names where every member and the joiner are; its addresses are decoded with
+    /// bounds: one per member, each at most `MAX_ADDRESS_BYTES`. An offer to 42 members over
+    /// IPv6 fits a message, one to 43 does not.
+    #[test]
+    fn an_offers_addresses_are_decoded_with_bounds() {
+        let v6 = |port: u16| std::net::SocketAddr::from(([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1], port));
+        let offer = |n: u16, addrs: Vec<Vec<u8>>, at: Vec<u8>| RejoinMsg::Offer {
+            attempt: 1 << 16,
+            channel: 1,
+            frame: 10,
+            len: 2000,
+            digest: 3,
+            checksum: 4,
+            members: (0..n).collect(),
+            content_hash: 5,
+            hooks_hash: 6,
+            addrs,
+            at,
+        };
+        let named = |n: u16| (0..n).map(|i| v6(5000 + i).to_wire()).collect::<Vec<_>>();
+        for n in [1, 3, 42] {
+            let m = offer(n, named(n), v6(7000).to_wire());
+            let bytes = m.encode();
+            assert!(bytes.len() <= MAX_MESSAGE_BYTES, "{n} members: {} bytes", bytes.len());
+            assert_eq!(RejoinMsg::decode(&bytes), Ok(m), "{n} members");
+        }
+        assert!(matches!(
+            RejoinMsg::decode(&offer(43, named(43), v6(7000).to_wire()).encode()),
+            Err(RejoinDecodeError::Malformed { .. })
+        ));
+        // One address too many, one too few.
+        let mut more = named(3);
+        more.push(v6(1).to_wire());
+        let bounds = |m: RejoinMsg| match RejoinMsg::decode(&m.encode()) {
+            Err(RejoinDecodeError::OutOfBounds { field, value }) => (field, value),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(bounds(offer(3, more, v6(1).to_wire())), ("addrs", 4));
+        assert_eq!(bounds(offer(3, named(2), v6(1).to_wire())), ("addrs", 2));
+        // An address longer than any address.
+        let mut long = named(3);
+        long[1] = vec![7; MAX_ADDRESS_BYTES + 1];
+        assert_eq!(bounds(offer(3, long, v6(1).to_wire())), ("addrs", 33));
+        assert_eq!(bounds(offer(3, named(3), vec![7; MAX_ADDRESS_BYTES + 1])), ("at", 33));
+        // Truncated, or of the previous layout.
+        let bytes = offer(3, named(3), v6(1).to_wire()).encode();
+        assert!(matches!(
+            RejoinMsg::decode(&bytes[..bytes.len() - 1]),
+            Err(RejoinDecodeError::Malformed { .. })
+        ));
+        let mut old = bytes.clone();
+        old[..4].copy_from_slice(b"RBAJ");
+        assert_eq!(RejoinMsg::decode(&old), Err(RejoinDecodeError::BadMagic));
+        // Bytes within bounds that are no address decode; the joiner refuses them (below).
+        for bad in [&[][..], &[1, 2, 3], &[0; 17], &[0; 19]] {
+            assert_eq!(std::net::SocketAddr::from_wire(bad), None, "{bad:?}");
+        }
+    }
+
+    /// A joiner that knows the addresses the match started at takes where the members are now
+    /// from the coordinator's offer, and only from an offer it accepts: from a member, the
+    /// coordinator at the address the offer came from, every entry an address, no two members
+    /// at one. It hears a member only at the address the offer names (not at its old one), and
+    /// the addresses become its slots' once the Go arrives.
+    #[test]
+    fn a_joiner_takes_the_members_addresses_from_the_offer() {
+        let (mut j, w) = joiner_of(3, 2);
+        j.tick();
+        let mut state = comeback_world(3);
+        for _ in 0..10 {
+            state.step(&[3, 4, 5]);
+        }
+        let (bytes, sum) = (state.state_bytes(), state.checksum());
+        let offer = |attempt: u64, addrs: [u16; 2], at: Vec<u8>| {
+            let mut o = offer(&w, attempt, &bytes, sum);
+            if let RejoinMsg::Offer { members, addrs: a, at: t, .. } = &mut o {
+                *members = vec![0, 1];
+                *a = addrs.iter().map(|p| PeerAddr(*p).to_wire()).collect();
+                *t = at;
+            }
+            o.encode()
+        };
+        let here = PeerAddr(12).to_wire();
+        let refused = [
+            // From no member's address.
+            (PeerAddr(9), offer(1 << 16, [0, 11], here.clone())),
+            // The coordinator's address is not the one the offer came from.
+            (PeerAddr(0), offer(2 << 16, [7, 11], here.clone())),
+            // Two members at one address.
+            (PeerAddr(0), offer(3 << 16, [0, 0], here.clone())),
+            // Bytes that are no address.
+            (PeerAddr(0), offer(4 << 16, [0, 11], vec![1, 2, 3])),
+            // The joiner at a member's address.
+            (PeerAddr(0), offer(5 << 16, [0, 11], PeerAddr(11).to_wire())),
+        ];
+        for (from, o) in refused {
+            j.receive(&from, &o);
+            assert!(matches!(faults(&mut j)[..], [RejoinFault::Unexpected { .. }]), "{o:?}");
+            assert_eq!(j.progress(), (0, 0));
+        }
+        // Slot 1 moved to 11, and the joiner's claim came from 12.
+        let attempt = 6 << 16;
+        let captured = RejoinMsg::Captured { attempt, frame: 10, checksum: sum }.encode();
+        // Slot 1's checksum heard at its old address before the offer does not count.
+        j.receive(&PeerAddr(1), &captured);
+        j.receive(&PeerAddr(0), &offer(attempt, [0, 11], here));
+        assert!(faults(&mut j).is_empty());
+        assert!(deliver(&mut j, attempt, &bytes).is_none(), "loaded without slot 1's checksum");
+        // Nor after it: the old address no longer speaks for slot 1.
+        j.receive(&PeerAddr(1), &captured);
+        assert!(matches!(faults(&mut j)[..], [RejoinFault::Unexpected { .. }]));
+        j.tick();
+        assert!(j.drain_commands().is_empty());
+        j.receive(&PeerAddr(11), &captured);
+        j.tick();
+        let loaded = j.drain_commands().into_iter().find_map(|c| match c {
+            RejoinCommand::Load { bytes, .. } => Some(bytes),
+            _ => None,
+        });
+        assert_eq!(loaded.as_ref(), Some(&bytes));
+        // The slots move only with the Go.
+        assert_eq!(j.address(1), Some(&PeerAddr(1)));
+        j.loaded(Ok(sum));
+        let go = RejoinMsg::Go { attempt, channel: 1, frame: 10, members: vec![0, 1, 2] };
+        j.receive(&PeerAddr(0), &go.encode());
+        assert!(j.is_done());
+        let now: Vec<_> = (0..3).map(|s| j.address(s).copied()).collect();
+        assert_eq!(now, [Some(PeerAddr(0)), Some(PeerAddr(11)), Some(PeerAddr(12))]);
+    }
+
+    /// Player 1 comes back from a new address; later player 2 crashes and comes back as a
+    /// restarted program that knows only the addresses the match started at: the members tell
+    /// it where player 1 is, and every peer agrees.
+    #[test]
+    fn a_restarted_player_finds_a_member_that_moved() {
+        let seed = 24;
+        let mut m = comeback_match(3, LOSSY, seed).unwrap();
+        m.network().set_side_channel_impaired(true);
+        m.run(60, |p, f, _| bot(seed, p, f)).unwrap();
+        m.leave(1);
+        until_left(&mut m, 1, seed);
+        m.rejoin_from(1, comeback_world(3), PeerAddr(11)).expect("rejoin");
+        until_back(&mut m, seed, 120);
+        m.leave(2);
+        until_left(&mut m, 2, seed);
+        m.rejoin(2, comeback_world(3)).expect("rejoin");
+        until_back(&mut m, seed, 120);
+        for p in m.peers() {
+            if p.handle != 1 {
+                assert_eq!(p.guard.address_of(1), Some(PeerAddr(11)), "peer {}", p.handle);
+            }
+            if p.handle != 2 {
+                assert_eq!(p.guard.address_of(2), Some(PeerAddr(2)), "peer {}", p.handle);
+            }
+        }
+        assert_eq!(rejoined_at(&m, 2, 2).len(), 1);
+        all_agree(&m, 100).unwrap();
     }
 
     /// A state of hundreds of chunks crosses a side channel that loses a fifth of them: the

@@ -145,51 +145,7 @@ fn crash_and_rejoin(players: usize, slot: usize, seed: u64) {
 fn crash_and_rejoin_at(players: usize, slot: usize, seed: u64, new_port: bool) {
     let (mut peers, ids, addrs) = udp_match(players);
     until(&mut peers, seed, 120 * TICKS_PER_FRAME, "first 120 frames", |p| min_confirmed(p) >= 120);
-    // The program dies: its socket closes with it.
-    peers[slot] = None;
-    until(&mut peers, seed, 200 * TICKS_PER_FRAME, "the others agree it left", |p| {
-        p.iter().flatten().all(|q| {
-            q.events()
-                .iter()
-                .any(|e| matches!(e, SessionEvent::Left { players, .. } if players.contains(&slot)))
-        })
-    });
-    let away_from = min_confirmed(&peers);
-    until(&mut peers, seed, 90 * TICKS_PER_FRAME, "60 frames without it", |p| {
-        min_confirmed(p) >= away_from + 60
-    });
-    // A restarted program: the same address or a new one, a fresh world, the slot's identity
-    // kept.
-    let socket = if new_port {
-        UdpSocket::bind("127.0.0.1:0").expect("bind a new port")
-    } else {
-        UdpSocket::bind(addrs[slot]).expect("bind the same address again")
-    };
-    let transport = UdpTransport::from_socket(socket, others(&addrs, slot)).expect("transport");
-    let moved = transport.local_addr();
-    assert_eq!(moved == addrs[slot], !new_port);
-    let joiner = MatchPeer::rejoin(
-        comeback_world(players),
-        transport,
-        slot,
-        addrs.clone(),
-        keys(slot, &ids, &addrs),
-        setup(players),
-    )
-    .expect("rejoin");
-    peers[slot] = Some(joiner);
-    until(&mut peers, seed, 400 * TICKS_PER_FRAME, "the rejoin", |p| {
-        p.iter().flatten().all(|q| !q.is_rejoining() && rejoined_at(q, slot).is_some())
-    });
-    let back = peers.iter().flatten().map(|p| rejoined_at(p, slot)).collect::<Vec<_>>();
-    assert!(back.windows(2).all(|w| w[0] == w[1]), "they came back at different frames: {back:?}");
-    let f = back[0].expect("a frame");
-    assert!(f > away_from, "the rejoin frame {f} is before the player was away ({away_from})");
-    peers[slot].as_mut().expect("joiner").runner.record(60);
-    until(&mut peers, seed, 200 * TICKS_PER_FRAME, "120 frames after the rejoin", |p| {
-        min_confirmed(p) >= f + 120
-    });
-    agree(&peers, f, 100);
+    let moved = crash_then_rejoin(&mut peers, &ids, &addrs, slot, seed, new_port);
     // The joiner's own input reaches the others again: the first peer simulates frames after F
     // with its confirmed, non-default input (the bots never give the default input).
     let watcher = (slot + 1) % players;
@@ -230,6 +186,66 @@ fn crash_and_rejoin_at(players: usize, slot: usize, seed: u64, new_port: bool) {
     }
 }
 
+/// Slot `slot`'s program crashes (with `new_port`, the restarted one binds a port of its own);
+/// it comes back knowing only the addresses the match started at, and every peer agrees on
+/// the 120 frames after it is back. Returns the slot's address now.
+fn crash_then_rejoin(
+    peers: &mut [Option<UdpPeer>],
+    ids: &[Identity],
+    addrs: &[SocketAddr],
+    slot: usize,
+    seed: u64,
+    new_port: bool,
+) -> SocketAddr {
+    let players = addrs.len();
+    // The program dies: its socket closes with it.
+    peers[slot] = None;
+    until(peers, seed, 200 * TICKS_PER_FRAME, "the others agree it left", |p| {
+        p.iter().flatten().all(|q| {
+            q.events()
+                .iter()
+                .any(|e| matches!(e, SessionEvent::Left { players, .. } if players.contains(&slot)))
+        })
+    });
+    let away_from = min_confirmed(peers);
+    until(peers, seed, 90 * TICKS_PER_FRAME, "60 frames without it", |p| {
+        min_confirmed(p) >= away_from + 60
+    });
+    // A restarted program: the same address or a new one, a fresh world, the slot's identity
+    // kept.
+    let socket = if new_port {
+        UdpSocket::bind("127.0.0.1:0").expect("bind a new port")
+    } else {
+        UdpSocket::bind(addrs[slot]).expect("bind the same address again")
+    };
+    let transport = UdpTransport::from_socket(socket, others(addrs, slot)).expect("transport");
+    let moved = transport.local_addr();
+    assert_eq!(moved == addrs[slot], !new_port);
+    let joiner = MatchPeer::rejoin(
+        comeback_world(players),
+        transport,
+        slot,
+        addrs.to_vec(),
+        keys(slot, ids, addrs),
+        setup(players),
+    )
+    .expect("rejoin");
+    peers[slot] = Some(joiner);
+    until(peers, seed, 400 * TICKS_PER_FRAME, "the rejoin", |p| {
+        p.iter().flatten().all(|q| !q.is_rejoining() && rejoined_at(q, slot).is_some())
+    });
+    let back = peers.iter().flatten().map(|p| rejoined_at(p, slot)).collect::<Vec<_>>();
+    assert!(back.windows(2).all(|w| w[0] == w[1]), "they came back at different frames: {back:?}");
+    let f = back[0].expect("a frame");
+    assert!(f > away_from, "the rejoin frame {f} is before the player was away ({away_from})");
+    peers[slot].as_mut().expect("joiner").runner.record(60);
+    until(peers, seed, 200 * TICKS_PER_FRAME, "120 frames after the rejoin", |p| {
+        min_confirmed(p) >= f + 120
+    });
+    agree(peers, f, 100);
+    moved
+}
+
 #[test]
 fn a_crashed_player_rejoins_a_two_player_match_over_udp() {
     crash_and_rejoin(2, 1, 1);
@@ -251,6 +267,20 @@ fn a_crashed_player_rejoins_from_a_new_port_over_udp() {
     // A restarted program rarely gets its old port back (an ephemeral port, a NAT's new
     // mapping): its slot's key, not its address, proves the claim.
     crash_and_rejoin_at(3, 2, 4, true);
+}
+
+/// Slot 1 comes back from a new port; later slot 2 crashes and comes back as a restarted
+/// program that knows only the addresses the match started at: the coordinator's offer tells
+/// it where slot 1 is, and every peer agrees.
+#[test]
+fn a_restarted_player_finds_a_member_that_moved_over_udp() {
+    let (mut peers, ids, addrs) = udp_match(3);
+    until(&mut peers, 7, 120 * TICKS_PER_FRAME, "first 120 frames", |p| min_confirmed(p) >= 120);
+    let moved = crash_then_rejoin(&mut peers, &ids, &addrs, 1, 7, true);
+    crash_then_rejoin(&mut peers, &ids, &addrs, 2, 7, false);
+    for p in peers.iter().flatten().filter(|p| p.handle != 1) {
+        assert_eq!(p.guard.address_of(1), Some(moved), "slot {}", p.handle);
+    }
 }
 
 #[test]

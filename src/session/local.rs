@@ -116,6 +116,8 @@ pub struct LocalMatch<G: Game> {
     peers: Vec<LocalPeer<G>>,
     config: MatchConfig,
     setup: SessionConfig,
+    /// Every slot's public identity, as the match's handshake announced them.
+    publics: Vec<PublicIdentity>,
 }
 
 impl<G: Game> core::fmt::Debug for LocalMatch<G> {
@@ -172,7 +174,7 @@ impl<G: Game> LocalMatch<G> {
             let peer = MatchPeer::start(make_world(i), transport, i, addrs.clone(), keys, setup)?;
             peers.push(LocalPeer { peer, left: false });
         }
-        Ok(LocalMatch { net, peers, config, setup })
+        Ok(LocalMatch { net, peers, config, setup, publics })
     }
 
     /// Exchanges synchronisation packets (on an unimpaired network) until every peer runs,
@@ -262,7 +264,9 @@ impl<G: Game> LocalMatch<G> {
 
     /// [`LocalMatch::rejoin`] from another address than the slot's (a restarted program on a
     /// new port, a player on a new network): the slot's key proves the claim, and the members
-    /// reach the player at `addr` from the new session on. Its old address stays silent.
+    /// reach the player at `addr` from the new session on. Its old address stays silent. Like
+    /// a restarted program, the peer knows the match's slots only as the handshake announced
+    /// them, at the addresses the match started at; the members tell it where they are now.
     pub fn rejoin_from(
         &mut self,
         player: usize,
@@ -273,8 +277,14 @@ impl<G: Game> LocalMatch<G> {
         let Some(p) = self.peers.iter_mut().find(|p| p.handle == player && p.left) else {
             return Ok(());
         };
-        // The restarted program has kept its slot's identity (see `Identity::secrets`).
-        let keys = p.peer.keys_copy();
+        // The restarted program has kept its slot's identity (see `Identity::secrets`) and the
+        // others' public identities from the handshake, by the addresses the match started at.
+        let local = p.peer.keys_copy().local;
+        let remotes = (0..addrs.len())
+            .filter(|j| *j != player)
+            .filter_map(|j| Some((addrs[j], *self.publics.get(j)?)))
+            .collect();
+        let keys = MatchKeys { local, remotes };
         let transport = self.net.socket(addr);
         p.peer = MatchPeer::rejoin(world, transport, player, addrs, keys, self.setup)?;
         p.left = false;

@@ -531,6 +531,16 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
             match c {
                 RejoinCommand::Load { frame, bytes } => self.load_offered(frame, bytes),
                 RejoinCommand::Switch { channel, frame, members } => {
+                    // Where the members said every slot is now (a member may have come back
+                    // from a new address since the match started): the new session, its keys
+                    // and the transport use it, and so does this peer as a member from now on.
+                    if let Some(j) = &self.joiner {
+                        for slot in 0..self.addrs.len() {
+                            if let Some(a) = j.address(slot) {
+                                self.member.set_address(slot, a.clone());
+                            }
+                        }
+                    }
                     let state = self.joined_state.take().unwrap_or_default();
                     self.switch(channel, frame, &members, &state)?;
                     self.joiner = None;
@@ -564,23 +574,31 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
     /// Takes the addresses the rejoin protocol learned (a player that came back from a new
     /// address) as the slots' addresses: the new session, its keys and the transport use them.
     fn follow_moved_slots(&mut self) {
-        let mut moved = false;
-        for slot in (0..self.addrs.len()).filter(|s| *s != self.handle) {
-            let Some(now) = self.member.address(slot).cloned() else { continue };
-            if now == self.addrs[slot] {
-                continue;
-            }
-            let before = core::mem::replace(&mut self.addrs[slot], now.clone());
-            for (a, _) in &mut self.keys.remotes {
-                if *a == before {
-                    *a = now.clone();
-                }
-            }
-            moved = true;
+        let others = (0..self.addrs.len()).filter(|s| *s != self.handle);
+        let moved: Vec<(usize, T::Addr)> = others
+            .filter_map(|s| {
+                self.member.address(s).filter(|a| **a != self.addrs[s]).map(|a| (s, a.clone()))
+            })
+            .collect();
+        if moved.is_empty() {
+            return;
         }
-        if moved {
-            self.transport.set_slots(&self.addrs);
+        // Each slot's identity by its address before the move, then the identities at the
+        // slots' new addresses (slots may trade addresses: one slot's old address may be
+        // another's new one).
+        let ids: Vec<Option<PublicIdentity>> = self
+            .addrs
+            .iter()
+            .map(|a| self.keys.remotes.iter().find(|(r, _)| r == a).map(|(_, id)| *id))
+            .collect();
+        for (slot, now) in moved {
+            self.addrs[slot] = now;
         }
+        self.keys.remotes = (0..self.addrs.len())
+            .filter(|s| *s != self.handle)
+            .filter_map(|s| ids[s].map(|id| (self.addrs[s].clone(), id)))
+            .collect();
+        self.transport.set_slots(&self.addrs);
     }
 
     /// Moves this peer into the session that starts at `frame` with `members` in the match.

@@ -31,7 +31,8 @@
 //!    is no member's moves the slot there. The coordinator names the address in its
 //!    [`RejoinMsg::Pause`] ([`WireAddress`]), and every member reaches the slot at it from then
 //!    on (the new session's remote, its datagram keys, the transport's filter). A claim from
-//!    another member's address is refused.
+//!    another member's address is refused. A later joiner, which may know only the addresses
+//!    the match started at, learns where every member is now from the offer (step 4).
 //! 2. The coordinator asks every member to hold ([`RejoinMsg::Pause`]). A member stops
 //!    advancing the old session (it still polls it, so the inputs it sent keep arriving) and
 //!    answers with its membership (the session channel and the slots out) and L, the last
@@ -47,7 +48,8 @@
 //!    and each reports its checksum ([`RejoinMsg::Captured`]) to the coordinator and the
 //!    joiner. Frames from F on are not recorded: the new session replaces them.
 //! 4. When every checksum agrees, the coordinator sends the state before F to the joiner:
-//!    an [`RejoinMsg::Offer`] (frame, size, digest, checksum, the members) and
+//!    an [`RejoinMsg::Offer`] (frame, size, digest, checksum, the members, and where each
+//!    member and the joiner are reached now) and
 //!    [`CHUNK_BYTES`]-byte [`RejoinMsg::Chunk`]s, at most [`WINDOW`] unacknowledged, the joiner
 //!    acknowledging the prefix it holds and which chunks of the window after it arrived
 //!    ([`RejoinMsg::Have`]): a chunk missing although a later one arrived is sent again (every
@@ -69,6 +71,29 @@
 //! joiner starts at F together with everyone. The price is a short pause for everyone (the
 //! transfer's round trips; measured in `docs/performance.md`); the gain is that F needs no
 //! prediction of how long the transfer takes and no member's confirmed frame ever changes.
+//!
+//! **Where the members are.** A joiner that restarted knows the addresses the match started at;
+//! a member that came back from a new address since is elsewhere. The offer names every
+//! member's current address (the coordinator's [`Member::address`]; every member of an attempt
+//! took the same moves, from the same Pauses). The joiner takes them only from an offer it
+//! accepts: from a member's address, the coordinator's own entry the address the offer came
+//! from, every entry an address ([`WireAddress::from_wire`]), no two members at one address.
+//! During the attempt it hears and answers each member only at the address the offer named (a
+//! member's [`RejoinMsg::Captured`] heard at its old address before the offer does not count),
+//! and the addresses become its slots' addresses, for its new session, its datagram keys and
+//! its transport, only with the attempt's Go; an attempt called off leaves them as they were.
+//! Nothing from an address that is no member's moves a slot for the joiner.
+//!
+//! The joiner trusts the coordinator's addresses as it trusts its state, and checks both the
+//! same way: it loads nothing until every member the offer names has sent its checksum of the
+//! state from the address the offer names for it. A coordinator that names a wrong address for
+//! member M gets no further unless something at that address answers for M; even then, the new
+//! session's datagrams are authenticated with M's match identity, so that address cannot speak
+//! for M: the joiner and M do not synchronise, and one of them is lost as the new session
+//! starts, a departure the survivors agree on as any other (see below). A lying coordinator
+//! can delay or deny a rejoin, as it could by not offering, but it cannot put a stranger in a
+//! member's place: at worst the joiner and a member do not connect, which the departure
+//! agreement settles as it settles any peer lost at a session's start.
 //!
 //! **What a rejoiner sees.** [`SessionEvent::Rejoining`](super::SessionEvent) on every member
 //! when the attempt starts, [`SessionEvent::Rejoined`](super::SessionEvent) on every member and
@@ -106,8 +131,12 @@ use core::fmt;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The prefix of every rejoin message.
-pub const MAGIC: &[u8; 4] = b"RBAJ";
+/// The prefix of every rejoin message. It names the messages' layout too: it changes whenever a
+/// message's layout does, so a program of another layout (a restarted program of another
+/// version comes back without a handshake) has its messages refused as
+/// [`RejoinDecodeError::BadMagic`] instead of misread. `RBJ2`: [`RejoinMsg::Offer`] names the
+/// members' addresses.
+pub const MAGIC: &[u8; 4] = b"RBJ2";
 
 /// Bytes of snapshot per chunk.
 pub const CHUNK_BYTES: usize = 1024;
@@ -279,12 +308,18 @@ pub enum RejoinMsg {
         digest: u64,
         /// The world checksum of the state.
         checksum: u64,
-        /// The members of the new session (the joiner included).
+        /// The members of the new session (the joiner not included).
         members: Vec<u16>,
         /// The content hash.
         content_hash: u64,
         /// The hooks hash.
         hooks_hash: u64,
+        /// Where each of `members` is now, in the same order ([`WireAddress::to_wire`]): a
+        /// member may have come back from a new address since the match started, and a
+        /// restarted joiner knows only the addresses the match started at.
+        addrs: Vec<Vec<u8>>,
+        /// The address the joiner's claim came from: where the members reach its slot.
+        at: Vec<u8>,
     },
     /// Coordinator → joiner: bytes `index · CHUNK_BYTES ..` of the state.
     Chunk {
@@ -399,6 +434,14 @@ impl RejoinMsg {
         out
     }
 
+    /// [`RejoinMsg::encode`], or `None` if the message is longer than [`MAX_MESSAGE_BYTES`]
+    /// (an offer naming the addresses of very many members).
+    fn encode_within_bounds(&self) -> Option<Vec<u8>> {
+        let mut out = MAGIC.to_vec();
+        out.extend(codec().serialize(self).ok()?);
+        (out.len() <= MAX_MESSAGE_BYTES).then_some(out)
+    }
+
     /// Decodes a message with bounds: the length, the magic, every length inside it.
     pub fn decode(bytes: &[u8]) -> Result<RejoinMsg, RejoinDecodeError> {
         if bytes.len() > MAX_MESSAGE_BYTES {
@@ -431,9 +474,18 @@ impl RejoinMsg {
                 bound("at", at.len(), MAX_ADDRESS_BYTES)?;
             }
             RejoinMsg::Paused { out, .. } => bound("out", out.len(), MAX_SLOTS)?,
-            RejoinMsg::Offer { members, .. } | RejoinMsg::Go { members, .. } => {
-                bound("members", members.len(), MAX_SLOTS)?
+            RejoinMsg::Offer { members, addrs, at, .. } => {
+                bound("members", members.len(), MAX_SLOTS)?;
+                if addrs.len() != members.len() {
+                    let value = addrs.len() as u64;
+                    return Err(RejoinDecodeError::OutOfBounds { field: "addrs", value });
+                }
+                for a in addrs {
+                    bound("addrs", a.len(), MAX_ADDRESS_BYTES)?;
+                }
+                bound("at", at.len(), MAX_ADDRESS_BYTES)?;
             }
+            RejoinMsg::Go { members, .. } => bound("members", members.len(), MAX_SLOTS)?,
             RejoinMsg::Chunk { bytes, .. } => bound("chunk", bytes.len(), CHUNK_BYTES)?,
             _ => {}
         }
@@ -585,6 +637,12 @@ pub enum RejoinFault {
         /// The joiner's slot.
         slot: usize,
     },
+    /// The offer naming every member's address is longer than [`MAX_MESSAGE_BYTES`] (more than
+    /// about 40 members over IPv6); the attempt was called off.
+    OfferTooLarge {
+        /// The members.
+        members: usize,
+    },
 }
 
 impl fmt::Display for RejoinFault {
@@ -611,6 +669,9 @@ impl fmt::Display for RejoinFault {
             RejoinFault::Unexpected { what } => write!(f, "unexpected rejoin message {what}"),
             RejoinFault::JoinerStalled { slot } => {
                 write!(f, "joiner of slot {slot} stalled mid-transfer")
+            }
+            RejoinFault::OfferTooLarge { members } => {
+                write!(f, "an offer naming {members} members' addresses does not fit a message")
             }
         }
     }
@@ -719,7 +780,8 @@ enum Phase {
     },
     Transferring {
         frame: Frame,
-        checksum: u64,
+        /// The encoded [`RejoinMsg::Offer`] of `bytes`, sent again while the joiner holds none.
+        offer: Vec<u8>,
         bytes: Vec<u8>,
         /// The joiner's prefix and, after it, the chunks it holds ([`RejoinMsg::Have`]).
         have: u32,
@@ -901,6 +963,14 @@ impl<A: WireAddress> Member<A> {
     /// claim came from (a player that came back from a new address).
     pub fn address(&self, slot: usize) -> Option<&A> {
         self.addrs.get(slot)
+    }
+
+    /// Slot `slot` is reached at `addr` from now on (a joiner that came back takes the
+    /// addresses its members named, [`Joiner::address`]).
+    pub(crate) fn set_address(&mut self, slot: usize, addr: A) {
+        if let Some(a) = self.addrs.get_mut(slot) {
+            *a = addr;
+        }
     }
 
     fn handle(&mut self, from: Option<usize>, addr: &A, msg: RejoinMsg, view: &MemberView) {
@@ -1475,6 +1545,11 @@ impl<A: WireAddress> Member<A> {
                     match own {
                         Some((_, bytes, _)) if agree => {
                             let bytes = bytes.to_vec();
+                            // Where every member is now, as this member knows it: the joiner
+                            // may know only where they started.
+                            let wire = |s: usize| {
+                                self.addrs.get(s).map(WireAddress::to_wire).unwrap_or_default()
+                            };
                             let offer = RejoinMsg::Offer {
                                 attempt,
                                 channel: c.channel,
@@ -1485,10 +1560,17 @@ impl<A: WireAddress> Member<A> {
                                 members: slots_u16(&c.members),
                                 content_hash: view.content_hash,
                                 hooks_hash: view.hooks_hash,
+                                addrs: c.members.iter().map(|m| wire(*m)).collect(),
+                                at: wire(joiner),
+                            };
+                            let Some(offer) = offer.encode_within_bounds() else {
+                                let members = c.members.len();
+                                self.fault(None, RejoinFault::OfferTooLarge { members });
+                                return self.abort_coordination();
                             };
                             c.phase = Phase::Transferring {
                                 frame,
-                                checksum: first,
+                                offer: offer.clone(),
                                 bytes,
                                 have: 0,
                                 held: 0,
@@ -1497,7 +1579,9 @@ impl<A: WireAddress> Member<A> {
                             };
                             c.progress = tick;
                             c.resent = tick;
-                            self.send(joiner, &offer);
+                            if let Some(a) = self.addrs.get(joiner) {
+                                self.outbox.push((a.clone(), offer));
+                            }
                         }
                         // Members that confirmed different states are not in one match:
                         // nothing to hand the joiner.
@@ -1514,7 +1598,7 @@ impl<A: WireAddress> Member<A> {
                     }
                 }
             }
-            Phase::Transferring { frame, checksum, bytes, have, held, sent, holes_resent } => {
+            Phase::Transferring { offer, bytes, have, held, sent, holes_resent, .. } => {
                 if tick.saturating_sub(c.progress) > STALL_TICKS {
                     self.fault(Some(joiner), RejoinFault::JoinerStalled { slot: joiner });
                     return self.abort_coordination();
@@ -1524,22 +1608,10 @@ impl<A: WireAddress> Member<A> {
                     // Nothing acknowledged for a while: go back to what the joiner holds.
                     c.resent = tick;
                     *sent = *have;
-                    if *have == 0 {
-                        let offer = RejoinMsg::Offer {
-                            attempt,
-                            channel: c.channel,
-                            frame: *frame,
-                            len: bytes.len() as u32,
-                            digest: twox_hash::XxHash3_64::oneshot(bytes),
-                            checksum: *checksum,
-                            members: slots_u16(&c.members),
-                            content_hash: view.content_hash,
-                            hooks_hash: view.hooks_hash,
-                        };
-                        let addr = self.addrs.get(joiner).cloned();
-                        if let Some(a) = addr {
-                            self.outbox.push((a, offer.encode()));
-                        }
+                    if *have == 0
+                        && let Some(a) = self.addrs.get(joiner)
+                    {
+                        self.outbox.push((a.clone(), offer.clone()));
                     }
                 }
                 let end = have.saturating_add(WINDOW).min(total);
@@ -1617,7 +1689,7 @@ pub struct JoinerView {
 }
 
 #[derive(Clone, Debug)]
-struct Incoming {
+struct Incoming<A> {
     attempt: u64,
     coordinator: usize,
     channel: u32,
@@ -1625,6 +1697,9 @@ struct Incoming {
     digest: u64,
     checksum: u64,
     members: Vec<usize>,
+    /// Every slot's address as the offer names it (the members' and this joiner's; the
+    /// others' as this joiner knew them): the members are heard and answered there.
+    addrs: Vec<A>,
     chunks: Vec<Option<Vec<u8>>>,
     len: usize,
     have: u32,
@@ -1641,8 +1716,10 @@ pub struct Joiner<A> {
     view: JoinerView,
     /// The slot's match identity: it signs the claims.
     identity: Identity,
+    /// Every slot's address: where the match started, until an offer's Go (then the addresses
+    /// the offer named).
     addrs: Vec<A>,
-    incoming: Option<Incoming>,
+    incoming: Option<Incoming<A>>,
     /// Members' checksums by attempt (they may arrive before the offer), the newest few.
     sums: BTreeMap<u64, BTreeMap<usize, (Frame, u64)>>,
     tick: u64,
@@ -1657,7 +1734,7 @@ pub struct Joiner<A> {
 /// Attempts whose early checksums a joiner keeps.
 const EARLY_ATTEMPTS: usize = 4;
 
-impl<A: Clone + PartialEq> Joiner<A> {
+impl<A: WireAddress> Joiner<A> {
     /// A joiner of the match whose slot `i` is at `addrs[i]`, proving its claim on its slot
     /// with `identity`: the match identity the slot's owner announced in the handshake (a
     /// restarted program keeps it, say in a file, to come back).
@@ -1705,8 +1782,25 @@ impl<A: Clone + PartialEq> Joiner<A> {
         core::mem::take(&mut self.events)
     }
 
+    /// Where slot `slot` is reached: where the match started, or, once back in, where the
+    /// members said it is now (a member that came back from a new address).
+    pub fn address(&self, slot: usize) -> Option<&A> {
+        self.addrs.get(slot)
+    }
+
+    /// The slot at `addr`: during an offer, only a member of the offer at the address it
+    /// named (an address the offer moved no longer speaks for its slot, and no other slot's
+    /// address speaks for a member); before, the slot that started the match there.
+    fn slot_of(&self, addr: &A) -> Option<usize> {
+        match &self.incoming {
+            Some(inc) => inc.members.iter().copied().find(|m| inc.addrs.get(*m) == Some(addr)),
+            None => self.addrs.iter().position(|a| a == addr),
+        }
+    }
+
     fn send(&mut self, slot: usize, msg: &RejoinMsg) {
-        if let Some(a) = self.addrs.get(slot) {
+        let addrs = self.incoming.as_ref().map_or(&self.addrs, |i| &i.addrs);
+        if let Some(a) = addrs.get(slot) {
             self.outbox.push((a.clone(), msg.encode()));
         }
     }
@@ -1720,7 +1814,8 @@ impl<A: Clone + PartialEq> Joiner<A> {
         if self.done {
             return;
         }
-        let slot = self.addrs.iter().position(|a| a == from);
+        let addr = from;
+        let slot = self.slot_of(addr);
         let count = self.counts.entry(slot.unwrap_or(usize::MAX)).or_insert(0);
         *count += 1;
         if *count > MAX_MESSAGES_PER_TICK {
@@ -1735,7 +1830,7 @@ impl<A: Clone + PartialEq> Joiner<A> {
         };
         match msg {
             RejoinMsg::Challenge { slot, nonce } => self.on_challenge(from, slot, nonce),
-            RejoinMsg::Offer { .. } => self.on_offer(from, &msg),
+            RejoinMsg::Offer { .. } => self.on_offer(from, addr, &msg),
             RejoinMsg::Chunk { attempt, index, bytes } => {
                 self.on_chunk(from, attempt, index, bytes)
             }
@@ -1782,8 +1877,11 @@ impl<A: Clone + PartialEq> Joiner<A> {
     }
 
     /// A coordinator's offer of its state: taken if its terms are this joiner's (content,
-    /// hooks, size) and its members are a membership this joiner can join.
-    fn on_offer(&mut self, from: usize, offer: &RejoinMsg) {
+    /// hooks, size), its members are a membership this joiner can join, and the addresses it
+    /// names are addresses, one per member, the coordinator's the one the offer came from.
+    /// From then on the members are heard and answered at those addresses (see [`Joiner::address`]
+    /// for when they become the slots' addresses).
+    fn on_offer(&mut self, from: usize, addr: &A, offer: &RejoinMsg) {
         let &RejoinMsg::Offer {
             attempt,
             channel,
@@ -1794,6 +1892,8 @@ impl<A: Clone + PartialEq> Joiner<A> {
             ref members,
             content_hash,
             hooks_hash,
+            ref addrs,
+            ref at,
         } = offer
         else {
             return;
@@ -1816,6 +1916,13 @@ impl<A: Clone + PartialEq> Joiner<A> {
         {
             return self.fault(Some(from), RejoinFault::Unexpected { what: "Offer" });
         }
+        let Some(moved) = self.offered_addresses(from, addr, &members, addrs, at) else {
+            return self.fault(Some(from), RejoinFault::Unexpected { what: "Offer addresses" });
+        };
+        // A member's checksum heard at the address its slot had before is not its own.
+        if let Some(sums) = self.sums.get_mut(&attempt) {
+            sums.retain(|m, _| moved.get(*m) == self.addrs.get(*m));
+        }
         let len = len as usize;
         self.incoming = Some(Incoming {
             attempt,
@@ -1825,6 +1932,7 @@ impl<A: Clone + PartialEq> Joiner<A> {
             digest,
             checksum,
             members,
+            addrs: moved,
             chunks: vec![None; len.div_ceil(CHUNK_BYTES)],
             len,
             have: 0,
@@ -1834,6 +1942,39 @@ impl<A: Clone + PartialEq> Joiner<A> {
             acked: self.tick,
         });
         self.send(from, &RejoinMsg::Have { attempt, chunks: 0, held: 0 });
+    }
+
+    /// Every slot's address once an offer's `addrs` (its `members`', in order) and `at` (this
+    /// joiner's) are taken, or `None` if one is not an address, two members would share one,
+    /// or the coordinator's is not the one the offer came from (`addr`). Slots out of the
+    /// match keep the address this joiner knows.
+    fn offered_addresses(
+        &self,
+        coordinator: usize,
+        addr: &A,
+        members: &[usize],
+        addrs: &[Vec<u8>],
+        at: &[u8],
+    ) -> Option<Vec<A>> {
+        if addrs.len() != members.len() {
+            return None;
+        }
+        let mut now = self.addrs.clone();
+        let mut named: Vec<A> = Vec::with_capacity(members.len() + 1);
+        for (m, bytes) in members.iter().zip(addrs) {
+            let a = A::from_wire(bytes)?;
+            if named.contains(&a) || (*m == coordinator && a != *addr) {
+                return None;
+            }
+            named.push(a.clone());
+            *now.get_mut(*m)? = a;
+        }
+        let own = A::from_wire(at)?;
+        if named.contains(&own) {
+            return None;
+        }
+        *now.get_mut(self.view.slot)? = own;
+        Some(now)
     }
 
     /// Chunk `index` of the offered state: kept if it is the coordinator's and of the right
@@ -1877,6 +2018,8 @@ impl<A: Clone + PartialEq> Joiner<A> {
         {
             return self.fault(Some(from), RejoinFault::Unexpected { what: "Go" });
         }
+        // Back in: the slots are where the offer said.
+        self.addrs = inc.addrs.clone();
         self.done = true;
         self.commands.push(RejoinCommand::Switch { channel, frame, members });
     }

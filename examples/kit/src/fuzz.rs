@@ -292,6 +292,15 @@ fn rejoin_message(
         b.fill(&mut n);
         n
     };
+    // A slot's address, a stranger's, or bytes that are no address (too long, too).
+    let address = |b: &mut Bytes<'_>| match b.u8() % 4 {
+        0 => {
+            let mut at = vec![0u8; usize::from(b.u8() % 40)];
+            b.fill(&mut at);
+            at
+        }
+        _ => PeerAddr(u16::from(b.u8() % 7)).to_wire(),
+    };
     match b.u8() % 12 {
         0 => RejoinMsg::Join {
             slot: u16::from(b.u8() % 5),
@@ -323,16 +332,7 @@ fn rejoin_message(
         }
         2 if b.u8().is_multiple_of(2) => {
             let (attempt, joiner) = (attempt(b), u16::from(b.u8() % 5));
-            // A slot's address, a stranger's, or bytes that are no address (too long, too).
-            let at = match b.u8() % 4 {
-                0 => {
-                    let mut at = vec![0u8; usize::from(b.u8() % 40)];
-                    b.fill(&mut at);
-                    at
-                }
-                _ => PeerAddr(u16::from(b.u8() % 7)).to_wire(),
-            };
-            RejoinMsg::Pause { attempt, joiner, at }
+            RejoinMsg::Pause { attempt, joiner, at: address(b) }
         }
         2 => RejoinMsg::Paused {
             attempt: attempt(b),
@@ -343,17 +343,29 @@ fn rejoin_message(
         3 => RejoinMsg::Busy { attempt: attempt(b) },
         4 => RejoinMsg::Switch { attempt: attempt(b), frame: frame(b) },
         5 => RejoinMsg::Captured { attempt: attempt(b), frame: frame(b), checksum: b.u64() },
-        6 => RejoinMsg::Offer {
-            attempt: attempt(b),
-            channel: channel(b),
-            frame: frame(b),
-            len: b.u64() as u32,
-            digest: b.u64(),
-            checksum: b.u64(),
-            members: slots(b),
-            content_hash: b.u64(),
-            hooks_hash: b.u64(),
-        },
+        6 => {
+            let (attempt, channel, frame) = (attempt(b), channel(b), frame(b));
+            let (len, digest, checksum) = (b.u64() as u32, b.u64(), b.u64());
+            let members = slots(b);
+            let (content_hash, hooks_hash) = (b.u64(), b.u64());
+            // An address per member (sometimes one too many), and the joiner's.
+            let named = members.len() + usize::from(b.u8().is_multiple_of(8));
+            let addrs = (0..named).map(|_| address(b)).collect();
+            let at = address(b);
+            RejoinMsg::Offer {
+                attempt,
+                channel,
+                frame,
+                len,
+                digest,
+                checksum,
+                members,
+                content_hash,
+                hooks_hash,
+                addrs,
+                at,
+            }
+        }
         7 => {
             let mut bytes = vec![0u8; usize::from(b.u8())];
             b.fill(&mut bytes);
@@ -1031,5 +1043,102 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
             out
         }
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Bytes, message_from_bytes, rejoin_message};
+    use rollback_abilities::session::rejoin::{MAX_ADDRESS_BYTES, RejoinMsg, WireAddress};
+    use rollback_abilities::session::{Identity, PeerAddr};
+
+    /// An attempt of the generator's small form: `1 << 16`.
+    const ATTEMPT: [u8; 2] = [1, 0];
+
+    /// The generator's bytes of an address: slot-like address `PeerAddr(p)` (`p` < 7).
+    fn addr(p: u8) -> Vec<u8> {
+        vec![1, p]
+    }
+
+    /// Rejoin-message fields ([`rejoin_message`]'s bytes) for the `session` corpus seeds, named
+    /// by what they exercise.
+    fn seeds() -> Vec<(&'static str, Vec<u8>)> {
+        let u64_be = |v: u64| v.to_be_bytes().to_vec();
+        // A selective acknowledgement: prefix 2, chunks 3, 5, 8 and 10 held after the hole.
+        let have = [vec![8], ATTEMPT.to_vec(), vec![2], u64_be(0b1010_0101)].concat();
+        // A Pause (the guard byte even) naming slot 1 at an address no slot started at.
+        let pause = [vec![2, 0], ATTEMPT.to_vec(), vec![1], addr(5)].concat();
+        // An offer to members 0 and 1, member 1 at a new address, the joiner at another.
+        let offer = |addrs: Vec<u8>| {
+            [
+                vec![6],
+                ATTEMPT.to_vec(),
+                vec![1, 0],
+                u64_be(2000),
+                u64_be(7),
+                u64_be(9),
+                vec![2, 0, 1],
+                u64_be(11),
+                u64_be(12),
+                vec![1],
+                addrs,
+            ]
+            .concat()
+        };
+        let moved = offer([addr(0), addr(5), addr(6)].concat());
+        // The same offer with one address longer than any address.
+        let long = offer([addr(0), vec![0, 33], vec![0xA5; 33], addr(6)].concat());
+        vec![
+            ("seed-rejoin-have-with-holes", have),
+            ("seed-rejoin-pause-at-a-new-address", pause),
+            ("seed-rejoin-offer-names-a-moved-member", moved),
+            ("seed-rejoin-offer-with-an-oversized-address", long),
+        ]
+    }
+
+    /// A `session` input: no loss, then one tick of one raw datagram whose first byte (odd)
+    /// makes the side channel read the rest as a rejoin message's fields; then quiet.
+    fn input(fields: &[u8]) -> Vec<u8> {
+        let raw = [&[1u8][..], fields].concat();
+        [vec![0, 1, 0, raw.len() as u8], raw].concat()
+    }
+
+    /// The `session` corpus seeds exercising the rejoin messages' newer fields are made here:
+    /// each decodes to the message it is named for, and the committed file holds its bytes.
+    /// `WRITE_FUZZ_SEEDS=1 cargo test -p rollback_abilities_kit --lib fuzz::tests` writes them.
+    #[test]
+    fn session_rejoin_seeds_are_committed() {
+        let identity = Identity::generate().unwrap();
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/session");
+        for (name, fields) in seeds() {
+            let raw = [&[1u8][..], &fields].concat();
+            assert!(message_from_bytes(&raw).is_none(), "{name}: also a GGRS message");
+            let msg = rejoin_message(&mut Bytes::new(&fields), 100, &identity);
+            let wire = msg.encode();
+            match (name, &msg, RejoinMsg::decode(&wire)) {
+                (_, RejoinMsg::Have { chunks: 2, held: 0b1010_0101, .. }, Ok(_)) => {}
+                (_, RejoinMsg::Pause { joiner: 1, at, .. }, Ok(_)) => {
+                    assert_eq!(at, &PeerAddr(5).to_wire());
+                }
+                (
+                    "seed-rejoin-offer-names-a-moved-member",
+                    RejoinMsg::Offer { addrs, at, .. },
+                    Ok(_),
+                ) => {
+                    assert_eq!(addrs, &[PeerAddr(0).to_wire(), PeerAddr(5).to_wire()]);
+                    assert_eq!(at, &PeerAddr(6).to_wire());
+                }
+                (_, RejoinMsg::Offer { addrs, .. }, Err(_)) => {
+                    assert!(addrs[1].len() > MAX_ADDRESS_BYTES);
+                }
+                other => panic!("{name}: {other:?}"),
+            }
+            let path = dir.join(name);
+            if std::env::var_os("WRITE_FUZZ_SEEDS").is_some() {
+                std::fs::write(&path, input(&fields)).unwrap();
+            }
+            assert_eq!(std::fs::read(&path).ok(), Some(input(&fields)), "{name}");
+        }
     }
 }

@@ -24,10 +24,14 @@
 //! # Matches
 //!
 //! [`DuelMatch`] plays a whole match in one process over the seeded in-memory network, one
-//! GGRS peer per fighter; [`DuelPeer`] is one peer under any GGRS P2P session (the
-//! `duel` example's `--udp` mode runs one per OS process, over UDP bound to 127.0.0.1 behind a
-//! [`GuardedSocket`](rollback_abilities::session::GuardedSocket)). A [`MatchReport`] sums it up: rollbacks,
-//! checksum agreement, the re-verified replay, cue reconciliation, what happened, who won.
+//! GGRS peer per fighter; [`DuelPeer`] is one peer under any GGRS P2P session (the browser
+//! duel's and the matchbox example's); [`NetPeer`] is one peer as a
+//! [`MatchPeer`](rollback_abilities::session::MatchPeer) over any transport that also carries
+//! the rejoin protocol (the `duel` example's `--udp` mode runs one per OS process, over a
+//! [`UdpTransport`](rollback_abilities::session::UdpTransport) bound to 127.0.0.1, every
+//! message behind a [`GuardedSocket`](rollback_abilities::session::GuardedSocket)). A
+//! [`MatchReport`] sums it up: rollbacks, checksum agreement, the re-verified replay, cue
+//! reconciliation, what happened, who won.
 //!
 //! # Departures
 //!

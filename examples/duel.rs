@@ -556,7 +556,9 @@ fn udp_children(
                         .min();
                     bar.set_position(shown.unwrap_or(0));
                 } else if line == "waiting" {
-                    waiting[i.min(n - 1)] = true;
+                    if let Some(w) = waiting.get_mut(i) {
+                        *w = true;
+                    }
                 } else {
                     lines[i].push(line);
                 }
@@ -564,6 +566,18 @@ fn udp_children(
             // Every process that was to start has closed its output.
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        // A process that failed ends the match: the others may be waiting for it.
+        let failed = children.iter_mut().enumerate().find_map(|(i, c)| match c.try_wait() {
+            Ok(Some(status)) if !status.success() => Some((i, status)),
+            _ => None,
+        });
+        if let Some((i, status)) = failed {
+            stop(&mut children);
+            bar.finish_and_clear();
+            let errs = stderr_threads.into_iter().nth(i).and_then(|t| t.join().ok());
+            let errs = errs.unwrap_or_default();
+            return Err(format!("peer process {i} failed ({status}): {}", errs.trim()));
         }
         if start.elapsed() > UDP_TIMEOUT {
             result = Err(format!(

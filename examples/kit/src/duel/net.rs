@@ -268,13 +268,19 @@ impl<T: MatchTransport> NetPeer<T> {
     }
 
     /// Whether this peer is done: every frame of the match confirmed, and the departure of the
-    /// leaver and the return of the rejoiner (if any) seen.
+    /// leaver (unless it was out before this peer came back) and the return of the rejoiner (if
+    /// any) seen.
     pub fn is_finished(&self) -> bool {
         let player = self.player();
         if self.confirmed() < self.options.frames || (self.comeback && self.back_at.is_none()) {
             return false;
         }
-        let left = |p: usize| self.departures.iter().any(|(players, _)| players.contains(&p));
+        // A player who left before this peer came back is out of its session from the start:
+        // no departure to see.
+        let left = |p: usize| {
+            self.departures.iter().any(|(players, _)| players.contains(&p))
+                || (self.comeback && self.peer.runner.absent().contains(&p))
+        };
         let back = |p: usize| self.rejoins.iter().any(|(players, _)| players.contains(&p));
         self.options.leaver().is_none_or(|p| p == player || left(p))
             && self.options.rejoiner().is_none_or(|p| p == player || back(p))

@@ -10,6 +10,7 @@
 //! cargo run --release --example duel -- --peers 3 --leave 2@900  # player 2 leaves after 900
 //! cargo run --release --example duel -- --udp --leave 1@600
 //! cargo run --release --example duel -- --peers 3 --rejoin 1@600:1200  # leaves, comes back
+//! cargo run --release --example duel -- --udp --rejoin 1@600:1200
 //! ```
 //!
 //! `--leave PLAYER@FRAME` makes that player's peer leave once its world has simulated FRAME
@@ -24,31 +25,39 @@
 //! back at, send it their state, and everyone plays on from F. While it is away its fighter
 //! stands idle (the departure policy); from F on its input is its own again and it does not
 //! forfeit. The report shows the gap, the agreed F and the state's bytes, and checks that its
-//! confirmed checksums from F on are the others'. Emulated mode only: the rejoin protocol runs
-//! inside the in-process `LocalMatch`, and `--udp --rejoin` is refused.
+//! confirmed checksums from F on are the others'.
 //!
-//! In `--udp` mode every peer binds a UDP socket on 127.0.0.1 only (GGRS's own
-//! `UdpNonBlockingSocket` binds every interface, 0.0.0.0) and ignores datagrams from any address
-//! but the other peers'; the crate's `GuardedSocket` validates every message before GGRS reads
-//! it.
+//! With `--udp --rejoin` the player's process exits after LEAVE; the others play on until their
+//! worlds reach BACK and wait there (deterministically at BACK, whatever the machine's speed: a
+//! lone survivor would otherwise race to the end of the match before a new program started).
+//! Once every one of them waits, this program starts a new process for the slot, which binds a
+//! new port, as a restarted program would, and claims its slot with the slot's match identity
+//! (kept in a file of the work directory); the members agree on F (BACK plus the input delay:
+//! the frame after the last one they gave an input for), send it their state, and play on.
+//!
+//! In `--udp` mode every peer is a `MatchPeer` over a `UdpTransport` bound on 127.0.0.1 only
+//! (GGRS's own `UdpNonBlockingSocket` binds every interface, 0.0.0.0): it takes GGRS datagrams
+//! from the other slots' addresses only, and the crate's `GuardedSocket` authenticates every
+//! message with the match's keys (each slot's identity, made by this program for the match)
+//! and validates it before GGRS reads it.
 //!
 //! The game itself is the kit's module `rollback_abilities_kit::duel` (examples/kit; its
 //! documentation names the duel's content and functions, matches and departures) and the chart
 //! is the kit's `plot`, shared with the command-line tool; this file is the command line around
 //! them.
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use rollback_abilities::CueKind;
 use rollback_abilities::num::Frame;
 use rollback_abilities::replay::Replay;
-use rollback_abilities::session::{RunnerStats, message_from_bytes, message_to_bytes};
+use rollback_abilities::session::{Identity, MatchKeys, PublicIdentity, RunnerStats, UdpTransport};
 use rollback_abilities_kit::duel::{
-    self, Duel, DuelMatch, DuelPeer, MatchOptions, MatchReport, PeerSummary, Transport,
+    self, Comeback, Duel, DuelMatch, MatchOptions, MatchReport, NetPeer, PeerSummary, Transport,
 };
 use rollback_abilities_kit::plot;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -68,7 +77,8 @@ use std::time::{Duration, Instant};
         cargo run --release --example duel -- --udp\n  \
         cargo run --release --example duel -- --peers 3 --leave 2@900\n  \
         cargo run --release --example duel -- --udp --leave 1@600\n  \
-        cargo run --release --example duel -- --peers 3 --rejoin 1@600:1200"
+        cargo run --release --example duel -- --peers 3 --rejoin 1@600:1200\n  \
+        cargo run --release --example duel -- --udp --rejoin 1@600:1200"
 )]
 struct Args {
     /// Fighters, one GGRS peer each: 2 to 4.
@@ -98,8 +108,9 @@ struct Args {
     input_delay: u8,
     /// Run each peer as its own OS process talking UDP on 127.0.0.1 instead of the in-memory
     /// emulated network. Each binds a socket on the loopback interface only (127.0.0.1, not
-    /// 0.0.0.0), ignores datagrams from anyone but the other peers and validates every message
-    /// (GuardedSocket) before GGRS reads it. --latency, --jitter and --loss do not apply.
+    /// 0.0.0.0), takes GGRS datagrams from the other peers only, and authenticates and validates
+    /// every message (GuardedSocket) before GGRS reads it. --latency, --jitter and --loss do not
+    /// apply.
     #[arg(long)]
     udp: bool,
     /// Player PLAYER leaves the match once its world has simulated frame FRAME (its peer stops;
@@ -111,8 +122,9 @@ struct Args {
     /// Player PLAYER leaves the match once its world has simulated frame LEAVE and comes back
     /// into its own slot once the others have confirmed the frames before BACK (frames of their
     /// timeline): the members agree on the frame it comes back at, send it their state, and
-    /// everyone plays on. Its fighter stands idle while it is away; it does not forfeit.
-    /// Emulated mode only (not with --udp).
+    /// everyone plays on. Its fighter stands idle while it is away; it does not forfeit. With
+    /// --udp its process exits after LEAVE, the others wait when their worlds reach BACK, and a
+    /// new process for the slot comes back from a new port.
     #[arg(long, value_name = "PLAYER@LEAVE:BACK", value_parser = parse_rejoin_arg)]
     rejoin: Option<duel::RejoinPlan>,
     /// Write the replay of the match (peer 0's; with --leave, the first peer that stays) to
@@ -132,9 +144,15 @@ struct Args {
     /// (internal) The UDP ports of every peer of a --udp match.
     #[arg(long, hide = true, value_delimiter = ',')]
     udp_ports: Vec<u16>,
-    /// (internal) Where a --udp child writes its replay.
+    /// (internal) Where a --udp child writes its replay and reads its match identity.
     #[arg(long, hide = true)]
     udp_dir: Option<PathBuf>,
+    /// (internal) Every slot's public match identity in a --udp match.
+    #[arg(long, hide = true, value_delimiter = ',')]
+    udp_keys: Vec<String>,
+    /// (internal) This --udp child is the rejoiner's second program: it comes back into its slot.
+    #[arg(long, hide = true)]
+    udp_comeback: bool,
 }
 
 impl Args {
@@ -174,11 +192,6 @@ fn parse_rejoin_arg(value: &str) -> Result<duel::RejoinPlan, String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    // Options the chosen mode cannot play (`--udp --rejoin`) are a usage error, as clap's own.
-    let transport = if args.udp { Transport::Udp } else { Transport::Emulated };
-    if let Err(e @ duel::MatchError::Unsupported(_)) = args.options().validate_for(transport) {
-        Args::command().error(clap::error::ErrorKind::ArgumentConflict, e).exit();
-    }
     if let Some(index) = args.udp_child {
         return match udp_child(&args, index) {
             Ok(()) => ExitCode::SUCCESS,
@@ -407,7 +420,7 @@ fn write_plot(path: &Path, replay: &Replay, options: &MatchOptions) -> Result<()
 const UDP_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Ticks without a frame advancing before a --udp peer declares a silent remote peer gone
-/// ([`DuelPeer::set_departure_ticks`]). A tick that advances nothing sleeps 1 ms
+/// ([`NetPeer::start`]'s `departure_ticks`). A tick that advances nothing sleeps 1 ms
 /// ([`SKIPPED_TICK_SLEEP`]; `std::thread::sleep` never returns early) on top of the poll and
 /// the advance, and the departure rule counts consecutive such ticks: 10 000 ticks × at least
 /// 1 ms = at least 10 s of silence (about 10.5 s in practice) before a peer is declared gone.
@@ -448,33 +461,38 @@ fn udp_children(
     ports: &[u16],
     dir: &Path,
 ) -> Result<(MatchReport, Replay), String> {
+    let n = options.peers;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
     let port_list: Vec<String> = ports.iter().map(u16::to_string).collect();
+    let keys = match_identities(dir, n)?.join(",");
     let mut children: Vec<Child> = Vec::new();
     let (tx, rx) = mpsc::channel::<(usize, String)>();
     let mut stderr_threads = Vec::new();
-    for i in 0..options.peers {
-        let spawned = Command::new(&exe)
-            .args(["--udp-child", &i.to_string()])
+    // Peer process `i`; `i == n`: the rejoiner's second program.
+    let command = |i: usize| {
+        let slot = if i == n { options.rejoiner().unwrap_or(0) } else { i };
+        let mut c = Command::new(&exe);
+        c.args(["--udp-child", &slot.to_string()])
             .args(["--udp-ports", &port_list.join(",")])
+            .args(["--udp-keys", &keys])
+            .args((i == n).then_some("--udp-comeback"))
             .arg("--udp-dir")
             .arg(dir)
-            .args(["--peers", &options.peers.to_string()])
+            .args(["--peers", &n.to_string()])
             .args(["--frames", &options.frames.to_string()])
             .args(["--seed", &options.seed.to_string()])
             .args(["--input-delay", &options.input_delay.to_string()])
             .args(options.leave.map(|(p, f)| format!("--leave={p}@{f}")))
+            .args(options.rejoin.map(|r| format!("--rejoin={r}")));
+        c
+    };
+    let mut spawn = |i: usize, tx: &mpsc::Sender<(usize, String)>, children: &mut Vec<Child>| {
+        let mut child = command(i)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .spawn();
-        let mut child = match spawned {
-            Ok(c) => c,
-            Err(e) => {
-                stop(&mut children);
-                return Err(format!("cannot start peer process {i}: {e}"));
-            }
-        };
+            .spawn()
+            .map_err(|e| format!("cannot start peer process {i}: {e}"))?;
         if let Some(out) = child.stdout.take() {
             let tx = tx.clone();
             std::thread::spawn(move || {
@@ -494,43 +512,86 @@ fn udp_children(
             s
         }));
         children.push(child);
+        Ok::<(), String>(())
+    };
+    for i in 0..n {
+        if let Err(e) = spawn(i, &tx, &mut children) {
+            stop(&mut children);
+            return Err(e);
+        }
     }
-    drop(tx);
-
+    // Until the rejoiner's second program starts, this sender keeps the channel open.
+    let mut tx = options.rejoin.is_some().then_some(tx);
+    // Lines of peer process i at i; the rejoiner's second program's at n.
+    let mut lines: Vec<Vec<String>> = vec![Vec::new(); n + 1];
+    let mut waiting = vec![false; n];
+    let mut comeback = options.rejoiner();
     let bar = progress(args, options.frames);
-    let mut progress_of = vec![0u64; options.peers];
-    let mut lines: Vec<Vec<String>> = vec![Vec::new(); options.peers];
+    let mut progress_of = vec![0u64; n + 1];
     let start = Instant::now();
+    let mut result = Ok(());
     loop {
+        // The rejoiner's second program starts once its first has said everything (it left) and
+        // every other peer waits for it at BACK.
+        if let Some(r) = comeback
+            && lines[r].last().is_some_and(|l| l == "end")
+            && (0..n).all(|j| j == r || waiting[j] || options.leaver() == Some(j))
+        {
+            comeback = None;
+            if let Some(tx) = tx.take()
+                && let Err(e) = spawn(n, &tx, &mut children)
+            {
+                result = Err(e);
+                break;
+            }
+        }
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok((i, line)) => {
                 if let Some(p) = line.strip_prefix("progress ") {
                     progress_of[i] = p.trim().parse().unwrap_or(progress_of[i]);
-                    // The leaver's progress stops where it left: follow the others.
-                    let shown = progress_of
-                        .iter()
-                        .enumerate()
-                        .filter(|(j, _)| options.leaver() != Some(*j))
-                        .map(|(_, p)| *p)
+                    // A leaver's progress stops where it left: follow the others.
+                    let shown = (0..n)
+                        .filter(|j| options.leaver() != Some(*j) && options.rejoiner() != Some(*j))
+                        .map(|j| progress_of[j])
                         .min();
                     bar.set_position(shown.unwrap_or(0));
+                } else if line == "waiting" {
+                    if let Some(w) = waiting.get_mut(i) {
+                        *w = true;
+                    }
                 } else {
                     lines[i].push(line);
                 }
             }
+            // Every process that was to start has closed its output.
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
-        if start.elapsed() > UDP_TIMEOUT {
+        // A process that failed ends the match: the others may be waiting for it.
+        let failed = children.iter_mut().enumerate().find_map(|(i, c)| match c.try_wait() {
+            Ok(Some(status)) if !status.success() => Some((i, status)),
+            _ => None,
+        });
+        if let Some((i, status)) = failed {
             stop(&mut children);
             bar.finish_and_clear();
-            return Err(format!(
+            let errs = stderr_threads.into_iter().nth(i).and_then(|t| t.join().ok());
+            let errs = errs.unwrap_or_default();
+            return Err(format!("peer process {i} failed ({status}): {}", errs.trim()));
+        }
+        if start.elapsed() > UDP_TIMEOUT {
+            result = Err(format!(
                 "the UDP match did not finish within {} s; the peer processes were stopped",
                 UDP_TIMEOUT.as_secs()
             ));
+            break;
         }
     }
     bar.finish_and_clear();
+    if let Err(e) = result {
+        stop(&mut children);
+        return Err(e);
+    }
     let mut failures = Vec::new();
     for (i, (mut child, errs)) in children.into_iter().zip(stderr_threads).enumerate() {
         let status = child.wait().map_err(|e| format!("peer process {i}: {e}"))?;
@@ -542,17 +603,25 @@ fn udp_children(
     if !failures.is_empty() {
         return Err(failures.join("\n"));
     }
-    let summaries = lines
+    let mut summaries = lines[..n]
         .iter()
         .enumerate()
         .map(|(i, l)| parse_summary(l).map_err(|e| format!("peer process {i}: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
     // A leaver exits after its summary says it left (expected, not a failure); the replay is
     // the first survivor's.
-    if let Some(leaver) = options.leaver()
-        && summaries.get(leaver).is_some_and(|s| s.left_after.is_none())
-    {
-        return Err(format!("peer process {leaver} was to leave the match but did not say so"));
+    for p in [options.leaver(), options.rejoiner()].into_iter().flatten() {
+        if summaries.get(p).is_some_and(|s| s.left_after.is_none()) {
+            return Err(format!("peer process {p} was to leave the match but did not say so"));
+        }
+    }
+    if let Some(r) = options.rejoiner() {
+        // The rejoiner's two programs make one peer of the report: its first stay, then its
+        // second from F on.
+        let mut then = parse_summary(&lines[n]).map_err(|e| format!("player {r}'s return: {e}"))?;
+        let back = then.came_back.take().ok_or_else(|| format!("player {r} did not come back"))?;
+        let first = core::mem::take(&mut summaries[r]);
+        summaries[r] = first.and_then(then, back);
     }
     let r = options.replay_peer();
     let replay_path = dir.join(format!("peer{r}.replay"));
@@ -570,68 +639,88 @@ fn stop(children: &mut [Child]) {
     }
 }
 
-/// A GGRS socket over UDP on the loopback interface only: bound to 127.0.0.1 (GGRS's
-/// `UdpNonBlockingSocket::bind_to_port` binds 0.0.0.0, every interface), non-blocking, in GGRS's
-/// own wire encoding (bincode 1: `message_to_bytes` / `message_from_bytes`), taking datagrams
-/// from the match's peers only.
-struct LoopbackSocket {
-    socket: UdpSocket,
-    peers: Vec<SocketAddr>,
-    buffer: Vec<u8>,
+/// Lowercase hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-impl LoopbackSocket {
-    /// The most datagrams one receive call takes (the rest wait for the next call).
-    const MAX_PER_POLL: usize = 4096;
-
-    fn bind(port: u16, peers: Vec<SocketAddr>) -> std::io::Result<LoopbackSocket> {
-        let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, port))?;
-        socket.set_nonblocking(true)?;
-        // The largest UDP payload: a longer datagram would be cut to the buffer.
-        Ok(LoopbackSocket { socket, peers, buffer: vec![0; 65_536] })
+/// The 32 bytes of 64 hex digits.
+fn unhex32(text: &str) -> Option<[u8; 32]> {
+    let text = text.trim();
+    if text.len() != 64 || !text.is_ascii() {
+        return None;
     }
+    let mut out = [0u8; 32];
+    for (k, b) in out.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&text[2 * k..2 * k + 2], 16).ok()?;
+    }
+    Some(out)
 }
 
-impl ggrs::NonBlockingSocket<SocketAddr> for LoopbackSocket {
-    fn send_to(&mut self, msg: &ggrs::Message, addr: &SocketAddr) {
-        // A datagram that cannot be sent is a lost packet: GGRS resends.
-        let _ = self.socket.send_to(&message_to_bytes(msg), addr);
-    }
-
-    fn receive_all_messages(&mut self) -> Vec<(SocketAddr, ggrs::Message)> {
-        let mut received = Vec::new();
-        for _ in 0..Self::MAX_PER_POLL {
-            match self.socket.recv_from(&mut self.buffer) {
-                Ok((n, from)) => {
-                    if !self.peers.contains(&from) {
-                        continue;
-                    }
-                    if let Some(m) = self.buffer.get(..n).and_then(message_from_bytes) {
-                        received.push((from, m));
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                // Linux reports an ICMP "port unreachable" (a peer that left closed its socket)
-                // on the next receive: not a datagram, keep reading.
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        ErrorKind::ConnectionRefused
-                            | ErrorKind::ConnectionReset
-                            | ErrorKind::Interrupted
-                    ) => {}
-                Err(_) => break,
-            }
-        }
-        received
-    }
+/// Where slot `slot`'s match identity (its secret keys) is kept for the match: the work
+/// directory, which only this user reads, so a restarted program of the slot reads it again.
+fn key_path(dir: &Path, slot: usize) -> PathBuf {
+    dir.join(format!("slot{slot}.key"))
 }
 
-/// One peer of a --udp match, started with `DuelPeer::start_session`: GGRS (GGRS's wall-clock
-/// disconnect timeout off) over a [`GuardedSocket`](rollback_abilities::session::GuardedSocket) in front of a
-/// [`LoopbackSocket`], the same bots, then the summary on stdout
-/// (and, for the first peer that stays, the replay in the work directory). The leaver
-/// (`--leave`) exits right after its frame, without lingering, and reports that it left.
+/// Every slot's match identity for a --udp match: the secret keys written to each slot's key
+/// file (readable by this user only), the public ones returned as the children's `--udp-keys`
+/// value. The parent stands in for the match's handshake, in which each peer would announce
+/// its public identity.
+fn match_identities(dir: &Path, peers: usize) -> Result<Vec<String>, String> {
+    let mut publics = Vec::with_capacity(peers);
+    for slot in 0..peers {
+        let id = Identity::generate().map_err(|e| e.to_string())?;
+        let (agree, sign) = id.secrets();
+        let path = key_path(dir, slot);
+        let mut file = std::fs::OpenOptions::new();
+        file.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut file, 0o600);
+        file.open(&path)
+            .and_then(|mut f| writeln!(f, "{} {}", hex(&agree), hex(&sign)))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let public = id.public();
+        publics.push(format!("{}:{}", hex(&public.agree), hex(&public.verify)));
+    }
+    Ok(publics)
+}
+
+/// Slot `slot`'s keys in a --udp child: its identity from its key file, every other slot's
+/// public identity from `--udp-keys`, by address.
+fn child_keys(
+    dir: &Path,
+    slot: usize,
+    publics: &[String],
+    addrs: &[SocketAddr],
+) -> Result<MatchKeys<SocketAddr>, String> {
+    let path = key_path(dir, slot);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let (agree, sign) = text
+        .split_once(' ')
+        .and_then(|(a, s)| Some((unhex32(a)?, unhex32(s)?)))
+        .ok_or_else(|| format!("{} holds no identity", path.display()))?;
+    let public = |text: &String| {
+        let (agree, verify) = text.split_once(':')?;
+        Some(PublicIdentity { agree: unhex32(agree)?, verify: unhex32(verify)? })
+    };
+    let mut remotes = Vec::with_capacity(addrs.len());
+    for (j, addr) in addrs.iter().enumerate().filter(|(j, _)| *j != slot) {
+        let id = publics.get(j).and_then(public).ok_or("malformed --udp-keys")?;
+        remotes.push((*addr, id));
+    }
+    Ok(MatchKeys { local: Identity::from_secrets(agree, sign), remotes })
+}
+
+/// One peer of a --udp match: a [`NetPeer`] (a `MatchPeer` over a `UdpTransport` bound on
+/// 127.0.0.1, taking GGRS datagrams from the other slots only; every session's datagrams
+/// authenticated with the match's keys), the same bots, then the summary on stdout (and, for
+/// the first peer in the match throughout, the replay in the work directory). The leaver
+/// (`--leave`, or the rejoiner's first program) exits right after its frame, without lingering,
+/// and reports that it left; a member of a `--rejoin` match says `waiting` once it waits for
+/// the rejoiner at BACK. With `--udp-comeback` this is the rejoiner's second program: it binds a
+/// new port and asks to come back into its slot.
 fn udp_child(args: &Args, index: usize) -> Result<(), String> {
     let options = args.options();
     let n = options.peers;
@@ -639,42 +728,38 @@ fn udp_child(args: &Args, index: usize) -> Result<(), String> {
         return Err(format!("needs {n} ports and an index below {n}"));
     }
     let dir = args.udp_dir.clone().ok_or("needs --udp-dir")?;
-    let addr = |port: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let remotes: Vec<SocketAddr> =
-        (0..n).filter(|j| *j != index).map(|j| addr(args.udp_ports[j])).collect();
-    let socket = LoopbackSocket::bind(args.udp_ports[index], remotes)
-        .map_err(|e| format!("cannot bind UDP port 127.0.0.1:{}: {e}", args.udp_ports[index]))?;
-    let mut peer = DuelPeer::new(options, index).map_err(|e| e.to_string())?;
-    peer.set_departure_ticks(UDP_DEPARTURE_TICKS);
-    // The socket goes behind the crate's guard, GGRS is built with the duel's settings and the
-    // guard is attached to the peer's runner, in one call.
-    let players = args.udp_ports.iter().enumerate().map(|(j, port)| {
-        let kind = if j == index {
-            ggrs::PlayerType::Local
-        } else {
-            ggrs::PlayerType::Remote(addr(*port))
-        };
-        (j, kind)
-    });
-    let mut session = peer.start_session(socket, players).map_err(|e| e.to_string())?;
+    let addrs: Vec<SocketAddr> =
+        args.udp_ports.iter().map(|port| SocketAddr::from((Ipv4Addr::LOCALHOST, *port))).collect();
+    let keys = child_keys(&dir, index, &args.udp_keys, &addrs)?;
+    let others: Vec<SocketAddr> =
+        addrs.iter().enumerate().filter(|(j, _)| *j != index).map(|(_, a)| *a).collect();
+    // A restarted program rarely gets its old port back: the comeback binds a new one.
+    let local =
+        if args.udp_comeback { SocketAddr::from((Ipv4Addr::LOCALHOST, 0)) } else { addrs[index] };
+    let transport = UdpTransport::bind(local, others)
+        .map_err(|e| format!("cannot bind UDP port {local}: {e}"))?;
+    let mut peer = if args.udp_comeback {
+        NetPeer::rejoin(options, index, transport, addrs, keys, UDP_DEPARTURE_TICKS)
+    } else {
+        NetPeer::start(options, index, transport, addrs, keys, UDP_DEPARTURE_TICKS)
+    }
+    .map_err(|e| e.to_string())?;
 
     let start = Instant::now();
-    while session.current_state() != ggrs::SessionState::Running {
-        session.poll_remote_clients();
-        std::thread::sleep(Duration::from_millis(2));
-        if start.elapsed() > Duration::from_secs(30) {
-            return Err("could not synchronise with the other peers within 30 s".into());
-        }
-    }
     let mut out = std::io::stdout().lock();
     let mut reported = 0;
+    let mut said_waiting = false;
     while !peer.is_finished() {
-        session.poll_remote_clients();
-        let batch = peer.advance(&mut session).map_err(|e| e.to_string())?;
+        let batch = peer.tick().map_err(|e| e.to_string())?;
         if peer.should_leave() {
             // Gone at once, as a closed program: no lingering, the socket closes on exit.
-            peer.quit(&mut session).map_err(|e| e.to_string())?;
+            peer.quit().map_err(|e| e.to_string())?;
             break;
+        }
+        if peer.has_waited() && !said_waiting {
+            said_waiting = true;
+            let _ = writeln!(out, "waiting");
+            let _ = out.flush();
         }
         if batch.skipped {
             std::thread::sleep(SKIPPED_TICK_SLEEP);
@@ -693,8 +778,7 @@ fn udp_child(args: &Args, index: usize) -> Result<(), String> {
         // Keep answering for a moment so the other peers receive every input they still need.
         let linger = Instant::now();
         while linger.elapsed() < Duration::from_millis(500) {
-            session.poll_remote_clients();
-            let _ = peer.advance(&mut session);
+            let _ = peer.tick();
             std::thread::sleep(SKIPPED_TICK_SLEEP);
         }
     }
@@ -745,8 +829,7 @@ fn write_summary(out: &mut impl Write, s: &PeerSummary) -> std::io::Result<()> {
         writeln!(out, "cue {key}")?;
     }
     writeln!(out, "late {}", s.bot_late)?;
-    let sums: Vec<String> = s.checksums.iter().map(|c| format!("{c:x}")).collect();
-    writeln!(out, "checksums {}", sums.join(","))?;
+    writeln!(out, "checksums {}", hex_list(&s.checksums))?;
     if let Some(f) = s.left_after {
         writeln!(out, "left {f}")?;
     }
@@ -755,8 +838,35 @@ fn write_summary(out: &mut impl Write, s: &PeerSummary) -> std::io::Result<()> {
         let last = last.map_or_else(|| "-".to_string(), |f| f.to_string());
         writeln!(out, "departed {} {last}", players.join(","))?;
     }
+    for (players, frame) in &s.rejoins {
+        let players: Vec<String> = players.iter().map(usize::to_string).collect();
+        writeln!(out, "rejoined {} {frame}", players.join(","))?;
+    }
+    if let Some(c) = &s.came_back {
+        writeln!(out, "back {} {}", c.frame, c.state_bytes)?;
+        writeln!(out, "backsums {}", hex_list(&c.checksums))?;
+    }
     writeln!(out, "end")?;
     out.flush()
+}
+
+/// Checksums as comma-separated hex.
+fn hex_list(sums: &[u64]) -> String {
+    let sums: Vec<String> = sums.iter().map(|c| format!("{c:x}")).collect();
+    sums.join(",")
+}
+
+/// [`hex_list`]'s checksums.
+fn parse_hex_list(text: &str) -> Result<Vec<u64>, &'static str> {
+    text.split(',')
+        .filter(|x| !x.is_empty())
+        .map(|x| u64::from_str_radix(x.trim(), 16).map_err(|_| "malformed checksum"))
+        .collect()
+}
+
+/// A comma-separated list of players.
+fn parse_players(text: &str, what: &'static str) -> Result<Vec<usize>, &'static str> {
+    text.split(',').map(|p| p.parse::<usize>().map_err(|_| what)).collect()
 }
 
 /// Parses [`write_summary`]'s lines.
@@ -800,27 +910,32 @@ fn parse_summary(lines: &[String]) -> Result<PeerSummary, String> {
                 ron::from_str(rest).map_err(|e| format!("malformed cue line {rest:?}: {e}"))?,
             ),
             "late" => s.bot_late = rest.trim().parse().map_err(|_| "malformed late line")?,
-            "checksums" => {
-                s.checksums = rest
-                    .split(',')
-                    .filter(|x| !x.is_empty())
-                    .map(|x| u64::from_str_radix(x, 16).map_err(|_| "malformed checksum"))
-                    .collect::<Result<_, _>>()?;
-            }
+            "checksums" => s.checksums = parse_hex_list(rest)?,
             "left" => {
                 s.left_after = Some(rest.trim().parse().map_err(|_| "malformed left line")?);
             }
             "departed" => {
                 let (players, last) = rest.split_once(' ').ok_or("malformed departed line")?;
-                let players = players
-                    .split(',')
-                    .map(|p| p.parse::<usize>().map_err(|_| "malformed departed line"))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let players = parse_players(players, "malformed departed line")?;
                 let last = match last.trim() {
                     "-" => None,
                     f => Some(f.parse::<Frame>().map_err(|_| "malformed departed line")?),
                 };
                 s.departures.push((players, last));
+            }
+            "rejoined" => {
+                let (players, frame) = rest.split_once(' ').ok_or("malformed rejoined line")?;
+                let players = parse_players(players, "malformed rejoined line")?;
+                let frame = frame.trim().parse().map_err(|_| "malformed rejoined line")?;
+                s.rejoins.push((players, frame));
+            }
+            "back" => {
+                let v = nums(rest, 2, "back")?;
+                let c = s.came_back.get_or_insert_with(Comeback::default);
+                (c.frame, c.state_bytes) = (v[0] as Frame, v[1] as usize);
+            }
+            "backsums" => {
+                s.came_back.get_or_insert_with(Comeback::default).checksums = parse_hex_list(rest)?;
             }
             "end" => complete = true,
             _ => {}

@@ -486,11 +486,170 @@ fn a_player_leaves_and_rejoins_a_three_peer_match_under_loss() {
     assert!(r.to_string().contains("the survivors agree: ok"));
 }
 
-/// `--rejoin`'s value and range errors name the flag and say what is expected; `--udp` cannot
-/// play it (a typed `Unsupported` error), nor can a `DuelPeer`.
+/// A match of [`duel::NetPeer`]s over `UdpTransport`s on 127.0.0.1, every peer ticked in turn
+/// on this thread, as the example's `--udp` processes do: the rejoiner's peer quits after
+/// `leave` (its socket closes), the others wait at `back`, and a new peer for the slot comes
+/// back from a new port with the slot's identity.
+fn udp_rejoin(options: MatchOptions) -> (MatchReport, Replay) {
+    use rollback_abilities::session::{Identity, MatchKeys, UdpTransport};
+    use std::net::SocketAddr;
+    let plan = options.rejoin.expect("a rejoin");
+    let n = options.peers;
+    let bind = || UdpTransport::bind("127.0.0.1:0", Vec::new()).expect("bind 127.0.0.1");
+    let transports: Vec<UdpTransport> = (0..n).map(|_| bind()).collect();
+    let addrs: Vec<SocketAddr> = transports.iter().map(UdpTransport::local_addr).collect();
+    let ids: Vec<Identity> = (0..n).map(|_| Identity::generate().expect("identity")).collect();
+    let others = |slot: usize| -> Vec<SocketAddr> {
+        addrs.iter().enumerate().filter(|(j, _)| *j != slot).map(|(_, a)| *a).collect()
+    };
+    let keys = |slot: usize| {
+        let (agree, sign) = ids[slot].secrets();
+        MatchKeys {
+            local: Identity::from_secrets(agree, sign),
+            remotes: others(slot)
+                .into_iter()
+                .map(|a| (a, ids[addrs.iter().position(|b| *b == a).unwrap()].public()))
+                .collect(),
+        }
+    };
+    // No departure by silence: every peer is ticked on this thread.
+    let ticks = 1_000_000;
+    let mut peers: Vec<Option<duel::NetPeer<UdpTransport>>> = transports
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            t.set_peers(others(i));
+            Some(duel::NetPeer::start(options, i, t, addrs.clone(), keys(i), ticks).expect("start"))
+        })
+        .collect();
+    let mut first_stay = None;
+    let mut comeback_started = false;
+    for _ in 0..u64::from(options.frames) * 400 {
+        if peers.iter().flatten().all(duel::NetPeer::is_finished) && comeback_started {
+            break;
+        }
+        for slot in peers.iter_mut() {
+            let Some(p) = slot.as_mut() else { continue };
+            p.tick().expect("tick");
+            if p.should_leave() {
+                p.quit().expect("quit");
+                first_stay = Some(p.summary());
+                // The program ends: its socket closes.
+                *slot = None;
+            }
+        }
+        let waiting = peers.iter().flatten().all(duel::NetPeer::has_waited);
+        if first_stay.is_some() && !comeback_started && waiting {
+            comeback_started = true;
+            let t = UdpTransport::bind("127.0.0.1:0", others(plan.player)).expect("a new port");
+            assert_ne!(t.local_addr(), addrs[plan.player]);
+            let p = duel::NetPeer::rejoin(
+                options,
+                plan.player,
+                t,
+                addrs.clone(),
+                keys(plan.player),
+                ticks,
+            )
+            .expect("rejoin");
+            peers[plan.player] = Some(p);
+        }
+    }
+    let at: Vec<_> =
+        peers.iter().flatten().map(|p| (p.player(), p.confirmed(), p.came_back_at())).collect();
+    assert!(
+        comeback_started && peers.iter().flatten().all(duel::NetPeer::is_finished),
+        "not finished: (player, confirmed, back at) {at:?}"
+    );
+    let mut summaries: Vec<duel::PeerSummary> =
+        peers.iter().flatten().map(duel::NetPeer::summary).collect();
+    let mut then = core::mem::take(&mut summaries[plan.player]);
+    let back = then.came_back.take().expect("it came back");
+    summaries[plan.player] = first_stay.expect("it left").and_then(then, back);
+    let replay = peers[options.replay_peer()].as_mut().expect("the replay peer").take_replay();
+    let report = MatchReport::build(options, duel::Transport::Udp, summaries, &replay)
+        .unwrap_or_else(|e| panic!("{e}"));
+    (report, replay)
+}
+
+/// Two peers over UDP, player 1 leaves and comes back from a new port: player 0 waits for it
+/// at BACK, so F is BACK plus the input delay, and the report checks the return as in the
+/// emulated match.
+#[test]
+fn a_player_leaves_and_rejoins_a_two_peer_match_over_udp() {
+    let rejoin = Some(duel::RejoinPlan { player: 1, leave: 90, back: 180 });
+    let options = MatchOptions { frames: 360, seed: 21, rejoin, ..MatchOptions::default() };
+    let (r, replay) = udp_rejoin(options);
+    let f = assert_rejoin(&r, &replay, 1, 90, 180);
+    assert_eq!(f, 180 + options.input_delay as Frame);
+    assert!(r.to_string().contains("Network: UDP on 127.0.0.1"), "{r}");
+}
+
+/// Three peers over UDP, player 2 leaves and comes back from a new port: both others wait
+/// for it at BACK, and all three agree from F on.
+#[test]
+fn a_player_leaves_and_rejoins_a_three_peer_match_over_udp() {
+    let rejoin = Some(duel::RejoinPlan { player: 2, leave: 60, back: 150 });
+    let options =
+        MatchOptions { peers: 3, frames: 300, seed: 5, rejoin, ..MatchOptions::default() };
+    let (r, replay) = udp_rejoin(options);
+    let f = assert_rejoin(&r, &replay, 2, 60, 150);
+    assert_eq!(f, 150 + options.input_delay as Frame);
+}
+
+/// The duel example, built by `cargo test` next to this test binary
+/// (`target/debug/deps/integration-HASH` → `target/debug/examples/duel`).
+fn duel_example() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("this test's path");
+    let dir = exe.parent().and_then(std::path::Path::parent).map(|d| d.join("examples"));
+    let path = dir.map(|d| d.join(format!("duel{}", std::env::consts::EXE_SUFFIX)));
+    path.filter(|p| p.is_file()).unwrap_or_else(|| {
+        panic!(
+            "the duel example is not built next to {}: run `cargo test` (it builds the \
+             examples) or `cargo build --example duel`",
+            exe.display()
+        )
+    })
+}
+
+/// `duel --udp --rejoin`: one OS process per peer; the rejoiner's process exits after LEAVE,
+/// the other waits at BACK, and a new process for the slot comes back from a new port. The
+/// report shows the gap and F (BACK plus the input delay) and checks the returned player's
+/// confirmed checksums and cues from F on against the other peer's and the replay's.
+#[test]
+fn the_duel_example_rejoins_over_udp_processes() {
+    let out = std::process::Command::new(duel_example())
+        .args(["--udp", "--frames", "240", "--seed", "3", "--rejoin", "1@60:120", "--quiet"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("runs the duel example");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let errors = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}\n{text}\n{errors}", out.status);
+    for want in [
+        "Network: UDP on 127.0.0.1, one OS process per peer",
+        "Away       player 1 left the match after frame 60 (--rejoin 1@60:120)",
+        "Rejoin     player 1 came back into its own slot at frame 122 (asked for at frame 120); \
+         every peer agrees (peer 0: 122, peer 1: 122): ok",
+        "checked and loaded it",
+        "its 118 confirmed frames match peer 0's: ok",
+        "the same bursts as the replay, each once         ok",
+        "Replay     peer 0's confirmed inputs re-simulated headless, 240 of 240 frame checksums \
+         match: ok",
+        "it is in the match to the end and does not forfeit",
+        "Verdict: every check passed",
+        "Played 240 frames on 2 peers (player 1 left and came back)",
+    ] {
+        assert!(text.contains(want), "{want:?} missing from:\n{text}");
+    }
+    assert!(!text.contains("player 1 forfeits"), "{text}");
+}
+
+/// `--rejoin`'s value and range errors name the flag and say what is expected; a `DuelPeer`
+/// cannot play it (a typed `Unsupported` error).
 #[test]
 fn rejoin_option_errors_name_the_flag() {
-    use duel::{MatchError, RejoinPlan, Transport};
+    use duel::{MatchError, RejoinPlan};
     let plan = |player, leave, back| RejoinPlan { player, leave, back };
     assert_eq!(duel::parse_rejoin("1@300:600").unwrap(), plan(1, 300, 600));
     assert_eq!(duel::parse_rejoin(" 2@0:1 ").unwrap(), plan(2, 0, 1));
@@ -561,18 +720,17 @@ fn rejoin_option_errors_name_the_flag() {
             .validate()
             .is_ok()
     );
-    // Over UDP: a typed error saying where it is supported.
+    // A `DuelPeer` (one GGRS session) cannot play a rejoin: a typed error saying what can.
     let ok = MatchOptions { rejoin: Some(plan(1, 100, 200)), ..three };
-    assert!(ok.validate_for(Transport::Emulated).is_ok());
-    let udp = ok.validate_for(Transport::Udp).unwrap_err();
-    assert!(matches!(udp, MatchError::Unsupported(_)), "{udp:?}");
+    assert!(DuelMatch::new(ok).is_ok());
+    let peer = duel::DuelPeer::new(ok, 0).unwrap_err();
+    assert!(matches!(peer, MatchError::Unsupported(_)), "{peer:?}");
     assert_eq!(
-        udp.to_string(),
-        "not supported: --rejoin 1@100:200 is supported only in the emulated mode (without \
-         --udp): the rejoin protocol runs inside the in-process LocalMatch"
+        peer.to_string(),
+        "not supported: --rejoin 1@100:200: a DuelPeer plays one GGRS session, and a rejoin \
+         starts new ones; play it with NetPeers (a MatchPeer each) or a DuelMatch"
     );
-    assert!(matches!(duel::DuelPeer::new(ok, 0), Err(MatchError::Unsupported(_))));
-    assert!(three.validate_for(Transport::Udp).is_ok());
+    assert!(duel::DuelPeer::new(three, 0).is_ok());
 }
 
 // ============================================================================================

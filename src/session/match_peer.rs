@@ -411,6 +411,22 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
         Ok(batch)
     }
 
+    /// A tick in which this peer does not advance: the rejoin protocol's messages and step run
+    /// and the session is polled (the inputs this peer sent keep arriving), as while it holds
+    /// the match for a player coming back. For a member that waits, at a frame of its choosing,
+    /// for a player it expects back: once a rejoin is under way
+    /// ([`MatchPeer::rejoin_under_way`]) tick it with [`MatchPeer::tick`] again, which advances
+    /// as far as the protocol asks. Returns a skipped batch.
+    pub fn wait(&mut self) -> Result<Batch, SessionError> {
+        let idle = Batch { skipped: true, ..Batch::default() };
+        // A joiner's session is a placeholder until the members let it in: never polled.
+        if self.rejoin_step()? {
+            self.guard.begin_tick(self.session.current_frame());
+            self.session.poll_remote_clients();
+        }
+        Ok(idle)
+    }
+
     fn push_events(&mut self, events: impl IntoIterator<Item = SessionEvent>) {
         self.events.extend(events);
         // A bounded log: a misbehaving peer cannot grow it without limit.

@@ -545,6 +545,14 @@ impl<G: Game> Runner<G> {
         Ok(())
     }
 
+    /// The inputs of the latest confirmed frames (at least the newest 600), oldest first: each
+    /// frame with every player's input as the game stepped it (the default input for a player
+    /// out of the match). A peer that came back into a match records no replay (a replay
+    /// starts at frame 0); this is what it confirmed since.
+    pub fn confirmed_inputs(&self) -> &[(Frame, Vec<G::Input>)] {
+        &self.confirmed_log
+    }
+
     /// The world frame of the current session's GGRS frame 0.
     pub fn frame_base(&self) -> Frame {
         self.frame_base

@@ -24,10 +24,14 @@
 //! # Matches
 //!
 //! [`DuelMatch`] plays a whole match in one process over the seeded in-memory network, one
-//! GGRS peer per fighter; [`DuelPeer`] is one peer under any GGRS P2P session (the
-//! `duel` example's `--udp` mode runs one per OS process, over UDP bound to 127.0.0.1 behind a
-//! [`GuardedSocket`](rollback_abilities::session::GuardedSocket)). A [`MatchReport`] sums it up: rollbacks,
-//! checksum agreement, the re-verified replay, cue reconciliation, what happened, who won.
+//! GGRS peer per fighter; [`DuelPeer`] is one peer under any GGRS P2P session (the browser
+//! duel's and the matchbox example's); [`NetPeer`] is one peer as a
+//! [`MatchPeer`](rollback_abilities::session::MatchPeer) over any transport that also carries
+//! the rejoin protocol (the `duel` example's `--udp` mode runs one per OS process, over a
+//! [`UdpTransport`](rollback_abilities::session::UdpTransport) bound to 127.0.0.1, every
+//! message behind a [`GuardedSocket`](rollback_abilities::session::GuardedSocket)). A
+//! [`MatchReport`] sums it up: rollbacks, checksum agreement, the re-verified replay, cue
+//! reconciliation, what happened, who won.
 //!
 //! # Departures
 //!
@@ -54,14 +58,20 @@
 //!
 //! [`MatchOptions::rejoin`] (`--rejoin PLAYER@LEAVE:BACK`) makes a player's peer leave once its
 //! world has simulated LEAVE, as `--leave` does, and come back into its own slot of the running
-//! match once the others have confirmed the frames before BACK (frames of their timeline). Only
-//! [`DuelMatch`] plays it, over the emulated network: the rejoin protocol runs inside
+//! match once the others have reached BACK (frames of their timeline). [`DuelMatch`] plays it
+//! over the emulated network, the rejoin protocol running inside
 //! [`LocalMatch`](rollback_abilities::session::LocalMatch)
-//! ([`LocalMatch::rejoin`](rollback_abilities::session::LocalMatch::rejoin)), and
-//! [`MatchOptions::validate_for`] refuses it over [`Transport::Udp`]
-//! ([`MatchError::Unsupported`]). The peer comes back as a restarted program would, with a
-//! fresh world: the members agree on a frame F (at or a little after BACK), send it their
-//! confirmed state before F, and every peer plays on from F in a new session
+//! ([`LocalMatch::rejoin`](rollback_abilities::session::LocalMatch::rejoin)): the peer comes
+//! back once the others have confirmed the frames before BACK. [`NetPeer`]s play it over any
+//! [`MatchTransport`](rollback_abilities::session::MatchTransport) (the example's `--udp` mode:
+//! one OS process per peer over
+//! [`UdpTransport`](rollback_abilities::session::UdpTransport)): the others wait at BACK, and a
+//! new program for the slot, from a new port, asks to come back
+//! ([`MatchPeer::rejoin`](rollback_abilities::session::MatchPeer::rejoin)); see [`NetPeer`].
+//! A [`DuelPeer`] (one GGRS session) refuses it ([`MatchError::Unsupported`]). The peer comes
+//! back as a restarted program would, with a fresh world: the members agree on a frame F (at or
+//! a little after BACK), send it their confirmed state before F, and every peer plays on from F
+//! in a new session
 //! ([`SessionEvent::Rejoined`](rollback_abilities::session::SessionEvent::Rejoined)).
 //!
 //! While it is away its fighter follows the departure policy above: the default input, so it
@@ -74,6 +84,7 @@
 mod bot;
 mod hooks;
 mod ids;
+mod net;
 mod play;
 mod report;
 mod systems;
@@ -81,6 +92,7 @@ mod systems;
 pub use bot::bot_input;
 pub use hooks::hooks;
 pub use ids::{CONTENT_RON, Moves, content, moves, try_content};
+pub use net::NetPeer;
 pub use play::{
     BOT_REACTION_FRAMES, BotView, DuelMatch, DuelPeer, EMULATED_DEPARTURE_TICKS, MatchError,
     MatchOptions, MatchOutcome, RejoinPlan, Transport, parse_leave, parse_rejoin,

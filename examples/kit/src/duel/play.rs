@@ -1,13 +1,16 @@
 //! Match drivers: [`DuelMatch`] plays a whole match in one process over the in-memory
-//! emulated network ([`LocalMatch`]); [`DuelPeer`] plays one peer under any GGRS P2P session
-//! (the example's `--udp` mode runs one per OS process).
+//! emulated network ([`LocalMatch`]); [`DuelPeer`] plays one peer under any GGRS P2P session;
+//! [`NetPeer`](super::NetPeer) plays one peer as a
+//! [`MatchPeer`](rollback_abilities::session::MatchPeer) over any transport that carries the
+//! rejoin protocol (the example's `--udp` mode runs one per OS process).
 //!
 //! Either can make one player leave mid-match ([`MatchOptions::leave`]): its peer stops (the
 //! emulated peer is cut off the network, the `--udp` process exits), the survivors wait for it
 //! for their departure time, agree on the last frame of its input
 //! ([`SessionEvent::Left`](rollback_abilities::session::SessionEvent::Left)) and play on to the end.
-//! [`DuelMatch`] can also make a player leave and come back into its own slot
-//! ([`MatchOptions::rejoin`]; [`LocalMatch::rejoin`]).
+//! [`DuelMatch`] and [`NetPeer`](super::NetPeer)s can also make a player leave and come back
+//! into its own slot ([`MatchOptions::rejoin`]; [`LocalMatch::rejoin`],
+//! [`MatchPeer::rejoin`](rollback_abilities::session::MatchPeer::rejoin)).
 
 use super::report::{Comeback, CueCounter, MatchReport, PeerSummary};
 use super::{Duel, Input, MAX_FIGHTERS, bot_input, try_new_world};
@@ -60,6 +63,9 @@ pub struct BotView {
     /// Kept only in a match with a rejoin ([`MatchOptions::rejoin`]): no other frame moves back.
     past: VecDeque<(Frame, Vec<u8>)>,
     keeps_past: bool,
+    /// The frame the view was [resumed](BotView::resume) at (0: from the match's start): the
+    /// earliest state it can read.
+    floor: Frame,
     late: u64,
 }
 
@@ -74,8 +80,42 @@ impl BotView {
             world: try_new_world(options.seed, options.peers)?,
             past: VecDeque::new(),
             keeps_past: options.rejoin.is_some(),
+            floor: 0,
             late: 0,
         })
+    }
+
+    /// Starts the view over from `world`'s state, the state before the frame a player who came
+    /// back into the match plays on from (F): a restarted program holds nothing older. Its
+    /// bot decides the inputs of its first [`BOT_REACTION_FRAMES`] frames after F from that
+    /// state, the earliest it has (the same on every run that comes back at F), and the later
+    /// ones as every bot does, from the confirmed inputs since
+    /// ([`BotView::catch_up_confirmed`]).
+    pub fn resume(&mut self, world: &rollback_abilities::World<Duel>) -> Result<(), MatchError> {
+        self.world.load_bytes(&world.state_bytes()).map_err(|e| {
+            MatchError::InvalidOptions(format!("the state a player came back with: {e}"))
+        })?;
+        self.past.clear();
+        self.floor = world.next_frame();
+        Ok(())
+    }
+
+    /// [`BotView::catch_up`] for a peer whose runner records nothing (a player who came back
+    /// into the match and [resumed](BotView::resume) its view): moves the view to
+    /// [`BOT_REACTION_FRAMES`] before `runner`'s next frame, stepping the inputs `runner`
+    /// confirmed ([`Runner::confirmed_inputs`]).
+    pub fn catch_up_confirmed(&mut self, runner: &Runner<Duel>) {
+        let target = runner.world().next_frame().saturating_sub(BOT_REACTION_FRAMES);
+        let log = runner.confirmed_inputs();
+        let mut i = log.partition_point(|(f, _)| *f < self.world.next_frame());
+        while self.world.next_frame() < target
+            && let Some((f, inputs)) = log.get(i)
+            && *f == self.world.next_frame()
+        {
+            self.world.step(inputs);
+            i += 1;
+            self.remember();
+        }
     }
 
     /// Moves the view to [`BOT_REACTION_FRAMES`] before `runner`'s next frame, replaying the
@@ -102,11 +142,16 @@ impl BotView {
             {
                 return;
             }
-            if self.keeps_past {
-                self.past.push_back((self.world.next_frame(), self.world.state_bytes()));
-                if self.past.len() > VIEW_HISTORY {
-                    self.past.pop_front();
-                }
+            self.remember();
+        }
+    }
+
+    /// Keeps the view's state (in a match with a rejoin: a member's frame moves back to F when it starts the new session).
+    fn remember(&mut self) {
+        if self.keeps_past {
+            self.past.push_back((self.world.next_frame(), self.world.state_bytes()));
+            if self.past.len() > VIEW_HISTORY {
+                self.past.pop_front();
             }
         }
     }
@@ -121,8 +166,10 @@ impl BotView {
     /// first goes back to it if it is ahead (the peer's frame moved back, see
     /// [`BotView::catch_up`]). Counted as late ([`BotView::late`]) when the view is not there.
     pub fn decide(&mut self, options: &MatchOptions, player: usize, frame: Frame) -> Input {
-        let at =
-            frame.saturating_sub(options.input_delay as Frame).saturating_sub(BOT_REACTION_FRAMES);
+        let at = frame
+            .saturating_sub(options.input_delay as Frame)
+            .saturating_sub(BOT_REACTION_FRAMES)
+            .max(self.floor);
         if self.world.next_frame() > at
             && let Some(i) = self.past.iter().position(|(f, _)| *f == at)
             && self.world.load_bytes(&self.past[i].1).is_ok()
@@ -175,9 +222,11 @@ pub struct MatchOptions {
     pub leave: Option<(usize, Frame)>,
     /// `Some(plan)`: that player's peer leaves the match once its world has simulated
     /// `plan.leave` and comes back into its own slot once the others have confirmed the frames
-    /// before `plan.back` (`--rejoin PLAYER@LEAVE:BACK`). [`DuelMatch`] only: the rejoin protocol runs
-    /// inside [`LocalMatch`] ([`MatchOptions::validate_for`] refuses it over
-    /// [`Transport::Udp`]). See [`parse_rejoin`] and the [module documentation](super#rejoins).
+    /// before `plan.back` (`--rejoin PLAYER@LEAVE:BACK`). Played by [`DuelMatch`] (the rejoin
+    /// protocol inside [`LocalMatch`]) and by [`NetPeer`](super::NetPeer)s (a
+    /// [`MatchPeer`](rollback_abilities::session::MatchPeer) each, the example's `--udp` mode),
+    /// not by a [`DuelPeer`]. See [`parse_rejoin`] and the
+    /// [module documentation](super#rejoins).
     pub rejoin: Option<RejoinPlan>,
 }
 
@@ -367,18 +416,14 @@ impl MatchOptions {
         Ok(())
     }
 
-    /// [`MatchOptions::validate`], and whether the match can be played over `transport`:
-    /// [`MatchOptions::rejoin`] needs the emulated network ([`Transport::Emulated`], a
-    /// [`DuelMatch`]), where the rejoin protocol runs ([`LocalMatch::rejoin`]);
-    /// [`MatchError::Unsupported`] otherwise.
-    pub fn validate_for(&self, transport: Transport) -> Result<(), MatchError> {
-        self.validate()?;
-        match (transport, self.rejoin) {
-            (Transport::Udp, Some(plan)) => Err(MatchError::Unsupported(format!(
-                "--rejoin {plan} is supported only in the emulated mode (without --udp): the \
-                 rejoin protocol runs inside the in-process LocalMatch"
-            ))),
-            _ => Ok(()),
+    /// The duel's session settings: the prediction window, the input delay, desync detection,
+    /// the default guard (real time: not paced) and departure time.
+    pub fn session_config(&self) -> SessionConfig {
+        SessionConfig {
+            max_prediction: MAX_PREDICTION,
+            input_delay: self.input_delay,
+            desync_interval: DESYNC_INTERVAL,
+            ..SessionConfig::default()
         }
     }
 
@@ -449,7 +494,7 @@ pub enum MatchError {
     Session(SessionError),
     /// The replay could not be verified.
     Replay(ReplayError),
-    /// An option is valid but the chosen driver cannot play it (`--rejoin` over `--udp`).
+    /// An option is valid but the chosen driver cannot play it (`--rejoin` on a [`DuelPeer`]).
     Unsupported(String),
     /// The peers stopped making progress (for example, every packet is lost).
     Stalled {
@@ -520,13 +565,15 @@ pub struct MatchOutcome {
 }
 
 /// Keyframes every [`KEYFRAME_INTERVAL`] frames on the replay peer, none elsewhere.
-fn keyframe_interval(options: &MatchOptions, player: usize) -> u32 {
+pub(super) fn keyframe_interval(options: &MatchOptions, player: usize) -> u32 {
     if player == options.replay_peer() { KEYFRAME_INTERVAL } else { 0 }
 }
 
 /// The `SessionEvent::Left` events among `events`: (the players who left, the last frame of
 /// their real input).
-fn lefts(events: &[SessionEvent]) -> impl Iterator<Item = (Vec<usize>, Option<Frame>)> + '_ {
+pub(super) fn lefts(
+    events: &[SessionEvent],
+) -> impl Iterator<Item = (Vec<usize>, Option<Frame>)> + '_ {
     events.iter().filter_map(|e| match e {
         SessionEvent::Left { players, last_frame, .. } => Some((players.clone(), *last_frame)),
         _ => None,
@@ -535,7 +582,7 @@ fn lefts(events: &[SessionEvent]) -> impl Iterator<Item = (Vec<usize>, Option<Fr
 
 /// The `SessionEvent::Rejoined` events among `events`: (the players back, the frame F their new
 /// session started at).
-fn rejoineds(events: &[SessionEvent]) -> impl Iterator<Item = (Vec<usize>, Frame)> + '_ {
+pub(super) fn rejoineds(events: &[SessionEvent]) -> impl Iterator<Item = (Vec<usize>, Frame)> + '_ {
     events.iter().filter_map(|e| match e {
         SessionEvent::Rejoined { players, frame } => Some((players.clone(), *frame)),
         _ => None,
@@ -553,7 +600,7 @@ fn duel_runner(options: &MatchOptions, player: usize) -> Result<Runner<Duel>, Ma
 }
 
 /// The replay a runner recorded, cut to the match's frames.
-fn finished_replay(runner: &mut Runner<Duel>, frames: Frame) -> Replay {
+pub(super) fn finished_replay(runner: &mut Runner<Duel>, frames: Frame) -> Replay {
     let mut replay = match runner.take_recorder() {
         Some(r) => r.finish(),
         None => rollback_abilities::replay::Recorder::new(runner.world(), 0).finish(),
@@ -566,7 +613,7 @@ fn finished_replay(runner: &mut Runner<Duel>, frames: Frame) -> Replay {
 /// The world checksum after each confirmed frame from `from` on, from a runner's confirmed state
 /// checksums (the state before frame `f + 1` is the state after frame `f`), up to the first
 /// one it no longer or not yet holds.
-fn checksums_after(runner: &Runner<Duel>, from: Frame) -> Vec<u64> {
+pub(super) fn checksums_after(runner: &Runner<Duel>, from: Frame) -> Vec<u64> {
     let sums = runner.confirmed_checksums();
     (from..).map_while(|f| f.checked_add(1).and_then(|next| sums.get(&next)).copied()).collect()
 }
@@ -631,7 +678,7 @@ impl fmt::Debug for DuelMatch {
 impl DuelMatch {
     /// Builds the peers and synchronises them.
     pub fn new(options: MatchOptions) -> Result<DuelMatch, MatchError> {
-        options.validate_for(Transport::Emulated)?;
+        options.validate()?;
         let config = MatchConfig {
             players: options.peers,
             input_delay: options.input_delay,
@@ -924,8 +971,13 @@ const MAX_PEER_EVENTS: usize = 256;
 impl DuelPeer {
     /// The peer controlling `player`.
     pub fn new(options: MatchOptions, player: usize) -> Result<DuelPeer, MatchError> {
-        // A rejoin needs the rejoin protocol of the in-process `LocalMatch` (a `DuelMatch`).
-        options.validate_for(Transport::Udp)?;
+        options.validate()?;
+        if let Some(plan) = options.rejoin {
+            return Err(MatchError::Unsupported(format!(
+                "--rejoin {plan}: a DuelPeer plays one GGRS session, and a rejoin starts new \
+                 ones; play it with NetPeers (a MatchPeer each) or a DuelMatch"
+            )));
+        }
         if player >= options.peers {
             return Err(MatchError::InvalidOptions(format!(
                 "player {player} does not exist in a {}-fighter match",
@@ -950,12 +1002,7 @@ impl DuelPeer {
     /// The duel's session settings: the prediction window, the input delay, desync detection,
     /// the default guard (real time: not paced).
     pub fn session_config(&self) -> SessionConfig {
-        SessionConfig {
-            max_prediction: MAX_PREDICTION,
-            input_delay: self.options.input_delay,
-            desync_interval: DESYNC_INTERVAL,
-            ..SessionConfig::default()
-        }
+        self.options.session_config()
     }
 
     /// Starts this peer's P2P session on `socket` ([`SessionConfig::start_p2p`]: the socket

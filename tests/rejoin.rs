@@ -598,7 +598,7 @@ mod hostile {
     use rollback_abilities::session::rejoin::{
         CHUNK_BYTES, Claim, Joiner, JoinerView, MAX_ADDRESS_BYTES, MAX_MESSAGE_BYTES, Member,
         MemberView, RejoinCommand, RejoinDecodeError, RejoinEvent, RejoinFault, RejoinMsg,
-        WireAddress,
+        WireAddress, sign_offer,
     };
     use rollback_abilities::session::{Identity, PeerAddr};
 
@@ -610,14 +610,47 @@ mod hostile {
         joiner_of(2, 1)
     }
 
-    /// The joiner of slot `slot` of a `players`-player match at addresses `0..players`.
+    fn addrs3() -> Vec<PeerAddr> {
+        vec![PeerAddr(0), PeerAddr(1), PeerAddr(2)]
+    }
+
+    /// Slot `slot`'s match identity in the joiner tests.
+    fn id(slot: usize) -> Identity {
+        Identity::from_secrets([slot as u8 + 1; 32], [slot as u8 + 101; 32])
+    }
+
+    /// The joiner of slot `slot` of a `players`-player match at addresses `0..players`, slot
+    /// `i` with the identity [`id`]`(i)`.
     fn joiner_of(players: u16, slot: usize) -> (Joiner<PeerAddr>, World<Comeback>) {
         let w = comeback_world(usize::from(players));
         let (content_hash, hooks_hash) = hashes(&w);
         let view =
             JoinerView { slot, content_hash, hooks_hash, snapshot_len: w.snapshot_bytes() as u64 };
-        let identity = Identity::generate().unwrap();
-        (Joiner::new(view, (0..players).map(PeerAddr).collect(), identity), w)
+        let keys = (0..usize::from(players)).map(|s| id(s).public()).collect();
+        (Joiner::new(view, (0..players).map(PeerAddr).collect(), keys, id(slot)), w)
+    }
+
+    /// The nonce of attempt `attempt`'s claim in the joiner tests.
+    fn nonce_of(attempt: u64) -> [u8; 16] {
+        let mut n = [0u8; 16];
+        n[..8].copy_from_slice(&attempt.to_le_bytes());
+        n[8] = 0xC1;
+        n
+    }
+
+    /// `o` as its coordinator (its first member) makes it for joiner `j`: the joiner answers
+    /// the claim's challenge from slot 0's address first, then gets the offer, signed, from
+    /// `from`.
+    fn give(j: &mut Joiner<PeerAddr>, slot: u16, from: PeerAddr, o: RejoinMsg) {
+        let RejoinMsg::Offer { nonce, ref members, .. } = o else { panic!("{o:?}") };
+        let coordinator = usize::from(members.first().copied().unwrap_or(0));
+        j.receive(&PeerAddr(0), &RejoinMsg::Challenge { slot, nonce }.encode());
+        let out = j.drain_outbox();
+        assert!(
+            out.iter().any(|(_, b)| matches!(RejoinMsg::decode(b), Ok(RejoinMsg::Claim { .. }))),
+            "{out:?}"
+        );
+        j.receive(&from, &sign_offer(o, slot, &id(coordinator)).encode());
     }
 
     fn offer(w: &World<Comeback>, attempt: u64, bytes: &[u8], checksum: u64) -> RejoinMsg {
@@ -634,6 +667,8 @@ mod hostile {
             hooks_hash,
             addrs: vec![PeerAddr(0).to_wire()],
             at: PeerAddr(1).to_wire(),
+            nonce: nonce_of(attempt),
+            signature: Vec::new(),
         }
     }
 
@@ -682,17 +717,17 @@ mod hostile {
         if let RejoinMsg::Offer { len, .. } = &mut big {
             *len = 1 << 30;
         }
-        j.receive(&PeerAddr(0), &big.encode());
+        give(&mut j, 1, PeerAddr(0), big);
         assert!(matches!(faults(&mut j)[..], [RejoinFault::SnapshotSize { got: 1073741824, .. }]));
         // From no member's address.
-        j.receive(&PeerAddr(9), &offer(&w, 1 << 16, &honest, sum).encode());
+        give(&mut j, 1, PeerAddr(9), offer(&w, 1 << 16, &honest, sum));
         assert!(matches!(faults(&mut j)[..], [RejoinFault::Unexpected { .. }]));
         // A message longer than any rejoin message.
         j.receive(&PeerAddr(0), &vec![0u8; MAX_MESSAGE_BYTES + 1]);
         assert!(matches!(faults(&mut j)[..], [RejoinFault::Decode(_)]));
         // Bytes that are no state (digest and size right): refused by the snapshot validation.
         let garbage = vec![0xA5u8; honest.len()];
-        j.receive(&PeerAddr(0), &offer(&w, 2 << 16, &garbage, sum).encode());
+        give(&mut j, 1, PeerAddr(0), offer(&w, 2 << 16, &garbage, sum));
         let bytes = deliver(&mut j, 2 << 16, &garbage).expect("a complete state is loaded");
         let mut fresh = comeback_world(2);
         let result = fresh.load_bytes(&bytes).map(|_| fresh.checksum()).map_err(|e| e.to_string());
@@ -708,7 +743,7 @@ mod hostile {
         // A valid state, but not the members': its checksum is not the one they agreed on.
         let (forged, forged_sum) = state_at_10([9, 9]);
         assert_ne!(forged_sum, sum);
-        j.receive(&PeerAddr(0), &offer(&w, 3 << 16, &forged, sum).encode());
+        give(&mut j, 1, PeerAddr(0), offer(&w, 3 << 16, &forged, sum));
         let bytes = deliver(&mut j, 3 << 16, &forged).expect("loaded");
         let mut fresh = comeback_world(2);
         j.loaded(fresh.load_bytes(&bytes).map(|_| fresh.checksum()).map_err(|e| e.to_string()));
@@ -718,13 +753,13 @@ mod hostile {
         ));
         // A chunk whose bytes do not match the digest: refused before loading.
         j.drain_outbox();
-        j.receive(&PeerAddr(0), &offer(&w, 4 << 16, &honest, sum).encode());
+        give(&mut j, 1, PeerAddr(0), offer(&w, 4 << 16, &honest, sum));
         let mut tampered = honest.clone();
         tampered[5] ^= 1;
         assert!(deliver(&mut j, 4 << 16, &tampered).is_none());
         assert!(matches!(faults(&mut j)[..], [RejoinFault::SnapshotDigest]));
         // The honest state loads, and the Go starts the new session.
-        j.receive(&PeerAddr(0), &offer(&w, 5 << 16, &honest, sum).encode());
+        give(&mut j, 1, PeerAddr(0), offer(&w, 5 << 16, &honest, sum));
         let bytes = deliver(&mut j, 5 << 16, &honest).expect("loaded");
         let mut fresh = comeback_world(2);
         j.loaded(fresh.load_bytes(&bytes).map(|_| fresh.checksum()).map_err(|e| e.to_string()));
@@ -812,7 +847,7 @@ mod hostile {
         let ids: Vec<Identity> = (0..3).map(|_| Identity::generate().unwrap()).collect();
         let keys = ids.iter().map(Identity::public).collect();
         let addrs = vec![PeerAddr(0), PeerAddr(1), PeerAddr(2)];
-        let mut coordinator = Member::new(addrs, keys, [5; 32]);
+        let mut coordinator = Member::new(addrs, keys, ids[0].clone(), [5; 32]);
         let view = view_of(0, vec![2]);
         let terms =
             |nonce| Claim { slot: 2, nonce, content_hash: 11, hooks_hash: 12, snapshot_len: 1000 };
@@ -892,7 +927,7 @@ mod hostile {
         let ids: Vec<Identity> = (0..3).map(|_| Identity::generate().unwrap()).collect();
         let keys = ids.iter().map(Identity::public).collect();
         let addrs = vec![PeerAddr(0), PeerAddr(1), PeerAddr(2)];
-        let mut coordinator = Member::new(addrs, keys, [6; 32]);
+        let mut coordinator = Member::new(addrs, keys, ids[0].clone(), [6; 32]);
         let view = view_of(0, vec![2]);
         let join =
             RejoinMsg::Join { slot: 2, content_hash: 11, hooks_hash: 12, snapshot_len: 1000 };
@@ -937,7 +972,7 @@ mod hostile {
     fn a_pause_moves_only_a_slot_that_is_out() {
         let ids: Vec<Identity> = (0..3).map(|_| Identity::generate().unwrap()).collect();
         let keys = ids.iter().map(Identity::public).collect();
-        let mut member = Member::new(vec![PeerAddr(0), PeerAddr(1), PeerAddr(2)], keys, [7; 32]);
+        let mut member = Member::new(addrs3(), keys, ids[1].clone(), [7; 32]);
         let view = view_of(1, vec![2]);
         let pause = |joiner, at: Vec<u8>| RejoinMsg::Pause { attempt: 5, joiner, at }.encode();
         // Slot 0 plays here: not this member's membership.
@@ -1011,8 +1046,8 @@ mod hostile {
     }
 
     /// An offer names where every member and the joiner are; its addresses are decoded with
-    /// bounds: one per member, each at most `MAX_ADDRESS_BYTES`. An offer to 42 members over
-    /// IPv6 fits a message, one to 43 does not.
+    /// bounds: one per member, each at most `MAX_ADDRESS_BYTES`, and its signature at most 64
+    /// bytes. A signed offer to 38 members over IPv6 fits a message, one to 39 does not.
     #[test]
     fn an_offers_addresses_are_decoded_with_bounds() {
         let v6 = |port: u16| std::net::SocketAddr::from(([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1], port));
@@ -1028,18 +1063,20 @@ mod hostile {
             hooks_hash: 6,
             addrs,
             at,
+            nonce: [7; 16],
+            signature: vec![8; 64],
         };
         let named = |n: u16| (0..n).map(|i| v6(5000 + i).to_wire()).collect::<Vec<_>>();
-        for n in [1, 3, 42] {
+        for n in [1, 3, 38] {
             let m = offer(n, named(n), v6(7000).to_wire());
             let bytes = m.encode();
             assert!(bytes.len() <= MAX_MESSAGE_BYTES, "{n} members: {} bytes", bytes.len());
             assert_eq!(RejoinMsg::decode(&bytes), Ok(m), "{n} members");
         }
-        assert!(matches!(
-            RejoinMsg::decode(&offer(43, named(43), v6(7000).to_wire()).encode()),
-            Err(RejoinDecodeError::Malformed { .. })
-        ));
+        assert_eq!(
+            RejoinMsg::decode(&offer(39, named(39), v6(7000).to_wire()).encode()),
+            Err(RejoinDecodeError::TooLong { len: MAX_MESSAGE_BYTES + 2 })
+        );
         // One address too many, one too few.
         let mut more = named(3);
         more.push(v6(1).to_wire());
@@ -1054,6 +1091,11 @@ mod hostile {
         long[1] = vec![7; MAX_ADDRESS_BYTES + 1];
         assert_eq!(bounds(offer(3, long, v6(1).to_wire())), ("addrs", 33));
         assert_eq!(bounds(offer(3, named(3), vec![7; MAX_ADDRESS_BYTES + 1])), ("at", 33));
+        let mut long_signature = offer(3, named(3), v6(1).to_wire());
+        if let RejoinMsg::Offer { signature, .. } = &mut long_signature {
+            signature.push(9);
+        }
+        assert_eq!(bounds(long_signature), ("signature", 65));
         // Truncated, or of the previous layout.
         let bytes = offer(3, named(3), v6(1).to_wire()).encode();
         assert!(matches!(
@@ -1061,7 +1103,7 @@ mod hostile {
             Err(RejoinDecodeError::Malformed { .. })
         ));
         let mut old = bytes.clone();
-        old[..4].copy_from_slice(b"RBAJ");
+        old[..4].copy_from_slice(b"RBJ2");
         assert_eq!(RejoinMsg::decode(&old), Err(RejoinDecodeError::BadMagic));
         // Bytes within bounds that are no address decode; the joiner refuses them (below).
         for bad in [&[][..], &[1, 2, 3], &[0; 17], &[0; 19]] {
@@ -1090,7 +1132,7 @@ mod hostile {
                 *a = addrs.iter().map(|p| PeerAddr(*p).to_wire()).collect();
                 *t = at;
             }
-            o.encode()
+            o
         };
         let here = PeerAddr(12).to_wire();
         let refused = [
@@ -1106,7 +1148,7 @@ mod hostile {
             (PeerAddr(0), offer(5 << 16, [0, 11], PeerAddr(11).to_wire())),
         ];
         for (from, o) in refused {
-            j.receive(&from, &o);
+            give(&mut j, 2, from, o.clone());
             assert!(matches!(faults(&mut j)[..], [RejoinFault::Unexpected { .. }]), "{o:?}");
             assert_eq!(j.progress(), (0, 0));
         }
@@ -1115,7 +1157,7 @@ mod hostile {
         let captured = RejoinMsg::Captured { attempt, frame: 10, checksum: sum }.encode();
         // Slot 1's checksum heard at its old address before the offer does not count.
         j.receive(&PeerAddr(1), &captured);
-        j.receive(&PeerAddr(0), &offer(attempt, [0, 11], here));
+        give(&mut j, 2, PeerAddr(0), offer(attempt, [0, 11], here));
         assert!(faults(&mut j).is_empty());
         assert!(deliver(&mut j, attempt, &bytes).is_none(), "loaded without slot 1's checksum");
         // Nor after it: the old address no longer speaks for slot 1.
@@ -1140,33 +1182,210 @@ mod hostile {
         assert_eq!(now, [Some(PeerAddr(0)), Some(PeerAddr(11)), Some(PeerAddr(12))]);
     }
 
-    /// Player 1 comes back from a new address; later player 2 crashes and comes back as a
-    /// restarted program that knows only the addresses the match started at: the members tell
-    /// it where player 1 is, and every peer agrees.
-    #[test]
-    fn a_restarted_player_finds_a_member_that_moved() {
-        let seed = 24;
+    /// Player `moved` comes back from address `to`; later player 2 crashes and comes back as
+    /// a restarted program that knows only the addresses the match started at, and gets back
+    /// in. Every peer reaches `moved` at `to` and player 2 at its old address, the restarted
+    /// player 2 saw no rejoin fault, and every peer agrees.
+    fn a_restarted_player_finds(moved: usize, to: PeerAddr, seed: u64) {
         let mut m = comeback_match(3, LOSSY, seed).unwrap();
         m.network().set_side_channel_impaired(true);
         m.run(60, |p, f, _| bot(seed, p, f)).unwrap();
-        m.leave(1);
-        until_left(&mut m, 1, seed);
-        m.rejoin_from(1, comeback_world(3), PeerAddr(11)).expect("rejoin");
+        m.leave(moved);
+        until_left(&mut m, moved, seed);
+        m.rejoin_from(moved, comeback_world(3), to).expect("rejoin");
         until_back(&mut m, seed, 120);
         m.leave(2);
         until_left(&mut m, 2, seed);
         m.rejoin(2, comeback_world(3)).expect("rejoin");
         until_back(&mut m, seed, 120);
         for p in m.peers() {
-            if p.handle != 1 {
-                assert_eq!(p.guard.address_of(1), Some(PeerAddr(11)), "peer {}", p.handle);
+            if p.handle != moved {
+                assert_eq!(p.guard.address_of(moved), Some(to), "peer {}", p.handle);
             }
             if p.handle != 2 {
                 assert_eq!(p.guard.address_of(2), Some(PeerAddr(2)), "peer {}", p.handle);
             }
         }
         assert_eq!(rejoined_at(&m, 2, 2).len(), 1);
+        let faults = rejoin_faults(&m, 2);
+        assert!(faults.is_empty(), "{faults:?}");
         all_agree(&m, 100).unwrap();
+    }
+
+    /// Player 1 comes back from a new address; later player 2 crashes and comes back as a
+    /// restarted program that knows only the addresses the match started at: the members tell
+    /// it where player 1 is, and every peer agrees.
+    #[test]
+    fn a_restarted_player_finds_a_member_that_moved() {
+        a_restarted_player_finds(1, PeerAddr(11), 24);
+    }
+
+    /// The coordinator (player 0, the lowest slot) comes back from a new address; later
+    /// player 2 crashes and comes back as a restarted program that knows only the addresses
+    /// the match started at, where the coordinator no longer is: player 1 tells it where the
+    /// coordinator is, it takes the coordinator's signed offer from there, and every peer
+    /// agrees. The members' early checksums from addresses it does not know yet are no faults.
+    #[test]
+    fn a_restarted_player_finds_a_coordinator_that_moved() {
+        a_restarted_player_finds(0, PeerAddr(10), 25);
+    }
+
+    /// A member other than the coordinator answers a Join for a slot that is out with where
+    /// the coordinator is now: to the slot's address or a stranger's, never to another
+    /// member's, and not for a slot that plays.
+    #[test]
+    fn a_member_points_a_joiner_at_the_coordinator() {
+        let ids: Vec<Identity> = (0..3).map(|_| Identity::generate().unwrap()).collect();
+        let keys = ids.iter().map(Identity::public).collect();
+        let addrs = vec![PeerAddr(10), PeerAddr(1), PeerAddr(2)];
+        let mut member = Member::new(addrs, keys, ids[1].clone(), [8; 32]);
+        let view = view_of(1, vec![2]);
+        let join = |slot| {
+            RejoinMsg::Join { slot, content_hash: 11, hooks_hash: 12, snapshot_len: 1000 }.encode()
+        };
+        let redirect = RejoinMsg::Coordinator { slot: 0, at: PeerAddr(10).to_wire() }.encode();
+        for asker in [PeerAddr(2), PeerAddr(7)] {
+            member.receive(&asker, &join(2), &view);
+            assert_eq!(member.drain_outbox(), [(asker, redirect.clone())]);
+        }
+        member.receive(&PeerAddr(10), &join(2), &view);
+        member.receive(&PeerAddr(7), &join(0), &view);
+        assert!(member.drain_outbox().is_empty());
+        assert!(member.drain_events().is_empty());
+        assert!(!member.busy());
+    }
+
+    /// A joiner asks where a member says the coordinator is and answers a challenge from
+    /// there, but takes an offer only signed with the coordinator's match identity for its own
+    /// slot and its own answered challenge, once: a bad signature, another slot's key, an
+    /// offer for another joiner, an unanswered nonce, an old offer replayed or an offer from a
+    /// wrong address a member pointed it at load nothing; the honest offer from where the
+    /// coordinator is now loads, and the slot is there once the Go arrives.
+    #[test]
+    fn an_offer_is_the_coordinators_signature_of_this_claim() {
+        let (mut j, w) = joiner_of(3, 2);
+        let mut state = comeback_world(3);
+        for _ in 0..10 {
+            state.step(&[3, 4, 5]);
+        }
+        let (bytes, sum) = (state.state_bytes(), state.checksum());
+        let (coordinator, liar) = (PeerAddr(10), PeerAddr(20));
+        // Member 1 says the coordinator is at 10; member 0's start address says 20.
+        let redirect = |at: PeerAddr| RejoinMsg::Coordinator { slot: 0, at: at.to_wire() };
+        j.receive(&PeerAddr(1), &redirect(coordinator).encode());
+        j.receive(&PeerAddr(0), &redirect(liar).encode());
+        // A member's early checksum from an address not known yet: ignored, no fault.
+        let captured = |attempt| RejoinMsg::Captured { attempt, frame: 10, checksum: sum };
+        j.receive(&PeerAddr(11), &captured(1 << 16).encode());
+        j.tick();
+        assert!(faults(&mut j).is_empty());
+        let asked: Vec<PeerAddr> = j.drain_outbox().into_iter().map(|(a, _)| a).collect();
+        assert_eq!(asked, [PeerAddr(0), PeerAddr(1), liar, coordinator]);
+        let challenge = |attempt| RejoinMsg::Challenge { slot: 2, nonce: nonce_of(attempt) };
+        let offer = |attempt: u64| {
+            let mut o = offer(&w, attempt, &bytes, sum);
+            if let RejoinMsg::Offer { members, addrs, at, .. } = &mut o {
+                *members = vec![0, 1];
+                *addrs = vec![coordinator.to_wire(), PeerAddr(1).to_wire()];
+                *at = PeerAddr(2).to_wire();
+            }
+            o
+        };
+        // The challenge from where the coordinator is said to be gets the claim, there.
+        for at in [coordinator, liar] {
+            j.receive(&at, &challenge(1 << 16).encode());
+            let out = j.drain_outbox();
+            assert!(
+                matches!(&out[..], [(to, b)] if *to == at
+                    && matches!(RejoinMsg::decode(b), Ok(RejoinMsg::Claim { slot: 2, .. }))),
+                "{out:?}"
+            );
+        }
+        let mut bad_signature = sign_offer(offer(1 << 16), 2, &id(0));
+        if let RejoinMsg::Offer { signature, .. } = &mut bad_signature {
+            signature[7] ^= 1;
+        }
+        let mut at_liar = offer(1 << 16);
+        if let RejoinMsg::Offer { addrs, .. } = &mut at_liar {
+            addrs[0] = liar.to_wire();
+        }
+        let refused = [
+            (coordinator, offer(1 << 16)),
+            (coordinator, bad_signature),
+            (coordinator, sign_offer(offer(1 << 16), 2, &id(1))),
+            (coordinator, sign_offer(offer(1 << 16), 1, &id(0))),
+            (coordinator, sign_offer(offer(9 << 16), 2, &id(0))),
+            (liar, sign_offer(at_liar.clone(), 2, &id(1))),
+            (liar, at_liar),
+        ];
+        for (from, o) in refused {
+            j.receive(&from, &o.encode());
+            assert_eq!(faults(&mut j), [RejoinFault::BadOffer { coordinator: 0 }], "{o:?}");
+            assert_eq!(j.progress(), (0, 0));
+        }
+        // The coordinator's own offer, from where it names itself but not from where the liar
+        // is: addresses the signature covers cannot be moved.
+        let honest = sign_offer(offer(1 << 16), 2, &id(0));
+        j.receive(&liar, &honest.encode());
+        assert!(matches!(faults(&mut j)[..], [RejoinFault::Unexpected { .. }]));
+        j.receive(&coordinator, &honest.encode());
+        assert!(faults(&mut j).is_empty());
+        assert_eq!(j.progress(), (0, bytes.len()));
+        // Called off; the same offer again is a replay.
+        j.receive(&coordinator, &RejoinMsg::Abort { attempt: 1 << 16 }.encode());
+        assert_eq!(j.progress(), (0, 0));
+        j.receive(&coordinator, &honest.encode());
+        assert_eq!(faults(&mut j), [RejoinFault::BadOffer { coordinator: 0 }]);
+        assert_eq!(j.progress(), (0, 0));
+        // The next attempt, with a fresh challenge, loads and starts.
+        let attempt = 2 << 16;
+        j.receive(&coordinator, &challenge(attempt).encode());
+        j.receive(&coordinator, &sign_offer(offer(attempt), 2, &id(0)).encode());
+        j.receive(&PeerAddr(1), &captured(attempt).encode());
+        for (i, c) in bytes.chunks(CHUNK_BYTES).enumerate() {
+            let m = RejoinMsg::Chunk { attempt, index: i as u32, bytes: c.to_vec() };
+            j.receive(&coordinator, &m.encode());
+            if i % 16 == 15 {
+                j.tick();
+            }
+        }
+        j.tick();
+        assert!(faults(&mut j).is_empty());
+        let loaded = j.drain_commands().into_iter().find_map(|c| match c {
+            RejoinCommand::Load { bytes, .. } => Some(bytes),
+            _ => None,
+        });
+        assert_eq!(loaded.as_ref(), Some(&bytes));
+        j.loaded(Ok(sum));
+        let go = RejoinMsg::Go { attempt, channel: 1, frame: 10, members: vec![0, 1, 2] };
+        j.receive(&PeerAddr(0), &go.encode());
+        assert!(!j.is_done(), "a Go from the coordinator's old address");
+        j.receive(&coordinator, &go.encode());
+        assert!(j.is_done());
+        assert_eq!(j.address(0), Some(&coordinator));
+    }
+
+    /// A redirect is decoded with bounds: a slot that cannot exist, an address longer than any.
+    #[test]
+    fn a_redirect_is_decoded_with_bounds() {
+        let ok = RejoinMsg::Coordinator { slot: 255, at: PeerAddr(10).to_wire() };
+        assert_eq!(RejoinMsg::decode(&ok.encode()), Ok(ok));
+        let v6 = std::net::SocketAddr::from(([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1], 9000));
+        let ok = RejoinMsg::Coordinator { slot: 0, at: v6.to_wire() };
+        assert_eq!(RejoinMsg::decode(&ok.encode()), Ok(ok));
+        let bounds = |m: RejoinMsg| match RejoinMsg::decode(&m.encode()) {
+            Err(RejoinDecodeError::OutOfBounds { field, value }) => (field, value),
+            other => panic!("{other:?}"),
+        };
+        let far = RejoinMsg::Coordinator { slot: 256, at: PeerAddr(1).to_wire() };
+        assert_eq!(bounds(far), ("slot", 256));
+        let long = RejoinMsg::Coordinator { slot: 0, at: vec![1; MAX_ADDRESS_BYTES + 1] };
+        assert_eq!(bounds(long), ("at", 33));
+        let bytes = RejoinMsg::Coordinator { slot: 1, at: PeerAddr(3).to_wire() }.encode();
+        assert!(matches!(
+            RejoinMsg::decode(&bytes[..bytes.len() - 1]),
+            Err(RejoinDecodeError::Malformed { .. })
+        ));
     }
 
     /// A state of hundreds of chunks crosses a side channel that loses a fifth of them: the

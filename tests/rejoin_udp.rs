@@ -283,6 +283,21 @@ fn a_restarted_player_finds_a_member_that_moved_over_udp() {
     }
 }
 
+/// The coordinator (slot 0) comes back from a new port; later slot 2 crashes and comes back as
+/// a restarted program that knows only the addresses the match started at, where the
+/// coordinator no longer is: slot 1 tells it where the coordinator is, it takes the
+/// coordinator's signed offer from there, and every peer agrees.
+#[test]
+fn a_restarted_player_finds_a_coordinator_that_moved_over_udp() {
+    let (mut peers, ids, addrs) = udp_match(3);
+    until(&mut peers, 8, 120 * TICKS_PER_FRAME, "first 120 frames", |p| min_confirmed(p) >= 120);
+    let moved = crash_then_rejoin(&mut peers, &ids, &addrs, 0, 8, true);
+    crash_then_rejoin(&mut peers, &ids, &addrs, 2, 8, false);
+    for p in peers.iter().flatten().filter(|p| p.handle != 0) {
+        assert_eq!(p.guard.address_of(0), Some(moved), "slot {}", p.handle);
+    }
+}
+
 #[test]
 fn the_coordinator_comes_back_from_a_new_port_over_udp() {
     crash_and_rejoin_at(2, 0, 6, true);

@@ -247,7 +247,8 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
     ) -> Result<MatchPeer<G, T>, SessionError> {
         check_slot(slot, &addrs)?;
         let publics = slot_keys(slot, &addrs, &keys)?;
-        let member = Member::new(addrs.clone(), publics, nonce_key()?);
+        let member =
+            Member::new(addrs.clone(), publics.clone(), keys.local.duplicate(), nonce_key()?);
         let joiner = rejoining.then(|| {
             let view = JoinerView {
                 slot,
@@ -255,7 +256,7 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
                 hooks_hash: twox_hash::XxHash3_64::oneshot(world.hooks_signature().as_bytes()),
                 snapshot_len: world.snapshot_bytes() as u64,
             };
-            Joiner::new(view, addrs.clone(), keys.local.duplicate())
+            Joiner::new(view, addrs.clone(), publics, keys.local.duplicate())
         });
         let players = (0..addrs.len()).map(|j| {
             let t =

@@ -17,14 +17,19 @@
 //! **How F is agreed.** One member coordinates: the lowest slot that is in the match on it.
 //!
 //! 1. The joiner sends [`RejoinMsg::Join`] — its slot, the content and hooks hashes and its
-//!    snapshot size — to every slot's address. Members other than the coordinator ignore it;
+//!    snapshot size — to every slot's address. A member other than the coordinator answers a
+//!    Join for a slot that is out with where the coordinator is now
+//!    ([`RejoinMsg::Coordinator`]; the coordinator may have come back from a new address, where
+//!    a restarted joiner does not look for it), and the joiner sends its Join there too;
 //!    the coordinator refuses (a [`RejoinFault`]) a slot that is still in the match, another
 //!    content or another layout, and otherwise answers, to the slot's address (and to the
-//!    address that asked, if it is no member's), a [`RejoinMsg::Challenge`]: a fresh nonce. The joiner signs the [`Claim`] (slot, nonce,
-//!    hashes, size) with the slot's match identity, the Ed25519 key its owner announced in the
-//!    match's handshake, and sends it back ([`RejoinMsg::Claim`]). [`verify_claim`], the one
-//!    function that decides who may claim a slot, checks the signature under that slot's key:
-//!    another member's key, an old claim replayed or a made-up proof is a
+//!    address that asked, if it is no member's), a [`RejoinMsg::Challenge`]: a fresh nonce.
+//!    The joiner answers a challenge from a slot's address or from where a member said the
+//!    coordinator is: it signs the [`Claim`] (slot, nonce, hashes, size) with the slot's match
+//!    identity, the Ed25519 key its owner announced in the match's handshake, and sends it
+//!    back to the address the challenge came from ([`RejoinMsg::Claim`]). [`verify_claim`],
+//!    the one function that decides who may claim a slot, checks the signature under that
+//!    slot's key: another member's key, an old claim replayed or a made-up proof is a
 //!    [`RejoinFault::BadClaim`]. A nonce is answered once; it stays the slot's challenge until
 //!    a claim uses it or [`ATTEMPT_TICKS`] pass. **A player may come back from a new address**
 //!    (a restarted program's new port, another network): a proven claim from an address that
@@ -48,15 +53,20 @@
 //!    and each reports its checksum ([`RejoinMsg::Captured`]) to the coordinator and the
 //!    joiner. Frames from F on are not recorded: the new session replaces them.
 //! 4. When every checksum agrees, the coordinator sends the state before F to the joiner:
-//!    an [`RejoinMsg::Offer`] (frame, size, digest, checksum, the members, and where each
-//!    member and the joiner are reached now) and
+//!    an [`RejoinMsg::Offer`] (frame, size, digest, checksum, the members, where each member
+//!    and the joiner are reached now, and the nonce of the claim it answers), signed with the
+//!    coordinator's match identity ([`sign_offer`]), and
 //!    [`CHUNK_BYTES`]-byte [`RejoinMsg::Chunk`]s, at most [`WINDOW`] unacknowledged, the joiner
 //!    acknowledging the prefix it holds and which chunks of the window after it arrived
 //!    ([`RejoinMsg::Have`]): a chunk missing although a later one arrived is sent again (every
 //!    [`HOLE_RESEND_TICKS`] at most), and with nothing acknowledged for [`RESEND_TICKS`] the
 //!    coordinator goes back to the prefix. The joiner refuses an offer of
 //!    another size than its own snapshot (it knows the size: same content, same capacities),
-//!    of other content or hooks; it checks the digest of the bytes, loads them through the
+//!    of other content or hooks, and one that is not signed with the key the handshake
+//!    announced for the coordinator slot (the offer's lowest member) for this joiner's slot
+//!    and a nonce it answered and has not taken an offer for yet ([`verify_offer`],
+//!    [`RejoinFault::BadOffer`]: another slot's key, an offer for another claim, an old offer
+//!    replayed); it checks the digest of the bytes, loads them through the
 //!    snapshot validation ([`World::load_bytes`](crate::World::load_bytes)), and requires the
 //!    loaded state's checksum to equal the coordinator's and every other member's
 //!    [`RejoinMsg::Captured`]. Then [`RejoinMsg::Loaded`].
@@ -76,13 +86,20 @@
 //! a member that came back from a new address since is elsewhere. The offer names every
 //! member's current address (the coordinator's [`Member::address`]; every member of an attempt
 //! took the same moves, from the same Pauses). The joiner takes them only from an offer it
-//! accepts: from a member's address, the coordinator's own entry the address the offer came
-//! from, every entry an address ([`WireAddress::from_wire`]), no two members at one address.
+//! accepts: signed by the coordinator (step 4), the coordinator's own entry the address the
+//! offer came from (so a coordinator that moved is found where it says it is, and nowhere
+//! else), every entry an address ([`WireAddress::from_wire`]), no two members at one address.
+//! Before the offer, the joiner finds a coordinator that moved by the members' word
+//! ([`RejoinMsg::Coordinator`], heard only from a slot's address the joiner knows): it sends
+//! its Join there and answers a challenge from there, and nothing else from there counts.
 //! During the attempt it hears and answers each member only at the address the offer named (a
 //! member's [`RejoinMsg::Captured`] heard at its old address before the offer does not count),
 //! and the addresses become its slots' addresses, for its new session, its datagram keys and
 //! its transport, only with the attempt's Go; an attempt called off leaves them as they were.
-//! Nothing from an address that is no member's moves a slot for the joiner.
+//! Nothing unsigned from an address that is no member's moves a slot for the joiner. (A
+//! member's checksum from an address the joiner does not know yet, before the offer, is
+//! dropped without a fault: a member that moved sends it before the offer says where it is,
+//! and sends it again.)
 //!
 //! The joiner trusts the coordinator's addresses as it trusts its state, and checks both the
 //! same way: it loads nothing until every member the offer names has sent its checksum of the
@@ -94,6 +111,14 @@
 //! can delay or deny a rejoin, as it could by not offering, but it cannot put a stranger in a
 //! member's place: at worst the joiner and a member do not connect, which the departure
 //! agreement settles as it settles any peer lost at a session's start.
+//!
+//! A member's word on where the coordinator is is a hint, no more. Whoever is at the address
+//! it names sees the joiner's Join and can have it answer a challenge: the claim it gets is
+//! good only for that challenge's nonce. Relayed to the coordinator from that address, it
+//! makes the slot reached there for one attempt, where the new session's authenticated
+//! datagrams leave it mute: a denied rejoin, as a lying member could cause anyway. It cannot
+//! make the joiner load anything: only an offer signed with the coordinator's key, naming the
+//! address it came from for the coordinator and a claim this joiner made, is taken.
 //!
 //! **What a rejoiner sees.** [`SessionEvent::Rejoining`](super::SessionEvent) on every member
 //! when the attempt starts, [`SessionEvent::Rejoined`](super::SessionEvent) on every member and
@@ -134,9 +159,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The prefix of every rejoin message. It names the messages' layout too: it changes whenever a
 /// message's layout does, so a program of another layout (a restarted program of another
 /// version comes back without a handshake) has its messages refused as
-/// [`RejoinDecodeError::BadMagic`] instead of misread. `RBJ2`: [`RejoinMsg::Offer`] names the
-/// members' addresses.
-pub const MAGIC: &[u8; 4] = b"RBJ2";
+/// [`RejoinDecodeError::BadMagic`] instead of misread. `RBJ3`: [`RejoinMsg::Offer`] names the
+/// members' addresses and is signed by the coordinator, and a member points a joiner at the
+/// coordinator ([`RejoinMsg::Coordinator`]).
+pub const MAGIC: &[u8; 4] = b"RBJ3";
 
 /// Bytes of snapshot per chunk.
 pub const CHUNK_BYTES: usize = 1024;
@@ -235,6 +261,17 @@ pub enum RejoinMsg {
         /// The joiner's snapshot size in bytes.
         snapshot_len: u32,
     },
+    /// Member other than the coordinator → the address a [`RejoinMsg::Join`] came from: the
+    /// coordinator is reached at `at` (it may have come back from a new address since the
+    /// match started, where a restarted joiner does not look for it). A hint only: the joiner
+    /// sends its Join there too, and trusts nothing that comes back for it (see the
+    /// [module](self)).
+    Coordinator {
+        /// The coordinator's slot.
+        slot: u16,
+        /// Its address now ([`WireAddress::to_wire`]).
+        at: Vec<u8>,
+    },
     /// Coordinator → the claimed slot's address: prove the claim over this nonce.
     Challenge {
         /// The slot claimed.
@@ -320,6 +357,12 @@ pub enum RejoinMsg {
         addrs: Vec<Vec<u8>>,
         /// The address the joiner's claim came from: where the members reach its slot.
         at: Vec<u8>,
+        /// The nonce of the claim that started the attempt: the offer answers that claim and
+        /// no other.
+        nonce: [u8; 16],
+        /// The coordinator's Ed25519 signature of [`offer_message`], with its match identity
+        /// ([`verify_offer`]).
+        signature: Vec<u8>,
     },
     /// Coordinator → joiner: bytes `index · CHUNK_BYTES ..` of the state.
     Chunk {
@@ -465,6 +508,10 @@ impl RejoinMsg {
             RejoinMsg::Join { slot, .. } | RejoinMsg::Challenge { slot, .. } => {
                 bound("slot", usize::from(*slot), MAX_SLOTS - 1)?;
             }
+            RejoinMsg::Coordinator { slot, at } => {
+                bound("slot", usize::from(*slot), MAX_SLOTS - 1)?;
+                bound("at", at.len(), MAX_ADDRESS_BYTES)?;
+            }
             RejoinMsg::Claim { proof, slot, .. } => {
                 bound("proof", proof.len(), MAX_PROOF_BYTES)?;
                 bound("slot", usize::from(*slot), MAX_SLOTS - 1)?;
@@ -474,8 +521,9 @@ impl RejoinMsg {
                 bound("at", at.len(), MAX_ADDRESS_BYTES)?;
             }
             RejoinMsg::Paused { out, .. } => bound("out", out.len(), MAX_SLOTS)?,
-            RejoinMsg::Offer { members, addrs, at, .. } => {
+            RejoinMsg::Offer { members, addrs, at, signature, .. } => {
                 bound("members", members.len(), MAX_SLOTS)?;
+                bound("signature", signature.len(), MAX_PROOF_BYTES)?;
                 if addrs.len() != members.len() {
                     let value = addrs.len() as u64;
                     return Err(RejoinDecodeError::OutOfBounds { field: "addrs", value });
@@ -496,6 +544,7 @@ impl RejoinMsg {
     pub fn kind(&self) -> &'static str {
         match self {
             RejoinMsg::Join { .. } => "Join",
+            RejoinMsg::Coordinator { .. } => "Coordinator",
             RejoinMsg::Challenge { .. } => "Challenge",
             RejoinMsg::Claim { .. } => "Claim",
             RejoinMsg::Pause { .. } => "Pause",
@@ -512,10 +561,14 @@ impl RejoinMsg {
         }
     }
 
-    /// The attempt a message belongs to (`None` for a join request, its challenge and claim).
+    /// The attempt a message belongs to (`None` for a join request, the answers to it and the
+    /// claim).
     pub fn attempt(&self) -> Option<u64> {
         match self {
-            RejoinMsg::Join { .. } | RejoinMsg::Challenge { .. } | RejoinMsg::Claim { .. } => None,
+            RejoinMsg::Join { .. }
+            | RejoinMsg::Coordinator { .. }
+            | RejoinMsg::Challenge { .. }
+            | RejoinMsg::Claim { .. } => None,
             RejoinMsg::Pause { attempt, .. }
             | RejoinMsg::Paused { attempt, .. }
             | RejoinMsg::Busy { attempt }
@@ -580,6 +633,43 @@ pub fn verify_claim(slot_key: &PublicIdentity, claim: &Claim, proof: &[u8]) -> b
     slot_key.verifies(&claim.message(), signature)
 }
 
+/// The prefix of every signed offer: a signature made for anything else (a claim, signed
+/// inputs) never verifies as an offer.
+const OFFER_DOMAIN: &[u8] = b"rollback_abilities rejoin offer v1\0";
+
+/// The bytes a coordinator signs for an offer to the joiner of slot `joiner`: a fixed domain
+/// prefix, the slot, and the [`RejoinMsg::Offer`]'s encoding with an empty signature (every
+/// other field: the attempt, the claim's nonce, the state's frame, size, digest and checksum,
+/// the members and where each is). `None` for any other message.
+pub fn offer_message(joiner: u16, offer: &RejoinMsg) -> Option<Vec<u8>> {
+    let mut unsigned = offer.clone();
+    let RejoinMsg::Offer { signature, .. } = &mut unsigned else { return None };
+    signature.clear();
+    let mut m = OFFER_DOMAIN.to_vec();
+    m.extend(joiner.to_le_bytes());
+    m.extend(codec().serialize(&unsigned).ok()?);
+    Some(m)
+}
+
+/// `offer` signed by `identity` (the coordinator's match identity) for the joiner of slot
+/// `joiner` ([`offer_message`]); any other message unchanged.
+pub fn sign_offer(offer: RejoinMsg, joiner: u16, identity: &Identity) -> RejoinMsg {
+    let Some(message) = offer_message(joiner, &offer) else { return offer };
+    let mut signed = offer;
+    if let RejoinMsg::Offer { signature, .. } = &mut signed {
+        *signature = identity.sign(&message).to_vec();
+    }
+    signed
+}
+
+/// Whether `offer` is signed by the match identity `coordinator_key` for the joiner of slot
+/// `joiner`: the one check that makes an offer the coordinator's, wherever it came from.
+pub fn verify_offer(coordinator_key: &PublicIdentity, joiner: u16, offer: &RejoinMsg) -> bool {
+    let RejoinMsg::Offer { signature, .. } = offer else { return false };
+    let Ok(signature) = <&[u8; 64]>::try_from(signature.as_slice()) else { return false };
+    offer_message(joiner, offer).is_some_and(|m| coordinator_key.verifies(&m, signature))
+}
+
 /// Something a peer sent in a rejoin that was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -637,8 +727,15 @@ pub enum RejoinFault {
         /// The joiner's slot.
         slot: usize,
     },
+    /// An offer not signed with the coordinator's match identity for this joiner, or naming a
+    /// challenge this joiner did not answer or already took an offer for (an old offer
+    /// replayed) ([`verify_offer`]).
+    BadOffer {
+        /// The slot the offer names as its coordinator (its lowest member).
+        coordinator: usize,
+    },
     /// The offer naming every member's address is longer than [`MAX_MESSAGE_BYTES`] (more than
-    /// about 40 members over IPv6); the attempt was called off.
+    /// 38 members over IPv6); the attempt was called off.
     OfferTooLarge {
         /// The members.
         members: usize,
@@ -669,6 +766,9 @@ impl fmt::Display for RejoinFault {
             RejoinFault::Unexpected { what } => write!(f, "unexpected rejoin message {what}"),
             RejoinFault::JoinerStalled { slot } => {
                 write!(f, "joiner of slot {slot} stalled mid-transfer")
+            }
+            RejoinFault::BadOffer { coordinator } => {
+                write!(f, "offer not signed by coordinator {coordinator} for this claim")
             }
             RejoinFault::OfferTooLarge { members } => {
                 write!(f, "an offer naming {members} members' addresses does not fit a message")
@@ -799,6 +899,8 @@ enum Phase {
 #[derive(Clone, Debug)]
 struct Coordination {
     attempt: u64,
+    /// The nonce of the claim that started it (the offer names it).
+    nonce: [u8; 16],
     /// The new session's channel.
     channel: u32,
     joiner: usize,
@@ -833,6 +935,8 @@ pub struct Member<A> {
     addrs: Vec<A>,
     /// Slot `i`'s match identity: the key its claims are signed with.
     keys: Vec<PublicIdentity>,
+    /// This member's own match identity: it signs the offers it makes as coordinator.
+    identity: Identity,
     /// The key this member's challenge nonces are drawn with (a nonce is never issued twice).
     nonce_key: [u8; 32],
     /// Challenges issued, by slot: the nonce and the tick it was issued.
@@ -859,13 +963,20 @@ pub struct Member<A> {
 
 impl<A: WireAddress> Member<A> {
     /// The member side of a peer in a match whose slot `i` is at `addrs[i]` and signs its
-    /// claims with the match identity `keys[i]` announced in the handshake. `nonce_key` draws
-    /// the challenges' nonces: 32 random bytes (the operating system's), fresh for every
+    /// claims with the match identity `keys[i]` announced in the handshake; `identity` is this
+    /// member's own (its public half is its slot's key), and signs its offers. `nonce_key`
+    /// draws the challenges' nonces: 32 random bytes (the operating system's), fresh for every
     /// member, so that no nonce is issued twice and an old claim never answers a new challenge.
-    pub fn new(addrs: Vec<A>, keys: Vec<PublicIdentity>, nonce_key: [u8; 32]) -> Member<A> {
+    pub fn new(
+        addrs: Vec<A>,
+        keys: Vec<PublicIdentity>,
+        identity: Identity,
+        nonce_key: [u8; 32],
+    ) -> Member<A> {
         Member {
             addrs,
             keys,
+            identity,
             nonce_key,
             challenges: BTreeMap::new(),
             nonces: 0,
@@ -1000,8 +1111,8 @@ impl<A: WireAddress> Member<A> {
             RejoinMsg::Claim { slot, nonce, proof } => {
                 self.on_claim(from, addr, usize::from(slot), nonce, &proof, view)
             }
-            RejoinMsg::Challenge { .. } => {
-                self.fault(from, RejoinFault::Unexpected { what: "Challenge" })
+            RejoinMsg::Challenge { .. } | RejoinMsg::Coordinator { .. } => {
+                self.fault(from, RejoinFault::Unexpected { what: msg.kind() })
             }
             RejoinMsg::Pause { attempt, joiner, at } => {
                 self.on_pause(from, attempt, joiner, &at, view)
@@ -1049,8 +1160,9 @@ impl<A: WireAddress> Member<A> {
         view: &MemberView,
         (content, hooks, len): (u64, u64, u64),
     ) {
-        if self.coordinator(view) != Some(view.slot) {
-            return;
+        let Some(coordinator) = self.coordinator(view) else { return };
+        if coordinator != view.slot {
+            return self.redirect(from, addr, slot, coordinator, view);
         }
         if slot >= self.addrs.len() || !view.out.contains(&slot) {
             return self.fault(from, RejoinFault::SlotInUse { slot });
@@ -1086,6 +1198,29 @@ impl<A: WireAddress> Member<A> {
         if from.is_none() && self.addrs.get(slot) != Some(addr) {
             self.outbox.push((addr.clone(), challenge.encode()));
         }
+    }
+
+    /// A Join that is the coordinator's to answer: the asker learns where the coordinator is
+    /// now (a restarted joiner knows only where it started). Answered for a slot that is out,
+    /// to the slot's address or to one that is no member's, like the coordinator's challenge:
+    /// one message no longer than a Join to an IPv4 address (a few bytes more to an IPv6 one),
+    /// at most [`MAX_MESSAGES_PER_TICK`] a tick for all strangers together; a Join sent from
+    /// another member's address gets nothing (that member knows where the coordinator is).
+    fn redirect(
+        &mut self,
+        from: Option<usize>,
+        addr: &A,
+        slot: usize,
+        coordinator: usize,
+        view: &MemberView,
+    ) {
+        if slot >= self.addrs.len() || !view.out.contains(&slot) || from.is_some_and(|f| f != slot)
+        {
+            return;
+        }
+        let Some(at) = self.addrs.get(coordinator).map(WireAddress::to_wire) else { return };
+        let msg = RejoinMsg::Coordinator { slot: coordinator as u16, at };
+        self.outbox.push((addr.clone(), msg.encode()));
     }
 
     /// A signed claim answering this member's challenge: checked under the slot's key; then
@@ -1141,6 +1276,7 @@ impl<A: WireAddress> Member<A> {
         let members = self.members(view);
         self.coordination = Some(Coordination {
             attempt,
+            nonce,
             channel: view.channel.saturating_add(1),
             joiner: slot,
             members: members.clone(),
@@ -1562,7 +1698,10 @@ impl<A: WireAddress> Member<A> {
                                 hooks_hash: view.hooks_hash,
                                 addrs: c.members.iter().map(|m| wire(*m)).collect(),
                                 at: wire(joiner),
+                                nonce: c.nonce,
+                                signature: Vec::new(),
                             };
+                            let offer = sign_offer(offer, joiner as u16, &self.identity);
                             let Some(offer) = offer.encode_within_bounds() else {
                                 let members = c.members.len();
                                 self.fault(None, RejoinFault::OfferTooLarge { members });
@@ -1716,9 +1855,18 @@ pub struct Joiner<A> {
     view: JoinerView,
     /// The slot's match identity: it signs the claims.
     identity: Identity,
+    /// Every slot's match identity (from the handshake): the coordinator's checks its offer.
+    keys: Vec<PublicIdentity>,
     /// Every slot's address: where the match started, until an offer's Go (then the addresses
     /// the offer named).
     addrs: Vec<A>,
+    /// Where members said the coordinator is now ([`RejoinMsg::Coordinator`]), by the member
+    /// that said it: the coordinator's slot and address. Hints: the joiner asks there too and
+    /// answers a challenge from there, nothing more.
+    redirects: BTreeMap<usize, (usize, A)>,
+    /// The nonces of the challenges this joiner answered, newest last: an offer names the one
+    /// its attempt started with, and one naming another (an old offer replayed) is refused.
+    answered: Vec<[u8; 16]>,
     incoming: Option<Incoming<A>>,
     /// Members' checksums by attempt (they may arrive before the offer), the newest few.
     sums: BTreeMap<u64, BTreeMap<usize, (Frame, u64)>>,
@@ -1734,15 +1882,27 @@ pub struct Joiner<A> {
 /// Attempts whose early checksums a joiner keeps.
 const EARLY_ATTEMPTS: usize = 4;
 
+/// Challenges whose nonces a joiner keeps ([`RejoinMsg::Offer`]'s `nonce`).
+const ANSWERED_NONCES: usize = 8;
+
 impl<A: WireAddress> Joiner<A> {
-    /// A joiner of the match whose slot `i` is at `addrs[i]`, proving its claim on its slot
-    /// with `identity`: the match identity the slot's owner announced in the handshake (a
-    /// restarted program keeps it, say in a file, to come back).
-    pub fn new(view: JoinerView, addrs: Vec<A>, identity: Identity) -> Joiner<A> {
+    /// A joiner of the match whose slot `i` is at `addrs[i]` with the match identity
+    /// `keys[i]` (announced in the handshake), proving its claim on its slot with `identity`:
+    /// the match identity the slot's owner announced (a restarted program keeps it, say in a
+    /// file, to come back).
+    pub fn new(
+        view: JoinerView,
+        addrs: Vec<A>,
+        keys: Vec<PublicIdentity>,
+        identity: Identity,
+    ) -> Joiner<A> {
         Joiner {
             view,
             identity,
+            keys,
             addrs,
+            redirects: BTreeMap::new(),
+            answered: Vec::new(),
             incoming: None,
             sums: BTreeMap::new(),
             tick: 0,
@@ -1798,6 +1958,15 @@ impl<A: WireAddress> Joiner<A> {
         }
     }
 
+    /// The coordinator a member said is at `addr` ([`RejoinMsg::Coordinator`]), before an
+    /// offer.
+    fn redirected(&self, addr: &A) -> Option<usize> {
+        if self.incoming.is_some() {
+            return None;
+        }
+        self.redirects.values().find(|(_, a)| a == addr).map(|(s, _)| *s)
+    }
+
     fn send(&mut self, slot: usize, msg: &RejoinMsg) {
         let addrs = self.incoming.as_ref().map_or(&self.addrs, |i| &i.addrs);
         if let Some(a) = addrs.get(slot) {
@@ -1815,7 +1984,10 @@ impl<A: WireAddress> Joiner<A> {
             return;
         }
         let addr = from;
-        let slot = self.slot_of(addr);
+        // Where a member said the coordinator is speaks for the coordinator's slot until an
+        // offer names the addresses (its late messages of an attempt called off are ignored as
+        // the coordinator's; it is trusted for nothing but its challenge).
+        let slot = self.slot_of(addr).or_else(|| self.redirected(addr));
         let count = self.counts.entry(slot.unwrap_or(usize::MAX)).or_insert(0);
         *count += 1;
         if *count > MAX_MESSAGES_PER_TICK {
@@ -1825,12 +1997,27 @@ impl<A: WireAddress> Joiner<A> {
             Ok(m) => m,
             Err(e) => return self.fault(slot, RejoinFault::Decode(e)),
         };
+        // An offer is the coordinator's by its signature, from wherever it comes (the
+        // coordinator may be where the match did not start); a challenge from where a member
+        // said the coordinator is gets the claim, which is good only for its nonce.
+        match (&msg, slot.filter(|s| *s != self.view.slot)) {
+            (RejoinMsg::Offer { .. }, from) => return self.on_offer(from, addr, &msg),
+            // A member that came back from a new address sends its checksum before the offer
+            // says where it is: normal, and it sends it again.
+            (RejoinMsg::Captured { .. }, None) if self.incoming.is_none() => return,
+            // A redirect counts only from a slot's own address.
+            (RejoinMsg::Coordinator { .. }, _) if self.slot_of(addr).is_none() => {
+                return self.fault(None, RejoinFault::Unexpected { what: "Coordinator" });
+            }
+            _ => {}
+        }
         let Some(from) = slot.filter(|s| *s != self.view.slot) else {
             return self.fault(slot, RejoinFault::Unexpected { what: "message from no member" });
         };
         match msg {
-            RejoinMsg::Challenge { slot, nonce } => self.on_challenge(from, slot, nonce),
-            RejoinMsg::Offer { .. } => self.on_offer(from, addr, &msg),
+            RejoinMsg::Challenge { slot, nonce } => self.on_challenge(from, addr, slot, nonce),
+            RejoinMsg::Coordinator { slot, at } => self.on_redirect(from, slot, &at),
+            RejoinMsg::Offer { .. } => {}
             RejoinMsg::Chunk { attempt, index, bytes } => {
                 self.on_chunk(from, attempt, index, bytes)
             }
@@ -1860,8 +2047,25 @@ impl<A: WireAddress> Joiner<A> {
         }
     }
 
-    /// A member's challenge on this joiner's slot: answered with the claim, signed.
-    fn on_challenge(&mut self, from: usize, slot: u16, nonce: [u8; 16]) {
+    /// A member's word that the coordinator, slot `coordinator`, is at `at`: the joiner asks
+    /// there too. One per member, the newest; it makes nothing from there trusted.
+    fn on_redirect(&mut self, from: usize, coordinator: u16, at: &[u8]) {
+        let coordinator = usize::from(coordinator);
+        let Some(at) = A::from_wire(at) else {
+            return self.fault(Some(from), RejoinFault::Unexpected { what: "Coordinator" });
+        };
+        if self.incoming.is_some() {
+            return;
+        }
+        if coordinator >= self.addrs.len() || coordinator == self.view.slot {
+            return self.fault(Some(from), RejoinFault::Unexpected { what: "Coordinator" });
+        }
+        self.redirects.insert(from, (coordinator, at));
+    }
+
+    /// A member's challenge on this joiner's slot: answered with the claim, signed, to the
+    /// address it came from.
+    fn on_challenge(&mut self, from: usize, addr: &A, slot: u16, nonce: [u8; 16]) {
         if usize::from(slot) != self.view.slot {
             return self.fault(Some(from), RejoinFault::Unexpected { what: "Challenge" });
         }
@@ -1873,15 +2077,23 @@ impl<A: WireAddress> Joiner<A> {
             snapshot_len: self.view.snapshot_len as u32,
         };
         let proof = claim.prove(&self.identity);
-        self.send(from, &RejoinMsg::Claim { slot, nonce, proof });
+        if !self.answered.contains(&nonce) {
+            self.answered.push(nonce);
+            if self.answered.len() > ANSWERED_NONCES {
+                self.answered.remove(0);
+            }
+        }
+        self.outbox.push((addr.clone(), RejoinMsg::Claim { slot, nonce, proof }.encode()));
     }
 
     /// A coordinator's offer of its state: taken if its terms are this joiner's (content,
-    /// hooks, size), its members are a membership this joiner can join, and the addresses it
-    /// names are addresses, one per member, the coordinator's the one the offer came from.
-    /// From then on the members are heard and answered at those addresses (see [`Joiner::address`]
-    /// for when they become the slots' addresses).
-    fn on_offer(&mut self, from: usize, addr: &A, offer: &RejoinMsg) {
+    /// hooks, size), its members are a membership this joiner can join (ascending, the
+    /// coordinator the lowest), it is signed with the coordinator's match identity for this
+    /// joiner's slot and answers a challenge this joiner answered (a nonce is taken once), and
+    /// the addresses it names are addresses, one per member, the coordinator's the one the
+    /// offer came from. From then on the members are heard and answered at those addresses
+    /// (see [`Joiner::address`] for when they become the slots' addresses).
+    fn on_offer(&mut self, from: Option<usize>, addr: &A, offer: &RejoinMsg) {
         let &RejoinMsg::Offer {
             attempt,
             channel,
@@ -1894,6 +2106,8 @@ impl<A: WireAddress> Joiner<A> {
             hooks_hash,
             ref addrs,
             ref at,
+            nonce,
+            ..
         } = offer
         else {
             return;
@@ -1902,23 +2116,34 @@ impl<A: WireAddress> Joiner<A> {
             return;
         }
         if content_hash != self.view.content_hash || hooks_hash != self.view.hooks_hash {
-            return self.fault(Some(from), RejoinFault::ContentMismatch);
+            return self.fault(from, RejoinFault::ContentMismatch);
         }
         if u64::from(len) != self.view.snapshot_len {
             let got = u64::from(len);
             let want = self.view.snapshot_len;
-            return self.fault(Some(from), RejoinFault::SnapshotSize { got, want });
+            return self.fault(from, RejoinFault::SnapshotSize { got, want });
         }
         let members: Vec<usize> = members.iter().map(|m| usize::from(*m)).collect();
-        if !members.contains(&from)
-            || members.contains(&self.view.slot)
-            || members.iter().any(|m| *m >= self.addrs.len())
-        {
-            return self.fault(Some(from), RejoinFault::Unexpected { what: "Offer" });
-        }
-        let Some(moved) = self.offered_addresses(from, addr, &members, addrs, at) else {
-            return self.fault(Some(from), RejoinFault::Unexpected { what: "Offer addresses" });
+        // The coordinator is the lowest slot in the match: the offer's first member.
+        let coordinator = members.first().copied().filter(|_| {
+            members.windows(2).all(|w| w[0] < w[1])
+                && !members.contains(&self.view.slot)
+                && members.iter().all(|m| *m < self.addrs.len())
+        });
+        let Some(coordinator) = coordinator else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Offer" });
         };
+        let joiner = self.view.slot as u16;
+        let signed = self.keys.get(coordinator).is_some_and(|key| verify_offer(key, joiner, offer));
+        if !signed || !self.answered.contains(&nonce) {
+            return self.fault(from, RejoinFault::BadOffer { coordinator });
+        }
+        let Some(moved) = self.offered_addresses(coordinator, addr, &members, addrs, at) else {
+            return self.fault(from, RejoinFault::Unexpected { what: "Offer addresses" });
+        };
+        // The offer answers one claim: the same offer again, later, is a replay.
+        self.answered.retain(|n| *n != nonce);
+        let from = coordinator;
         // A member's checksum heard at the address its slot had before is not its own.
         if let Some(sums) = self.sums.get_mut(&attempt) {
             sums.retain(|m, _| moved.get(*m) == self.addrs.get(*m));
@@ -2046,6 +2271,15 @@ impl<A: WireAddress> Joiner<A> {
                         self.send(s, &join);
                     }
                 }
+                // And where members said the coordinator is, if no slot started there.
+                let mut hinted: Vec<A> = Vec::new();
+                for (_, a) in self.redirects.values() {
+                    if !self.addrs.contains(a) && !hinted.contains(a) {
+                        hinted.push(a.clone());
+                    }
+                }
+                let bytes = join.encode();
+                self.outbox.extend(hinted.into_iter().map(|a| (a, bytes.clone())));
             }
             return;
         };

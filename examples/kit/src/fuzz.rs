@@ -269,14 +269,14 @@ pub fn scenario(data: &[u8]) {
 }
 
 /// A rejoin-protocol message with field values read from `b`: any kind, attempt, slot, frame
-/// near `current`, size, digest, member list, nonce and chunk, and a claim proof signed with
-/// member 1's own key (`identity`: a dishonest member), made up, or empty.
+/// near `current`, size, digest, member list, nonce and chunk, and a claim proof or an offer's
+/// signature made with member 1's own key (`identity`: a dishonest member), made up, or empty.
 fn rejoin_message(
     b: &mut Bytes<'_>,
     current: i32,
     identity: &rollback_abilities::session::Identity,
 ) -> rollback_abilities::session::rejoin::RejoinMsg {
-    use rollback_abilities::session::rejoin::{Claim, RejoinMsg, WireAddress};
+    use rollback_abilities::session::rejoin::{Claim, RejoinMsg, WireAddress, sign_offer};
     let frame = |b: &mut Bytes<'_>| current.saturating_add(i32::from(b.u8() as i8)).max(0) as u32;
     // Attempts are small numbers in practice: mostly a few, sometimes anything.
     let attempt = |b: &mut Bytes<'_>| match b.u8() % 4 {
@@ -340,7 +340,8 @@ fn rejoin_message(
             out: slots(b),
             last_input: frame(b),
         },
-        3 => RejoinMsg::Busy { attempt: attempt(b) },
+        3 if b.u8().is_multiple_of(2) => RejoinMsg::Busy { attempt: attempt(b) },
+        3 => RejoinMsg::Coordinator { slot: u16::from(b.u8() % 5), at: address(b) },
         4 => RejoinMsg::Switch { attempt: attempt(b), frame: frame(b) },
         5 => RejoinMsg::Captured { attempt: attempt(b), frame: frame(b), checksum: b.u64() },
         6 => {
@@ -352,7 +353,7 @@ fn rejoin_message(
             let named = members.len() + usize::from(b.u8().is_multiple_of(8));
             let addrs = (0..named).map(|_| address(b)).collect();
             let at = address(b);
-            RejoinMsg::Offer {
+            let offer = RejoinMsg::Offer {
                 attempt,
                 channel,
                 frame,
@@ -364,6 +365,21 @@ fn rejoin_message(
                 hooks_hash,
                 addrs,
                 at,
+                nonce: nonce(b),
+                signature: Vec::new(),
+            };
+            // Signed by member 1 for some joiner, made up, or unsigned.
+            match b.u8() % 3 {
+                0 => sign_offer(offer, u16::from(b.u8() % 5), identity),
+                1 => {
+                    let mut o = offer;
+                    if let RejoinMsg::Offer { signature, .. } = &mut o {
+                        signature.resize(usize::from(b.u8() % 80), 0);
+                        b.fill(signature);
+                    }
+                    o
+                }
+                _ => offer,
             }
         }
         7 => {
@@ -1088,7 +1104,10 @@ mod tests {
         let moved = offer([addr(0), addr(5), addr(6)].concat());
         // The same offer with one address longer than any address.
         let long = offer([addr(0), vec![0, 33], vec![0xA5; 33], addr(6)].concat());
+        // A member's word (the guard byte odd) that coordinator 0 is at a new address.
+        let redirect = [vec![3, 1, 0], addr(5)].concat();
         vec![
+            ("seed-rejoin-coordinator-at-a-new-address", redirect),
             ("seed-rejoin-have-with-holes", have),
             ("seed-rejoin-pause-at-a-new-address", pause),
             ("seed-rejoin-offer-names-a-moved-member", moved),
@@ -1118,6 +1137,9 @@ mod tests {
             let wire = msg.encode();
             match (name, &msg, RejoinMsg::decode(&wire)) {
                 (_, RejoinMsg::Have { chunks: 2, held: 0b1010_0101, .. }, Ok(_)) => {}
+                (_, RejoinMsg::Coordinator { slot: 0, at }, Ok(_)) => {
+                    assert_eq!(at, &PeerAddr(5).to_wire());
+                }
                 (_, RejoinMsg::Pause { joiner: 1, at, .. }, Ok(_)) => {
                     assert_eq!(at, &PeerAddr(5).to_wire());
                 }

@@ -942,6 +942,53 @@ fn a_predicted_end_taken_back_is_not_confirmed_twice() {
     assert_eq!(log.reconciled(), straight.reconciled());
 }
 
+/// A session that starts over from an older state (a rejoin's new session, which continues from
+/// the members' confirmed state while the old one had run ahead) is told of the rewind once and
+/// simulates those frames again only ticks later: the bursts the old timeline played there and
+/// the new one does not have are cancelled when the frames come again, not confirmed.
+#[test]
+fn bursts_of_frames_a_new_session_takes_back_later_are_cancelled() {
+    // The truth: player 0 hits from frame 20 to 49 only. The old timeline, run ahead past
+    // frame 60 before the new session took over, also had it hit from 60 to 89.
+    let truth: Vec<[u8; 2]> =
+        (0..120u32).map(|f| [u8::from((20..50).contains(&f)) << 1, 0]).collect();
+    let (mut w, _) = arena(ARENA);
+    let mut director = CueDirector::new();
+    let mut log = Log::default();
+    for (f, inputs) in truth.iter().enumerate().take(60) {
+        w.step(inputs);
+        director.ingest(w.output());
+        log.at(f as u32);
+        director.reconcile(&w, Some(f as u32), &mut log);
+    }
+    let at_60 = w.snapshot();
+    for f in 60..90u32 {
+        w.step(&[2, 0]);
+        director.ingest(w.output());
+        log.at(f);
+        director.reconcile(&w, Some(59), &mut log);
+    }
+    let played_ahead = log.calls().filter(|c| matches!(c, Call::Play(k) if k.frame >= 60)).count();
+    assert!(played_ahead > 0, "the old timeline played bursts past frame 60");
+    // The new session starts from the state before frame 60 and synchronises for a few ticks
+    // before it simulates anything.
+    w.load(&at_60).unwrap();
+    director.rewound_to(60);
+    for _ in 0..5 {
+        director.reconcile(&w, Some(59), &mut log);
+    }
+    for (f, inputs) in truth.iter().enumerate().skip(60) {
+        w.step(inputs);
+        director.ingest(w.output());
+        log.at(f as u32);
+        director.reconcile(&w, Some(f as u32), &mut log);
+    }
+    log.check_invariants().unwrap();
+    let straight = straight_log(&truth);
+    assert_eq!(confirmed_keys(&log), confirmed_keys(&straight));
+    assert_eq!(log.reconciled(), straight.reconciled());
+}
+
 /// A GGRS session with sparse saving loads its last saved state, a confirmed frame, and
 /// simulates confirmed frames again: their bursts are not played or confirmed a second time.
 #[test]

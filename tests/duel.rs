@@ -207,6 +207,30 @@ fn the_match_replay_verifies() {
     assert!(back.verify(&mut three).is_err());
 }
 
+/// A peer whose confirmed cue log holds a burst twice fails the exactly-once check, and the
+/// report names the burst: its tag, frame and how often each log has it.
+#[test]
+fn a_burst_confirmed_twice_is_named_in_the_report() {
+    let options = MatchOptions { frames: 600, seed: 2, ..MatchOptions::default() };
+    let (r, replay) = play(options);
+    assert!(r.cue_logs_agree());
+    let mut peers = r.peers.clone();
+    let log = &mut peers[0].confirmed_cues;
+    let i = log.iter().position(|k| k.kind == CueKind::Executed).expect("a burst");
+    let twice = log[i];
+    log.insert(i, twice);
+    let bad = MatchReport::build(options, r.transport, peers, &replay).expect("builds");
+    assert!(!bad.cue_logs_agree() && !bad.is_ok());
+    let text = bad.to_string();
+    assert!(text.contains(&format!("FAILED at frame {}", twice.frame)), "{text}");
+    let tag = duel::content().tag_name(twice.tag).to_owned();
+    let line = text.lines().find(|l| l.starts_with("  peer 0: burst ")).expect("the named burst");
+    assert!(line.contains(&tag), "{line}");
+    assert!(line.contains(&format!("at frame {}", twice.frame)), "{line}");
+    assert!(line.contains("confirmed 2 times, 1 in the replay"), "{line}");
+    assert!(text.contains("Verdict: FAILED"), "{text}");
+}
+
 /// Same options, same report (bots, network and simulation are all seeded); another seed,
 /// another match.
 #[test]

@@ -353,8 +353,11 @@ impl CueDirector {
     }
 
     /// The session loaded the state saved for `frame`: frames from `frame` on will be
-    /// re-simulated (and re-ingested) in this batch. Frames already confirmed and reconciled
-    /// are final: simulating them again changes nothing that was presented.
+    /// re-simulated (and re-ingested), in this batch after a GGRS rollback, or in later ones when
+    /// a new session starts over from an older state (a rejoin's). Bursts played for a frame
+    /// are checked when that frame comes again: those it no longer has are cancelled, never
+    /// confirmed. Frames already confirmed and reconciled are final: simulating them again
+    /// changes nothing that was presented.
     pub fn rewound_to(&mut self, frame: Frame) {
         let frame = self.settled.map_or(frame, |s| frame.max(s + 1));
         self.rewind_from = Some(self.rewind_from.map_or(frame, |r| r.min(frame)));
@@ -443,6 +446,17 @@ impl CueDirector {
                 } else {
                     to_play.push(cue);
                 }
+            }
+        }
+        // A rewind past the frames simulated again so far (a session that starts over from an
+        // older state and has not caught up yet: a rejoin's new session) stays pending for the
+        // rest: what was played there is checked when those frames come again.
+        if let Some(r) = rewind {
+            let next = world.next_frame();
+            let ahead = self.played.range(next..).next().is_some()
+                || self.held.range(next..).next().is_some();
+            if ahead {
+                self.rewind_from = Some(r.max(next));
             }
         }
         // Fuzzy re-timing: a cancel and a play of the same identity within k frames move.

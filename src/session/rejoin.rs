@@ -51,7 +51,10 @@
 //!    every frame after their own L until they have confirmed F − 1; the confirmed state before
 //!    F is then the same on every member (it depends only on the confirmed inputs before it),
 //!    and each reports its checksum ([`RejoinMsg::Captured`]) to the coordinator and the
-//!    joiner. Frames from F on are not recorded: the new session replaces them.
+//!    joiner, and holds again until the new session starts. The few frames from F on it
+//!    simulated while it waited for the confirmation of F − 1 are neither recorded nor
+//!    confirmed: the new session replaces them (a cue director cancels their bursts that the new
+//!    session does not have when it simulates those frames again).
 //! 4. When every checksum agrees, the coordinator sends the state before F to the joiner:
 //!    an [`RejoinMsg::Offer`] (frame, size, digest, checksum, the members, where each member
 //!    and the joiner are reached now, and the nonce of the claim it answers), signed with the
@@ -916,7 +919,7 @@ struct Coordination {
 enum Follow {
     Paused { last_input: Frame },
     Settling { frame: Frame, last_input: Frame },
-    Captured { frame: Frame, last_input: Frame, checksum: u64 },
+    Captured { frame: Frame, checksum: u64 },
 }
 
 #[derive(Clone, Debug)]
@@ -1013,10 +1016,11 @@ impl<A: WireAddress> Member<A> {
         let own = self.coordination.as_ref().map(|c| &c.phase);
         match (&self.following, own) {
             (Some(f), _) => match f.state {
-                Follow::Paused { .. } => Hold::Pause,
-                Follow::Settling { last_input, .. } | Follow::Captured { last_input, .. } => {
-                    Hold::DefaultAfter(last_input)
-                }
+                // Once the state before F is captured, frames from F on belong to the session
+                // that follows: the member holds rather than play a timeline it will drop (its
+                // inputs up to F − 1 are sent; GGRS resends them while the session is polled).
+                Follow::Paused { .. } | Follow::Captured { .. } => Hold::Pause,
+                Follow::Settling { last_input, .. } => Hold::DefaultAfter(last_input),
             },
             (None, _) => Hold::Play,
         }
@@ -1620,11 +1624,11 @@ impl<A: WireAddress> Member<A> {
                     self.end_following();
                 }
             }
-            Follow::Settling { frame, last_input } => {
+            Follow::Settling { frame, .. } => {
                 if let Some((cf, _, checksum)) = captured
                     && cf == frame
                 {
-                    f.state = Follow::Captured { frame, last_input, checksum };
+                    f.state = Follow::Captured { frame, checksum };
                     f.since = tick;
                     f.resent = tick;
                     let msg = RejoinMsg::Captured { attempt, frame, checksum };
@@ -1636,7 +1640,7 @@ impl<A: WireAddress> Member<A> {
                     self.end_following();
                 }
             }
-            Follow::Captured { frame, checksum, .. } => {
+            Follow::Captured { frame, checksum } => {
                 if tick.saturating_sub(f.since) > 2 * ATTEMPT_TICKS {
                     self.end_following();
                 } else if coordinator != view.slot && tick >= f.resent + RESEND_TICKS {

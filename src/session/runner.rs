@@ -547,8 +547,8 @@ impl<G: Game> Runner<G> {
 
     /// The inputs of the latest confirmed frames (at least the newest 600), oldest first: each
     /// frame with every player's input as the game stepped it (the default input for a player
-    /// out of the match). A peer that came back into a match records no replay (a replay
-    /// starts at frame 0); this is what it confirmed since.
+    /// out of the match), recorded or not: a peer that came back into a match and does not
+    /// record has these since it came back.
     pub fn confirmed_inputs(&self) -> &[(Frame, Vec<G::Input>)] {
         &self.confirmed_log
     }

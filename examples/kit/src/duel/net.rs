@@ -25,8 +25,9 @@ use rollback_abilities::session::{Batch, MatchKeys, MatchPeer, MatchTransport};
 /// a new program, [`NetPeer::rejoin`], from the same address or a new one. The members agree on
 /// the frame F it comes back at (the frame after the last one each gave an input for: with
 /// every member waiting at `back`, F is `back` plus the input delay), send it their state, and
-/// everyone plays on from F. The returned player's runner records no replay (a replay starts
-/// at frame 0); its bot reads the inputs it confirmed since F ([`BotView::resume`]).
+/// everyone plays on from F. The returned player's runner records no replay here (the replay
+/// peer's covers the whole match); its bot reads the inputs it confirmed since F
+/// ([`BotView::resume`]).
 #[derive(Debug)]
 pub struct NetPeer<T: MatchTransport> {
     peer: MatchPeer<Duel, T>,
@@ -305,7 +306,7 @@ impl<T: MatchTransport> NetPeer<T> {
     }
 
     /// The recorded replay, cut to the match's frames (recording stops; empty for a peer that
-    /// came back).
+    /// came back, which records none).
     pub fn take_replay(&mut self) -> Replay {
         finished_replay(&mut self.peer.runner, self.options.frames)
     }

@@ -124,8 +124,8 @@ impl BotView {
         self.catch_up_with(runner.world().next_frame(), runner);
     }
 
-    /// [`BotView::catch_up`] for a peer whose runner records nothing (a player who came back
-    /// into the match: a replay starts at frame 0): moves the view to [`BOT_REACTION_FRAMES`]
+    /// [`BotView::catch_up`] for a peer whose runner records nothing (in the duel, a player who
+    /// came back into the match): moves the view to [`BOT_REACTION_FRAMES`]
     /// before `next_frame`, the peer's next frame, replaying the confirmed inputs `source`
     /// recorded — another peer of the same match, whose confirmed timeline is the same (the
     /// report checks it).
@@ -599,13 +599,14 @@ fn duel_runner(options: &MatchOptions, player: usize) -> Result<Runner<Duel>, Ma
     Ok(runner)
 }
 
-/// The replay a runner recorded, cut to the match's frames.
+/// The replay a runner recorded, cut to the match's frames (a replay that starts past frame 0,
+/// a returned player's, keeps its frames before `frames`).
 pub(super) fn finished_replay(runner: &mut Runner<Duel>, frames: Frame) -> Replay {
     let mut replay = match runner.take_recorder() {
         Some(r) => r.finish(),
         None => rollback_abilities::replay::Recorder::new(runner.world(), 0).finish(),
     };
-    replay.frames.truncate(frames as usize);
+    replay.frames.truncate(frames.saturating_sub(replay.first_frame()) as usize);
     replay.keyframes.retain(|(f, _)| *f <= frames);
     replay
 }
@@ -631,8 +632,8 @@ pub(super) fn checksums_after(runner: &Runner<Duel>, from: Frame) -> Vec<u64> {
 /// simulated `leave`, and once every peer in the match has confirmed the frames before `back`
 /// it comes back as a restarted program would ([`LocalMatch::rejoin`] with a fresh world): the
 /// members agree on a frame F, send it their state before F, and everyone plays on from F in a
-/// new session. Its runner then feeds a new cue director and records no replay (a replay starts
-/// at frame 0); its bot decides from the replay peer's confirmed record
+/// new session. Its runner then feeds a new cue director and records no replay (the replay
+/// peer's covers the match); its bot decides from the replay peer's confirmed record
 /// ([`BotView::catch_up_with`]). The match is finished when, besides, every peer reported
 /// the rejoin and the rejoiner has confirmed every frame. A `--leave` departure waits until no
 /// rejoin is under way (the rejoin protocol takes departures between rejoins).

@@ -198,8 +198,7 @@ pub struct Comeback {
     /// [`SessionEvent::Rejoined`](rollback_abilities::session::SessionEvent::Rejoined)).
     pub frame: Frame,
     /// The world checksum after each confirmed frame from F on, from its runner's confirmed
-    /// state checksums ([`Runner::confirmed_checksums`]; it records no replay after coming
-    /// back, a replay starts at frame 0).
+    /// state checksums ([`Runner::confirmed_checksums`]; the duel records no replay on it).
     pub checksums: Vec<u64>,
     /// Bytes of the members' state it received (0: not seen).
     pub state_bytes: usize,
@@ -1220,9 +1219,37 @@ impl MatchReport {
              at once):\n{bursts} bursts and {persistent} persistent instances happened"
         )?;
         table(f, "", &cols, &rows)?;
+        // What the first difference is: a cue the peer confirmed more or fewer times than the
+        // replay has it.
+        let content = super::content();
+        for l in &self.cue_logs {
+            let diffs = [(&l.burst_difference, "burst"), (&l.persistent_difference, "instance")];
+            for (diff, what) in diffs {
+                if let Some(k) = diff {
+                    let count = |log: &[CueKey]| log.iter().filter(|c| *c == k).count();
+                    let mine = self
+                        .peers
+                        .iter()
+                        .find(|p| p.player == l.player)
+                        .map_or(0, |p| count(&p.confirmed_cues));
+                    writeln!(
+                        f,
+                        "  peer {}: {what} {} ({:?}) on {:?} from {:?}, #{} at frame {}: \
+                         confirmed {mine} times, {} in the replay",
+                        l.player,
+                        content.tag_name(k.tag),
+                        k.kind,
+                        k.target,
+                        k.origin,
+                        k.ordinal,
+                        k.frame,
+                        count(&self.replay_cues),
+                    )?;
+                }
+            }
+        }
         writeln!(f)?;
 
-        let content = super::content();
         let mut by_tag: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
         for k in &self.replay_cues {
             let e = by_tag.entry(content.tag_name(k.tag)).or_default();

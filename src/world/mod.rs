@@ -5,6 +5,7 @@ mod attributes;
 mod boxes;
 pub(crate) mod capacity;
 pub(crate) mod cascade;
+mod copy_hash;
 mod cues;
 mod effects;
 pub(crate) mod hooks;

@@ -9,6 +9,7 @@
 //! machine.
 
 use super::Game;
+use super::copy_hash::CopyHasher;
 use crate::ability::AbilitySpec;
 use crate::ability::task::TaskRec;
 pub use crate::attribute::AttrValue;
@@ -774,28 +775,56 @@ snapshot_columns! {
 /// or SSE2 path at run time (the output is the same on every path and machine).
 type Xxh3 = RawHasher<&'static [u8; twox_hash::xxhash3_64::DEFAULT_SECRET_LENGTH]>;
 
-/// The per-subsystem hashers of one checksum pass (columns arrive in checksum order, so each
-/// subsystem's columns are consecutive).
-#[derive(Default)]
-struct Hashes {
-    parts: [u64; Subsystem::COUNT],
-    cur: Option<(Subsystem, Xxh3)>,
+/// One subsystem's XXH3-64 stream: twox-hash's over bytes in place ([`State::checksums`]), or
+/// [`CopyHasher`] over bytes being copied ([`State::copy_from_checksummed`]). Both give the same
+/// hash of the same bytes.
+trait Stream {
+    fn open() -> Self;
+    fn hash(&self) -> u64;
 }
 
-impl Hashes {
-    fn write(&mut self, s: Subsystem, bytes: &[u8]) {
+impl Stream for Xxh3 {
+    fn open() -> Self {
+        RawHasher::new(SecretBuffer::default())
+    }
+    fn hash(&self) -> u64 {
+        self.finish()
+    }
+}
+
+impl Stream for CopyHasher {
+    fn open() -> Self {
+        CopyHasher::new()
+    }
+    fn hash(&self) -> u64 {
+        self.finish()
+    }
+}
+
+/// The per-subsystem hashers of one checksum pass (columns arrive in checksum order, so each
+/// subsystem's columns are consecutive).
+struct Hashes<H> {
+    parts: [u64; Subsystem::COUNT],
+    cur: Option<(Subsystem, H)>,
+}
+
+impl<H: Stream> Hashes<H> {
+    fn new() -> Self {
+        Hashes { parts: [0; Subsystem::COUNT], cur: None }
+    }
+
+    /// The stream of subsystem `s`, opened if the last one was another subsystem's (an empty
+    /// subsystem still has the hash of no bytes).
+    fn stream(&mut self, s: Subsystem) -> &mut H {
         if self.cur.as_ref().map(|c| c.0) != Some(s) {
             self.close();
-            self.cur = Some((s, RawHasher::new(SecretBuffer::default())));
         }
-        if let Some((_, h)) = self.cur.as_mut() {
-            h.write(bytes);
-        }
+        &mut self.cur.get_or_insert_with(|| (s, H::open())).1
     }
 
     fn close(&mut self) {
         if let Some((s, h)) = self.cur.take() {
-            self.parts[s.index()] = h.finish();
+            self.parts[s.index()] = h.hash();
         }
     }
 
@@ -842,26 +871,18 @@ impl<G: Game> State<G> {
         self.for_each_column_pair(o, |_, dst, src, _| dst.copy_from_slice(src));
     }
 
-    /// [`State::copy_from`] and [`State::checksums`] of the result in one pass: each column is
-    /// copied in chunks and every chunk is hashed right after it is written, while it is still
-    /// in the first-level cache, so the bytes cross the memory bus once instead of twice.
+    /// [`State::copy_from`] and [`State::checksums`] of the result in one pass: each column's
+    /// hashed bytes are copied and hashed together by [`CopyHasher`] (each stripe loaded once,
+    /// stored and accumulated), the rest of it copied.
     pub fn copy_from_checksummed(&mut self, o: &State<G>) -> Checksums {
         assert_eq!(self.layout, o.layout, "snapshot layouts differ");
-        /// Bytes copied and hashed at a time (fits the L1 data cache with room to spare).
-        const CHUNK: usize = 16 * 1024;
-        let mut hashes = Hashes::default();
-        let mut pair = |s: Subsystem, dst: &mut [u8], src: &[u8], hashed: usize| {
-            // Opens the subsystem's hash even for an empty column (an empty subsystem still
-            // has the hash of no bytes, as in `checksums`).
-            hashes.write(s, &[]);
-            let mut at = 0;
-            for (d, c) in dst.chunks_mut(CHUNK).zip(src.chunks(CHUNK)) {
-                d.copy_from_slice(c);
-                hashes.write(s, &d[..hashed.saturating_sub(at).min(d.len())]);
-                at += d.len();
-            }
-        };
-        self.for_each_column_pair(o, &mut pair);
+        let mut hashes = Hashes::<CopyHasher>::new();
+        self.for_each_column_pair(o, |s, dst, src, hashed| {
+            let (dh, dt) = dst.split_at_mut(hashed.min(dst.len()));
+            let (sh, st) = src.split_at(dh.len());
+            hashes.stream(s).copy(dh, sh);
+            dt.copy_from_slice(st);
+        });
         hashes.finish()
     }
 
@@ -963,8 +984,8 @@ impl<G: Game> State<G> {
 
     /// xxh3-64 per subsystem over its columns' bytes in order, then over the sub-checksums.
     pub fn checksums(&self) -> Checksums {
-        let mut hashes = Hashes::default();
-        self.visit_columns(|s, _, bytes, hashed| hashes.write(s, &bytes[..hashed]));
+        let mut hashes = Hashes::<Xxh3>::new();
+        self.visit_columns(|s, _, bytes, hashed| hashes.stream(s).write(&bytes[..hashed]));
         hashes.finish()
     }
 

@@ -602,3 +602,80 @@ fn frames_confirmed_before_they_are_simulated_are_delivered() {
     same_log(&log.confirmed(), &plain.confirmed(), "confirmed two frames ahead");
     assert!(sorted(log.standing()) == sorted(plain.standing()));
 }
+
+/// A rejoin's new session starts over from the state before frame 60 and synchronises for a
+/// few ticks before it simulates anything, while the old timeline had run on to frame 89 (the
+/// same inputs up to 74, others after). Events of the frames the new session has again are
+/// shown once, not retracted and shown again; those it does not have are retracted when it
+/// simulates their frames, never confirmed, even when the new session confirms a frame before
+/// it simulates it.
+#[test]
+fn events_of_frames_a_new_session_takes_back_are_checked_when_they_come_again() {
+    let frames = 160;
+    let (plain, _) = straight(5, frames);
+    let truth = feed(5, frames);
+    let other = feed(6, frames);
+    let (mut w, ents) = brawl();
+    let mut director = EventDirector::new();
+    subscribe(&mut director, &w, ents);
+    let mut log = UiLog::default();
+    let mut buf = Vec::new();
+    for f in 0..60 {
+        truth(f, &mut buf);
+        w.step(&buf);
+        director.ingest(&w);
+        director.reconcile(Some(f));
+        director.deliver(&mut log);
+    }
+    let at_60 = w.snapshot();
+    for f in 60..90 {
+        if f < 75 {
+            truth(f, &mut buf)
+        } else {
+            other(f, &mut buf)
+        }
+        w.step(&buf);
+        director.ingest(&w);
+        director.reconcile(Some(59));
+        director.deliver(&mut log);
+    }
+    let retracted =
+        |log: &UiLog| log.notices.iter().filter(|n| n.call == UiCall::Retracted).count();
+    let retracted_ahead = retracted(&log);
+    w.load(&at_60).unwrap();
+    director.rewound_to(60);
+    for _ in 0..5 {
+        director.reconcile(Some(59));
+        director.deliver(&mut log);
+    }
+    assert_eq!(
+        retracted(&log),
+        retracted_ahead,
+        "nothing is retracted before its frame comes again"
+    );
+    let before = log.notices.len();
+    // The new session confirms two frames before it simulates them.
+    director.reconcile(Some(61));
+    director.deliver(&mut log);
+    assert_eq!(log.notices.len(), before, "nothing of frames not simulated again is confirmed");
+    for f in 60..frames + 10 {
+        truth(f, &mut buf);
+        w.step(&buf);
+        director.ingest(&w);
+        director.reconcile(Some(f));
+        director.deliver(&mut log);
+    }
+    log.check_invariants().unwrap();
+    same_log(&log.confirmed(), &plain.confirmed(), "across the new session");
+    retractions_are_mispredictions(&log, &plain.confirmed());
+    let blips = log
+        .notices
+        .iter()
+        .filter(|n| n.call == UiCall::Retracted && n.event.key.frame < 75)
+        .count();
+    assert_eq!(blips, 0, "events the new session has again are not retracted");
+    assert!(
+        retracted(&log) > retracted_ahead,
+        "the old timeline's own events from frame 75 on are retracted"
+    );
+}

@@ -510,7 +510,16 @@ impl CueDirector {
 
         // Confirmation.
         if let Some(c) = confirmed {
-            self.confirm_through(c, now, presenter);
+            // Bursts of frames a pending rewind will simulate again are not the confirmed
+            // timeline's yet (a new session can confirm a frame before it simulates it).
+            match self.rewind_from {
+                Some(p) => {
+                    if let Some(last) = p.checked_sub(1) {
+                        self.confirm_through(c.min(last), now, presenter);
+                    }
+                }
+                None => self.confirm_through(c, now, presenter),
+            }
             self.settle_edges(world, c, now, presenter);
         }
         self.last_confirmed = confirmed.or(self.last_confirmed);

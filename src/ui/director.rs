@@ -198,12 +198,17 @@ impl EventDirector {
     }
 
     /// The session loaded the state saved for `frame`: frames from `frame` on will be
-    /// re-simulated (and re-ingested) in this batch. Frames already confirmed and reconciled
-    /// are final: simulating them again changes nothing that was delivered.
+    /// re-simulated (and re-ingested), in this batch after a GGRS rollback, or in later ones when
+    /// a new session starts over from an older state (a rejoin's). Events shown for a frame are
+    /// checked when that frame comes again: those it no longer has are retracted, never
+    /// confirmed, and those it has again are not shown twice. Frames already confirmed and
+    /// reconciled are final: simulating them again changes nothing that was delivered.
     pub fn rewound_to(&mut self, frame: Frame) {
         let frame = self.settled.map_or(frame, |s| frame.max(s + 1));
         self.rewind_from = Some(self.rewind_from.map_or(frame, |r| r.min(frame)));
         self.batch.retain(|f, _| *f < frame);
+        // Nothing from `frame` on is simulated in the timeline that continues.
+        self.newest = frame.checked_sub(1).and_then(|n| self.newest.map(|old| old.min(n)));
     }
 
     /// Takes the events of the frame the world just advanced (`world.output()`). Frames already
@@ -234,11 +239,16 @@ impl EventDirector {
         let rewind = self.rewind_from.take();
         let mut retractions: Vec<UiNotice> = Vec::new();
         let mut shows: Vec<UiNotice> = Vec::new();
-        // Frames rewound and not simulated again are not in the timeline any more.
+        // Frames rewound and not simulated again, up to the newest frame simulated since, are
+        // not in the timeline any more. Frames past it (a session that starts over from an
+        // older state and has not caught up yet: a rejoin's new session) keep what was shown
+        // there until they come again, and the rewind stays pending for them.
+        let simulated = batch.keys().next_back().copied();
         if let Some(r) = rewind {
+            let end = simulated.map_or(r, |s| s.max(r.saturating_sub(1)) + 1);
             let gone: Vec<Frame> = self
                 .ledger
-                .range(r..)
+                .range(r..end)
                 .map(|(f, _)| *f)
                 .filter(|f| !batch.contains_key(f))
                 .collect();
@@ -246,6 +256,9 @@ impl EventDirector {
                 for e in self.ledger.remove(&f).unwrap_or_default() {
                     retract(&e, &mut retractions);
                 }
+            }
+            if self.ledger.range(end..).next().is_some() {
+                self.rewind_from = Some(end);
             }
         }
         for (frame, events) in batch {
@@ -290,7 +303,16 @@ impl EventDirector {
             self.push(n);
         }
         if let Some(c) = confirmed {
-            self.confirm_through(c);
+            // What was shown for frames a pending rewind will simulate again is not the
+            // confirmed timeline's yet: it is confirmed when those frames have come again.
+            match self.rewind_from {
+                Some(p) => {
+                    if let Some(last) = p.checked_sub(1) {
+                        self.confirm_through(c.min(last));
+                    }
+                }
+                None => self.confirm_through(c),
+            }
             self.last_confirmed = Some(self.last_confirmed.map_or(c, |l| l.max(c)));
             if let Some(n) = self.newest {
                 let s = c.min(n);

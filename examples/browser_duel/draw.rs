@@ -796,12 +796,19 @@ impl Painter {
     /// rematch.
     fn round(&self, world: &World<Duel>, hud: &Hud) {
         let g = world.global();
-        let frame = world.next_frame();
+        let state = match_state(world);
+        // The clock stops when the round is decided (a knock-out or the time).
+        let frame = match state {
+            MatchState::Fighting { .. } => world.next_frame(),
+            _ => g.ko_frame,
+        };
         let left = ROUND_FRAMES.saturating_sub(frame.saturating_sub(g.round_start));
         let secs = left.div_ceil(60);
         let clock = format!("{}:{:02}", secs / 60, secs % 60);
         // Past the best of, the lead is shared: a tie-break round.
-        let text = if g.round > BEST_OF {
+        let text = if matches!(state, MatchState::MatchOver { .. }) {
+            format!("MATCH OVER · best of {BEST_OF} · {} rounds played", g.round)
+        } else if g.round > BEST_OF {
             format!("ROUND {} · TIE-BREAK   {clock}", g.round)
         } else {
             format!("ROUND {} of best {BEST_OF}   {clock}", g.round)
@@ -815,7 +822,7 @@ impl Painter {
             let n = world.players().min(g.wins.len());
             g.wins[..n].iter().map(u32::to_string).collect::<Vec<_>>().join("–")
         };
-        match match_state(world) {
+        match state {
             MatchState::Fighting { .. } => {}
             MatchState::RoundOver { winner } => {
                 let what = match winner {

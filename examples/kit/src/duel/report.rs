@@ -1235,7 +1235,7 @@ impl MatchReport {
                     writeln!(
                         f,
                         "  peer {}: {what} {} ({:?}) on {:?} from {:?}, #{} at frame {}: \
-                         confirmed {mine} times, {} in the replay",
+                         confirmed {}, {} in the replay",
                         l.player,
                         content.tag_name(k.tag),
                         k.kind,
@@ -1243,6 +1243,7 @@ impl MatchReport {
                         k.origin,
                         k.ordinal,
                         k.frame,
+                        if mine == 1 { "once".to_string() } else { format!("{mine} times") },
                         count(&self.replay_cues),
                     )?;
                 }

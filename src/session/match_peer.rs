@@ -557,6 +557,10 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
                                 self.member.set_address(slot, a.clone());
                             }
                         }
+                        // What the members still resend of this attempt is no fault.
+                        if let Some(attempt) = j.attempt() {
+                            self.member.joined_by(attempt);
+                        }
                     }
                     let state = self.joined_state.take().unwrap_or_default();
                     self.switch(channel, frame, &members, &state)?;

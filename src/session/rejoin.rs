@@ -1082,6 +1082,13 @@ impl<A: WireAddress> Member<A> {
 
     /// Slot `slot` is reached at `addr` from now on (a joiner that came back takes the
     /// addresses its members named, [`Joiner::address`]).
+    /// This member came back into the match by `attempt` (as its joiner): the members' late
+    /// resends of it (chunks, checksums, the Go) are ignored, as those of any attempt that
+    /// ended here.
+    pub fn joined_by(&mut self, attempt: u64) {
+        self.ended.insert(attempt);
+    }
+
     pub(crate) fn set_address(&mut self, slot: usize, addr: A) {
         if let Some(a) = self.addrs.get_mut(slot) {
             *a = addr;
@@ -1922,6 +1929,12 @@ impl<A: WireAddress> Joiner<A> {
     /// Whether the joiner is back in (it got its Go).
     pub fn is_done(&self) -> bool {
         self.done
+    }
+
+    /// The attempt this joiner took an offer of (the one it came back in by, once it is
+    /// done); `None` before an offer.
+    pub fn attempt(&self) -> Option<u64> {
+        self.incoming.as_ref().map(|i| i.attempt)
     }
 
     /// Bytes of the state received so far and its size (0 before an offer).

@@ -152,6 +152,11 @@ impl Handshake {
         [PLAYERS.as_slice(), &self.players.to_le_bytes()].concat()
     }
 
+    /// Whether untrusted bytes are a player-count announcement (well formed or not).
+    pub(crate) fn is_players_announcement(bytes: &[u8]) -> bool {
+        bytes.starts_with(PLAYERS.as_slice())
+    }
+
     /// Checks untrusted bytes from `peer` against our number of players: `None` when they are
     /// not a player-count announcement, a [`HandshakeError::Mismatch`] on `players` ("this
     /// peer expects 2 players, `peer` expects 3") when the counts differ.

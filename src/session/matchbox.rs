@@ -3,7 +3,8 @@
 //! A [`WebRtcSocket`] built by [`socket_builder`] has two data channels: an unreliable,
 //! unordered one ([`GGRS_CHANNEL`]) that carries GGRS's own packets, and a reliable, ordered
 //! one ([`RELIABLE_CHANNEL`]) for the session [`Handshake`] and whatever the game wants to say
-//! reliably. No ICE (STUN/TURN) server is configured: matchbox's default contacts Google's
+//! reliably ([`MatchboxSession::receive_reliable`] keeps the session's own messages from the
+//! game). No ICE (STUN/TURN) server is configured: matchbox's default contacts Google's
 //! public STUN servers, which a LAN game, a test or a private deployment must not do. Pass your
 //! own servers to [`socket_builder_with_ice`] when peers are behind NATs.
 //!
@@ -19,7 +20,13 @@
 //!    and instead fail with "this peer expects 2 players, peer … expects 3";
 //! 3. exchange and check the [`Handshake`] on the reliable channel, each peer answering every
 //!    handshake with a verdict, so that nobody starts unless everybody agrees
-//!    ([`exchange_handshake`]);
+//!    ([`exchange_handshake`]). A message sent on a data channel that has just opened can be
+//!    lost (it reaches the other side before that side's channel is open), so each peer
+//!    resends its handshake every 250 ms (on the caller's clock) to every peer whose verdict
+//!    has not arrived, and answers every repeat with the same verdict (a repeat counts for
+//!    nothing more; answers are rate-limited per peer) — also once its own round is over,
+//!    while GGRS synchronises and in [`MatchboxSession::receive_reliable`], since the peer
+//!    that repeats cannot start until it is answered;
 //! 4. start a GGRS [`P2PSession`] on the unreliable channel, wrapped in a [`GgrsChannel`] that
 //!    drops malformed packets instead of panicking and a [`GuardedSocket`] that validates every
 //!    message, GGRS built with [`MatchboxOptions::session`] ([`start_p2p_session`]);
@@ -481,6 +488,12 @@ impl PeerWatch {
             match local.check_players_announcement(&packet, &from.to_string()) {
                 Some(Err(e)) if self.failure.is_none() => self.failure = Some((e.into(), now)),
                 Some(_) => {}
+                // A peer whose round has started resends its handshake until we answer it.
+                None if packet.starts_with(HELLO_PREFIX)
+                    && self
+                        .early
+                        .iter()
+                        .any(|(p, b)| *p == from && b.starts_with(HELLO_PREFIX)) => {}
                 None if self.early.len() < MAX_EARLY => self.early.push((from, packet)),
                 None => {}
             }
@@ -501,125 +514,265 @@ const ACCEPT: &[u8] = b"RBAHSACK";
 const REFUSE: &[u8] = b"RBAHSNAK";
 /// The prefix of every handshake packet.
 const HELLO_PREFIX: &[u8] = b"RBAHELLO";
+/// The largest handshake a peer decodes (an honest one is a few hundred bytes).
+const MAX_HELLO: usize = 16 * 1024;
 /// How long a peer that refuses to start keeps the exchange going, so the others get its
 /// handshake and verdict and can name the mismatch themselves.
 const VERDICT_WAIT: Duration = Duration::from_secs(2);
 /// The longest refusal reason kept from a peer.
 const MAX_REASON: usize = 512;
+/// How often a peer resends its handshake to each peer whose verdict on it has not arrived. A
+/// message sent on a data channel that has just opened can be lost (it reaches the other side
+/// before that side's channel is open), and a round that sent each message once would wait
+/// for it until it timed out.
+const RESEND_INTERVAL: Duration = Duration::from_millis(250);
+/// The shortest time between two answers to one peer's repeated handshakes, on the caller's
+/// clock: half the resend interval, so that an honest peer's repeats are answered however
+/// unevenly they are delayed, while a flood of repeats gets at most two verdicts per resend
+/// interval.
+const ANSWER_INTERVAL: Duration = Duration::from_millis(125);
+/// The most repeated handshakes a peer answers from one peer, during its round and after it
+/// (an honest peer needs one answer to arrive, and resends for at most its handshake timeout).
+const MAX_REPEAT_ANSWERS: u32 = 64;
 
-/// What the exchange knows about one remote peer.
-#[derive(Default)]
+/// What a reliable message is to the session. The session's own — a player-count
+/// announcement, a handshake, a verdict — are never handed to the game.
+enum Kind<'a> {
+    /// A player-count announcement ([`Handshake::players_announcement`]).
+    Players,
+    /// A handshake (first or repeated).
+    Hello,
+    /// An accepting verdict.
+    Accept,
+    /// A refusing verdict, and its reason.
+    Refuse(&'a [u8]),
+    /// Anything else: the game's.
+    Game,
+}
+
+/// Sorts one untrusted reliable message by its prefix.
+fn kind(bytes: &[u8]) -> Kind<'_> {
+    if Handshake::is_players_announcement(bytes) {
+        Kind::Players
+    } else if bytes.starts_with(HELLO_PREFIX) {
+        Kind::Hello
+    } else if bytes == ACCEPT {
+        Kind::Accept
+    } else if let Some(reason) = bytes.strip_prefix(REFUSE) {
+        Kind::Refuse(reason)
+    } else {
+        Kind::Game
+    }
+}
+
+/// Decodes a peer's handshake, refusing one larger than [`MAX_HELLO`] before decoding it.
+fn decode_hello(bytes: &[u8], peer: &str) -> Result<Handshake, HandshakeError> {
+    if bytes.len() > MAX_HELLO {
+        return Err(HandshakeError::Malformed {
+            peer: peer.to_string(),
+            reason: format!("a handshake of {} bytes (at most {MAX_HELLO})", bytes.len()),
+        });
+    }
+    Handshake::decode(bytes, peer)
+}
+
+/// Our verdict on one peer's handshake, to send again when the peer repeats its handshake
+/// (our first answer may have been lost).
+#[derive(Clone, Debug)]
+struct Answer {
+    verdict: Packet,
+    /// When it was last sent, on the caller's clock (`None`: never on a clock).
+    at: Option<Duration>,
+    /// Repeats answered so far.
+    repeats: u32,
+}
+
+impl Answer {
+    /// The verdict again, for a repeated handshake; `None` when the peer was answered less than
+    /// [`ANSWER_INTERVAL`] before `now`, or has had [`MAX_REPEAT_ANSWERS`] repeats answered.
+    /// With no clock (`now` is `None`) the caller answers at most once per batch.
+    fn repeat(&mut self, now: Option<Duration>) -> Option<Packet> {
+        if self.repeats >= MAX_REPEAT_ANSWERS {
+            return None;
+        }
+        if let (Some(now), Some(at)) = (now, self.at)
+            && now.saturating_sub(at) < ANSWER_INTERVAL
+        {
+            return None;
+        }
+        self.repeats += 1;
+        self.at = now.or(self.at);
+        Some(self.verdict.clone())
+    }
+}
+
+/// What a peer whose round is over still does on the reliable channel: answer the repeated
+/// handshake of a peer still waiting for its verdict (the first answer may have been lost; that
+/// peer cannot start until it has one), and keep the session's own messages from the game.
+#[derive(Clone, Debug)]
+struct LateAnswers<P> {
+    answers: BTreeMap<P, Answer>,
+}
+
+impl<P: Copy + Ord> LateAnswers<P> {
+    /// Sorts received messages: returns the game's, in order, and queues in `outbox` our
+    /// verdict for each peer that repeated its handshake (at most one per peer per call, and
+    /// with a clock at most one per [`ANSWER_INTERVAL`]). Verdicts, announcements and messages
+    /// from peers outside the roster are dropped.
+    fn sort(
+        &mut self,
+        received: impl IntoIterator<Item = (P, Packet)>,
+        now: Option<Duration>,
+        outbox: &mut Vec<(P, Packet)>,
+    ) -> Vec<(P, Vec<u8>)> {
+        let mut game = Vec::new();
+        let mut asked = BTreeSet::new();
+        for (from, bytes) in received {
+            let Some(answer) = self.answers.get_mut(&from) else { continue };
+            match kind(&bytes) {
+                Kind::Game => game.push((from, bytes.to_vec())),
+                Kind::Hello => {
+                    if asked.insert(from)
+                        && let Some(verdict) = answer.repeat(now)
+                    {
+                        outbox.push((from, verdict));
+                    }
+                }
+                Kind::Players | Kind::Accept | Kind::Refuse(_) => {}
+            }
+        }
+        game
+    }
+}
+
+/// What the round knows about one remote peer.
 struct PeerProgress {
-    /// Its handshake arrived (and was checked).
-    heard: bool,
+    /// Our verdict on its handshake, once that arrived (and was checked).
+    answer: Option<Answer>,
     /// Its verdict on our handshake arrived.
     verdict: bool,
+    /// When we last sent it our handshake.
+    hello_at: Duration,
+}
+
+impl PeerProgress {
+    fn settled(&self) -> bool {
+        self.answer.is_some() && self.verdict
+    }
 }
 
 /// Reliable messages from peers: who sent them, and the bytes.
-type Messages = Vec<(PeerId, Vec<u8>)>;
+type Messages<P = PeerId> = Vec<(P, Vec<u8>)>;
 
-/// One handshake exchange in progress (see [`exchange_handshake`]), advanced by
-/// [`HandshakeRound::poll`]. Times are durations since any fixed origin (the caller's clock).
-struct HandshakeRound {
-    progress: BTreeMap<PeerId, PeerProgress>,
-    /// Messages that arrived before the round started (while the room was filling).
-    early: Vec<(PeerId, Packet)>,
-    leftover: Messages,
+/// The decisions of one handshake exchange (see [`exchange_handshake`]), apart from the socket:
+/// fed what peers send ([`HandshakeRound::receive`]) and the caller's clock
+/// ([`HandshakeRound::tick`]), it queues what to send whom ([`HandshakeRound::outbox`]) and
+/// says when the round is over. Times are durations since any fixed origin (the caller's
+/// clock).
+struct HandshakeRound<P = PeerId> {
+    /// Our handshake, encoded.
+    hello: Packet,
+    progress: BTreeMap<P, PeerProgress>,
+    /// What to send, to whom, in order.
+    outbox: Vec<(P, Packet)>,
+    /// The game's messages from peers whose handshake arrived.
+    leftover: Messages<P>,
     /// The first problem and when it was found.
     failure: Option<(MatchboxError, Duration)>,
     start: Duration,
 }
 
-impl HandshakeRound {
-    /// Checks the player count and sends our handshake to every other peer of the roster;
-    /// `early` is what the peers sent before (handled first by [`HandshakeRound::poll`]).
-    fn start(
-        socket: &mut WebRtcSocket,
-        roster: &Roster,
-        local: &Handshake,
-        now: Duration,
-        early: Vec<(PeerId, Packet)>,
-    ) -> Result<HandshakeRound, MatchboxError> {
-        if usize::from(local.players) != roster.len() {
-            return Err(MatchboxError::PlayerCount {
-                handshake: usize::from(local.players),
-                room: roster.len(),
-            });
-        }
+impl<P: Copy + Ord + fmt::Display> HandshakeRound<P> {
+    /// A round with `remotes`, our handshake queued for each.
+    fn new(remotes: impl IntoIterator<Item = P>, local: &Handshake, now: Duration) -> Self {
         let hello = Packet::from(local.encode());
-        for peer in roster.remotes() {
-            send_reliable(socket, peer, hello.clone())?;
-        }
-        Ok(HandshakeRound {
-            progress: roster.remotes().map(|p| (p, PeerProgress::default())).collect(),
-            early,
-            leftover: Vec::new(),
-            failure: None,
-            start: now,
-        })
+        let progress: BTreeMap<P, PeerProgress> = remotes
+            .into_iter()
+            .map(|p| (p, PeerProgress { answer: None, verdict: false, hello_at: now }))
+            .collect();
+        let outbox = progress.keys().map(|p| (*p, hello.clone())).collect();
+        HandshakeRound { hello, progress, outbox, leftover: Vec::new(), failure: None, start: now }
     }
 
-    /// Handles what arrived; `Some(leftover messages)` once every peer's handshake checked out
-    /// and every peer accepted ours.
-    fn poll(
-        &mut self,
-        socket: &mut WebRtcSocket,
-        local: &Handshake,
-        now: Duration,
-        timeout: Duration,
-    ) -> Result<Option<Messages>, MatchboxError> {
-        let mut received = core::mem::take(&mut self.early);
-        received.extend(socket.get_channel_mut(RELIABLE_CHANNEL)?.receive());
-        for (from, packet) in received {
-            let Some(state) = self.progress.get_mut(&from) else { continue };
-            let name = from.to_string();
-            let announced = local.check_players_announcement(&packet, &name);
-            if announced.is_none() && state.heard && state.verdict {
-                self.leftover.push((from, packet.to_vec()));
-                continue;
-            }
-            let problem = if let Some(checked) = announced {
-                checked.err().map(MatchboxError::Handshake)
-            } else if packet.as_ref() == ACCEPT {
+    /// Takes in one message from `from`. Its first handshake is checked and answered with our
+    /// verdict; a repeat gets the same verdict again (rate-limited, see [`Answer::repeat`]) and
+    /// counts for nothing more; the first verdict on ours counts, later ones are ignored.
+    /// Messages from peers outside the round are ignored.
+    fn receive(&mut self, from: P, bytes: &[u8], local: &Handshake, now: Duration) {
+        let Some(state) = self.progress.get_mut(&from) else { return };
+        let name = from.to_string();
+        let problem = match (kind(bytes), &mut state.answer) {
+            (Kind::Players, _) => local
+                .check_players_announcement(bytes, &name)
+                .and_then(Result::err)
+                .map(MatchboxError::Handshake),
+            (Kind::Accept, _) => {
                 state.verdict = true;
                 None
-            } else if let Some(reason) = packet.strip_prefix(REFUSE) {
+            }
+            (Kind::Refuse(reason), _) if !state.verdict => {
                 state.verdict = true;
                 let reason = &reason[..reason.len().min(MAX_REASON)];
                 Some(MatchboxError::Refused {
                     peer: name,
                     reason: String::from_utf8_lossy(reason).into_owned(),
                 })
-            } else if !state.heard || packet.starts_with(HELLO_PREFIX) {
-                state.heard = true;
-                let checked = Handshake::decode(&packet, &name)
-                    .and_then(|remote| local.check(&remote, &name));
+            }
+            (Kind::Refuse(_), _) => None,
+            (Kind::Hello, Some(answer)) => {
+                if let Some(verdict) = answer.repeat(Some(now)) {
+                    self.outbox.push((from, verdict));
+                }
+                None
+            }
+            // A peer that finished its round may already be talking.
+            (Kind::Game, Some(_)) => {
+                self.leftover.push((from, bytes.to_vec()));
+                None
+            }
+            // A peer's first message other than an announcement or a verdict must be its
+            // handshake.
+            (Kind::Hello | Kind::Game, None) => {
+                let checked =
+                    decode_hello(bytes, &name).and_then(|remote| local.check(&remote, &name));
                 let verdict = match &checked {
                     Ok(()) => Packet::from(ACCEPT.to_vec()),
                     Err(e) => Packet::from([REFUSE, e.to_string().as_bytes()].concat()),
                 };
-                send_reliable(socket, from, verdict)?;
+                state.answer = Some(Answer { verdict: verdict.clone(), at: Some(now), repeats: 0 });
+                self.outbox.push((from, verdict));
                 checked.err().map(MatchboxError::Handshake)
-            } else {
-                Some(MatchboxError::Handshake(HandshakeError::Malformed {
-                    peer: name,
-                    reason: "sent something else than a handshake verdict".into(),
-                }))
-            };
-            if let Some(e) = problem {
-                // Our own finding names the field; a refusal only repeats the peer's words.
-                let ours = matches!(e, MatchboxError::Handshake(_));
-                match &self.failure {
-                    None => self.failure = Some((e, now)),
-                    Some((MatchboxError::Refused { .. }, at)) if ours => {
-                        self.failure = Some((e, *at));
-                    }
-                    Some(_) => {}
+            }
+        };
+        if let Some(e) = problem {
+            // Our own finding names the field; a refusal only repeats the peer's words.
+            let ours = matches!(e, MatchboxError::Handshake(_));
+            match &self.failure {
+                None => self.failure = Some((e, now)),
+                Some((MatchboxError::Refused { .. }, at)) if ours => {
+                    self.failure = Some((e, *at));
                 }
+                Some(_) => {}
             }
         }
-        let settled = self.progress.values().all(|p| p.heard && p.verdict);
+    }
+
+    /// Resends our handshake to every peer whose verdict has not arrived within
+    /// [`RESEND_INTERVAL`], then says whether the round is over: `Some(leftover messages)` once
+    /// every peer's handshake checked out and every peer accepted ours; an error on the first
+    /// problem (once the others could learn of it) or when `timeout` has passed.
+    fn tick(
+        &mut self,
+        now: Duration,
+        timeout: Duration,
+    ) -> Result<Option<Messages<P>>, MatchboxError> {
+        for (peer, state) in &mut self.progress {
+            if !state.verdict && now.saturating_sub(state.hello_at) >= RESEND_INTERVAL {
+                state.hello_at = now;
+                self.outbox.push((*peer, self.hello.clone()));
+            }
+        }
+        let settled = self.progress.values().all(PeerProgress::settled);
         let elapsed = now.saturating_sub(self.start);
         let give_up = self.failure.as_ref().is_some_and(|(_, at)| {
             settled || now.saturating_sub(*at) >= VERDICT_WAIT || elapsed >= timeout
@@ -634,9 +787,9 @@ impl HandshakeRound {
             let missing: Vec<String> = self
                 .progress
                 .iter()
-                .filter(|(_, p)| !(p.heard && p.verdict))
+                .filter(|(_, p)| !p.settled())
                 .map(|(id, p)| {
-                    let what = if p.heard { "verdict" } else { "handshake" };
+                    let what = if p.answer.is_some() { "verdict" } else { "handshake" };
                     format!("{what} of {id}")
                 })
                 .collect();
@@ -646,8 +799,70 @@ impl HandshakeRound {
                 detail: format!("still waiting for the {}", missing.join(", ")),
             });
         }
-        refresh(socket)?;
         Ok(None)
+    }
+
+    /// What to send, to whom, in order (emptied).
+    fn outbox(&mut self) -> Vec<(P, Packet)> {
+        core::mem::take(&mut self.outbox)
+    }
+
+    /// Our verdicts, to answer the repeats of peers still waiting for them once the round is
+    /// over.
+    fn late_answers(&self) -> LateAnswers<P> {
+        LateAnswers {
+            answers: self
+                .progress
+                .iter()
+                .filter_map(|(p, s)| Some((*p, s.answer.clone()?)))
+                .collect(),
+        }
+    }
+}
+
+impl HandshakeRound {
+    /// Checks the player count and sends our handshake to every other peer of the roster, then
+    /// takes in `early`, what the peers sent before.
+    fn start(
+        socket: &mut WebRtcSocket,
+        roster: &Roster,
+        local: &Handshake,
+        now: Duration,
+        early: Vec<(PeerId, Packet)>,
+    ) -> Result<HandshakeRound, MatchboxError> {
+        if usize::from(local.players) != roster.len() {
+            return Err(MatchboxError::PlayerCount {
+                handshake: usize::from(local.players),
+                room: roster.len(),
+            });
+        }
+        let mut round = HandshakeRound::new(roster.remotes(), local, now);
+        for (from, packet) in early {
+            round.receive(from, &packet, local, now);
+        }
+        send_all(socket, round.outbox())?;
+        Ok(round)
+    }
+
+    /// Handles what arrived, sends what the round says to; `Some(leftover messages)` once
+    /// every peer's handshake checked out and every peer accepted ours.
+    fn poll(
+        &mut self,
+        socket: &mut WebRtcSocket,
+        local: &Handshake,
+        now: Duration,
+        timeout: Duration,
+    ) -> Result<Option<Messages>, MatchboxError> {
+        for (from, packet) in socket.get_channel_mut(RELIABLE_CHANNEL)?.receive() {
+            self.receive(from, &packet, local, now);
+        }
+        let over = self.tick(now, timeout);
+        // Verdicts go out even when the round fails, so the others learn why.
+        send_all(socket, self.outbox())?;
+        if matches!(over, Ok(None)) {
+            refresh(socket)?;
+        }
+        over
     }
 }
 
@@ -657,13 +872,22 @@ impl HandshakeRound {
 /// Each peer sends its [`Handshake`], checks every handshake it receives and answers it with a
 /// verdict (accepted, or refused with the reason). The exchange succeeds once every peer's
 /// handshake checked out and every peer accepted ours, so no peer starts the session unless
-/// all agree. On a malformed or mismatching handshake, or a refusal, it keeps answering for up
-/// to two seconds (so the others learn why) and then fails with the first problem. It also
-/// fails on a local player count that differs from the roster, or when `timeout` passes.
+/// all agree. A message sent on a data channel that has just opened can be lost, so a peer
+/// resends its handshake every 250 ms to each peer whose verdict has not arrived, and answers
+/// a repeated handshake with the same verdict (at most about once per 125 ms, and 64 times, per
+/// peer). On a malformed or mismatching handshake, or a refusal, it keeps answering for up to
+/// two seconds (so the others learn why) and then fails with the first problem. It also fails
+/// on a local player count that differs from the roster, or when `timeout` passes.
 ///
 /// Returns the game's messages that arrived on the reliable channel after a peer's handshake
-/// and verdict (a peer that finished first may already be talking), in order; messages from
-/// peers outside the roster are ignored. Blocks (native only; see [`Connecting`]).
+/// (a peer that finished first may already be talking), in order; messages from peers outside
+/// the roster are ignored. Blocks (native only; see [`Connecting`]).
+///
+/// A peer may still be waiting for our verdict when this returns (our answer was lost): it
+/// keeps resending its handshake, and cannot start until one is answered.
+/// [`MatchboxSession::connect`] and [`Connecting`] answer those repeats while GGRS
+/// synchronises and in [`MatchboxSession::receive_reliable`]; a caller driving the steps itself
+/// with this function and [`synchronize`] does not, so prefer those.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn exchange_handshake(
     socket: &mut WebRtcSocket,
@@ -679,6 +903,17 @@ pub fn exchange_handshake(
         }
         std::thread::sleep(POLL);
     }
+}
+
+/// Sends packets on the reliable channel, in order.
+fn send_all(
+    socket: &mut WebRtcSocket,
+    packets: Vec<(PeerId, Packet)>,
+) -> Result<(), MatchboxError> {
+    for (to, packet) in packets {
+        send_reliable(socket, to, packet)?;
+    }
+    Ok(())
 }
 
 /// Sends one packet on the reliable channel.
@@ -871,6 +1106,8 @@ pub struct MatchboxSession<G: Game> {
     pub message_loop: MessageLoop,
     /// Reliable messages that arrived during the handshake exchange.
     pending: Vec<(PeerId, Vec<u8>)>,
+    /// Our verdicts, for peers that repeat their handshake.
+    answers: LateAnswers<PeerId>,
     /// The settings the session was built with.
     config: SessionConfig,
 }
@@ -931,18 +1168,24 @@ impl<G: Game> MatchboxSession<G> {
         Ok(())
     }
 
-    /// Messages received on the reliable channel since the last call, in order (from peers
-    /// of the roster only).
+    /// The game's messages received on the reliable channel since the last call, in order
+    /// (from peers of the roster only). Call it regularly (every frame) even when the game
+    /// sends none.
+    ///
+    /// The session's own messages never come out of it: a peer whose handshake answer was lost
+    /// repeats its handshake, and is answered here with our verdict (at most once per peer per
+    /// call, and 64 times per peer); late verdicts and player-count announcements are dropped.
+    /// A game message must therefore not begin with `RBAHELLO`, `RBAPLAYERS`, `RBAHSNAK`, or
+    /// be exactly `RBAHSACK`.
     pub fn receive_reliable(&mut self) -> Result<Vec<(PeerId, Vec<u8>)>, MatchboxError> {
         let mut out = core::mem::take(&mut self.pending);
         let channel = self.socket.get_channel_mut(RELIABLE_CHANNEL)?;
-        out.extend(
-            channel
-                .receive()
-                .into_iter()
-                .filter(|(p, _)| self.roster.handle_of(*p).is_some())
-                .map(|(p, b)| (p, b.to_vec())),
-        );
+        let mut answers = Vec::new();
+        out.extend(self.answers.sort(channel.receive(), None, &mut answers));
+        for (to, verdict) in answers {
+            // An answer that cannot be sent is lost like any message: the peer asks again.
+            let _ = channel.try_send(verdict, to);
+        }
         Ok(out)
     }
 }
@@ -959,6 +1202,7 @@ enum Step<G: Game> {
         session: Box<P2PSession<MatchboxConfig<G>>>,
         guard: Guard<PeerId>,
         pending: Vec<(PeerId, Vec<u8>)>,
+        answers: LateAnswers<PeerId>,
         since: Duration,
     },
     /// The socket closed: waiting up to [`CLOSE_WAIT`] (since) for the message loop to say why.
@@ -1129,11 +1373,18 @@ impl<G: Game> Connecting<G> {
                     session: Box::new(session),
                     guard,
                     pending,
+                    answers: round.late_answers(),
                     since: now,
                 };
                 self.advance(next, now)
             }
-            Step::Synchronize { roster, mut session, guard, pending, since } => {
+            Step::Synchronize { roster, mut session, guard, mut pending, mut answers, since } => {
+                // A peer whose answer from us was lost repeats its handshake, and cannot start
+                // (nor synchronise with us) until we answer it.
+                let received = socket.get_channel_mut(RELIABLE_CHANNEL)?.receive();
+                let mut verdicts = Vec::new();
+                pending.extend(answers.sort(received, Some(now), &mut verdicts));
+                send_all(socket, verdicts)?;
                 if synchronized(&mut session) {
                     let (Some(socket), Some(message_loop)) =
                         (self.socket.take(), self.message_loop.take())
@@ -1147,6 +1398,7 @@ impl<G: Game> Connecting<G> {
                         socket,
                         message_loop,
                         pending,
+                        answers,
                         config: self.options.session,
                     })));
                 }
@@ -1154,7 +1406,14 @@ impl<G: Game> Connecting<G> {
                 if waited >= self.options.handshake_timeout {
                     return Err(synchronize_timeout(waited));
                 }
-                Ok(Progress::Wait(Step::Synchronize { roster, session, guard, pending, since }))
+                Ok(Progress::Wait(Step::Synchronize {
+                    roster,
+                    session,
+                    guard,
+                    pending,
+                    answers,
+                    since,
+                }))
             }
             Step::Closing { .. } | Step::Spent => Err(MatchboxError::Spent),
         }
@@ -1253,5 +1512,326 @@ mod tests {
             other => panic!("expected SocketClosed with a reason, got {other:?}"),
         }
         assert!(matches!(c.poll(Duration::from_secs(61)), Err(MatchboxError::Spent)));
+    }
+
+    /// The round's time limit in the tests below.
+    const TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// One peer of a [`Mesh`]: in its round, finished (answering late repeats as a started
+    /// session does, with the game's messages it was handed), or failed.
+    enum Side {
+        Round(HandshakeRound<u8>),
+        Done(LateAnswers<u8>, Messages<u8>),
+        Failed(MatchboxError),
+    }
+
+    /// Peers `0..n` running the round's decisions over a network that delivers everything
+    /// sent, in order, except what the test loses; all on one clock, no socket.
+    struct Mesh {
+        handshake: Handshake,
+        sides: Vec<Side>,
+        /// In flight: (from, to, bytes).
+        wire: Vec<(u8, u8, Packet)>,
+        /// Everything ever sent: (from, to, bytes).
+        sent: Vec<(u8, u8, Packet)>,
+    }
+
+    impl Mesh {
+        fn new(n: u8) -> Mesh {
+            let handshake = duel_setup();
+            let sides = (0..n)
+                .map(|i| {
+                    let remotes = (0..n).filter(move |p| *p != i);
+                    Side::Round(HandshakeRound::new(remotes, &handshake, Duration::ZERO))
+                })
+                .collect();
+            let mut mesh = Mesh { handshake, sides, wire: Vec::new(), sent: Vec::new() };
+            mesh.collect();
+            mesh
+        }
+
+        fn send(&mut self, from: u8, to: u8, packet: Packet) {
+            self.sent.push((from, to, packet.clone()));
+            self.wire.push((from, to, packet));
+        }
+
+        /// Puts what the rounds queued on the wire.
+        fn collect(&mut self) {
+            for i in 0..self.sides.len() {
+                if let Side::Round(r) = &mut self.sides[i] {
+                    for (to, packet) in r.outbox() {
+                        self.send(i as u8, to, packet);
+                    }
+                }
+            }
+        }
+
+        /// Delivers what is in flight (but what `lose` drops), then ticks every round at `now`.
+        fn step(&mut self, now: Duration, lose: &mut impl FnMut(u8, u8, &[u8]) -> bool) {
+            for (from, to, packet) in core::mem::take(&mut self.wire) {
+                if lose(from, to, &packet) {
+                    continue;
+                }
+                let mut answers = Vec::new();
+                match &mut self.sides[usize::from(to)] {
+                    Side::Round(r) => r.receive(from, &packet, &self.handshake, now),
+                    Side::Done(late, game) => {
+                        game.extend(late.sort([(from, packet)], Some(now), &mut answers));
+                    }
+                    Side::Failed(_) => {}
+                }
+                for (back, verdict) in answers {
+                    self.send(to, back, verdict);
+                }
+            }
+            for i in 0..self.sides.len() {
+                let Side::Round(r) = &mut self.sides[i] else { continue };
+                let over = r.tick(now, TIMEOUT);
+                let (late, sent) = (r.late_answers(), r.outbox());
+                match over {
+                    Ok(None) => {}
+                    Ok(Some(left)) => self.sides[i] = Side::Done(late, left),
+                    Err(e) => self.sides[i] = Side::Failed(e),
+                }
+                for (to, packet) in sent {
+                    self.send(i as u8, to, packet);
+                }
+            }
+        }
+
+        /// Steps every 10 ms until no round is left or the time limit has passed; when each
+        /// peer's round ended.
+        fn run(&mut self, mut lose: impl FnMut(u8, u8, &[u8]) -> bool) -> Vec<Option<Duration>> {
+            let mut ended = vec![None; self.sides.len()];
+            let mut now = Duration::ZERO;
+            while now <= TIMEOUT + Duration::from_secs(1) {
+                self.step(now, &mut lose);
+                for (i, side) in self.sides.iter().enumerate() {
+                    if !matches!(side, Side::Round(_)) && ended[i].is_none() {
+                        ended[i] = Some(now);
+                    }
+                }
+                if ended.iter().all(Option::is_some) {
+                    break;
+                }
+                now += Duration::from_millis(10);
+            }
+            for (i, side) in self.sides.iter().enumerate() {
+                if let Side::Failed(e) = side {
+                    panic!("peer {i} failed: {e}");
+                }
+            }
+            ended
+        }
+
+        /// How many times `from` sent `to` a packet of `kind`.
+        fn count(&self, from: u8, to: u8, what: impl Fn(&[u8]) -> bool) -> usize {
+            self.sent.iter().filter(|(f, t, p)| *f == from && *t == to && what(&p[..])).count()
+        }
+    }
+
+    fn is_hello(p: &[u8]) -> bool {
+        p.starts_with(HELLO_PREFIX)
+    }
+
+    fn is_accept(p: &[u8]) -> bool {
+        p == ACCEPT
+    }
+
+    /// Losing the first message matching `what` from `from` to `to`, once.
+    fn lose_first(
+        from: u8,
+        to: u8,
+        what: impl Fn(&[u8]) -> bool,
+    ) -> impl FnMut(u8, u8, &[u8]) -> bool {
+        let mut lost = false;
+        move |f, t, p| {
+            let hit = !lost && f == from && t == to && what(p);
+            lost |= hit;
+            hit
+        }
+    }
+
+    /// Nothing lost: every round of four ends at once, each handshake sent once.
+    #[test]
+    fn a_round_of_four_completes_without_resending_when_nothing_is_lost() {
+        let mut mesh = Mesh::new(4);
+        let ended = mesh.run(|_, _, _| false);
+        assert!(ended.iter().all(|t| t.is_some_and(|t| t < RESEND_INTERVAL)), "{ended:?}");
+        for (a, b) in [(0, 1), (1, 0), (2, 3), (3, 2)] {
+            assert_eq!(mesh.count(a, b, is_hello), 1);
+            assert_eq!(mesh.count(a, b, is_accept), 1);
+        }
+    }
+
+    /// The first handshake from peer 2 to peer 0 is lost: 2 resends it after the resend
+    /// interval, 0 answers, and every round of four completes (sent once, it never would).
+    #[test]
+    fn a_lost_handshake_is_resent_and_the_round_completes() {
+        let mut mesh = Mesh::new(4);
+        let ended = mesh.run(lose_first(2, 0, is_hello));
+        let last = ended.iter().flatten().max().copied().expect("every round ended");
+        assert!(last >= RESEND_INTERVAL && last < 2 * RESEND_INTERVAL, "{ended:?}");
+        assert_eq!(mesh.count(2, 0, is_hello), 2, "resent once");
+        assert_eq!(mesh.count(2, 1, is_hello), 1, "not resent to peers that answered");
+        assert_eq!(mesh.count(0, 2, is_accept), 1);
+    }
+
+    /// The failure seen in a room of four: peer 0 heard peer 2's handshake but 2's verdict was
+    /// lost. Peer 2's own round is over by then; it still answers 0's repeated handshake, and 0
+    /// completes.
+    #[test]
+    fn a_lost_verdict_is_recovered_from_a_peer_that_has_finished() {
+        let mut mesh = Mesh::new(4);
+        let ended = mesh.run(lose_first(2, 0, is_accept));
+        let (zero, two) = (ended[0].expect("0 ended"), ended[2].expect("2 ended"));
+        assert!(two < RESEND_INTERVAL, "peer 2 finished first: {ended:?}");
+        assert!(zero >= RESEND_INTERVAL && zero < 2 * RESEND_INTERVAL, "{ended:?}");
+        assert_eq!(mesh.count(0, 2, is_hello), 2, "0 asked again");
+        assert_eq!(mesh.count(2, 0, is_accept), 2, "the finished peer answered");
+        for side in &mesh.sides {
+            let Side::Done(_, game) = side else { panic!("a round did not complete") };
+            assert!(game.is_empty(), "no session message reaches the game: {game:?}");
+        }
+    }
+
+    /// A repeated handshake is answered with the same verdict (accepting or refusing) and
+    /// counts once: it stands in for no other peer's, and never reaches the game; a repeated
+    /// verdict changes nothing, and a refusal after an acceptance is ignored.
+    #[test]
+    fn a_repeated_handshake_gets_the_same_verdict_and_counts_once() {
+        let local = duel_setup();
+        let hello = local.encode();
+        let mut other = local.clone();
+        other.seed += 1;
+        let odd = other.encode();
+        let mut r = HandshakeRound::new([1u8, 2, 3], &local, Duration::ZERO);
+        r.outbox();
+        let t = |ms| Duration::from_millis(ms);
+        r.receive(1, &hello, &local, t(0));
+        r.receive(3, &odd, &local, t(0));
+        r.receive(1, &hello, &local, t(200));
+        r.receive(3, &odd, &local, t(200));
+        let sent = r.outbox();
+        let to = |p: u8| sent.iter().filter(move |(to, _)| *to == p).map(|(_, v)| v.clone());
+        let ones: Vec<Packet> = to(1).collect();
+        assert_eq!(ones, vec![Packet::from(ACCEPT.to_vec()); 2]);
+        let threes: Vec<Packet> = to(3).collect();
+        assert_eq!(threes.len(), 2);
+        assert!(threes[0].starts_with(REFUSE), "{:?}", String::from_utf8_lossy(&threes[0]));
+        assert_eq!(threes[0], threes[1], "the same refusal");
+        for _ in 0..3 {
+            r.receive(1, ACCEPT, &local, t(300));
+            r.receive(2, ACCEPT, &local, t(300));
+        }
+        r.receive(1, &[REFUSE, b"too late"].concat(), &local, t(300));
+        // 1 counted once, 2 never heard: not settled, whatever 1 repeats.
+        assert!(matches!(r.tick(t(300), TIMEOUT), Ok(None)));
+        assert!(r.leftover.is_empty(), "a repeat is not a game message");
+        match r.tick(TIMEOUT, TIMEOUT) {
+            Err(MatchboxError::Handshake(HandshakeError::Mismatch { field, .. })) => {
+                assert_eq!(field, "session seed");
+            }
+            other => panic!("expected 3's mismatch, got {other:?}"),
+        }
+        let mut fine = HandshakeRound::new([1u8, 2], &local, Duration::ZERO);
+        fine.receive(1, &hello, &local, t(0));
+        fine.receive(1, &hello, &local, t(0));
+        fine.receive(1, ACCEPT, &local, t(0));
+        fine.receive(2, ACCEPT, &local, t(0));
+        fine.receive(1, &[REFUSE, b"too late"].concat(), &local, t(0));
+        match fine.tick(TIMEOUT, TIMEOUT) {
+            Err(MatchboxError::Timeout { detail, .. }) => {
+                assert_eq!(detail, "still waiting for the handshake of 2");
+            }
+            other => panic!("expected a timeout naming 2 only, got {other:?}"),
+        }
+    }
+
+    /// Once its round is over, a peer answers a repeated handshake with its verdict and hands
+    /// the game only the game's messages from the roster: not the repeat, a late verdict, an
+    /// announcement, nor anything from a stranger.
+    #[test]
+    fn a_finished_peer_answers_a_late_repeat() {
+        let local = duel_setup();
+        let hello = Packet::from(local.encode());
+        let mut r = HandshakeRound::new([1u8], &local, Duration::ZERO);
+        r.receive(1, &hello, &local, Duration::ZERO);
+        r.receive(1, ACCEPT, &local, Duration::ZERO);
+        assert!(matches!(r.tick(Duration::ZERO, TIMEOUT), Ok(Some(left)) if left.is_empty()));
+        let mut late = r.late_answers();
+        let game = Packet::from(b"RBASUM 59 1234".to_vec());
+        let received = [
+            (1, game.clone()),
+            (1, hello.clone()),
+            (1, Packet::from(ACCEPT.to_vec())),
+            (1, Packet::from(local.players_announcement())),
+            (7, hello.clone()),
+            (7, game.clone()),
+        ];
+        let mut answers = Vec::new();
+        let got = late.sort(received, Some(Duration::from_secs(3)), &mut answers);
+        assert_eq!(got, vec![(1, game.to_vec())]);
+        assert_eq!(answers, vec![(1, Packet::from(ACCEPT.to_vec()))]);
+    }
+
+    /// Our handshake goes again to each peer whose verdict is missing, once per resend
+    /// interval however often the round is ticked, and no more once its verdict arrived.
+    #[test]
+    fn the_handshake_is_resent_at_a_bounded_interval_until_the_verdict_arrives() {
+        let local = duel_setup();
+        let mut r = HandshakeRound::new([1u8, 2], &local, Duration::ZERO);
+        let mut hellos = [0usize; 3];
+        let mut count = |r: &mut HandshakeRound<u8>| {
+            for (to, p) in r.outbox() {
+                assert!(is_hello(&p));
+                hellos[usize::from(to)] += 1;
+            }
+        };
+        count(&mut r);
+        for ms in 1..=1000 {
+            let now = Duration::from_millis(ms);
+            if ms == 600 {
+                r.receive(1, ACCEPT, &local, now);
+            }
+            assert!(matches!(r.tick(now, TIMEOUT), Ok(None)));
+            count(&mut r);
+        }
+        // At 0, 250, 500 (then accepted) to 1; at 0, 250, 500, 750, 1000 to 2.
+        assert_eq!(hellos, [0, 3, 5]);
+    }
+
+    /// A peer flooding repeats of its handshake gets at most one verdict per answer interval
+    /// during the round and, after it, one per batch received and a fixed number in all; a
+    /// repeat is never decoded again, and an oversized first handshake is refused unread.
+    #[test]
+    fn a_flood_of_repeated_handshakes_is_answered_at_a_bounded_rate() {
+        let local = duel_setup();
+        let hello = local.encode();
+        let mut r = HandshakeRound::new([1u8, 2], &local, Duration::ZERO);
+        r.outbox();
+        let mut verdicts = 0;
+        for ms in 0..=2000u64 {
+            for _ in 0..20 {
+                r.receive(1, &hello, &local, Duration::from_millis(ms));
+            }
+            verdicts += r.outbox().iter().filter(|(to, p)| *to == 1 && !is_hello(p)).count();
+        }
+        // The first answer, then at most one per 125 ms over 2 s.
+        assert!((2..=1 + 2000 / 125).contains(&verdicts), "{verdicts} verdicts");
+        r.receive(2, &vec![b'x'; MAX_HELLO + 1], &local, Duration::ZERO);
+        let refusal = r.outbox().pop().expect("a verdict");
+        assert!(String::from_utf8_lossy(&refusal.1).contains("at most"), "{refusal:?}");
+
+        let mut late = r.late_answers();
+        let mut answers = Vec::new();
+        let flood = || (0..1000).map(|_| (1u8, Packet::from(hello.clone())));
+        late.sort(flood(), None, &mut answers);
+        assert_eq!(answers.len(), 1, "one answer per batch");
+        for _ in 0..1000 {
+            late.sort(flood(), None, &mut answers);
+        }
+        let total = usize::try_from(MAX_REPEAT_ANSWERS).expect("small");
+        assert!(answers.len() + verdicts - 1 <= total, "{} answers after the round", answers.len());
     }
 }

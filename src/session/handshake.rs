@@ -153,6 +153,7 @@ impl Handshake {
     }
 
     /// Whether untrusted bytes are a player-count announcement (well formed or not).
+    #[cfg(feature = "matchbox")]
     pub(crate) fn is_players_announcement(bytes: &[u8]) -> bool {
         bytes.starts_with(PLAYERS.as_slice())
     }

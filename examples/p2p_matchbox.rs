@@ -25,7 +25,16 @@
 //!
 //! The game (`--game brawl`, the default): every player drives a fighter with deterministic bot
 //! inputs; bit 0 holds Sprint (an ability triggered by a tag), bit 1 fires a hit at the next
-//! player every third frame.
+//! player every third frame. Every brawl peer is a `MatchPeer` over a `MatchboxTransport`: it
+//! survives departures and takes players back. With `--rejoin LEAVE:BACK` a peer's program
+//! drops out after confirming frame LEAVE (its socket closes, as a crash would) and a new one
+//! comes back into its slot BACK − LEAVE frames of time later, from a new peer id, with the
+//! ticket the first kept; the others hold the match for it and send it their state:
+//!
+//! ```sh
+//! cargo run --features matchbox --example p2p_matchbox -- --room ws://127.0.0.1:3536/back --players 2 --frames 1200
+//! cargo run --features matchbox --example p2p_matchbox -- --room ws://127.0.0.1:3536/back --players 2 --frames 1200 --rejoin 300:600
+//! ```
 //!
 //! `--game duel` plays the kit's duel instead (`rollback_abilities_kit::duel`, 2 to 4 players,
 //! `--seed S`), every fighter played by the duel's bot: the game of the `browser_duel` page. A
@@ -47,8 +56,9 @@ use ggrs::P2PSession;
 use rollback_abilities::AbilityInput;
 use rollback_abilities::prelude::*;
 use rollback_abilities::random::Stream;
+use rollback_abilities::session::matchbox::{ConnectingMatch, MatchboxTransport, PeerId};
 use rollback_abilities::session::{
-    Handshake, MatchboxConfig, MatchboxOptions, MatchboxSession, Runner, RunnerStats,
+    Handshake, MatchPeer, MatchboxConfig, MatchboxOptions, MatchboxSession, RunnerStats,
     SessionConfig, SessionEvent,
 };
 use rollback_abilities_kit::duel::{self, Duel, DuelPeer, MatchOptions};
@@ -238,47 +248,6 @@ trait Side {
     fn desync_reports(&self) -> usize;
 }
 
-/// The brawl: a runner and the scripted bot.
-struct BrawlSide {
-    runner: Runner<Brawl>,
-    handle: usize,
-    frames: u32,
-}
-
-impl Side for BrawlSide {
-    type G = Brawl;
-
-    fn tick(
-        &mut self,
-        session: &mut P2PSession<MatchboxConfig<Brawl>>,
-    ) -> Result<Vec<SessionEvent>, Error> {
-        let f = self.runner.world().next_frame();
-        let input = if f < self.frames { bot(self.handle, f) } else { 0 };
-        self.runner.advance_p2p(session, &[(self.handle, input)], None, |_| {})?;
-        Ok(self.runner.drain_events())
-    }
-
-    fn frame(&self) -> u32 {
-        self.runner.world().next_frame()
-    }
-
-    fn confirmed(&self) -> u32 {
-        self.runner.recorder().map_or(0, |r| r.next_frame())
-    }
-
-    fn checksum_after(&self, frame: u32) -> Option<u64> {
-        self.runner.recorder()?.replay().frame(frame).map(|f| f.checksum)
-    }
-
-    fn stats(&self) -> RunnerStats {
-        self.runner.stats()
-    }
-
-    fn desync_reports(&self) -> usize {
-        self.runner.desync_reports().len()
-    }
-}
-
 /// The duel: the kit's duel peer, played by its bot (from its confirmed view of the match),
 /// as a `browser_duel` page with `bot=1` plays it.
 struct DuelSide {
@@ -325,8 +294,6 @@ fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
     options.peers_timeout = args.timeout();
     match args.game {
         GameKind::Brawl => {
-            let world = world(players)?;
-            let handshake = Handshake::of(&world);
             // The session is guarded and GGRS's wall-clock disconnect timeout is off: the
             // runner's departure rule decides, and the survivors agree on the frame a leaver's
             // input ends at. Time-sync waits are capped at the prediction window.
@@ -335,11 +302,12 @@ fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
                 desync_interval: DESYNC_INTERVAL,
                 ..SessionConfig::default()
             };
-            let m = MatchboxSession::<Brawl>::connect(&options, &handshake)?;
-            let mut runner = m.runner(world);
-            runner.record(0);
-            let side = BrawlSide { runner, handle: m.local_handle(), frames: args.frames };
-            play(args, start, m, side)
+            brawl(args, start, &options)
+        }
+        GameKind::Duel if args.rejoin.is_some() => {
+            Err("--rejoin plays the brawl (--game brawl): the duel's peers share rooms with \
+                 browser pages, whose sessions do not take players back"
+                .into())
         }
         GameKind::Duel => {
             let duel_options = MatchOptions {
@@ -468,7 +436,178 @@ fn play<S: Side>(
     }
 
     let elapsed = run_start.elapsed();
-    report(&side, &m, frames, elapsed, &done_from, &sums)
+    let outcome = Outcome {
+        handle,
+        last: side.checksum_after(frames - 1).ok_or("frame not recorded")?,
+        stats: side.stats(),
+        desync_reports: side.desync_reports(),
+    };
+    let roster = &m.roster;
+    report(&outcome, &|p| roster.handle_of(*p), frames, elapsed, &done_from, &sums)
+}
+
+/// The brawl: every peer a [`MatchPeer`] over a [`MatchboxTransport`], which survives
+/// departures and takes players back. With `--rejoin LEAVE:BACK` this peer's program drops out
+/// after confirming LEAVE and a new one comes back into the slot with the ticket the first kept.
+fn brawl(args: &Cli, start: Instant, options: &MatchboxOptions) -> Result<bool, Error> {
+    let players = usize::from(args.players);
+    if let Some((leave, _)) = args.rejoin
+        && leave >= args.frames
+    {
+        return Err(format!("--rejoin: LEAVE {leave} is not below --frames {}", args.frames).into());
+    }
+    let mut peer = ConnectingMatch::connect(options, world(players)?)?;
+    peer.runner.record(0);
+    let handle = peer.handle;
+    eprintln!(
+        "peer {} is player {handle} of {players}; connected in {:.2} s",
+        peer.transport().local_id(),
+        start.elapsed().as_secs_f64()
+    );
+    let frames = args.frames;
+    let tick = Duration::from_micros(16_667);
+    let mut next = Instant::now();
+    let mut sent_done = false;
+    let mut done_from: BTreeMap<PeerId, (u32, u64)> = BTreeMap::new();
+    let mut sums = Sums::default();
+    let mut all_done_at: Option<Instant> = None;
+    let mut plan = args.rejoin;
+    let mut seen = 0;
+    let run_start = Instant::now();
+    loop {
+        if start.elapsed() > args.timeout() {
+            return Err(format!(
+                "timed out after {} s at frame {} ({:?} confirmed)",
+                args.timeout,
+                peer.runner.world().next_frame(),
+                peer.confirmed_frame()
+            )
+            .into());
+        }
+        peer.tick(|f, _| if f < frames { bot(handle, f) } else { 0 }, None, |_| {})?;
+        let slots = peer.slot_addresses().to_vec();
+        let who = |p: &str| match slots.iter().position(|s| format!("{s:?}") == p) {
+            Some(h) => format!("player {h}"),
+            None => format!("an unknown peer ({p})"),
+        };
+        for ev in peer.new_events(&mut seen) {
+            if let SessionEvent::WaitRecommendation(n) = ev {
+                next += tick * *n;
+            }
+            if let Some(text) = describe(ev, &who) {
+                eprintln!("{text}");
+            }
+        }
+        let confirmed = peer.confirmed_frame().map_or(0, |f| f + 1);
+        if let Some((leave, back)) = plan
+            && confirmed > leave
+        {
+            plan = None;
+            peer = drop_out_and_come_back(peer, options, players, leave, back, start)?;
+            seen = 0;
+            continue;
+        }
+        let mut transport = peer.transport().clone();
+        let others: Vec<PeerId> = slots.iter().copied().filter(|p| *p != slots[handle]).collect();
+        let checksum_after = |f: u32| peer.runner.confirmed_checksums().get(&(f + 1)).copied();
+        // A player that came back holds the states from the frame it came back at.
+        let first = peer.runner.confirmed_checksums().keys().next().copied().unwrap_or(0);
+        while sums.checked_through < confirmed {
+            let f = sums.checked_through;
+            if (f + 1).is_multiple_of(SUM_EVERY) && f + 1 >= first {
+                // The state after a confirmed frame is there once the next frame saved it.
+                let Some(sum) = checksum_after(f) else { break };
+                sums.mine.insert(f, sum);
+                for p in &others {
+                    transport.send_reliable(*p, &sum_message(SUM, f, sum));
+                }
+            }
+            sums.checked_through += 1;
+        }
+        // The state after the last frame, once it is confirmed and saved.
+        if confirmed >= frames
+            && !sent_done
+            && let Some(last) = checksum_after(frames - 1)
+        {
+            for p in &others {
+                transport.send_reliable(*p, &sum_message(DONE, frames - 1, last));
+            }
+            sent_done = true;
+        }
+        for (from, bytes) in transport.receive_reliable() {
+            let Some(player) = slots.iter().position(|s| *s == from) else { continue };
+            if let Some(done) = parse_sum(&bytes, DONE) {
+                done_from.insert(from, done);
+            } else if let Some((f, sum)) = parse_sum(&bytes, SUM)
+                && sums.theirs.len() < 4096
+            {
+                sums.theirs.insert((player, f), sum);
+            }
+        }
+        sums.compare();
+        // A player that left for good sends nothing more.
+        let absent = peer.runner.absent();
+        let expected = (0..players).filter(|p| *p != handle && !absent.contains(p)).count();
+        if sent_done && done_from.len() >= expected && all_done_at.is_none() {
+            all_done_at = Some(Instant::now());
+        }
+        if all_done_at.is_some_and(|t| t.elapsed() >= Duration::from_millis(500)) {
+            break;
+        }
+        next += tick;
+        let now = Instant::now();
+        if next > now {
+            std::thread::sleep(next - now);
+        } else if now - next > tick * 10 {
+            next = now;
+        }
+    }
+    let elapsed = run_start.elapsed();
+    let slots = peer.slot_addresses().to_vec();
+    let outcome = Outcome {
+        handle,
+        last: peer
+            .runner
+            .confirmed_checksums()
+            .get(&frames)
+            .copied()
+            .ok_or("frame not recorded")?,
+        stats: peer.runner.stats(),
+        desync_reports: peer.runner.desync_reports().len(),
+    };
+    let player_of = |p: &PeerId| slots.iter().position(|s| s == p);
+    report(&outcome, &player_of, frames, elapsed, &done_from, &sums)
+}
+
+/// `--rejoin`: the program of this peer drops out (its socket closes, as a crash would; all it
+/// keeps is its ticket), and after BACK − LEAVE frames of time a new one comes back into its
+/// slot from a new peer id.
+fn drop_out_and_come_back(
+    peer: MatchPeer<Brawl, MatchboxTransport>,
+    options: &MatchboxOptions,
+    players: usize,
+    leave: u32,
+    back: u32,
+    start: Instant,
+) -> Result<MatchPeer<Brawl, MatchboxTransport>, Error> {
+    let ticket = peer.ticket();
+    peer.transport().clone().close();
+    drop(peer);
+    let away = Duration::from_micros(16_667) * (back - leave);
+    eprintln!(
+        "dropping out after frame {leave} (the socket closes, as a crash would); back in {:.1} s",
+        away.as_secs_f64()
+    );
+    std::thread::sleep(away);
+    let mut peer = ConnectingMatch::rejoin(options, world(players)?, ticket, start.elapsed())?
+        .finish(start)?;
+    peer.runner.record(0);
+    eprintln!(
+        "back as peer {}: asking the others to let player {} in",
+        peer.transport().local_id(),
+        peer.handle
+    );
+    Ok(peer)
 }
 
 /// Confirmed checksums every [`SUM_EVERY`] frames: this peer's, the others' not yet compared,
@@ -503,20 +642,30 @@ impl Sums {
     }
 }
 
+/// What a peer reports at the end of a match.
+struct Outcome {
+    /// Its player.
+    handle: usize,
+    /// Its checksum of the confirmed state after the last frame.
+    last: u64,
+    stats: RunnerStats,
+    desync_reports: usize,
+}
+
 /// Prints the match's result: the checksums after the last frame (this peer's and each
 /// other's DONE), the periodic comparisons and desync detection. `true` if everything agrees.
-fn report<S: Side>(
-    side: &S,
-    m: &MatchboxSession<S::G>,
+fn report(
+    outcome: &Outcome,
+    player_of: &dyn Fn(&PeerId) -> Option<usize>,
     frames: u32,
     elapsed: Duration,
-    done_from: &BTreeMap<matchbox_socket::PeerId, (u32, u64)>,
+    done_from: &BTreeMap<PeerId, (u32, u64)>,
     sums: &Sums,
 ) -> Result<bool, Error> {
-    let handle = m.local_handle();
+    let handle = outcome.handle;
     let last = frames - 1;
-    let mine_last = side.checksum_after(last).ok_or("frame not recorded")?;
-    let stats = side.stats();
+    let mine_last = outcome.last;
+    let stats = outcome.stats;
     eprintln!(
         "played {frames} frames in {:.2} s: {} rollbacks (max depth {}), {} re-simulated",
         elapsed.as_secs_f64(),
@@ -527,7 +676,7 @@ fn report<S: Side>(
     println!("checksum after frame {last}: {mine_last:016x} (this peer, player {handle})");
     let mut agree = true;
     for (peer, (frame, sum)) in done_from {
-        let player = m.roster.handle_of(*peer).map_or_else(|| "?".into(), |h| h.to_string());
+        let player = player_of(peer).map_or_else(|| "?".into(), |h| h.to_string());
         let verdict = if *frame == last && *sum == mine_last {
             "agrees"
         } else {
@@ -557,7 +706,7 @@ fn report<S: Side>(
             );
         }
     }
-    let desynced = stats.desyncs > 0 || side.desync_reports() > 0;
+    let desynced = stats.desyncs > 0 || outcome.desync_reports > 0;
     if !desynced {
         println!(
             "desync detection (GGRS compares the peers' checksums every {DESYNC_INTERVAL} frames): \

@@ -15,15 +15,18 @@
 //! what is missing.
 
 use crate::cues::{ARENA, SprintHitGame, arena};
+use crate::rejoin::{Comeback, bot as rejoin_bot, comeback_world};
 use crate::sessions::{arena_n, bot};
 use ggrs::{DesyncDetection, SessionBuilder};
 use ggrs::{Message, NonBlockingSocket};
 use rollback_abilities::random::Stream;
+use rollback_abilities::session::matchbox::{ConnectingMatch, MatchboxTransport};
 use rollback_abilities::session::matchbox::{GgrsChannel, MAX_GGRS_PACKET};
 use rollback_abilities::session::{
-    Handshake, MatchboxConfig, MatchboxOptions, MatchboxSession, PeerId, Roster, Runner,
-    SessionEvent,
+    GuardConfig, Handshake, MatchPeer, MatchboxConfig, MatchboxOptions, MatchboxSession, PeerId,
+    RejoinTicket, Roster, Runner, SessionConfig, SessionEvent,
 };
+use rollback_abilities::session::rejoin::RejoinFault;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -40,6 +43,14 @@ const ARG: &str = "RBA_MATCHBOX_ARG";
 const ALTERED: &str = "RBA_MATCHBOX_ALTERED";
 /// Set on a peer started for three players instead of two (a player-count mismatch).
 const THREE: &str = "RBA_MATCHBOX_THREE";
+/// Where the leaving player of the rejoin match keeps its ticket (roles `leaver`, `comeback`).
+const TICKET: &str = "RBA_MATCHBOX_TICKET";
+/// The frame the leaving player of the rejoin match confirms before its program stops.
+const LEAVE: u32 = 240;
+/// Frames every peer of the rejoin match confirms after the frame the player came back at.
+const AFTER: u32 = 240;
+/// The bots' seed in the rejoin match.
+const SEED: u64 = 7;
 
 /// How a peer differs from the others.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -143,6 +154,18 @@ impl Netns {
 
     /// Starts this test binary in a namespace with a child role.
     fn spawn(&mut self, ns: &str, role: &str, arg: &str, kind: Kind) -> usize {
+        self.spawn_with(ns, role, arg, kind, &[])
+    }
+
+    /// [`Netns::spawn`] with more environment variables.
+    fn spawn_with(
+        &mut self,
+        ns: &str,
+        role: &str,
+        arg: &str,
+        kind: Kind,
+        env: &[(&str, &str)],
+    ) -> usize {
         let exe = std::env::current_exe().expect("the test binary's path");
         let mut cmd = Command::new("ip");
         cmd.args(["netns", "exec", ns])
@@ -153,6 +176,7 @@ impl Netns {
             .env(ARG, arg)
             .env_remove(ALTERED)
             .env_remove(THREE)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -221,49 +245,57 @@ fn run_pair(ns: &mut Netns, room: &str, kinds: [Kind; 2]) -> Result<[Outcome; 2]
     let first = ns.spawn(&a, "peer", &url, kinds[0]);
     std::thread::sleep(Duration::from_millis(500));
     let second = ns.spawn(&b, "peer", &url, kinds[1]);
+    let [x, y]: [Outcome; 2] =
+        wait_for(ns, room, &[first, second])?.try_into().map_err(|_| "two outcomes")?;
+    Ok([x, y])
+}
+
+/// Waits, up to [`PEER_DEADLINE`], for the children `which` to exit; their outcomes in that
+/// order.
+fn wait_for(ns: &mut Netns, room: &str, which: &[usize]) -> Result<Vec<Outcome>, String> {
     let mut readers = Vec::new();
-    for i in [first, second] {
+    for &i in which {
         let c = &mut ns.children[i];
         readers.push((collect(c.stdout.take()), collect(c.stderr.take())));
     }
     let start = Instant::now();
-    let mut statuses: [Option<ExitStatus>; 2] = [None, None];
+    let mut statuses: Vec<Option<ExitStatus>> = vec![None; which.len()];
     while statuses.iter().any(Option::is_none) {
-        for (k, i) in [first, second].into_iter().enumerate() {
+        for (k, &i) in which.iter().enumerate() {
             if statuses[k].is_none() {
                 statuses[k] = ns.children[i].try_wait().map_err(|e| e.to_string())?;
             }
         }
         if start.elapsed() > PEER_DEADLINE {
-            for i in [first, second] {
+            for &i in which {
                 let _ = ns.children[i].kill();
             }
             let logs: Vec<String> = readers
                 .into_iter()
-                .map(|(o, e)| {
-                    format!("{}{}", o.join().unwrap_or_default(), e.join().unwrap_or_default())
+                .enumerate()
+                .map(|(k, (o, e))| {
+                    let (o, e) = (o.join().unwrap_or_default(), e.join().unwrap_or_default());
+                    format!("--- peer {k}\n{o}{e}")
                 })
                 .collect();
             return Err(format!(
-                "room {room}: the peers did not finish within {} s\n--- peer 0\n{}\n--- peer 1\n{}",
+                "room {room}: the peers did not finish within {} s\n{}",
                 PEER_DEADLINE.as_secs(),
-                logs[0],
-                logs[1]
+                logs.join("\n")
             ));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    eprintln!("room {room}: both peers exited after {:.1} s", start.elapsed().as_secs_f64());
-    let mut out = Vec::new();
-    for (k, (o, e)) in readers.into_iter().enumerate() {
-        out.push(Outcome {
-            status: statuses[k].expect("exited"),
+    eprintln!("room {room}: the peers exited after {:.1} s", start.elapsed().as_secs_f64());
+    Ok(readers
+        .into_iter()
+        .zip(statuses)
+        .map(|((o, e), status)| Outcome {
+            status: status.expect("exited"),
             stdout: o.join().unwrap_or_default(),
             stderr: e.join().unwrap_or_default(),
-        });
-    }
-    let [x, y]: [Outcome; 2] = out.try_into().map_err(|_| "two outcomes".to_string())?;
-    Ok([x, y])
+        })
+        .collect())
 }
 
 /// Two processes in two namespaces play 300 frames of the SprintHitGame over WebRTC (no STUN, input
@@ -373,8 +405,55 @@ fn two_processes_over_webrtc_in_network_namespaces() {
         );
         println!("matchbox netns: player-count mismatch: {}", why.unwrap_or_default().trim());
     }
+
+    rejoin_over_webrtc(&mut ns);
     println!("matchbox netns: done in {:.1} s", started.elapsed().as_secs_f64());
     drop(ns);
+}
+
+/// A player's program stops and a new one comes back into its slot over WebRTC: two
+/// `MatchPeer`s over `MatchboxTransport`s (the member in A, the leaver in B) play the
+/// `Comeback` game, whose systems branch on the input status. The leaver keeps its ticket in
+/// a file and its program exits after confirming frame [`LEAVE`]; the member plays on alone
+/// once it has agreed the player is gone. A new program in B, with a new peer id, comes back
+/// with the ticket; both then confirm [`AFTER`] frames past the frame it came back at, with
+/// the same checksums, and report the same frame.
+fn rejoin_over_webrtc(ns: &mut Netns) {
+    let url = format!("ws://{ADDR_A}:{PORT}/rejoin");
+    let ticket = std::env::temp_dir().join(format!("rba-matchbox-ticket-{}", std::process::id()));
+    let _ = std::fs::remove_file(&ticket);
+    let path = ticket.to_string_lossy().into_owned();
+    let (a, b) = (ns.a.clone(), ns.b.clone());
+    let member = ns.spawn(&a, "member", &url, Kind::Same);
+    std::thread::sleep(Duration::from_millis(500));
+    let leaver = ns.spawn_with(&b, "leaver", &url, Kind::Same, &[(TICKET, &path)]);
+    let show = |o: &Outcome| format!("{}\n{}\n{}", o.status, o.stdout, o.stderr);
+    let left = wait_for(ns, "rejoin", &[leaver]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(left[0].status.success(), "the leaving player failed: {}", show(&left[0]));
+    assert!(ticket.exists(), "the leaving player kept no ticket: {}", show(&left[0]));
+    let comeback = ns.spawn_with(&b, "comeback", &url, Kind::Same, &[(TICKET, &path)]);
+    let outcomes = wait_for(ns, "rejoin", &[member, comeback]).unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_file(&ticket);
+    let [m, c] = [&outcomes[0], &outcomes[1]];
+    assert!(m.status.success(), "the member failed: {}\n{}", show(m), show(c));
+    assert!(c.status.success(), "the returning player failed: {}\n{}", show(c), show(m));
+    let (fm, fc) = (m.line("rejoined at:"), c.line("rejoined at:"));
+    assert!(fm.is_some() && fm == fc, "rejoin frames differ:\n{}\n{}", show(m), show(c));
+    let (sm, sc) = (m.line("checksum after rejoin:"), c.line("checksum after rejoin:"));
+    assert!(sm.is_some() && sm == sc, "checksums differ:\n{}\n{}", show(m), show(c));
+    let (gm, gc) = (m.line("peer id:"), left[0].line("peer id:"));
+    let returned = c.line("peer id:");
+    assert!(gc.is_some() && returned.is_some() && gc != returned, "{}\n{}", show(c), show(m));
+    assert!(gm.is_some());
+    println!(
+        "matchbox netns: player back at frame {} from a new peer id; checksum {} on both \
+         ({} after {} frames; {} asks refused while its slot was still in the match)",
+        fm.unwrap_or_default(),
+        sm.unwrap_or_default(),
+        m.line("waited:").unwrap_or_default(),
+        LEAVE,
+        m.line("early asks refused:").unwrap_or_default()
+    );
 }
 
 /// The role of a re-executed child (see the module docs); does nothing in a normal run.
@@ -386,6 +465,9 @@ fn child_role() {
     match role.as_str() {
         "serve" => serve(&arg),
         "peer" => play(&arg),
+        "member" => play_match(&arg, Role::Member),
+        "leaver" => play_match(&arg, Role::Leaver),
+        "comeback" => play_match(&arg, Role::Comeback),
         other => panic!("unknown child role {other}"),
     }
 }
@@ -479,6 +561,122 @@ fn play(room: &str) {
     );
     println!("checksum frame {FRAMES}: {sum:016x}");
     let _ = std::io::stdout().flush();
+}
+
+/// A peer of the rejoin match.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Role {
+    /// Plays the whole match.
+    Member,
+    /// Keeps its ticket and stops after confirming [`LEAVE`].
+    Leaver,
+    /// Comes back with the leaver's ticket.
+    Comeback,
+}
+
+/// One peer of the rejoin match (see [`rejoin_over_webrtc`]): a `MatchPeer` over a
+/// `MatchboxTransport`, ticked at 60 Hz with the bots' inputs.
+fn play_match(room: &str, role: Role) {
+    const DONE: &[u8] = b"RBADONE";
+    let setup = SessionConfig {
+        departure_ticks: 60,
+        guard: Some(GuardConfig::new(2, 8).with_paced(true)),
+        ..SessionConfig::default()
+    };
+    let mut options = MatchboxOptions::new(room, 2);
+    options.peers_timeout = Duration::from_secs(60);
+    options.session = setup;
+    let start = Instant::now();
+    let ticket_path = std::env::var(TICKET).ok();
+    let mut peer: MatchPeer<Comeback, MatchboxTransport> = if role == Role::Comeback {
+        let path = ticket_path.as_deref().expect("the ticket's path");
+        let text = std::fs::read_to_string(path).expect("the kept ticket");
+        let ticket: RejoinTicket<PeerId> = ron::from_str(&text).expect("a ticket");
+        ConnectingMatch::rejoin(&options, comeback_world(2), ticket, Duration::ZERO)
+            .and_then(|c| c.finish(start))
+            .unwrap_or_else(|e| panic!("{e}"))
+    } else {
+        ConnectingMatch::connect(&options, comeback_world(2)).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let handle = peer.handle;
+    eprintln!("{role:?}: slot {handle} in {:.2} s", start.elapsed().as_secs_f64());
+    println!("peer id: {}", peer.transport().local_id());
+    peer.runner.record(0);
+    let tick = Duration::from_micros(16_667);
+    let mut next = Instant::now();
+    let mut end = None;
+    let (mut sent_done, mut done_from, mut all_done_at) = (false, false, None);
+    let (mut left_at, mut seen, mut early) = (None, 0, 0);
+    while all_done_at.is_none_or(|t: Instant| t.elapsed() < Duration::from_millis(500)) {
+        assert!(start.elapsed() < Duration::from_secs(100), "not finished in 100 s ({role:?})");
+        peer.tick(|frame, _| rejoin_bot(SEED, handle, frame), None, |_| {})
+            .unwrap_or_else(|e| panic!("{role:?}: {e}"));
+        for ev in peer.new_events(&mut seen) {
+            if !matches!(ev, SessionEvent::WaitRecommendation(_)) {
+                eprintln!("{role:?}: {ev:?}");
+            }
+            match ev {
+                SessionEvent::Desync(frame) => panic!("desync at frame {frame}"),
+                // A program that comes back before the members agreed it left asks for a
+                // slot still in the match: refused until they agree, then let in.
+                SessionEvent::RejoinFault { fault: RejoinFault::SlotInUse { .. }, .. } => {
+                    early += 1;
+                }
+                SessionEvent::RejoinFault { peer, fault } => panic!("{peer:?}: {fault}"),
+                SessionEvent::Left { .. } => left_at = Some(Instant::now()),
+                SessionEvent::Rejoined { frame, .. } => {
+                    println!("rejoined at: {frame}");
+                    println!("early asks refused: {early}");
+                    if let Some(t) = left_at {
+                        println!("waited: {:.1} s alone", t.elapsed().as_secs_f64());
+                    }
+                    end = Some(frame + AFTER);
+                }
+                _ => {}
+            }
+        }
+        let confirmed = peer.confirmed_frame().unwrap_or(0);
+        if role == Role::Leaver && confirmed >= LEAVE {
+            let ticket = ron::to_string(&peer.ticket()).expect("a ticket serialises");
+            let path = ticket_path.as_deref().expect("the ticket's path");
+            std::fs::write(path, ticket).expect("keep the ticket");
+            peer.transport().clone().close();
+            println!("left after frame {confirmed}");
+            let _ = std::io::stdout().flush();
+            return;
+        }
+        // The state before frame `end` is final once the frame before it is confirmed, and
+        // there once the frame is saved.
+        if let Some(end) = end
+            && confirmed >= end
+            && !sent_done
+            && let Some(sum) = peer.runner.confirmed_checksums().get(&end)
+        {
+            println!("checksum after rejoin: {sum:016x}");
+            let _ = std::io::stdout().flush();
+            let others: Vec<PeerId> = peer.transport().connected_peers().into_iter().collect();
+            let mut t = peer.transport().clone();
+            for p in others {
+                t.send_reliable(p, DONE);
+            }
+            sent_done = true;
+        }
+        let mut t = peer.transport().clone();
+        if t.receive_reliable().iter().any(|(_, b)| b == DONE) {
+            done_from = true;
+        }
+        if sent_done && done_from && all_done_at.is_none() {
+            all_done_at = Some(Instant::now());
+        }
+        next += tick;
+        let now = Instant::now();
+        if next > now {
+            std::thread::sleep(next - now);
+        } else if now - next > tick * 10 {
+            next = now;
+        }
+    }
+    assert_eq!(peer.runner.stats().desyncs, 0);
 }
 
 fn peer_id(uuid: &str) -> PeerId {

@@ -100,3 +100,25 @@ fn p2p_matchbox_room_takes_only_websocket_addresses() {
         assert!(text.contains("--room <URL>") && text.contains(takes), "{bad}: {text}");
     }
 }
+
+/// `--rejoin LEAVE:BACK` takes two frames with LEAVE below BACK; anything else is refused
+/// while parsing, saying what the flag takes.
+#[test]
+fn p2p_matchbox_rejoin_takes_two_frames_in_order() {
+    use clap::Parser;
+    use p2p_args::{Cli, rejoin_plan};
+    assert_eq!(rejoin_plan("300:600"), Ok((300, 600)));
+    let cli =
+        Cli::try_parse_from(["p2p_matchbox", "--room", "ws://h:1/r", "--rejoin", "0:1"]).unwrap();
+    assert_eq!(cli.rejoin, Some((0, 1)));
+    for bad in ["600:300", "300:300", "300", "a:b", "300:", ":600", "-1:5"] {
+        let e = rejoin_plan(bad).unwrap_err();
+        assert!(e.contains("LEAVE:BACK"), "{bad}: {e}");
+        let e = Cli::try_parse_from(["p2p_matchbox", "--room", "ws://h:1/r", "--rejoin", bad])
+            .unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{bad}");
+    }
+    let e = Cli::try_parse_from(["p2p_matchbox", "--serve", "127.0.0.1:1", "--rejoin", "1:2"])
+        .unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+}

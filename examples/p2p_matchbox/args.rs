@@ -27,6 +27,10 @@ use std::time::Duration;
 (the server first, then one peer per player, each in a terminal of its own; the room is the
 URL path, so a fresh path is a fresh match)
 
+A player whose program drops out at frame 300 and comes back 300 frames later:
+  cargo run --release --features matchbox --example p2p_matchbox -- --room ws://127.0.0.1:3536/back --players 2 --frames 1200
+  cargo run --release --features matchbox --example p2p_matchbox -- --room ws://127.0.0.1:3536/back --players 2 --frames 1200 --rejoin 300:600
+
 The duel against a browser tab (the browser_duel example serves the page and the signaling
 server on one address; open http://127.0.0.1:8080/?bot=1&frames=600 in the browser):
   cargo run --release --features matchbox --example p2p_matchbox -- --game duel --room ws://127.0.0.1:8080/duel --players 2 --frames 600"
@@ -68,6 +72,13 @@ pub struct Cli {
     /// included, must use the same).
     #[arg(long, default_value_t = 1, conflicts_with = "serve")]
     pub seed: u64,
+    /// With --game brawl: this peer's program drops out once it has confirmed frame LEAVE (its
+    /// socket closes, as a crash would), and a new one comes back into its slot BACK − LEAVE
+    /// frames of time later (at 60 frames a second), from a new peer id, with the ticket the
+    /// first kept; the others hold the match for it, send it their state and play on with it.
+    /// LEAVE is below BACK and below --frames.
+    #[arg(long, value_name = "LEAVE:BACK", value_parser = rejoin_plan, conflicts_with = "serve")]
+    pub rejoin: Option<(u32, u32)>,
 }
 
 /// The game a peer plays.
@@ -89,6 +100,18 @@ impl Cli {
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout)
     }
+}
+
+/// A `--rejoin LEAVE:BACK` plan: two frames, LEAVE below BACK.
+pub fn rejoin_plan(s: &str) -> Result<(u32, u32), String> {
+    let takes = "LEAVE:BACK, two frames with LEAVE below BACK (e.g. 300:600)";
+    let (leave, back) = s.split_once(':').ok_or_else(|| format!("{takes}, not {s}"))?;
+    let frame = |t: &str| t.trim().parse::<u32>().map_err(|_| format!("{takes}, not {s}"));
+    let (leave, back) = (frame(leave)?, frame(back)?);
+    if leave >= back {
+        return Err(format!("{takes}: {leave} is not below {back}"));
+    }
+    Ok((leave, back))
 }
 
 /// A `--room` address: a WebSocket URL, `ws://HOST:PORT/ROOM` or `wss://HOST:PORT/ROOM`. Any

@@ -132,6 +132,8 @@ pub struct MatchPeer<G: Game, T: MatchTransport> {
     input_delay: usize,
     /// Every event the runner and the rejoin protocol reported, in order.
     events: Vec<SessionEvent>,
+    /// Events ever pushed to `events` (the log keeps the newest).
+    events_pushed: u64,
     /// The session channel (0, then one more per membership change this peer took part in).
     channel: u32,
     /// The member side of the rejoin protocol.
@@ -156,6 +158,59 @@ impl<G: Game, T: MatchTransport> core::fmt::Debug for MatchPeer<G, T> {
             .field("channel", &self.channel)
             .field("runner", &self.runner)
             .finish()
+    }
+}
+
+/// What a player keeps to come back into its slot after its program stops (a crash, a reloaded
+/// browser tab): the slot, where every slot was last reached, every slot's public match
+/// identity, and the slot's own identity, secret half included ([`MatchPeer::ticket`]). The
+/// restarted program passes it to [`MatchPeer::rejoin_with`] (or over matchbox to
+/// [`ConnectingMatch::rejoin`](super::matchbox::ConnectingMatch::rejoin)).
+///
+/// Whoever holds a ticket can claim the slot: keep it where only the player's program reads
+/// it (a file readable by the user only; a page's `sessionStorage`, which is per tab and
+/// origin). It serialises with serde; its `Debug` output leaves the secret out.
+#[derive(Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RejoinTicket<A> {
+    /// The player's slot.
+    pub slot: usize,
+    /// Every slot's address when the ticket was taken (the player's own included; a new
+    /// program may come back from another one).
+    pub addrs: Vec<A>,
+    /// Every slot's public match identity, in slot order.
+    pub keys: Vec<PublicIdentity>,
+    /// The slot's own identity ([`Identity::secrets`]).
+    secrets: ([u8; 32], [u8; 32]),
+}
+
+impl<A: core::fmt::Debug> core::fmt::Debug for RejoinTicket<A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RejoinTicket")
+            .field("slot", &self.slot)
+            .field("addrs", &self.addrs)
+            .field("keys", &self.keys)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A: Clone> RejoinTicket<A> {
+    /// The slot's own identity, secret half included.
+    pub fn identity(&self) -> Identity {
+        Identity::from_secrets(self.secrets.0, self.secrets.1)
+    }
+
+    /// The keys a peer of the slot starts with: its own identity, and every other slot's
+    /// public identity by that slot's address.
+    pub fn match_keys(&self) -> MatchKeys<A> {
+        let remotes = self
+            .addrs
+            .iter()
+            .zip(&self.keys)
+            .enumerate()
+            .filter(|(i, _)| *i != self.slot)
+            .map(|(_, (a, k))| (a.clone(), *k))
+            .collect();
+        MatchKeys { local: self.identity(), remotes }
     }
 }
 
@@ -284,6 +339,7 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
             addrs,
             input_delay: setup.input_delay,
             events: Vec::new(),
+            events_pushed: 0,
             channel: 0,
             member,
             keys,
@@ -305,6 +361,45 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
         MatchKeys { local: self.keys.local.duplicate(), remotes: self.keys.remotes.clone() }
     }
 
+    /// What this player keeps to come back into its slot after its program stops (see
+    /// [`RejoinTicket`]): take it again after a rejoin moved a slot, as the addresses change.
+    pub fn ticket(&self) -> RejoinTicket<T::Addr> {
+        RejoinTicket {
+            slot: self.handle,
+            addrs: self.addrs.clone(),
+            // Every slot has a key: `build` refused slots without one.
+            keys: slot_keys(self.handle, &self.addrs, &self.keys).unwrap_or_default(),
+            secrets: self.keys.local.secrets(),
+        }
+    }
+
+    /// [`MatchPeer::rejoin`] with what the player kept ([`MatchPeer::ticket`]): its slot, the
+    /// slot addresses and keys, its identity.
+    pub fn rejoin_with(
+        world: World<G>,
+        transport: T,
+        ticket: &RejoinTicket<T::Addr>,
+        setup: SessionConfig,
+    ) -> Result<MatchPeer<G, T>, SessionError> {
+        if ticket.keys.len() != ticket.addrs.len() {
+            return Err(SessionError::Ggrs(ggrs::GgrsError::InvalidRequest {
+                info: format!(
+                    "a ticket with {} slot addresses and {} keys",
+                    ticket.addrs.len(),
+                    ticket.keys.len()
+                ),
+            }));
+        }
+        let keys = ticket.match_keys();
+        MatchPeer::rejoin(world, transport, ticket.slot, ticket.addrs.clone(), keys, setup)
+    }
+
+    /// Every slot's address now, in slot order (this peer's own at its slot; a slot whose
+    /// player came back from a new address has that one).
+    pub fn slot_addresses(&self) -> &[T::Addr] {
+        &self.addrs
+    }
+
     /// The transport.
     pub fn transport(&self) -> &T {
         &self.transport
@@ -313,6 +408,16 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
     /// The session events this peer reported (the newest 2048 to 4096).
     pub fn events(&self) -> &[SessionEvent] {
         &self.events
+    }
+
+    /// The events that came since the last call with the same `seen` (start it at 0): a game
+    /// loop's way to handle each event once. Events the log no longer keeps (more than its
+    /// newest 2,048 came between two calls) are skipped.
+    pub fn new_events(&self, seen: &mut u64) -> &[SessionEvent] {
+        let new = self.events_pushed.saturating_sub(*seen);
+        *seen = self.events_pushed;
+        let kept = usize::try_from(new).unwrap_or(usize::MAX).min(self.events.len());
+        &self.events[self.events.len() - kept..]
     }
 
     /// Whether this peer is coming back into the match ([`MatchPeer::rejoin`]) and not in yet.
@@ -429,7 +534,9 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
     }
 
     fn push_events(&mut self, events: impl IntoIterator<Item = SessionEvent>) {
+        let before = self.events.len();
         self.events.extend(events);
+        self.events_pushed += (self.events.len() - before) as u64;
         // A bounded log: a misbehaving peer cannot grow it without limit.
         if self.events.len() > MAX_EVENTS {
             self.events.drain(..self.events.len() - MAX_EVENTS / 2);

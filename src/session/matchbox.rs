@@ -47,7 +47,7 @@
 
 use super::guard::{Guard, GuardConfig, GuardedSocket};
 use super::handshake::{Handshake, HandshakeError};
-use super::identity::{Identity, IdentityError};
+use super::identity::{Identity, IdentityError, PublicIdentity};
 use super::runner::{GgrsConfig, Runner, hardened_builder};
 use super::start::SessionConfig;
 use crate::world::{Game, World};
@@ -66,7 +66,10 @@ use std::time::Duration;
 #[cfg(not(target_arch = "wasm32"))]
 use std::time::Instant;
 
+mod transport;
+
 pub use matchbox_socket::PeerId;
+pub use transport::{ConnectingMatch, MatchboxSessionSocket, MatchboxStats, MatchboxTransport};
 
 /// The index of the unreliable, unordered channel that carries GGRS's packets.
 pub const GGRS_CHANNEL: usize = 0;
@@ -185,6 +188,15 @@ pub enum MatchboxError {
     /// The operating system (in a browser, the page's `crypto`) gave no randomness for this
     /// peer's match identity.
     Identity(IdentityError),
+    /// A peer's handshake announced no match identity, or one another slot announced: a
+    /// [`MatchPeer`](super::MatchPeer) needs every slot's own.
+    NoIdentity {
+        /// Who.
+        peer: String,
+    },
+    /// The [`MatchPeer`](super::MatchPeer) could not be built (a [`RejoinTicket`](super::RejoinTicket) that does
+    /// not fit the match, the session refused).
+    Session(super::SessionError),
     /// [`Connecting::poll`] was called again after it returned the session or an error.
     Spent,
 }
@@ -221,6 +233,12 @@ impl fmt::Display for MatchboxError {
             MatchboxError::Ggrs(e) => write!(f, "GGRS: {e}"),
             MatchboxError::Io(e) => write!(f, "cannot start the socket's message loop: {e}"),
             MatchboxError::Identity(e) => write!(f, "{e}"),
+            MatchboxError::NoIdentity { peer } => write!(
+                f,
+                "{peer} announced no match identity of its own (every player of a match that \
+                 takes players back needs one)"
+            ),
+            MatchboxError::Session(e) => write!(f, "{e}"),
             MatchboxError::Spent => {
                 write!(f, "this connection attempt has already ended (start a new one)")
             }
@@ -236,6 +254,7 @@ impl std::error::Error for MatchboxError {
             MatchboxError::Ggrs(e) => Some(e),
             MatchboxError::Io(e) => Some(e),
             MatchboxError::Identity(e) => Some(e),
+            MatchboxError::Session(e) => Some(e),
             _ => None,
         }
     }
@@ -252,6 +271,12 @@ impl From<HandshakeError> for MatchboxError {
 impl From<GgrsError> for MatchboxError {
     fn from(e: GgrsError) -> Self {
         MatchboxError::Ggrs(e)
+    }
+}
+
+impl From<super::SessionError> for MatchboxError {
+    fn from(e: super::SessionError) -> Self {
+        MatchboxError::Session(e)
     }
 }
 
@@ -653,6 +678,8 @@ struct PeerProgress {
     verdict: bool,
     /// When we last sent it our handshake.
     hello_at: Duration,
+    /// The match identity its handshake announced (once it arrived and checked out).
+    identity: Option<PublicIdentity>,
 }
 
 impl PeerProgress {
@@ -688,7 +715,9 @@ impl<P: Copy + Ord + fmt::Display> HandshakeRound<P> {
         let hello = Packet::from(local.encode());
         let progress: BTreeMap<P, PeerProgress> = remotes
             .into_iter()
-            .map(|p| (p, PeerProgress { answer: None, verdict: false, hello_at: now }))
+            .map(|p| {
+                (p, PeerProgress { answer: None, verdict: false, hello_at: now, identity: None })
+            })
             .collect();
         let outbox = progress.keys().map(|p| (*p, hello.clone())).collect();
         HandshakeRound { hello, progress, outbox, leftover: Vec::new(), failure: None, start: now }
@@ -733,8 +762,11 @@ impl<P: Copy + Ord + fmt::Display> HandshakeRound<P> {
             // A peer's first message other than an announcement or a verdict must be its
             // handshake.
             (Kind::Hello | Kind::Game, None) => {
-                let checked =
-                    decode_hello(bytes, &name).and_then(|remote| local.check(&remote, &name));
+                let checked = decode_hello(bytes, &name).and_then(|remote| {
+                    local.check(&remote, &name)?;
+                    state.identity = remote.identity;
+                    Ok(())
+                });
                 let verdict = match &checked {
                     Ok(()) => Packet::from(ACCEPT.to_vec()),
                     Err(e) => Packet::from([REFUSE, e.to_string().as_bytes()].concat()),
@@ -805,6 +837,12 @@ impl<P: Copy + Ord + fmt::Display> HandshakeRound<P> {
     /// What to send, to whom, in order (emptied).
     fn outbox(&mut self) -> Vec<(P, Packet)> {
         core::mem::take(&mut self.outbox)
+    }
+
+    /// The match identity each peer's handshake announced (`None` for one that announced
+    /// none).
+    fn identities(&self) -> BTreeMap<P, Option<PublicIdentity>> {
+        self.progress.iter().map(|(p, s)| (*p, s.identity)).collect()
     }
 
     /// Our verdicts, to answer the repeats of peers still waiting for them once the round is
@@ -1219,6 +1257,30 @@ enum Step<G: Game> {
 enum Progress<G: Game> {
     Wait(Step<G>),
     Done(Box<MatchboxSession<G>>),
+    /// The handshake round is over (a connection for a [`MatchPeer`](super::MatchPeer)).
+    Handshaken(Box<Handshaken>),
+}
+
+/// A connection for a [`MatchPeer`](super::MatchPeer) whose handshake round is over: the
+/// socket, the roster, what the round leaves behind and the identity every peer announced.
+struct Handshaken {
+    socket: WebRtcSocket,
+    message_loop: MessageLoop,
+    roster: Roster,
+    /// The game's reliable messages that arrived during the round.
+    pending: Vec<(PeerId, Vec<u8>)>,
+    /// Our verdicts, for peers that repeat their handshake.
+    answers: LateAnswers<PeerId>,
+    /// The match identity each remote peer's handshake announced.
+    identities: BTreeMap<PeerId, Option<PublicIdentity>>,
+}
+
+/// What a [`Connecting`] hands out at its end.
+enum Connected<G: Game> {
+    /// A synchronised [`MatchboxSession`].
+    Session(Box<MatchboxSession<G>>),
+    /// A connection whose handshake round is over ([`Connecting::for_match`]).
+    Handshaken(Box<Handshaken>),
 }
 
 /// [`MatchboxSession::connect`] one step at a time, for a loop that must not block: a game's
@@ -1241,6 +1303,8 @@ pub struct Connecting<G: Game> {
     socket: Option<WebRtcSocket>,
     message_loop: Option<MessageLoop>,
     step: Step<G>,
+    /// Ends after the handshake round, for a [`MatchPeer`](super::MatchPeer).
+    for_match: bool,
 }
 
 impl<G: Game> fmt::Debug for Connecting<G> {
@@ -1272,7 +1336,21 @@ impl<G: Game> Connecting<G> {
             socket: Some(socket),
             message_loop: Some(message_loop),
             step: Step::Peers { since: now, watch: PeerWatch::default() },
+            for_match: false,
         })
+    }
+
+    /// As [`Connecting::start`], for a connection that ends once the handshake round is over
+    /// (the [`MatchPeer`](super::MatchPeer) over a [`MatchboxTransport`] starts its own
+    /// session).
+    fn for_match(
+        options: &MatchboxOptions,
+        handshake: &Handshake,
+        now: Duration,
+    ) -> Result<Connecting<G>, MatchboxError> {
+        let mut connecting = Connecting::start(options, handshake, now)?;
+        connecting.for_match = true;
+        Ok(connecting)
     }
 
     /// The stage it is at (`None` once spent, or while it finds out why the socket closed).
@@ -1298,6 +1376,16 @@ impl<G: Game> Connecting<G> {
     /// One step: takes in what the socket received, moves on when a stage completes. `Ok(None)`:
     /// not yet; `Ok(Some(session))`: synchronised, the match can start.
     pub fn poll(&mut self, now: Duration) -> Result<Option<MatchboxSession<G>>, MatchboxError> {
+        match self.poll_connected(now)? {
+            None => Ok(None),
+            Some(Connected::Session(session)) => Ok(Some(*session)),
+            // Only a connection made with `for_match` ends after the round.
+            Some(Connected::Handshaken(_)) => Err(MatchboxError::Spent),
+        }
+    }
+
+    /// [`Connecting::poll`], handing out what the connection ends with.
+    fn poll_connected(&mut self, now: Duration) -> Result<Option<Connected<G>>, MatchboxError> {
         if let Step::Closing { since } = self.step {
             return self.poll_closing(since, now);
         }
@@ -1307,7 +1395,8 @@ impl<G: Game> Connecting<G> {
                 self.step = next;
                 Ok(None)
             }
-            Ok(Progress::Done(session)) => Ok(Some(*session)),
+            Ok(Progress::Done(session)) => Ok(Some(Connected::Session(session))),
+            Ok(Progress::Handshaken(done)) => Ok(Some(Connected::Handshaken(done))),
             Err(MatchboxError::SocketClosed { reason: None }) => {
                 // Give the loop a moment to record why it ended.
                 self.step = Step::Closing { since: now };
@@ -1327,7 +1416,7 @@ impl<G: Game> Connecting<G> {
         &mut self,
         since: Duration,
         now: Duration,
-    ) -> Result<Option<MatchboxSession<G>>, MatchboxError> {
+    ) -> Result<Option<Connected<G>>, MatchboxError> {
         let finished = self.message_loop.as_ref().is_none_or(MessageLoop::is_finished);
         if !finished && now.saturating_sub(since) < CLOSE_WAIT {
             return Ok(None);
@@ -1367,6 +1456,21 @@ impl<G: Game> Connecting<G> {
                 let Some(pending) = round.poll(socket, &self.handshake, now, timeout)? else {
                     return Ok(Progress::Wait(Step::Handshake { roster, round }));
                 };
+                if self.for_match {
+                    let (Some(socket), Some(message_loop)) =
+                        (self.socket.take(), self.message_loop.take())
+                    else {
+                        return Err(MatchboxError::Spent);
+                    };
+                    return Ok(Progress::Handshaken(Box::new(Handshaken {
+                        socket,
+                        message_loop,
+                        roster,
+                        pending,
+                        answers: round.late_answers(),
+                        identities: round.identities(),
+                    })));
+                }
                 let (session, guard) = start_p2p_session(socket, &roster, &self.options.session)?;
                 let next = Step::Synchronize {
                     roster,

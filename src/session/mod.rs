@@ -54,7 +54,7 @@ pub use guard::forge;
 pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emulated};
 pub use identity::{Identity, IdentityError, PublicIdentity};
 pub use local::{LocalMatch, LocalPeer, MatchConfig};
-pub use match_peer::{MatchPeer, MatchTransport};
+pub use match_peer::{MatchPeer, MatchTransport, RejoinTicket};
 // The matchbox session; its building blocks (the socket builders, the message loop, the
 // channels and the blocking steps) are in `session::matchbox`.
 #[cfg(feature = "matchbox")]

@@ -12,6 +12,7 @@ pub(crate) mod hooks;
 pub(crate) mod output;
 pub(crate) mod state;
 mod step;
+mod tag_table;
 mod tags;
 mod time;
 mod validate;

@@ -278,7 +278,7 @@ fn defined_fns(text: &str) -> std::collections::BTreeSet<String> {
 /// The world's rule of `docs/architecture.md`: in one button press the ability part calls
 /// down into the effect, attribute and tag parts, never the other way. No method defined only
 /// under `src/world/abilities/` is called from `src/world/effects/`, `src/world/attributes.rs`
-/// or `src/world/tags.rs`, except the grants an effect makes.
+/// or `src/world/tags.rs` (nor from the tag table under it), except the grants an effect makes.
 #[test]
 fn effects_attributes_and_tags_do_not_call_into_abilities() {
     const GRANTS: [&str; 2] = ["grant_from_effect", "ungrant_from_effect"];
@@ -303,6 +303,7 @@ fn effects_attributes_and_tags_do_not_call_into_abilities() {
         f.starts_with(src.join("world/effects"))
             || f == src.join("world/attributes.rs")
             || f == src.join("world/tags.rs")
+            || f == src.join("world/tag_table.rs")
     };
     let mut problems = Vec::new();
     for f in files.iter().filter(|f| below(f)) {
@@ -312,6 +313,24 @@ fn effects_attributes_and_tags_do_not_call_into_abilities() {
                 if text.contains(&format!(".{name}(")) {
                     problems.push(format!("{rel}:{line}: calls `{name}` of world/abilities/"));
                 }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The owning parts of the world (`docs/architecture.md`) are compiled once: they name neither
+/// the game nor the world, and reach the rest of `world/` not at all (the world calls them).
+#[test]
+fn the_worlds_owning_parts_do_not_name_the_game_or_the_world() {
+    const PARTS: [&str; 1] = ["world/tag_table.rs"];
+    let mut problems = Vec::new();
+    for part in PARTS {
+        let text = std::fs::read_to_string(root().join("src").join(part)).unwrap();
+        for (line, code) in code(&text) {
+            let words = code.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+            for word in words.filter(|w| ["Game", "World", "State", "super"].contains(w)) {
+                problems.push(format!("src/{part}:{line}: names `{word}`"));
             }
         }
     }

@@ -251,11 +251,7 @@ impl<G: Game> World<G> {
             Work::LooseTag { entity, tag, delta, set } => {
                 if self.has_ability_system(entity) && tag.index() < self.state.layout.tags {
                     let delta = if set {
-                        delta
-                            - i32::from(
-                                self.state.tag_counts
-                                    [entity.index as usize * self.state.layout.tags + tag.index()],
-                            )
+                        delta - i32::from(self.tag_table().own(entity.index, tag))
                     } else {
                         delta
                     };
@@ -329,10 +325,7 @@ impl<G: Game> World<G> {
         }
         let l = self.state.layout;
         let iu = i as usize;
-        self.state.tag_counts[iu * l.tags..(iu + 1) * l.tags].iter_mut().for_each(|c| *c = 0);
-        self.state.tag_bits[iu * l.tag_words..(iu + 1) * l.tag_words]
-            .iter_mut()
-            .for_each(|c| *c = 0);
+        self.state.tag_table_mut(self.content.tags()).clear(i);
         self.state.attrs[iu * l.attrs..(iu + 1) * l.attrs]
             .iter_mut()
             .for_each(|a| *a = Default::default());
@@ -447,7 +440,7 @@ impl<G: Game> World<G> {
             if rec.flags & entity_flags::ALIVE == 0 {
                 continue;
             }
-            let new = self.derived_count(i, t);
+            let new = self.tag_table().count(i, t);
             if new != old {
                 let entity = self.entity_of(i);
                 self.out.tag_events.push(TagEvent { frame, entity, tag: t, old, new });

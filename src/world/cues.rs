@@ -52,11 +52,9 @@ impl<G: Game> World<G> {
         source_tags: &TagSet,
     ) {
         self.push_cue(target, tag, kind, origin, params);
-        let view = self.has_ability_system(target).then(|| {
-            let w = self.state.layout.tag_words;
-            let start = target.index as usize * w;
-            &self.state.tag_bits[start..start + w]
-        });
+        let view = self
+            .has_ability_system(target)
+            .then(|| self.state.tag_table(self.content.tags()).bits(target.index));
         if let Some(r) = self.out.cues.last_mut() {
             r.source_tags = *source_tags;
             if let Some(words) = view {

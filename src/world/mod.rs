@@ -12,6 +12,7 @@ pub(crate) mod hooks;
 pub(crate) mod output;
 pub(crate) mod state;
 mod step;
+mod tag_table;
 mod tags;
 mod time;
 mod validate;
@@ -610,7 +611,7 @@ impl<G: Game> Snapshot<G> {
 /// [`World::attr_value`], [`World::base`], [`World::set_base`], [`World::init_attributes`],
 /// [`World::add_attribute_set`], [`World::remove_attribute_set`].
 ///
-/// **Tags** (`tags.rs`, with the counting) — [`World::has_tag`], [`World::has_tag_exact`],
+/// **Tags** (`tags.rs`, over the counts and presence bits of `tag_table.rs`) — [`World::has_tag`], [`World::has_tag_exact`],
 /// [`World::tag_count`], [`World::tags`], [`World::explicit_tags`], [`World::matches`],
 /// [`World::passes`], loose tags ([`World::add_loose_tag`], [`World::remove_loose_tag`],
 /// [`World::set_loose_tag_count`]).

@@ -138,7 +138,6 @@ impl<G: Game> State<G> {
     fn validate_entities(&self, content: &Content) -> Result<(), Invalid> {
         let l = self.layout;
         let n = l.entities;
-        let tags = content.tags().len();
         let ent = |e: Entity| (e.index as usize) < n || e == Entity::NONE;
         let h = &self.header;
         // Entities.
@@ -158,12 +157,8 @@ impl<G: Game> State<G> {
             })?;
         }
         // Tags: no bit above the registry.
-        for (i, words) in self.tag_bits.chunks(l.tag_words.max(1)).enumerate() {
-            for (wi, word) in words.iter().enumerate() {
-                let first = wi * 64;
-                let past = (0..64).any(|b| word & (1u64 << b) != 0 && first + b >= tags);
-                check(!past, || bad(COLUMN.tag_bits, Some(i), None, ""))?;
-            }
+        if let Some(i) = self.tag_table(content.tags()).slot_with_stray_bit() {
+            return Err(bad(COLUMN.tag_bits, Some(i), None, ""));
         }
         Ok(())
     }

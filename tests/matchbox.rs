@@ -22,11 +22,11 @@ use ggrs::{Message, NonBlockingSocket};
 use rollback_abilities::random::Stream;
 use rollback_abilities::session::matchbox::{ConnectingMatch, MatchboxTransport};
 use rollback_abilities::session::matchbox::{GgrsChannel, MAX_GGRS_PACKET};
+use rollback_abilities::session::rejoin::RejoinFault;
 use rollback_abilities::session::{
     GuardConfig, Handshake, MatchPeer, MatchboxConfig, MatchboxOptions, MatchboxSession, PeerId,
     RejoinTicket, Roster, Runner, SessionConfig, SessionEvent,
 };
-use rollback_abilities::session::rejoin::RejoinFault;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};

@@ -27,6 +27,7 @@ mod evidence;
 mod guard;
 mod handshake;
 mod identity;
+mod inbox;
 mod local;
 mod match_peer;
 #[cfg(feature = "matchbox")]
@@ -57,6 +58,7 @@ pub use local::{LocalMatch, LocalPeer, MatchConfig};
 pub use match_peer::{MatchPeer, MatchTransport, RejoinTicket};
 // The matchbox session; its building blocks (the socket builders, the message loop, the
 // channels and the blocking steps) are in `session::matchbox`.
+pub use inbox::TransportStats;
 #[cfg(feature = "matchbox")]
 pub use matchbox::{
     Connecting, MatchboxConfig, MatchboxError, MatchboxOptions, MatchboxSession, PeerId, Roster,

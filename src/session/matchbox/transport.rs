@@ -8,9 +8,9 @@ use super::{
     MatchboxOptions, MessageLoop, PeerId, RELIABLE_CHANNEL, kind, refresh, socket_builder_with_ice,
     spawn_message_loop,
 };
-use crate::session::guard::{message_from_bytes, message_to_bytes};
 use crate::session::handshake::Handshake;
 use crate::session::identity::Identity;
+use crate::session::inbox::{Inbox, TransportStats, session_packet, side_packet};
 use crate::session::match_peer::{MatchPeer, MatchTransport, RejoinTicket};
 use crate::session::rejoin::WireAddress;
 use crate::session::start::MatchKeys;
@@ -22,70 +22,27 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-/// The first byte of a packet on [`GGRS_CHANNEL`] carrying a GGRS message (then the session
-/// channel, 4 bytes little-endian, then the message in GGRS's own encoding).
-const SESSION: u8 = b'G';
-/// The first byte of a packet of the side channel (then its bytes).
-const SIDE: u8 = b'R';
-/// The largest packet read from a peer (a GGRS message or a side-channel message is a few
-/// hundred bytes to a little over a kilobyte).
-const MAX_PACKET: usize = 64 * 1024;
-/// GGRS messages kept per session channel until a socket of that channel reads them.
-const MAX_QUEUED: usize = 4096;
-/// Side-channel messages from the match's slots kept until [`MatchTransport::recv_raw`] reads
-/// them.
-const MAX_QUEUED_RAW: usize = 1024;
-/// Side-channel messages from peers that are no slot's kept until
-/// [`MatchTransport::recv_raw`] reads them: a queue of their own, so strangers in the room
-/// never crowd out the members' messages.
-const MAX_QUEUED_STRANGERS: usize = 64;
 /// The game's reliable messages kept until [`MatchboxTransport::receive_reliable`] reads them.
 const MAX_QUEUED_RELIABLE: usize = 1024;
 
-/// What a [`MatchboxTransport`] saw: packets it dropped and why.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MatchboxStats {
-    /// Packets read from the socket (both channels).
-    pub received: u64,
-    /// Packets handed to the socket.
-    pub sent: u64,
-    /// Dropped: a GGRS packet, or a game message on the reliable channel, from a peer that is
-    /// not one of the match's slots.
-    pub foreign: u64,
-    /// Side-channel packets from a peer that is not one of the match's slots, handed to the
-    /// rejoin protocol (a player coming back has a new peer id; its claim is checked under its
-    /// slot's key). Those beyond a small queue are dropped and counted in
-    /// [`MatchboxStats::overflow`].
-    pub strangers: u64,
-    /// Dropped: not a packet of this transport (unknown kind, cut, oversized, undecodable).
-    pub malformed: u64,
-    /// Dropped: a GGRS message of a session channel this peer has left behind.
-    pub stale: u64,
-    /// Dropped: a queue was full (a peer sending faster than this one reads).
-    pub overflow: u64,
-}
+/// What a [`MatchboxTransport`] saw: packets it dropped and why. `foreign` also counts game
+/// messages on the reliable channel from peers that are not one of the match's slots.
+pub type MatchboxStats = TransportStats;
 
 struct Shared {
     socket: WebRtcSocket,
     message_loop: MessageLoop,
     /// The slots' peers this transport takes GGRS messages and game messages from.
     peers: Vec<PeerId>,
-    /// GGRS messages waiting, by session channel.
-    sessions: BTreeMap<u32, VecDeque<(PeerId, Message)>>,
-    /// Side-channel messages waiting.
-    raw: VecDeque<(PeerId, Vec<u8>)>,
-    /// Side-channel messages from peers that are no slot's, waiting.
-    strangers: VecDeque<(PeerId, Vec<u8>)>,
+    /// GGRS messages by session channel, side-channel messages (both on [`GGRS_CHANNEL`]).
+    inbox: Inbox<PeerId>,
     /// The game's reliable messages waiting.
     reliable: VecDeque<(PeerId, Vec<u8>)>,
     /// Our verdicts on the handshakes of the match's start, for a peer that repeats its own
     /// because our answer was lost (it cannot start until it has one).
     answers: LateAnswers<PeerId>,
-    /// The lowest session channel still read: messages of lower ones are dropped.
-    lowest: u32,
     /// The socket's message loop has ended.
     closed: bool,
-    stats: MatchboxStats,
 }
 
 impl Shared {
@@ -97,8 +54,8 @@ impl Shared {
         }
         if let Ok(channel) = self.socket.get_channel_mut(GGRS_CHANNEL) {
             for (from, packet) in channel.receive() {
-                self.stats.received += 1;
-                self.sort(from, &packet);
+                self.inbox.stats.received += 1;
+                self.inbox.file(from, self.peers.contains(&from), &packet);
             }
         }
         let received = match self.socket.get_channel_mut(RELIABLE_CHANNEL) {
@@ -107,11 +64,11 @@ impl Shared {
         };
         let mut session = Vec::new();
         for (from, packet) in received {
-            self.stats.received += 1;
+            self.inbox.stats.received += 1;
             match kind(&packet) {
-                Kind::Game if !self.peers.contains(&from) => self.stats.foreign += 1,
+                Kind::Game if !self.peers.contains(&from) => self.inbox.stats.foreign += 1,
                 Kind::Game if self.reliable.len() >= MAX_QUEUED_RELIABLE => {
-                    self.stats.overflow += 1;
+                    self.inbox.stats.overflow += 1;
                 }
                 Kind::Game => self.reliable.push_back((from, packet.to_vec())),
                 _ => session.push((from, packet)),
@@ -124,51 +81,13 @@ impl Shared {
         }
     }
 
-    /// Files one packet of [`GGRS_CHANNEL`].
-    fn sort(&mut self, from: PeerId, packet: &[u8]) {
-        if packet.len() > MAX_PACKET {
-            self.stats.malformed += 1;
-            return;
-        }
-        let slot = self.peers.contains(&from);
-        match packet.split_first() {
-            Some((&SIDE, bytes)) if slot && self.raw.len() < MAX_QUEUED_RAW => {
-                self.raw.push_back((from, bytes.to_vec()));
-            }
-            Some((&SIDE, bytes)) if !slot && self.strangers.len() < MAX_QUEUED_STRANGERS => {
-                self.stats.strangers += 1;
-                self.strangers.push_back((from, bytes.to_vec()));
-            }
-            Some((&SIDE, _)) => self.stats.overflow += 1,
-            Some((&SESSION, _)) if !slot => self.stats.foreign += 1,
-            Some((&SESSION, rest)) if rest.len() >= 4 => {
-                let channel = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
-                if channel < self.lowest {
-                    self.stats.stale += 1;
-                    return;
-                }
-                let Some(msg) = message_from_bytes(&rest[4..]) else {
-                    self.stats.malformed += 1;
-                    return;
-                };
-                let queue = self.sessions.entry(channel).or_default();
-                if queue.len() >= MAX_QUEUED {
-                    self.stats.overflow += 1;
-                } else {
-                    queue.push_back((from, msg));
-                }
-            }
-            _ => self.stats.malformed += 1,
-        }
-    }
-
     fn send(&mut self, channel: usize, to: PeerId, packet: Packet) {
         // A packet that cannot be sent (the socket closed, the peer is gone) is a lost one:
         // GGRS and the rejoin protocol resend.
         if let Ok(c) = self.socket.get_channel_mut(channel)
             && c.try_send(packet, to).is_ok()
         {
-            self.stats.sent += 1;
+            self.inbox.stats.sent += 1;
         }
     }
 }
@@ -220,14 +139,10 @@ impl MatchboxTransport {
             socket,
             message_loop,
             peers: slots.iter().copied().filter(|p| *p != local).collect(),
-            sessions: BTreeMap::new(),
-            raw: VecDeque::new(),
-            strangers: VecDeque::new(),
+            inbox: Inbox::default(),
             reliable: VecDeque::new(),
             answers,
-            lowest: 0,
             closed: false,
-            stats: MatchboxStats::default(),
         };
         MatchboxTransport { shared: Arc::new(Mutex::new(shared)), local }
     }
@@ -239,7 +154,7 @@ impl MatchboxTransport {
 
     /// What the transport dropped so far, and why.
     pub fn stats(&self) -> MatchboxStats {
-        lock(&self.shared).stats
+        lock(&self.shared).inbox.stats
     }
 
     /// The peers connected to us now (a player that left is gone from it; one coming back
@@ -301,18 +216,13 @@ impl MatchTransport for MatchboxTransport {
     }
 
     fn send_raw(&mut self, to: &PeerId, bytes: Vec<u8>) {
-        let mut packet = Vec::with_capacity(1 + bytes.len());
-        packet.push(SIDE);
-        packet.extend_from_slice(&bytes);
-        lock(&self.shared).send(GGRS_CHANNEL, *to, Packet::from(packet));
+        lock(&self.shared).send(GGRS_CHANNEL, *to, Packet::from(side_packet(&bytes)));
     }
 
     fn recv_raw(&mut self) -> Vec<(PeerId, Vec<u8>)> {
         let mut s = lock(&self.shared);
         s.pump();
-        let mut out: Vec<_> = s.raw.drain(..).collect();
-        out.extend(s.strangers.drain(..));
-        out
+        s.inbox.take_side()
     }
 
     fn set_slots(&mut self, addrs: &[PeerId]) {
@@ -336,23 +246,15 @@ impl fmt::Debug for MatchboxSessionSocket {
 
 impl NonBlockingSocket<PeerId> for MatchboxSessionSocket {
     fn send_to(&mut self, msg: &Message, addr: &PeerId) {
-        let mut packet = vec![SESSION];
-        packet.extend_from_slice(&self.channel.to_le_bytes());
-        packet.extend_from_slice(&message_to_bytes(msg));
+        let packet = session_packet(self.channel, msg);
         lock(&self.shared).send(GGRS_CHANNEL, *addr, Packet::from(packet));
     }
 
     fn receive_all_messages(&mut self) -> Vec<(PeerId, Message)> {
         let mut s = lock(&self.shared);
-        if self.channel > s.lowest {
-            s.lowest = self.channel;
-            let stale: usize =
-                s.sessions.range(..self.channel).map(|(_, q)| q.len()).sum::<usize>();
-            s.stats.stale += stale as u64;
-            s.sessions = s.sessions.split_off(&self.channel);
-        }
+        s.inbox.leave_below(self.channel);
         s.pump();
-        s.sessions.remove(&self.channel).map(Vec::from).unwrap_or_default()
+        s.inbox.take_session(self.channel)
     }
 }
 

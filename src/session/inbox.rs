@@ -31,8 +31,8 @@ pub struct TransportStats {
     pub received: u64,
     /// Packets sent.
     pub sent: u64,
-    /// Dropped: a GGRS packet (or, over matchbox, a game message) from an address that is not
-    /// one of the match's slots.
+    /// Dropped: anything but a side-channel packet (a GGRS packet, garbage; over matchbox, a
+    /// game message) from an address that is not one of the match's slots.
     pub foreign: u64,
     /// Side-channel packets from an address that is not one of the match's slots, handed to
     /// the rejoin protocol (a player may come back from a new address; its claim is checked
@@ -108,7 +108,8 @@ impl<A> Inbox<A> {
                 self.strangers.push_back((from, bytes.to_vec()));
             }
             Some((&SIDE, _)) => self.stats.overflow += 1,
-            Some((&SESSION, _)) if !slot => self.stats.foreign += 1,
+            // Only the side channel is open to strangers.
+            _ if !slot => self.stats.foreign += 1,
             Some((&SESSION, rest)) if rest.len() >= 4 => {
                 let channel = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
                 if channel < self.lowest {
@@ -199,6 +200,8 @@ mod tests {
         }
         inbox.file(1, true, &vec![b'R'; MAX_PACKET + 1]);
         assert_eq!(inbox.stats.malformed, 6);
+        inbox.file(9, false, b"Xhello");
+        assert_eq!(inbox.stats.foreign, 1);
         for _ in 0..MAX_QUEUED_STRANGERS + 5 {
             inbox.file(9, false, &side_packet(b"x"));
         }

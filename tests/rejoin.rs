@@ -6,7 +6,7 @@ use crate::hostile::LOSSY;
 use rollback_abilities::InputStatus;
 use rollback_abilities::prelude::*;
 use rollback_abilities::replay::{Replay, ReplayError};
-use rollback_abilities::session::{LocalMatch, MatchConfig, NetConditions, SessionEvent};
+use rollback_abilities::session::{LocalMatch, MatchConfig, NetConditions, PeerAddr, SessionEvent};
 use std::sync::Arc;
 
 /// Every player's input folds into its own tally every frame; a disconnected player's frame
@@ -78,6 +78,9 @@ pub enum Exit {
     Crash,
     /// Its program hangs (its socket stays).
     Freeze,
+    /// Its process dies and a new one comes straight back from a new address (a reloaded
+    /// page), before the others saw the old one go.
+    Restart,
 }
 
 /// The lowest confirmed frame of the peers in the match.
@@ -195,12 +198,17 @@ pub fn scenario_on(
             if state[k] == 0 && frame >= leave && quiet && !m.peers()[player].has_left() {
                 match exit {
                     Exit::Quit => m.quit(player).map_err(|e| e.to_string())?,
-                    Exit::Crash => m.leave(player),
+                    Exit::Crash | Exit::Restart => m.leave(player),
                     Exit::Freeze => m.stop(player),
                 }
                 state[k] = 1;
             } else if state[k] == 1 && frame >= back {
-                m.rejoin(player, comeback_world(players)).expect("rejoin");
+                let world = comeback_world(players);
+                match exit {
+                    Exit::Restart => m.rejoin_from(player, world, PeerAddr(100 + player as u16)),
+                    _ => m.rejoin(player, world),
+                }
+                .expect("rejoin");
                 state[k] = 2;
             }
         }
@@ -507,9 +515,13 @@ pub fn random_plan(players: usize, leavers: usize, seed: u64) -> Vec<(usize, Exi
             continue;
         }
         chosen.push(p);
-        let exit = [Exit::Quit, Exit::Crash, Exit::Freeze][next(3) as usize];
+        let exit = [Exit::Quit, Exit::Crash, Exit::Freeze, Exit::Restart][next(4) as usize];
         let leave = 30 + next(200) as u32;
-        let back = leave + 40 + next(160) as u32;
+        let back = match exit {
+            // Back while the others still wait out its departure time.
+            Exit::Restart => leave + 1 + next(20) as u32,
+            _ => leave + 40 + next(160) as u32,
+        };
         plan.push((p, exit, leave, back));
     }
     plan
@@ -899,8 +911,15 @@ mod hostile {
             send(&mut coordinator, 2, terms(nonce), &ids[2]),
             [RejoinEvent::Rejoining { slot: 2 }]
         );
-        // The nonce proved one claim: the same claim again is refused.
-        assert_eq!(send(&mut coordinator, 2, terms(nonce), &ids[2]), bad);
+        // The nonce proved one claim: a copy of it (the network's duplicate, or the joiner's
+        // answer to a repeated challenge) starts nothing and is no fault; the same nonce on
+        // other terms is refused.
+        assert_eq!(send(&mut coordinator, 2, terms(nonce), &ids[2]), []);
+        assert_eq!(
+            send(&mut coordinator, 2, Claim { snapshot_len: 999, ..terms(nonce) }, &ids[2]),
+            bad
+        );
+        assert_eq!(send(&mut coordinator, 2, terms([9; 16]), &ids[2]), bad);
     }
 
     fn view_of(slot: usize, out: Vec<usize>) -> MemberView {
@@ -964,6 +983,80 @@ mod hostile {
             })
             .collect();
         assert_eq!(pauses, [(PeerAddr(1), new.to_wire())]);
+    }
+
+    /// A claim on a slot that still plays, from a new address, is the judge's (the member that
+    /// coordinates once the slot is out): proven with the slot's key it takes the slot out
+    /// (`RejoinCommand::Depart`) and starts nothing; another key is a `BadClaim`; the same
+    /// claim from another member's address, or a Join from the slot's own address, is a
+    /// `SlotInUse` as before, and the program at the slot's address is never written to.
+    #[test]
+    fn a_proven_claim_on_a_slot_that_plays_takes_it_out() {
+        let ids: Vec<Identity> = (0..3).map(|_| Identity::generate().unwrap()).collect();
+        let keys = ids.iter().map(Identity::public).collect();
+        let mut judge = Member::new(addrs3(), keys, ids[0].clone(), [5; 32]);
+        let view = view_of(0, vec![]);
+        let join =
+            RejoinMsg::Join { slot: 2, content_hash: 11, hooks_hash: 12, snapshot_len: 1000 };
+        let new = PeerAddr(7);
+        judge.receive(&new, &join.encode(), &view);
+        let out = judge.drain_outbox();
+        let nonce = match out.as_slice() {
+            [(to, m)] if *to == new => match RejoinMsg::decode(m) {
+                Ok(RejoinMsg::Challenge { slot: 2, nonce }) => nonce,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        let claim = |id: &Identity| {
+            let c = Claim { slot: 2, nonce, content_hash: 11, hooks_hash: 12, snapshot_len: 1000 };
+            RejoinMsg::Claim { slot: 2, nonce, proof: c.prove(id) }.encode()
+        };
+        judge.receive(&new, &claim(&ids[1]), &view);
+        assert_eq!(
+            judge.drain_events(),
+            [RejoinEvent::Fault { from: None, fault: RejoinFault::BadClaim { slot: 2 } }]
+        );
+        assert!(judge.drain_commands().is_empty());
+        judge.receive(&PeerAddr(1), &claim(&ids[2]), &view);
+        assert_eq!(
+            judge.drain_events(),
+            [RejoinEvent::Fault { from: Some(1), fault: RejoinFault::SlotInUse { slot: 2 } }]
+        );
+        judge.receive(&PeerAddr(2), &join.encode(), &view);
+        assert_eq!(
+            judge.drain_events(),
+            [RejoinEvent::Fault { from: Some(2), fault: RejoinFault::SlotInUse { slot: 2 } }]
+        );
+        assert!(judge.drain_commands().is_empty());
+        judge.receive(&new, &claim(&ids[2]), &view);
+        assert!(judge.drain_events().is_empty());
+        assert_eq!(judge.drain_commands(), [RejoinCommand::Depart { slot: 2 }]);
+        assert!(!judge.busy());
+        assert_eq!(judge.address(2), Some(&PeerAddr(2)), "the slot moves with the rejoin only");
+        assert!(judge.drain_outbox().is_empty());
+        // A copy of the claim (the network's, or the answer to a repeated challenge) changes
+        // nothing and is no fault; another claim over that nonce is no proof.
+        judge.receive(&new, &claim(&ids[2]), &view);
+        assert!(judge.drain_events().is_empty());
+        assert!(judge.drain_commands().is_empty());
+        let c =
+            Claim { slot: 2, nonce: [0; 16], content_hash: 11, hooks_hash: 12, snapshot_len: 1000 };
+        judge.receive(
+            &new,
+            &RejoinMsg::Claim { slot: 2, nonce: [0; 16], proof: c.prove(&ids[2]) }.encode(),
+            &view,
+        );
+        assert_eq!(
+            judge.drain_events(),
+            [RejoinEvent::Fault { from: None, fault: RejoinFault::BadClaim { slot: 2 } }]
+        );
+        // A member that is not the judge sends the asker to it.
+        let keys = ids.iter().map(Identity::public).collect();
+        let mut member = Member::new(addrs3(), keys, ids[1].clone(), [4; 32]);
+        member.receive(&new, &join.encode(), &view_of(1, vec![]));
+        let to_judge = RejoinMsg::Coordinator { slot: 0, at: PeerAddr(0).to_wire() }.encode();
+        assert_eq!(member.drain_outbox(), [(new, to_judge)]);
     }
 
     /// A member follows a Pause to the address it names only for a slot that is out here;
@@ -1043,6 +1136,54 @@ mod hostile {
         assert!(
             m.peers().iter().all(|p| p.handle == 2 || p.guard.address_of(2) == Some(PeerAddr(12)))
         );
+    }
+
+    /// A player whose program restarts at a new address before the members saw it go (a
+    /// reloaded page, a program that crashed and came straight back) is not refused until the
+    /// departure time has passed: its proven claim takes the slot out at once and the rejoin
+    /// follows. Three players, the returning one at slot 0 (the coordinator's slot) and then at
+    /// slot 2, with a departure time far longer than the whole test.
+    #[test]
+    fn a_player_back_before_its_departure_is_agreed_gets_in_at_once() {
+        let seed = 31;
+        let config = MatchConfig {
+            players: 3,
+            conditions: LOSSY,
+            net_seed: seed,
+            departure_ticks: 6000,
+            ..MatchConfig::default()
+        };
+        let mut m = LocalMatch::<Comeback>::new(config, |_| comeback_world(3)).unwrap();
+        for p in m.peers_mut() {
+            p.runner.record(60);
+        }
+        m.synchronize().unwrap();
+        m.network().set_side_channel_impaired(true);
+        m.run(60, |p, f, _| bot(seed, p, f)).unwrap();
+        for (player, new) in [(0, PeerAddr(20)), (2, PeerAddr(22))] {
+            m.leave(player);
+            m.rejoin_from(player, comeback_world(3), new).expect("rejoin");
+            let mut ticks = 0;
+            while m.peers().iter().any(|p| p.is_rejoining()) && ticks < 1000 {
+                tick(&mut m, seed).unwrap();
+                ticks += 1;
+            }
+            assert!(ticks < 1000, "player {player} was not back within 1000 ticks");
+            println!("player {player}: back in {ticks} ticks (departure time 6000)");
+            until_back(&mut m, seed, 120);
+            for p in m.peers().iter().filter(|p| p.handle != player) {
+                assert_eq!(p.guard.address_of(player), Some(new), "peer {}", p.handle);
+                let lefts = p.events().iter().filter(
+                    |e| matches!(e, SessionEvent::Left { players, .. } if players == &[player]),
+                );
+                assert_eq!(lefts.count(), 1, "peer {}: {:?}", p.handle, p.events());
+            }
+        }
+        for p in 0..3 {
+            let f = rejoin_faults(&m, p);
+            assert!(f.is_empty(), "peer {p}: {f:?}");
+        }
+        all_agree(&m, 100).unwrap();
     }
 
     /// An offer names where every member and the joiner are; its addresses are decoded with
@@ -1232,7 +1373,8 @@ mod hostile {
 
     /// A member other than the coordinator answers a Join for a slot that is out with where
     /// the coordinator is now: to the slot's address or a stranger's, never to another
-    /// member's, and not for a slot that plays.
+    /// member's. A stranger's Join for a slot that plays is sent to the member that judges
+    /// claims on it.
     #[test]
     fn a_member_points_a_joiner_at_the_coordinator() {
         let ids: Vec<Identity> = (0..3).map(|_| Identity::generate().unwrap()).collect();
@@ -1249,8 +1391,21 @@ mod hostile {
             assert_eq!(member.drain_outbox(), [(asker, redirect.clone())]);
         }
         member.receive(&PeerAddr(10), &join(2), &view);
-        member.receive(&PeerAddr(7), &join(0), &view);
         assert!(member.drain_outbox().is_empty());
+        // A stranger asking for a slot that plays is sent to the member that judges claims on
+        // it (the lowest other slot in the match): for slot 1, slot 0; for slot 0, this member,
+        // which challenges the asker and no one else.
+        member.receive(&PeerAddr(7), &join(1), &view);
+        assert_eq!(member.drain_outbox(), [(PeerAddr(7), redirect.clone())]);
+        member.receive(&PeerAddr(7), &join(0), &view);
+        let out = member.drain_outbox();
+        assert!(
+            matches!(
+                out.as_slice(),
+                [(PeerAddr(7), m)] if matches!(RejoinMsg::decode(m), Ok(RejoinMsg::Challenge { slot: 0, .. }))
+            ),
+            "{out:?}"
+        );
         assert!(member.drain_events().is_empty());
         assert!(!member.busy());
     }

@@ -194,6 +194,22 @@ impl<A: core::fmt::Debug> core::fmt::Debug for RejoinTicket<A> {
 }
 
 impl<A: Clone> RejoinTicket<A> {
+    /// Whether the ticket is one a peer could have written: its slot is one of its slots, and
+    /// every slot has an address and a key. A ticket read back from storage may not be.
+    pub fn check(&self) -> Result<(), SessionError> {
+        if self.slot < self.addrs.len() && self.keys.len() == self.addrs.len() {
+            return Ok(());
+        }
+        Err(SessionError::Ggrs(ggrs::GgrsError::InvalidRequest {
+            info: format!(
+                "a ticket for slot {} with {} slot addresses and {} keys",
+                self.slot,
+                self.addrs.len(),
+                self.keys.len()
+            ),
+        }))
+    }
+
     /// The slot's own identity, secret half included.
     pub fn identity(&self) -> Identity {
         Identity::from_secrets(self.secrets.0, self.secrets.1)
@@ -381,15 +397,7 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
         ticket: &RejoinTicket<T::Addr>,
         setup: SessionConfig,
     ) -> Result<MatchPeer<G, T>, SessionError> {
-        if ticket.keys.len() != ticket.addrs.len() {
-            return Err(SessionError::Ggrs(ggrs::GgrsError::InvalidRequest {
-                info: format!(
-                    "a ticket with {} slot addresses and {} keys",
-                    ticket.addrs.len(),
-                    ticket.keys.len()
-                ),
-            }));
-        }
+        ticket.check()?;
         let keys = ticket.match_keys();
         MatchPeer::rejoin(world, transport, ticket.slot, ticket.addrs.clone(), keys, setup)
     }
@@ -592,6 +600,7 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
                     self.runner.capture_at(frame);
                 }
                 RejoinCommand::Cancel => self.runner.cancel_capture(),
+                RejoinCommand::Depart { slot } => self.runner.kick(&mut self.session, slot)?,
                 RejoinCommand::Switch { channel, frame, members } => {
                     let Some((_, bytes, _)) = self.runner.captured() else {
                         return Err(SessionError::MissingSnapshot { frame });
@@ -673,7 +682,9 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
                     self.switch(channel, frame, &members, &state)?;
                     self.joiner = None;
                 }
-                RejoinCommand::Capture(_) | RejoinCommand::Cancel => {}
+                RejoinCommand::Capture(_)
+                | RejoinCommand::Cancel
+                | RejoinCommand::Depart { .. } => {}
             }
         }
         Ok(())

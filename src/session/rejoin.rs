@@ -21,8 +21,9 @@
 //!    Join for a slot that is out with where the coordinator is now
 //!    ([`RejoinMsg::Coordinator`]; the coordinator may have come back from a new address, where
 //!    a restarted joiner does not look for it), and the joiner sends its Join there too;
-//!    the coordinator refuses (a [`RejoinFault`]) a slot that is still in the match, another
-//!    content or another layout, and otherwise answers, to the slot's address (and to the
+//!    the coordinator refuses (a [`RejoinFault`]) another content or another layout, and a
+//!    slot that is still in the match when the Join comes from a slot's address, and otherwise
+//!    answers, to the slot's address (and to the
 //!    address that asked, if it is no member's), a [`RejoinMsg::Challenge`]: a fresh nonce.
 //!    The joiner answers a challenge from a slot's address or from where a member said the
 //!    coordinator is: it signs the [`Claim`] (slot, nonce, hashes, size) with the slot's match
@@ -84,6 +85,20 @@
 //! joiner starts at F together with everyone. The price is a short pause for everyone (the
 //! transfer's round trips; measured in `docs/performance.md`); the gain is that F needs no
 //! prediction of how long the transfer takes and no member's confirmed frame ever changes.
+//!
+//! **Back before the members saw it go.** A Join for a slot that still plays, from an address
+//! that is no member's (a reloaded page's new peer id, a restarted program's new port), is
+//! the *judge's*: the member that coordinates once the slot is out (the lowest other slot in
+//! the match; the others answer such a Join with where it is, [`RejoinMsg::Coordinator`]). It
+//! challenges the address that asked, and only it (the program still at the slot's address has
+//! nothing to prove), and a claim proven with the slot's key there takes the slot out at once,
+//! as if the judge had kicked it ([`RejoinCommand::Depart`]): only the slot's owner holds the
+//! key, so the program that played the slot is gone, or the owner runs a second one and the
+//! newer takes the slot. The other members follow once they no longer hear the old program (the
+//! departure rule's look, a second by default, instead of the ten of an unprompted departure),
+//! and the joiner's next claim starts the rejoin as above. A copy of a claim this member
+//! already took (a network duplicate, or the joiner's answer to a repeated challenge) changes
+//! nothing and is no fault.
 //!
 //! **Where the members are.** A joiner that restarted knows the addresses the match started at;
 //! a member that came back from a new address since is elsewhere. The offer names every
@@ -799,6 +814,13 @@ pub enum RejoinCommand {
     Capture(Frame),
     /// Forget the capture: the attempt was called off.
     Cancel,
+    /// (Member) the slot's owner proved a claim on it from a new address while the slot was
+    /// still in the match: take the slot out as if this member had kicked it
+    /// ([`Runner::kick`](super::Runner::kick)).
+    Depart {
+        /// The slot.
+        slot: usize,
+    },
     /// (Joiner) load and check these bytes, then call [`Joiner::loaded`].
     Load {
         /// F.
@@ -944,6 +966,10 @@ pub struct Member<A> {
     nonce_key: [u8; 32],
     /// Challenges issued, by slot: the nonce and the tick it was issued.
     challenges: BTreeMap<usize, ([u8; 16], u64)>,
+    /// The nonce of the last claim proven on each slot: a copy of that claim (the network's
+    /// duplicate, or the joiner's answer to a repeat of the challenge) changes nothing and is
+    /// no fault.
+    proven: BTreeMap<usize, [u8; 16]>,
     /// Nonces issued so far.
     nonces: u64,
     coordination: Option<Coordination>,
@@ -982,6 +1008,7 @@ impl<A: WireAddress> Member<A> {
             identity,
             nonce_key,
             challenges: BTreeMap::new(),
+            proven: BTreeMap::new(),
             nonces: 0,
             coordination: None,
             following: None,
@@ -1172,10 +1199,25 @@ impl<A: WireAddress> Member<A> {
         (content, hooks, len): (u64, u64, u64),
     ) {
         let Some(coordinator) = self.coordinator(view) else { return };
-        if coordinator != view.slot {
-            return self.redirect(from, addr, slot, coordinator, view);
-        }
-        if slot >= self.addrs.len() || !view.out.contains(&slot) {
+        if slot < self.addrs.len() && !view.out.contains(&slot) && from.is_none() {
+            // The slot's owner back from a new address before the members saw it go (a
+            // reloaded page, a restarted program on a new port): its claim is taken by the
+            // member that coordinates once the slot is out.
+            match self.judge(view, slot) {
+                Some(judge) if judge == view.slot => {}
+                Some(judge) => return self.redirect(addr, judge),
+                None => return,
+            }
+        } else if coordinator != view.slot {
+            // Answered for a slot that is out, to the slot's address or to one that is no
+            // member's; a Join sent from another member's address gets nothing (that member
+            // knows where the coordinator is).
+            if slot < self.addrs.len() && view.out.contains(&slot) && from.is_none_or(|f| f == slot)
+            {
+                self.redirect(addr, coordinator);
+            }
+            return;
+        } else if slot >= self.addrs.len() || !view.out.contains(&slot) {
             return self.fault(from, RejoinFault::SlotInUse { slot });
         }
         if content != view.content_hash || hooks != view.hooks_hash {
@@ -1185,13 +1227,32 @@ impl<A: WireAddress> Member<A> {
             return self
                 .fault(from, RejoinFault::SnapshotSize { got: len, want: view.snapshot_len });
         }
+        if !view.out.contains(&slot) {
+            // Its challenge goes to the address that asked only: the slot's own address is
+            // still the program in the match, which has nothing to prove.
+            let nonce = self.challenge_for(slot);
+            let challenge = RejoinMsg::Challenge { slot: slot as u16, nonce };
+            self.outbox.push((addr.clone(), challenge.encode()));
+            return;
+        }
         // The challenge goes to the slot's address, whoever asked, and to the address that
         // asked if it is no member's (a player coming back from a new address). A Join sent in
         // a member's name makes this member write to no one but the slot; one sent in a
         // stranger's gets one challenge no longer than it to that stranger, at most
         // MAX_MESSAGES_PER_TICK a tick for all strangers together.
+        let nonce = self.challenge_for(slot);
+        let challenge = RejoinMsg::Challenge { slot: slot as u16, nonce };
+        self.send(slot, &challenge);
+        if from.is_none() && self.addrs.get(slot) != Some(addr) {
+            self.outbox.push((addr.clone(), challenge.encode()));
+        }
+    }
+
+    /// The challenge outstanding for `slot`: the one issued within [`ATTEMPT_TICKS`], or a
+    /// fresh nonce.
+    fn challenge_for(&mut self, slot: usize) -> [u8; 16] {
         let tick = self.tick;
-        let nonce = match self.challenges.get(&slot) {
+        match self.challenges.get(&slot) {
             Some((nonce, issued)) if tick.saturating_sub(*issued) <= ATTEMPT_TICKS => *nonce,
             _ => {
                 self.nonces += 1;
@@ -1203,34 +1264,22 @@ impl<A: WireAddress> Member<A> {
                 self.challenges.insert(slot, (nonce, tick));
                 nonce
             }
-        };
-        let challenge = RejoinMsg::Challenge { slot: slot as u16, nonce };
-        self.send(slot, &challenge);
-        if from.is_none() && self.addrs.get(slot) != Some(addr) {
-            self.outbox.push((addr.clone(), challenge.encode()));
         }
     }
 
-    /// A Join that is the coordinator's to answer: the asker learns where the coordinator is
-    /// now (a restarted joiner knows only where it started). Answered for a slot that is out,
-    /// to the slot's address or to one that is no member's, like the coordinator's challenge:
-    /// one message no longer than a Join to an IPv4 address (a few bytes more to an IPv6 one),
-    /// at most [`MAX_MESSAGES_PER_TICK`] a tick for all strangers together; a Join sent from
-    /// another member's address gets nothing (that member knows where the coordinator is).
-    fn redirect(
-        &mut self,
-        from: Option<usize>,
-        addr: &A,
-        slot: usize,
-        coordinator: usize,
-        view: &MemberView,
-    ) {
-        if slot >= self.addrs.len() || !view.out.contains(&slot) || from.is_some_and(|f| f != slot)
-        {
-            return;
-        }
-        let Some(at) = self.addrs.get(coordinator).map(WireAddress::to_wire) else { return };
-        let msg = RejoinMsg::Coordinator { slot: coordinator as u16, at };
+    /// The member that judges a claim on `slot` while the slot is still in the match: the one
+    /// that coordinates once the slot is out (the lowest other slot in the match).
+    fn judge(&self, view: &MemberView, slot: usize) -> Option<usize> {
+        (0..self.addrs.len()).find(|s| *s != slot && !view.out.contains(s))
+    }
+
+    /// A Join that is the coordinator's (or the judge's) to answer: the asker learns where it
+    /// is now (a restarted joiner knows only where the match started). One message no longer
+    /// than a Join to an IPv4 address (a few bytes more to an IPv6 one), at most
+    /// [`MAX_MESSAGES_PER_TICK`] a tick for all strangers together.
+    fn redirect(&mut self, addr: &A, to: usize) {
+        let Some(at) = self.addrs.get(to).map(WireAddress::to_wire) else { return };
+        let msg = RejoinMsg::Coordinator { slot: to as u16, at };
         self.outbox.push((addr.clone(), msg.encode()));
     }
 
@@ -1245,26 +1294,33 @@ impl<A: WireAddress> Member<A> {
         proof: &[u8],
         view: &MemberView,
     ) {
-        if self.coordinator(view) != Some(view.slot) {
+        let returning = slot < self.addrs.len() && !view.out.contains(&slot) && from.is_none();
+        if returning {
+            if self.judge(view, slot) != Some(view.slot) {
+                return;
+            }
+        } else if self.coordinator(view) != Some(view.slot) {
             return;
-        }
-        if slot >= self.addrs.len() || !view.out.contains(&slot) {
+        } else if slot >= self.addrs.len() || !view.out.contains(&slot) {
             return self.fault(from, RejoinFault::SlotInUse { slot });
         }
         // The claim on this member's terms: its challenge, its content, its snapshot size.
-        let Some(&(issued, _)) = self.challenges.get(&slot) else {
-            return self.fault(from, RejoinFault::BadClaim { slot });
-        };
-        let claim = Claim {
+        let terms = |nonce| Claim {
             slot: slot as u16,
-            nonce: issued,
+            nonce,
             content_hash: view.content_hash,
             hooks_hash: view.hooks_hash,
             snapshot_len: view.snapshot_len as u32,
         };
-        let proved = nonce == issued
-            && self.keys.get(slot).is_some_and(|key| verify_claim(key, &claim, proof));
-        if !proved {
+        let proves =
+            |nonce| self.keys.get(slot).is_some_and(|k| verify_claim(k, &terms(nonce), proof));
+        if self.proven.get(&slot) == Some(&nonce) && proves(nonce) {
+            return;
+        }
+        let Some(&(issued, _)) = self.challenges.get(&slot) else {
+            return self.fault(from, RejoinFault::BadClaim { slot });
+        };
+        if nonce != issued || !proves(issued) {
             return self.fault(from, RejoinFault::BadClaim { slot });
         }
         // A claim comes from the slot's address or from one that is no member's (the player
@@ -1274,12 +1330,26 @@ impl<A: WireAddress> Member<A> {
             return self
                 .fault(from, RejoinFault::Unexpected { what: "Claim from another address" });
         }
+        if returning {
+            // Only the slot's owner holds its key: the program that played the slot is gone
+            // (or the owner runs a second one, and the newer takes the slot). The slot leaves
+            // the match now, as if this member had kicked it, and the others follow once they
+            // no longer hear it (see `GuardConfig::look_ticks`); its owner's next claim starts
+            // the rejoin.
+            self.challenges.remove(&slot);
+            self.proven.insert(slot, nonce);
+            if !self.commands.contains(&RejoinCommand::Depart { slot }) {
+                self.commands.push(RejoinCommand::Depart { slot });
+            }
+            return;
+        }
         if self.busy() || view.departing || view.starting {
             // Claimed again later (the challenge stays); no fault.
             return;
         }
         // A nonce proves one claim. From here on the slot is reached where the claim came from.
         self.challenges.remove(&slot);
+        self.proven.insert(slot, nonce);
         self.addrs[slot] = addr.clone();
         let at = addr.to_wire();
         self.attempts += 1;

@@ -337,18 +337,7 @@ impl<G: Game> ConnectingMatch<G> {
         ticket: RejoinTicket<PeerId>,
         now: Duration,
     ) -> Result<ConnectingMatch<G>, MatchboxError> {
-        if ticket.slot >= ticket.addrs.len() || ticket.keys.len() != ticket.addrs.len() {
-            return Err(MatchboxError::Session(crate::session::SessionError::Ggrs(
-                ggrs::GgrsError::InvalidRequest {
-                    info: format!(
-                        "a ticket for slot {} with {} addresses and {} keys",
-                        ticket.slot,
-                        ticket.addrs.len(),
-                        ticket.keys.len()
-                    ),
-                },
-            )));
-        }
+        ticket.check().map_err(MatchboxError::Session)?;
         let (socket, future) =
             socket_builder_with_ice(&options.room_url, options.ice.clone()).build();
         let message_loop = spawn_message_loop(future)?;

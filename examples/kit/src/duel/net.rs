@@ -38,8 +38,8 @@ pub struct NetPeer<T: MatchTransport> {
     departures: Vec<(Vec<usize>, Option<Frame>)>,
     /// The returns this peer saw (`SessionEvent::Rejoined`).
     rejoins: Vec<(Vec<usize>, Frame)>,
-    /// Events of the peer's log already read.
-    read: usize,
+    /// Events of the peer's log already read ([`MatchPeer::new_events`]).
+    read: u64,
     /// Set when this peer left: the frame its world had simulated.
     left_after: Option<Frame>,
     /// Whether this peer is a program coming back into the match.
@@ -196,11 +196,7 @@ impl<T: MatchTransport> NetPeer<T> {
     /// Notes the departures and returns among the peer's new events; a program coming back
     /// starts its bot's view from the state it came back with.
     fn note_events(&mut self) -> Result<(), MatchError> {
-        let events = self.peer.events();
-        // The log keeps its newest events: after it dropped older ones, read it all again.
-        let from = if events.len() >= self.read { self.read } else { 0 };
-        let new = &events[from..];
-        self.read = events.len();
+        let new = self.peer.new_events(&mut self.read);
         for left in lefts(new) {
             if !self.departures.contains(&left) {
                 self.departures.push(left);

@@ -92,7 +92,11 @@ impl<G: Game> core::fmt::Debug for LocalPeer<G> {
 
 /// A whole P2P match in one process: one GGRS [`P2PSession`](ggrs::P2PSession) per player over a shared
 /// [`EmulatedNetwork`] whose clock only moves when the match ticks (no sleeps, no wall clock
-/// in the network, reproducible impairments).
+/// in the network, reproducible impairments). Every datagram is authenticated as between
+/// programs, with per-match identities drawn from [`MatchConfig::net_seed`] (the match is one
+/// process: nothing in it is secret from it), so a seeded run sends the same bytes each time.
+/// GGRS's own resends run on the wall clock, so under loss a run can still differ by a few
+/// ticks on a busy machine.
 ///
 /// ```
 /// use rollback_abilities::prelude::*;
@@ -118,6 +122,19 @@ pub struct LocalMatch<G: Game> {
     setup: SessionConfig,
     /// Every slot's public identity, as the match's handshake announced them.
     publics: Vec<PublicIdentity>,
+    /// Programs started so far (each draws its own rejoin challenge key from the seed).
+    programs: u64,
+}
+
+/// 32 bytes drawn from the match's seed for `what` (an identity's halves, a program's rejoin
+/// challenge key). The match lives in one process: nothing in it is secret from it, and
+/// drawing these from the seed instead of the operating system makes a seeded run send the
+/// same bytes, so the emulated network, which draws each packet's fate from its content, loses
+/// the same packets every run.
+fn seeded_key(seed: u64, what: &str, index: u64) -> [u8; 32] {
+    let mut input = seed.to_le_bytes().to_vec();
+    input.extend(index.to_le_bytes());
+    blake3::derive_key(&format!("rollback_abilities LocalMatch {what}"), &input)
 }
 
 impl<G: Game> core::fmt::Debug for LocalMatch<G> {
@@ -159,22 +176,28 @@ impl<G: Game> LocalMatch<G> {
         // Every datagram is authenticated: each peer has a per-match identity, and the keys a
         // handshake would carry are handed to the peers directly (they share this process). A
         // slot keeps its identity across a rejoin, so the sessions a rejoin starts are keyed too.
-        let identities = (0..config.players)
-            .map(|_| Identity::generate())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| {
-                SessionError::Ggrs(ggrs::GgrsError::InvalidRequest { info: e.to_string() })
-            })?;
+        // The identities come from the match's seed (`seeded_key`): a seeded run is the same
+        // bytes every time.
+        let seed = config.net_seed;
+        let identities: Vec<Identity> = (0..config.players as u64)
+            .map(|i| {
+                let agree = seeded_key(seed, "identity agreement", i);
+                Identity::from_secrets(agree, seeded_key(seed, "identity signing", i))
+            })
+            .collect();
         let publics: Vec<PublicIdentity> = identities.iter().map(Identity::public).collect();
         for (i, local) in identities.into_iter().enumerate() {
             let remotes =
                 (0..config.players).filter(|j| *j != i).map(|j| (addrs[j], publics[j])).collect();
             let keys = MatchKeys { local, remotes };
             let transport = net.socket(addrs[i]);
-            let peer = MatchPeer::start(make_world(i), transport, i, addrs.clone(), keys, setup)?;
+            let mut peer =
+                MatchPeer::start(make_world(i), transport, i, addrs.clone(), keys, setup)?;
+            peer.seed_challenges(seeded_key(seed, "challenges", i as u64));
             peers.push(LocalPeer { peer, left: false });
         }
-        Ok(LocalMatch { net, peers, config, setup, publics })
+        let programs = config.players as u64;
+        Ok(LocalMatch { net, peers, config, setup, publics, programs })
     }
 
     /// Exchanges synchronisation packets (on an unimpaired network) until every peer runs,
@@ -287,6 +310,8 @@ impl<G: Game> LocalMatch<G> {
         let keys = MatchKeys { local, remotes };
         let transport = self.net.socket(addr);
         p.peer = MatchPeer::rejoin(world, transport, player, addrs, keys, self.setup)?;
+        p.peer.seed_challenges(seeded_key(self.config.net_seed, "challenges", self.programs));
+        self.programs += 1;
         p.left = false;
         self.net.partition(addr, false);
         Ok(())

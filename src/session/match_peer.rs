@@ -366,6 +366,12 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
         })
     }
 
+    /// Draws this peer's rejoin challenges with `key` instead of the operating system's
+    /// randomness (an emulated match's seeded run, [`LocalMatch`](super::LocalMatch)).
+    pub(crate) fn seed_challenges(&mut self, key: [u8; 32]) {
+        self.member.seed_challenges(key);
+    }
+
     /// This peer's per-match identity, secret half included: whoever holds it speaks for the
     /// peer.
     pub fn identity(&self) -> &Identity {

@@ -1079,6 +1079,11 @@ impl<A: WireAddress> Member<A> {
         core::mem::take(&mut self.events)
     }
 
+    /// Draws the challenges' nonces with `key` from now on (a seeded emulated match).
+    pub(crate) fn seed_challenges(&mut self, key: [u8; 32]) {
+        self.nonce_key = key;
+    }
+
     /// Reads one message from `from`.
     pub fn receive(&mut self, from: &A, bytes: &[u8], view: &MemberView) {
         // Told to switch sessions: `view` is the old membership's, and acting on it (a Join

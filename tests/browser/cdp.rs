@@ -254,6 +254,31 @@ impl Browser {
         }
     }
 
+    /// Reloads the open page, as a person pressing F5 does (the tab's `sessionStorage` stays);
+    /// returns once the new document has loaded.
+    pub fn reload(&mut self) -> Result<(), String> {
+        let t = Duration::from_secs(30);
+        // A mark only the old document has: until it is gone, an evaluation may still reach it.
+        self.eval("window.__beforeReload = true", t)?;
+        self.page_call("Page.reload", json!({ "ignoreCache": false }), t)?;
+        let deadline = Instant::now() + t;
+        let loaded = "document.readyState === 'complete' && window.__beforeReload !== true";
+        loop {
+            if let Ok(Value::Bool(true)) = self.eval(loaded, Duration::from_secs(5)) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "{}: the page did not load again in {} s\n{}",
+                    self.name,
+                    t.as_secs(),
+                    self.diagnostics()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Evaluates a JavaScript expression in the page (awaiting it if it is a promise) and
     /// returns its value as JSON. An exception thrown by the expression is an error.
     pub fn eval(&mut self, expression: &str, timeout: Duration) -> Result<Value, String> {

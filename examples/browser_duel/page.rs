@@ -291,8 +291,8 @@ impl App {
         }
         match self.connect() {
             Ok(c) => {
+                self.state = if c.is_rejoin() { "rejoining" } else { "connecting" };
                 self.mode = Mode::Connecting { c: Box::new(c), since: now(), alone_since: None };
-                self.state = "connecting";
             }
             Err(e) => self.fail(e),
         }

@@ -110,19 +110,27 @@ impl<T: MatchTransport> NetPeer<T> {
             departure_ticks,
             ..options.session_config()
         };
-        let mut peer = if comeback {
+        let peer = if comeback {
             MatchPeer::rejoin(world, transport, player, addrs, keys, setup)?
         } else {
             MatchPeer::start(world, transport, player, addrs, keys, setup)?
         };
+        let view = BotView::new(&options)?;
+        Ok(NetPeer::around(options, peer, view))
+    }
+
+    /// The duel peer around `peer` (one [rejoining](MatchPeer::is_rejoining) is a program
+    /// coming back, whose runner records nothing), its bot reading `view`.
+    fn around(options: MatchOptions, mut peer: MatchPeer<Duel, T>, view: BotView) -> NetPeer<T> {
+        let comeback = peer.is_rejoining();
         if !comeback {
-            peer.runner.record(keyframe_interval(&options, player));
+            peer.runner.record(keyframe_interval(&options, peer.handle));
         }
         peer.runner.director = Some(CueDirector::new());
-        Ok(NetPeer {
+        NetPeer {
             peer,
             counter: CueCounter::until(options.frames),
-            view: BotView::new(&options)?,
+            view,
             options,
             departures: Vec::new(),
             rejoins: Vec::new(),
@@ -132,7 +140,7 @@ impl<T: MatchTransport> NetPeer<T> {
             back_at: None,
             state_bytes: 0,
             waited: false,
-        })
+        }
     }
 
     /// The peer of a [`MatchPeer`] built elsewhere (over matchbox,
@@ -146,28 +154,9 @@ impl<T: MatchTransport> NetPeer<T> {
         peer: MatchPeer<Duel, T>,
     ) -> Result<NetPeer<T>, MatchError> {
         options.validate()?;
-        let comeback = peer.is_rejoining();
-        let mut peer = peer;
-        if !comeback {
-            peer.runner.record(keyframe_interval(&options, peer.handle));
-        }
-        peer.runner.director = Some(CueDirector::new());
         let mut view = BotView::new(&options)?;
         view.keep_past();
-        Ok(NetPeer {
-            peer,
-            counter: CueCounter::until(options.frames),
-            view,
-            options,
-            departures: Vec::new(),
-            rejoins: Vec::new(),
-            read: 0,
-            left_after: None,
-            comeback,
-            back_at: None,
-            state_bytes: 0,
-            waited: false,
-        })
+        Ok(NetPeer::around(options, peer, view))
     }
 
     /// The player this peer controls.

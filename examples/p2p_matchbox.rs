@@ -25,8 +25,9 @@
 //!
 //! The game (`--game brawl`, the default): every player drives a fighter with deterministic bot
 //! inputs; bit 0 holds Sprint (an ability triggered by a tag), bit 1 fires a hit at the next
-//! player every third frame. Every brawl peer is a `MatchPeer` over a `MatchboxTransport`: it
-//! survives departures and takes players back. With `--rejoin LEAVE:BACK` a peer's program
+//! player every third frame. Every peer, of either game, is a `MatchPeer` over a
+//! `MatchboxTransport` (built by `ConnectingMatch`): it survives departures and takes players
+//! back. With `--rejoin LEAVE:BACK` a peer's program
 //! drops out after confirming frame LEAVE (its socket closes, as a crash would) and a new one
 //! comes back into its slot BACK − LEAVE frames of time later, from a new peer id, with the
 //! ticket the first kept; the others hold the match for it and send it their state:
@@ -37,9 +38,11 @@
 //! ```
 //!
 //! `--game duel` plays the kit's duel instead (`rollback_abilities_kit::duel`, 2 to 4 players,
-//! `--seed S`), every fighter played by the duel's bot: the game of the `browser_duel` page. A
-//! native peer and a browser tab can then share a room (the page's server is also the
-//! signaling server), and the page shows the same checksums the native peer prints:
+//! `--seed S`), every fighter played by the duel's bot (the kit's `NetPeer`): the game of the
+//! `browser_duel` page, whose tabs play the same `MatchPeer` (a reloaded tab comes back into
+//! its slot as `--rejoin` does). A native peer and a browser tab can then share a room (the
+//! page's server is also the signaling server), and the page shows the same checksums the
+//! native peer prints:
 //!
 //! ```sh
 //! cargo run --release --features browser --example browser_duel      # ready http://127.0.0.1:8080/
@@ -52,17 +55,15 @@ mod args;
 
 use args::{Cli, GameKind};
 use clap::Parser;
-use ggrs::P2PSession;
 use rollback_abilities::AbilityInput;
 use rollback_abilities::prelude::*;
 use rollback_abilities::random::Stream;
 use rollback_abilities::session::matchbox::{ConnectingMatch, MatchboxTransport, PeerId};
 use rollback_abilities::session::{
-    Handshake, MatchPeer, MatchboxConfig, MatchboxOptions, MatchboxSession, RunnerStats,
-    SessionConfig, SessionEvent,
+    MatchPeer, MatchboxOptions, RunnerStats, SessionConfig, SessionEvent,
 };
-use rollback_abilities_kit::duel::{self, Duel, DuelPeer, MatchOptions};
-use std::collections::{BTreeMap, BTreeSet};
+use rollback_abilities_kit::duel::{self, Duel, MatchOptions, NetPeer};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -226,63 +227,85 @@ fn describe(ev: &SessionEvent, who: &dyn Fn(&str) -> String) -> Option<String> {
     })
 }
 
-/// One peer's game, as the match loop drives it: the brawl (a runner and the scripted bot) or
-/// the duel (a [`DuelPeer`] and its bot).
-trait Side {
+/// One peer's game over its [`MatchPeer`], as the match loop drives it: the brawl (the
+/// scripted bot) or the duel (the kit's [`NetPeer`] and its bot).
+trait Side: Sized {
     /// The game.
     type G: Game;
-    /// One tick: the local input, advance; the session events it produced.
-    fn tick(
-        &mut self,
-        session: &mut P2PSession<MatchboxConfig<Self::G>>,
-    ) -> Result<Vec<SessionEvent>, Error>;
-    /// The next frame to simulate.
-    fn frame(&self) -> u32;
-    /// Frames confirmed (and recorded) so far.
-    fn confirmed(&self) -> u32;
-    /// The checksum of the confirmed world after `frame`.
-    fn checksum_after(&self, frame: u32) -> Option<u64>;
-    /// The runner's counters.
-    fn stats(&self) -> RunnerStats;
-    /// Desync reports kept.
-    fn desync_reports(&self) -> usize;
+    /// What the game is played with (the same for a program coming back).
+    type Setup;
+    /// The world every peer starts from.
+    fn world(setup: &Self::Setup) -> Result<World<Self::G>, Error>;
+    /// This peer's game over the match peer [`ConnectingMatch`] handed out (one coming back
+    /// into the match is still rejoining).
+    fn adopt(
+        setup: &Self::Setup,
+        peer: MatchPeer<Self::G, MatchboxTransport>,
+    ) -> Result<Self, Error>;
+    /// One tick: this player's input and [`MatchPeer::tick`].
+    fn tick(&mut self) -> Result<(), Error>;
+    /// The match peer.
+    fn peer(&self) -> &MatchPeer<Self::G, MatchboxTransport>;
 }
 
-/// The duel: the kit's duel peer, played by its bot (from its confirmed view of the match),
-/// as a `browser_duel` page with `bot=1` plays it.
-struct DuelSide {
-    peer: DuelPeer,
+/// The brawl: the match peer, played by [`bot`].
+struct BrawlSide {
+    peer: MatchPeer<Brawl, MatchboxTransport>,
+    frames: u32,
 }
 
-impl Side for DuelSide {
+impl Side for BrawlSide {
+    type G = Brawl;
+    /// Players and frames.
+    type Setup = (usize, u32);
+
+    fn world(&(players, _): &(usize, u32)) -> Result<World<Brawl>, Error> {
+        world(players)
+    }
+
+    fn adopt(
+        &(_, frames): &(usize, u32),
+        mut peer: MatchPeer<Brawl, MatchboxTransport>,
+    ) -> Result<Self, Error> {
+        peer.runner.record(0);
+        Ok(BrawlSide { peer, frames })
+    }
+
+    fn tick(&mut self) -> Result<(), Error> {
+        let (frames, handle) = (self.frames, self.peer.handle);
+        self.peer.tick(|f, _| if f < frames { bot(handle, f) } else { 0 }, None, |_| {})?;
+        Ok(())
+    }
+
+    fn peer(&self) -> &MatchPeer<Brawl, MatchboxTransport> {
+        &self.peer
+    }
+}
+
+/// The duel: the kit's [`NetPeer`], played by the duel's bot (from its confirmed view of the
+/// match), as a `browser_duel` page with `bot=1` plays it.
+impl Side for NetPeer<MatchboxTransport> {
     type G = Duel;
+    type Setup = MatchOptions;
 
-    fn tick(
-        &mut self,
-        session: &mut P2PSession<MatchboxConfig<Duel>>,
-    ) -> Result<Vec<SessionEvent>, Error> {
-        self.peer.advance(session)?;
-        Ok(self.peer.drain_events())
+    fn world(options: &MatchOptions) -> Result<World<Duel>, Error> {
+        Ok(duel::try_new_world(options.seed, options.peers)?)
     }
 
-    fn frame(&self) -> u32 {
-        self.peer.runner().world().next_frame()
+    fn adopt(
+        options: &MatchOptions,
+        peer: MatchPeer<Duel, MatchboxTransport>,
+    ) -> Result<Self, Error> {
+        Ok(NetPeer::adopt(*options, peer)?)
     }
 
-    fn confirmed(&self) -> u32 {
-        self.peer.confirmed()
+    fn tick(&mut self) -> Result<(), Error> {
+        NetPeer::tick(self)?;
+        Ok(())
     }
 
-    fn checksum_after(&self, frame: u32) -> Option<u64> {
-        self.peer.runner().recorder()?.replay().frame(frame).map(|f| f.checksum)
-    }
-
-    fn stats(&self) -> RunnerStats {
-        self.peer.runner().stats()
-    }
-
-    fn desync_reports(&self) -> usize {
-        self.peer.runner().desync_reports().len()
+    fn peer(&self) -> &MatchPeer<Duel, MatchboxTransport> {
+        NetPeer::peer(self)
     }
 }
 
@@ -292,22 +315,22 @@ fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
     let start = Instant::now();
     let mut options = MatchboxOptions::new(room.to_string(), players);
     options.peers_timeout = args.timeout();
+    if let Some((leave, _)) = args.rejoin
+        && leave >= args.frames
+    {
+        return Err(format!("--rejoin: LEAVE {leave} is not below --frames {}", args.frames).into());
+    }
+    // The session is guarded and GGRS's wall-clock disconnect timeout is off: the runner's
+    // departure rule decides, and the survivors agree on the frame a leaver's input ends at.
+    // Time-sync waits are capped at the prediction window.
     match args.game {
         GameKind::Brawl => {
-            // The session is guarded and GGRS's wall-clock disconnect timeout is off: the
-            // runner's departure rule decides, and the survivors agree on the frame a leaver's
-            // input ends at. Time-sync waits are capped at the prediction window.
             options.session = SessionConfig {
                 input_delay: usize::from(args.input_delay),
                 desync_interval: DESYNC_INTERVAL,
                 ..SessionConfig::default()
             };
-            brawl(args, start, &options)
-        }
-        GameKind::Duel if args.rejoin.is_some() => {
-            Err("--rejoin plays the brawl (--game brawl): the duel's peers share rooms with \
-                 browser pages, whose sessions do not take players back"
-                .into())
+            play::<BrawlSide>(args, start, &options, &(players, args.frames))
         }
         GameKind::Duel => {
             let duel_options = MatchOptions {
@@ -318,156 +341,38 @@ fn peer(args: &Cli, room: &str) -> Result<bool, Error> {
                 ..MatchOptions::default()
             };
             duel_options.validate()?;
-            // The handshake and the session's settings are the duel's (any handle has them).
-            let template = DuelPeer::new(duel_options, 0)?;
-            let handshake = Handshake::of(&duel::try_new_world(args.seed, players)?);
-            options.session = template.session_config();
-            let m = MatchboxSession::<Duel>::connect(&options, &handshake)?;
-            let mut peer = DuelPeer::new(duel_options, m.local_handle())?;
-            peer.attach_guard(m.guard.clone());
-            play(args, start, m, DuelSide { peer })
+            // The session's settings are the duel's, as a page's.
+            options.session = duel_options.session_config();
+            play::<NetPeer<MatchboxTransport>>(args, start, &options, &duel_options)
         }
     }
 }
 
 /// The match loop: ticks at 60 Hz (GGRS's wait recommendations slow it down), reports the
 /// confirmed checksum every [`SUM_EVERY`] frames and compares the others' reports, then ends as
-/// the module documentation says.
+/// the module documentation says. Every peer is a [`MatchPeer`] over a [`MatchboxTransport`],
+/// which survives departures and takes players back. With `--rejoin LEAVE:BACK` this peer's
+/// program drops out after confirming LEAVE and a new one comes back into the slot with the
+/// ticket the first kept.
 fn play<S: Side>(
     args: &Cli,
     start: Instant,
-    mut m: MatchboxSession<S::G>,
-    mut side: S,
+    options: &MatchboxOptions,
+    setup: &S::Setup,
 ) -> Result<bool, Error> {
-    let handle = m.local_handle();
+    let players = usize::from(args.players);
+    let mut side = S::adopt(setup, ConnectingMatch::connect(options, S::world(setup)?)?)?;
+    let handle = side.peer().handle;
     eprintln!(
-        "peer {} is player {handle} of {}; connected and synchronised in {:.2} s",
-        m.roster.local(),
-        m.roster.len(),
+        "peer {} is player {handle} of {players}; connected in {:.2} s",
+        side.peer().transport().local_id(),
         start.elapsed().as_secs_f64()
     );
-    let remotes: BTreeSet<_> = m.roster.remotes().collect();
-    // The runner names peers by their id's debug text.
-    let handles: BTreeMap<String, usize> =
-        m.roster.peers().iter().enumerate().map(|(h, p)| (format!("{p:?}"), h)).collect();
-    let who = |p: &str| match handles.get(p) {
-        Some(h) => format!("player {h}"),
-        None => format!("an unknown peer ({p})"),
-    };
     let frames = args.frames;
-    let timeout = args.timeout();
-
     let tick = Duration::from_micros(16_667);
     let mut next = Instant::now();
     let mut sent_done = false;
     // The other peers' checksums after the last frame, as their DONE messages said.
-    let mut done_from: BTreeMap<_, (u32, u64)> = BTreeMap::new();
-    let mut sums = Sums::default();
-    let mut all_done_at: Option<Instant> = None;
-    let mut disconnected = false;
-    let run_start = Instant::now();
-    loop {
-        if start.elapsed() > timeout {
-            return Err(format!(
-                "timed out after {} s at frame {} ({} confirmed)",
-                timeout.as_secs(),
-                side.frame(),
-                side.confirmed()
-            )
-            .into());
-        }
-        for ev in side.tick(&mut m.session)? {
-            match &ev {
-                SessionEvent::WaitRecommendation(n) => next += tick * *n,
-                SessionEvent::Disconnected(_) | SessionEvent::Left { .. } => disconnected = true,
-                _ => {}
-            }
-            if let Some(text) = describe(&ev, &who) {
-                eprintln!("{text}");
-            }
-        }
-        let confirmed = side.confirmed();
-        while sums.checked_through < confirmed {
-            let f = sums.checked_through;
-            if (f + 1).is_multiple_of(SUM_EVERY) {
-                let sum = side.checksum_after(f).ok_or("frame not recorded")?;
-                sums.mine.insert(f, sum);
-                m.broadcast_reliable(&sum_message(SUM, f, sum))?;
-            }
-            sums.checked_through += 1;
-        }
-        if confirmed >= frames && !sent_done {
-            let last = side.checksum_after(frames - 1).ok_or("frame not recorded")?;
-            m.broadcast_reliable(&sum_message(DONE, frames - 1, last))?;
-            sent_done = true;
-        }
-        for (from, bytes) in m.receive_reliable()? {
-            if !remotes.contains(&from) {
-                continue;
-            }
-            if let Some(done) = parse_sum(&bytes, DONE) {
-                done_from.insert(from, done);
-            } else if let Some((f, sum)) = parse_sum(&bytes, SUM)
-                && sums.theirs.len() < 4096
-                && let Some(player) = m.roster.handle_of(from)
-            {
-                sums.theirs.insert((player, f), sum);
-            }
-        }
-        sums.compare();
-        if sent_done && done_from.len() == remotes.len() && all_done_at.is_none() {
-            all_done_at = Some(Instant::now());
-        }
-        // Everyone has confirmed every frame: keep answering a little longer so the others
-        // get our last packets, then stop.
-        if all_done_at.is_some_and(|t| t.elapsed() >= Duration::from_millis(500)) {
-            break;
-        }
-        if disconnected && !sent_done {
-            return Err("a peer left before the end of the match".into());
-        }
-        next += tick;
-        let now = Instant::now();
-        if next > now {
-            std::thread::sleep(next - now);
-        } else if now - next > tick * 10 {
-            next = now; // far behind (a stall): do not try to catch up in a burst
-        }
-    }
-
-    let elapsed = run_start.elapsed();
-    let outcome = Outcome {
-        handle,
-        last: side.checksum_after(frames - 1).ok_or("frame not recorded")?,
-        stats: side.stats(),
-        desync_reports: side.desync_reports(),
-    };
-    let roster = &m.roster;
-    report(&outcome, &|p| roster.handle_of(*p), frames, elapsed, &done_from, &sums)
-}
-
-/// The brawl: every peer a [`MatchPeer`] over a [`MatchboxTransport`], which survives
-/// departures and takes players back. With `--rejoin LEAVE:BACK` this peer's program drops out
-/// after confirming LEAVE and a new one comes back into the slot with the ticket the first kept.
-fn brawl(args: &Cli, start: Instant, options: &MatchboxOptions) -> Result<bool, Error> {
-    let players = usize::from(args.players);
-    if let Some((leave, _)) = args.rejoin
-        && leave >= args.frames
-    {
-        return Err(format!("--rejoin: LEAVE {leave} is not below --frames {}", args.frames).into());
-    }
-    let mut peer = ConnectingMatch::connect(options, world(players)?)?;
-    peer.runner.record(0);
-    let handle = peer.handle;
-    eprintln!(
-        "peer {} is player {handle} of {players}; connected in {:.2} s",
-        peer.transport().local_id(),
-        start.elapsed().as_secs_f64()
-    );
-    let frames = args.frames;
-    let tick = Duration::from_micros(16_667);
-    let mut next = Instant::now();
-    let mut sent_done = false;
     let mut done_from: BTreeMap<PeerId, (u32, u64)> = BTreeMap::new();
     let mut sums = Sums::default();
     let mut all_done_at: Option<Instant> = None;
@@ -476,6 +381,7 @@ fn brawl(args: &Cli, start: Instant, options: &MatchboxOptions) -> Result<bool, 
     let run_start = Instant::now();
     loop {
         if start.elapsed() > args.timeout() {
+            let peer = side.peer();
             return Err(format!(
                 "timed out after {} s at frame {} ({:?} confirmed)",
                 args.timeout,
@@ -484,8 +390,10 @@ fn brawl(args: &Cli, start: Instant, options: &MatchboxOptions) -> Result<bool, 
             )
             .into());
         }
-        peer.tick(|f, _| if f < frames { bot(handle, f) } else { 0 }, None, |_| {})?;
+        side.tick()?;
+        let peer = side.peer();
         let slots = peer.slot_addresses().to_vec();
+        // The runner names peers by their id's debug text.
         let who = |p: &str| match slots.iter().position(|s| format!("{s:?}") == p) {
             Some(h) => format!("player {h}"),
             None => format!("an unknown peer ({p})"),
@@ -503,7 +411,7 @@ fn brawl(args: &Cli, start: Instant, options: &MatchboxOptions) -> Result<bool, 
             && confirmed > leave
         {
             plan = None;
-            peer = drop_out_and_come_back(peer, options, players, leave, back, start)?;
+            side = drop_out_and_come_back(side, setup, options, leave, back, start)?;
             seen = 0;
             continue;
         }
@@ -551,6 +459,8 @@ fn brawl(args: &Cli, start: Instant, options: &MatchboxOptions) -> Result<bool, 
         if sent_done && done_from.len() >= expected && all_done_at.is_none() {
             all_done_at = Some(Instant::now());
         }
+        // Everyone has confirmed every frame: keep answering a little longer so the others
+        // get our last packets, then stop.
         if all_done_at.is_some_and(|t| t.elapsed() >= Duration::from_millis(500)) {
             break;
         }
@@ -559,10 +469,11 @@ fn brawl(args: &Cli, start: Instant, options: &MatchboxOptions) -> Result<bool, 
         if next > now {
             std::thread::sleep(next - now);
         } else if now - next > tick * 10 {
-            next = now;
+            next = now; // far behind (a stall): do not try to catch up in a burst
         }
     }
     let elapsed = run_start.elapsed();
+    let peer = side.peer();
     let slots = peer.slot_addresses().to_vec();
     let outcome = Outcome {
         handle,
@@ -582,32 +493,31 @@ fn brawl(args: &Cli, start: Instant, options: &MatchboxOptions) -> Result<bool, 
 /// `--rejoin`: the program of this peer drops out (its socket closes, as a crash would; all it
 /// keeps is its ticket), and after BACK − LEAVE frames of time a new one comes back into its
 /// slot from a new peer id.
-fn drop_out_and_come_back(
-    peer: MatchPeer<Brawl, MatchboxTransport>,
+fn drop_out_and_come_back<S: Side>(
+    side: S,
+    setup: &S::Setup,
     options: &MatchboxOptions,
-    players: usize,
     leave: u32,
     back: u32,
     start: Instant,
-) -> Result<MatchPeer<Brawl, MatchboxTransport>, Error> {
-    let ticket = peer.ticket();
-    peer.transport().clone().close();
-    drop(peer);
+) -> Result<S, Error> {
+    let ticket = side.peer().ticket();
+    side.peer().transport().clone().close();
+    drop(side);
     let away = Duration::from_micros(16_667) * (back - leave);
     eprintln!(
         "dropping out after frame {leave} (the socket closes, as a crash would); back in {:.1} s",
         away.as_secs_f64()
     );
     std::thread::sleep(away);
-    let mut peer = ConnectingMatch::rejoin(options, world(players)?, ticket, start.elapsed())?
+    let peer = ConnectingMatch::rejoin(options, S::world(setup)?, ticket, start.elapsed())?
         .finish(start)?;
-    peer.runner.record(0);
     eprintln!(
         "back as peer {}: asking the others to let player {} in",
         peer.transport().local_id(),
         peer.handle
     );
-    Ok(peer)
+    S::adopt(setup, peer)
 }
 
 /// Confirmed checksums every [`SUM_EVERY`] frames: this peer's, the others' not yet compared,

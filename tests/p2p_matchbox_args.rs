@@ -111,6 +111,18 @@ fn p2p_matchbox_rejoin_takes_two_frames_in_order() {
     let cli =
         Cli::try_parse_from(["p2p_matchbox", "--room", "ws://h:1/r", "--rejoin", "0:1"]).unwrap();
     assert_eq!(cli.rejoin, Some((0, 1)));
+    // Either game takes it: the duel's peers come back into their slots as the brawl's do.
+    let cli = Cli::try_parse_from([
+        "p2p_matchbox",
+        "--game",
+        "duel",
+        "--room",
+        "ws://h:1/r",
+        "--rejoin",
+        "300:600",
+    ])
+    .unwrap();
+    assert_eq!((cli.game, cli.rejoin), (p2p_args::GameKind::Duel, Some((300, 600))));
     for bad in ["600:300", "300:300", "300", "a:b", "300:", ":600", "-1:5"] {
         let e = rejoin_plan(bad).unwrap_err();
         assert!(e.contains("LEAVE:BACK"), "{bad}: {e}");

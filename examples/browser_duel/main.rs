@@ -27,10 +27,16 @@
 //! 2), `bot=1` (the duel's bot plays this tab), `script=mash|jab|idle` (scripted inputs),
 //! `frames=N` (stop once frame N − 1 is confirmed by every peer), `seed=S` (default 1),
 //! `delay=D` (GGRS input delay, default 2), `view=replay` (the replay viewer), `wait=SECS`
-//! (how long to wait for the others, default 600), `signal=ws://…/ROOM` (another signaling
+//! (how long to wait for the others, default 600), `departure=SECS` (how long a silent player
+//! has before the others agree it left, default 10), `signal=ws://…/ROOM` (another signaling
 //! server). Keys: ←/→ or A/D move, J light attack, K heavy attack, L fireball, I (or S, ↓)
 //! shield, Shift sprint (held). Alone in the room for a few seconds, the page offers to play
 //! the bot locally (two peers in the page over an emulated 80 ms network).
+//!
+//! A reloaded tab comes back into its room's running match: every page is a `MatchPeer` over
+//! matchbox, keeps its rejoin ticket in the tab's `sessionStorage` while the match runs, and on
+//! load with a ticket for its room asks the others for its slot
+//! (`ConnectingMatch::rejoin`) instead of starting; it plays on from the frame they agree on.
 //!
 //! A native peer can join a page's room: `cargo run --release --features matchbox --example
 //! p2p_matchbox -- --game duel --room ws://127.0.0.1:8080/duel --players 2 --frames 600`

@@ -15,9 +15,11 @@ use crate::play::{self, Agreement, Local, Online, SUM_EVERY};
 use crate::replay_view::{self, Viewer};
 use js_sys::{Array, Object, Reflect};
 use rollback_abilities::World;
+use rollback_abilities::num::Frame;
 use rollback_abilities::present::SoundCommand;
-use rollback_abilities::session::{Connecting, MatchboxOptions, Stage};
-use rollback_abilities_kit::duel::{self, Duel, DuelPeer, Input, MatchState};
+use rollback_abilities::session::matchbox::ConnectingMatch;
+use rollback_abilities::session::{MatchboxOptions, PeerId, RejoinTicket, SessionConfig, Stage};
+use rollback_abilities_kit::duel::{self, Duel, Input, MatchState};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -43,8 +45,8 @@ thread_local! {
 
 /// What the page is doing.
 enum Mode {
-    /// Joining the room.
-    Connecting { c: Box<Connecting<Duel>>, since: f64, alone_since: Option<f64> },
+    /// Joining the room (or, with a ticket, coming back into its running match).
+    Connecting { c: Box<ConnectingMatch<Duel>>, since: f64, alone_since: Option<f64> },
     /// An online match.
     Online(Box<Online>),
     /// A local match against the bot.
@@ -61,7 +63,8 @@ struct App {
     painter: Painter,
     keys: Rc<RefCell<BTreeSet<String>>>,
     mode: Mode,
-    /// `loading`, `connecting`, `playing`, `done`, `error` (the status API's `state`).
+    /// `loading`, `connecting`, `rejoining`, `playing`, `done`, `error` (the status API's
+    /// `state`).
     state: &'static str,
     error: Option<String>,
     fx: CueFx,
@@ -80,6 +83,12 @@ struct App {
     /// Whether the stage outlines the resolved boxes (`duel.setShowBoxes`); `None`: the mode's
     /// default (the replay viewer shows them, a match does not).
     boxes: Option<bool>,
+    /// This page came with a ticket and asks to come back into its room's running match.
+    from_ticket: bool,
+    /// The slot addresses of the ticket this page stored last (`None`: none stored).
+    ticket_addrs: Option<Vec<PeerId>>,
+    /// When this page came back into the match (page clock, ms).
+    rejoined_ms: Option<f64>,
 }
 
 fn now() -> f64 {
@@ -108,6 +117,36 @@ fn set(obj: &Object, key: &str, value: impl Into<JsValue>) {
 
 fn hex(sum: u64) -> String {
     format!("{sum:016x}")
+}
+
+/// The `sessionStorage` key of the ticket a page keeps for `room`.
+fn ticket_key(room: &str) -> String {
+    format!("rollback-duel-ticket:{room}")
+}
+
+/// The tab's `sessionStorage` (per tab and origin; it survives a reload).
+fn session_storage() -> Option<web_sys::Storage> {
+    web_sys::window()?.session_storage().ok()?
+}
+
+/// The ticket this tab kept for `room`, if it has one that parses.
+fn load_ticket(room: &str) -> Option<RejoinTicket<PeerId>> {
+    let text = session_storage()?.get_item(&ticket_key(room)).ok()??;
+    ron::from_str(&text).ok()
+}
+
+/// Keeps `ticket` for `room` (it replaces the one kept before).
+fn store_ticket(room: &str, ticket: &RejoinTicket<PeerId>) -> Result<(), String> {
+    let text = ron::to_string(ticket).map_err(|e| e.to_string())?;
+    let storage = session_storage().ok_or("no sessionStorage")?;
+    storage.set_item(&ticket_key(room), &text).map_err(|_| "sessionStorage refused it".to_string())
+}
+
+/// Drops the ticket kept for `room`.
+fn clear_ticket(room: &str) {
+    if let Some(s) = session_storage() {
+        let _ = s.remove_item(&ticket_key(room));
+    }
 }
 
 /// The room URL: `signal=` or the page's own host (same port: the server routes WebSocket
@@ -216,10 +255,17 @@ impl App {
             started_at: now(),
             connect_ms: None,
             boxes: None,
+            from_ticket: false,
+            ticket_addrs: None,
+            rejoined_ms: None,
         }
     }
 
     fn fail(&mut self, message: String) {
+        // A page that could not come back does not try again with the same ticket.
+        if self.from_ticket && self.rejoined_ms.is_none() {
+            clear_ticket(&self.params.room);
+        }
         set_text("error", &message);
         show("error", true);
         show("local-bot", false);
@@ -245,26 +291,41 @@ impl App {
         }
         match self.connect() {
             Ok(c) => {
+                self.state = if c.is_rejoin() { "rejoining" } else { "connecting" };
                 self.mode = Mode::Connecting { c: Box::new(c), since: now(), alone_since: None };
-                self.state = "connecting";
             }
             Err(e) => self.fail(e),
         }
     }
 
-    fn connect(&mut self) -> Result<Connecting<Duel>, String> {
+    /// Joins the room: at the start of a match, or, with a ticket this tab kept for the room
+    /// (it was reloaded mid-match), back into the running match.
+    fn connect(&mut self) -> Result<ConnectingMatch<Duel>, String> {
         let url = room_url(&self.params)?;
         let options = play::match_options(&self.params);
-        // The handshake and session settings are the duel's (a peer of any handle has them).
-        let template = DuelPeer::new(options, 0).map_err(|e| e.to_string())?;
+        options.validate().map_err(|e| e.to_string())?;
         let world = duel::try_new_world(options.seed, options.peers).map_err(|e| e.to_string())?;
         self.ids = Some(Ids::new(&world)?);
-        let handshake = rollback_abilities::session::Handshake::of(&world);
         let mut mo = MatchboxOptions::new(url, self.params.players);
         mo.peers_timeout = Duration::from_secs(u64::from(self.params.wait_secs));
-        mo.session = template.session_config();
-        Connecting::start(&mo, &handshake, Duration::from_secs_f64(now() / 1000.0))
-            .map_err(|e| e.to_string())
+        // The duel's session settings, with the page's departure time (60 ticks a second).
+        mo.session = SessionConfig {
+            departure_ticks: self.params.departure_secs.saturating_mul(60),
+            ..options.session_config()
+        };
+        let at = Duration::from_secs_f64(now() / 1000.0);
+        match load_ticket(&self.params.room) {
+            Some(ticket) if ticket.addrs.len() == self.params.players => {
+                self.from_ticket = true;
+                ConnectingMatch::rejoin(&mo, world, ticket, at).map_err(|e| e.to_string())
+            }
+            stale => {
+                if stale.is_some() {
+                    clear_ticket(&self.params.room);
+                }
+                ConnectingMatch::start(&mo, world, at).map_err(|e| e.to_string())
+            }
+        }
     }
 
     /// Switches to a local match against the bot (from the "alone in the room" offer).
@@ -316,7 +377,7 @@ impl App {
             Mode::Connecting { c, since, alone_since } => {
                 self.acc = 0.0;
                 match c.poll(Duration::from_secs_f64(t / 1000.0)) {
-                    Ok(Some(session)) => match Online::new(session, &self.params) {
+                    Ok(Some(peer)) => match Online::new(peer, &self.params) {
                         Ok(o) => {
                             self.connect_ms = Some(t - self.started_at);
                             next = Some(Mode::Online(Box::new(o)));
@@ -339,15 +400,15 @@ impl App {
             }
             Mode::Online(o) => {
                 let mut ticks = 0;
+                let (params, keys, player) = (&self.params, &self.keys, o.player());
+                let mut from_page =
+                    |f: Frame| choose_input(params, keys, f, player).unwrap_or_default();
+                let by_bot = params.script.is_none() && params.bot;
                 while self.acc >= TICK_MS && ticks < max_ticks && !o.finished {
-                    let input = choose_input(
-                        &self.params,
-                        &self.keys,
-                        o.peer.input_frame(),
-                        o.peer.player(),
-                    );
+                    let input: Option<&mut dyn FnMut(Frame) -> Input> =
+                        if by_bot { None } else { Some(&mut from_page) };
                     self.fx.set_frame(o.world().next_frame());
-                    match o.tick(input, &mut self.fx, self.params.frames, t) {
+                    match o.tick(input, &mut self.fx, params.frames, t) {
                         Ok(r) => {
                             self.acc -= TICK_MS * (1.0 + f64::from(r.wait_frames));
                             notices.extend(r.notices);
@@ -361,6 +422,29 @@ impl App {
                 }
                 if self.acc > TICK_MS * f64::from(max_ticks) * 2.0 {
                     self.acc = 0.0; // far behind (a stall): no burst to catch up
+                }
+                if o.is_rejoining() {
+                    self.state = "rejoining";
+                } else if self.state == "rejoining" {
+                    self.state = "playing";
+                }
+                if o.net.came_back_at().is_some() && self.rejoined_ms.is_none() {
+                    self.rejoined_ms = Some(t - self.started_at);
+                }
+                // The ticket to come back with after a reload: kept while the match runs, taken
+                // again when a rejoin moved a slot, dropped when the match is over.
+                if o.finished {
+                    if self.ticket_addrs.take().is_some() {
+                        clear_ticket(&self.params.room);
+                    }
+                } else if !o.is_rejoining() {
+                    let addrs = o.net.peer().slot_addresses();
+                    if self.ticket_addrs.as_deref() != Some(addrs) {
+                        match store_ticket(&self.params.room, &o.net.peer().ticket()) {
+                            Ok(()) => self.ticket_addrs = Some(addrs.to_vec()),
+                            Err(e) => notices.push(format!("cannot keep the rejoin ticket: {e}")),
+                        }
+                    }
                 }
                 if o.finished && self.state == "playing" {
                     self.state = "done";
@@ -407,8 +491,9 @@ impl App {
             self.notice(n);
         }
         if let Some(m) = next {
+            let rejoining = matches!(&m, Mode::Online(o) if o.is_rejoining());
             self.mode = m;
-            self.state = "playing";
+            self.state = if rejoining { "rejoining" } else { "playing" };
             self.fx.clear();
             show("local-bot", false);
         }
@@ -498,6 +583,28 @@ impl App {
         };
         let banner_notice = self.notices.last().map(|(n, _)| (n.clone(), "#ffd166"));
         match &self.mode {
+            Mode::Connecting { c, since, .. } if c.is_rejoin() => {
+                let waited = format!("{:.0} s", (t - since) / 1000.0);
+                let lines = [
+                    format!("Coming back into the match in room \"{}\"…", self.params.room),
+                    waited,
+                ];
+                p.message("Rejoining the duel", &lines, "#e9ecff", t);
+            }
+            Mode::Online(o) if o.is_rejoining() => {
+                let (got, size) = o.net.peer().rejoin_progress();
+                let progress = if size == 0 {
+                    "Rejoining… (asking the others to let this page back in)".to_string()
+                } else {
+                    format!("Rejoining… ({got}/{size} bytes)")
+                };
+                let refused = format!(
+                    "the others let a slot be taken back once they agree its player left \
+                     ({} s); asked {} time(s) so far",
+                    self.params.departure_secs, o.rejoin_refusals
+                );
+                p.message("Rejoining the duel", &[progress, refused], "#e9ecff", t);
+            }
             Mode::Connecting { c, since, .. } => {
                 let stage = match c.stage() {
                     Some(Stage::Peers) => format!(
@@ -514,14 +621,14 @@ impl App {
             }
             Mode::Online(o) => {
                 let w = o.world();
-                let me = o.m.local_handle();
-                let stats = o.peer.runner().stats();
+                let me = o.player();
+                let stats = o.net.peer().runner.stats();
                 let mut hud = Hud {
                     who: self.who(w.players(), Some(me), false),
                     show_boxes: self.boxes.unwrap_or(false),
                     ..Hud::default()
                 };
-                let confirmed = o.peer.confirmed();
+                let confirmed = o.confirmed();
                 hud.net = vec![
                     (
                         format!(
@@ -547,6 +654,9 @@ impl App {
                     (self.cue_line(), "#9aa0bc"),
                     (self.perf_line(), "#9aa0bc"),
                 ];
+                if let Some(f) = o.net.came_back_at() {
+                    hud.net.push((format!("came back into the match at frame {f}"), "#9aa0bc"));
+                }
                 if let Some(sum) = o.final_checksum {
                     hud.net.push((format!("final checksum {}", hex(sum)), "#ffd166"));
                 }
@@ -626,6 +736,38 @@ impl App {
         }
     }
 
+    /// The status's rejoin fields: `rejoined_at` (the frame F this page came back into the
+    /// match at, or null), `rejoin_ms` (page clock when it did), `rejoin_bytes` and
+    /// `rejoin_size` (the state received while coming back), `rejoin_refusals` (claims the
+    /// others refused), `returns` (`[players, F]` of every return this page saw, its own
+    /// included) and `left` (players out of the match now).
+    fn rejoin_status(&self, o: &Object) {
+        let online = match &self.mode {
+            Mode::Online(on) => Some(on),
+            _ => None,
+        };
+        let back = online.and_then(|on| on.net.came_back_at());
+        set(o, "rejoined_at", back.map_or(JsValue::NULL, JsValue::from));
+        set(o, "rejoin_ms", self.rejoined_ms.map_or(JsValue::NULL, JsValue::from));
+        let (got, size) = online.map_or((0, 0), |on| on.rejoin_progress);
+        set(o, "rejoin_bytes", got as f64);
+        set(o, "rejoin_size", size as f64);
+        set(o, "rejoin_refusals", online.map_or(0.0, |on| on.rejoin_refusals as f64));
+        let returns = Array::new();
+        let left = Array::new();
+        if let Some(on) = online {
+            for (players, f) in &on.rejoined {
+                let ps: Array = players.iter().map(|p| JsValue::from(*p as u32)).collect();
+                returns.push(&Array::of2(&ps, &JsValue::from(*f)));
+            }
+            for p in &on.left {
+                left.push(&JsValue::from(*p as u32));
+            }
+        }
+        set(o, "returns", returns);
+        set(o, "left", left);
+    }
+
     fn world(&self) -> Option<&World<Duel>> {
         match &self.mode {
             Mode::Online(o) => Some(o.world()),
@@ -654,11 +796,11 @@ impl App {
         let (player, frame, confirmed, rollbacks, desyncs, final_sum, agreement) = match &self.mode
         {
             Mode::Online(o) => {
-                let s = o.peer.runner().stats();
+                let s = o.net.peer().runner.stats();
                 (
-                    Some(o.m.local_handle()),
+                    Some(o.player()),
                     o.world().next_frame(),
-                    i64::from(o.peer.confirmed()) - 1,
+                    i64::from(o.confirmed()) - 1,
                     s.rollbacks,
                     s.desyncs,
                     o.final_checksum,
@@ -709,6 +851,7 @@ impl App {
             _ => (None, None),
         };
         set(&o, "ping_ms", ping.map_or(JsValue::NULL, |p| JsValue::from(p as f64)));
+        self.rejoin_status(&o);
         set(&o, "frame_advantage", adv.map_or(JsValue::NULL, JsValue::from));
         let avg = if self.frames_drawn == 0 {
             0.0
@@ -1111,7 +1254,7 @@ pub fn inspect(player: u32) -> Result<String, JsValue> {
 pub fn replay_bytes() -> Result<Vec<u8>, JsValue> {
     with_app(|app| {
         let rec = match &app.mode {
-            Mode::Online(o) => o.peer.runner().recorder(),
+            Mode::Online(o) => o.net.peer().runner.recorder(),
             Mode::Local(l) => l.m.peers().first().and_then(|p| p.runner.recorder()),
             _ => None,
         };

@@ -30,6 +30,9 @@ pub struct Params {
     pub signal: Option<String>,
     /// Seconds to wait for the other players to join.
     pub wait_secs: u32,
+    /// Seconds a silent player has before the others agree it left the match (a reloaded
+    /// page can take its slot back from then on).
+    pub departure_secs: u32,
 }
 
 impl Default for Params {
@@ -45,6 +48,7 @@ impl Default for Params {
             input_delay: 2,
             signal: None,
             wait_secs: 600,
+            departure_secs: 10,
         }
     }
 }
@@ -160,6 +164,9 @@ impl Params {
         }
         if let Some(v) = get("wait") {
             p.wait_secs = number(&v, "wait", 1, 86_400)? as u32;
+        }
+        if let Some(v) = get("departure") {
+            p.departure_secs = number(&v, "departure", 1, 600)? as u32;
         }
         Ok(p)
     }

@@ -1,8 +1,10 @@
-//! The matches a page plays: online over matchbox's browser WebRTC (the crate's
-//! [`Connecting`] → [`MatchboxSession`] path, behind its guard, driven by a [`DuelPeer`]), or
-//! locally against the duel's bot over the in-memory emulated network ([`LocalMatch`]).
+//! The matches a page plays: online over matchbox's browser WebRTC (a
+//! [`MatchPeer`] over a [`MatchboxTransport`], built by the crate's `ConnectingMatch` and
+//! driven by the kit's [`NetPeer`]: it survives departures and takes players back, this page
+//! too after a reload), or locally against the duel's bot over the in-memory emulated network
+//! ([`LocalMatch`]).
 //!
-//! Online peers also tell each other, on the reliable channel, the checksum of their confirmed
+//! Online peers also tell each other, on the transport's reliable channel, the checksum of their confirmed
 //! world every [`SUM_EVERY`] frames, so the page shows whether both sides agree; with
 //! `frames=N` they end as the native `p2p_matchbox` peer does, by exchanging the checksum
 //! after frame `N − 1` (its `RBADONE` message), so a page and a native peer can share a room.
@@ -12,10 +14,11 @@ use crate::params::Params;
 use rollback_abilities::World;
 use rollback_abilities::num::Frame;
 use rollback_abilities::present::{CueDirector, Presenter};
+use rollback_abilities::session::matchbox::MatchboxTransport;
 use rollback_abilities::session::{
-    LocalMatch, MatchConfig, MatchboxSession, NetConditions, PeerId, SessionEvent,
+    LocalMatch, MatchConfig, MatchPeer, NetConditions, PeerId, SessionEvent,
 };
-use rollback_abilities_kit::duel::{self, Duel, DuelPeer, Input, MatchOptions};
+use rollback_abilities_kit::duel::{self, Duel, Input, MatchOptions, NetPeer};
 use std::collections::BTreeMap;
 
 /// Confirmed checksums are compared every this many frames: after frames 59, 119, 179…
@@ -123,20 +126,20 @@ pub struct TickReport {
     pub notices: Vec<String>,
 }
 
-/// An online match: the synchronised matchbox session and this page's duel peer.
+/// An online match: this page's duel peer, a [`MatchPeer`](rollback_abilities::session::MatchPeer)
+/// over matchbox, which survives departures and takes players back.
 pub struct Online {
-    /// The matchbox session (GGRS session, guard, roster, socket).
-    pub m: MatchboxSession<Duel>,
-    /// The duel peer: runner (world, snapshots, recorder, cue director) and bot view.
-    pub peer: DuelPeer,
+    /// The duel peer: the match peer (runner with its cue director and recorder, GGRS session,
+    /// transport) and its bot.
+    pub net: NetPeer<MatchboxTransport>,
     /// Checksums compared with the others.
     pub agreement: Agreement,
     /// Frames whose checksum this peer has looked at (every confirmed frame before it).
     checked_through: Frame,
     /// The checksum after frame `frames − 1`, once confirmed (with `frames=`).
     pub final_checksum: Option<u64>,
-    /// The others' checksums after the last frame (their `RBADONE`).
-    done_from: BTreeMap<PeerId, (Frame, u64)>,
+    /// The others' checksums after the last frame (their `RBADONE`), by player.
+    done_from: BTreeMap<usize, (Frame, u64)>,
     /// When every peer had finished (page clock, ms).
     all_done_at: Option<f64>,
     /// The match is over: no more ticks.
@@ -145,20 +148,31 @@ pub struct Online {
     pub ping_ms: Option<u64>,
     /// Frames this peer is ahead of the other (GGRS's estimate; negative: behind).
     pub frame_advantage: Option<i32>,
-    /// Players who left.
+    /// Players who left (and were not back when they left again).
     pub left: Vec<usize>,
+    /// Players who came back, with the frame they came back at.
+    pub rejoined: Vec<(Vec<usize>, Frame)>,
+    /// Claims on a slot the members refused (a reloaded page asking before the others agreed
+    /// it had left is refused until they have).
+    pub rejoin_refusals: u64,
+    /// While this page comes back into the match: bytes of the others' state received and its
+    /// size (the most seen).
+    pub rejoin_progress: (usize, usize),
+    /// Events of the match peer's log already read.
+    seen: u64,
     ticks: u64,
 }
 
 impl Online {
-    /// The match, from a synchronised session.
-    pub fn new(m: MatchboxSession<Duel>, params: &Params) -> Result<Online, String> {
-        let handle = m.local_handle();
-        let mut peer = DuelPeer::new(match_options(params), handle).map_err(|e| e.to_string())?;
-        peer.attach_guard(m.guard.clone());
+    /// The match, from the match peer [`ConnectingMatch`](rollback_abilities::session::matchbox::ConnectingMatch)
+    /// handed out (one coming back into the match with its ticket is still rejoining).
+    pub fn new(
+        peer: MatchPeer<Duel, MatchboxTransport>,
+        params: &Params,
+    ) -> Result<Online, String> {
+        let net = NetPeer::adopt(match_options(params), peer).map_err(|e| e.to_string())?;
         Ok(Online {
-            m,
-            peer,
+            net,
             agreement: Agreement::default(),
             checked_through: 0,
             final_checksum: None,
@@ -168,19 +182,41 @@ impl Online {
             ping_ms: None,
             frame_advantage: None,
             left: Vec::new(),
+            rejoined: Vec::new(),
+            rejoin_refusals: 0,
+            rejoin_progress: (0, 0),
+            seen: 0,
             ticks: 0,
         })
     }
 
-    /// The world this page shows (its own, predicted while remote inputs are late).
+    /// The world this page shows (its own, predicted while remote inputs are late; a fresh one
+    /// while it is coming back into the match).
     pub fn world(&self) -> &World<Duel> {
-        self.peer.runner().world()
+        self.net.peer().runner.world()
     }
 
-    /// One tick: the local input (`None`: the bot's), advance, checksums, messages.
+    /// The player this page controls.
+    pub fn player(&self) -> usize {
+        self.net.player()
+    }
+
+    /// Whether this page is coming back into the match and not in yet.
+    pub fn is_rejoining(&self) -> bool {
+        self.net.peer().is_rejoining()
+    }
+
+    /// Frames confirmed so far, as the match counts them (from frame 0, for a page that came
+    /// back too).
+    pub fn confirmed(&self) -> Frame {
+        self.net.peer().confirmed_frame().map_or(0, |f| f + 1)
+    }
+
+    /// One tick: the local input (`input(frame)`; `None`: the bot's), advance, checksums,
+    /// messages.
     pub fn tick(
         &mut self,
-        input: Option<Input>,
+        input: Option<&mut dyn FnMut(Frame) -> Input>,
         presenter: &mut dyn Presenter,
         frames: Option<Frame>,
         now: f64,
@@ -191,15 +227,47 @@ impl Online {
         }
         // After the last frame of a `frames=` match everyone presses nothing, as
         // `p2p_matchbox` does.
-        let input = match frames {
-            Some(n) if self.peer.input_frame() >= n => Some(Input::default()),
-            _ => input,
+        let end = frames.unwrap_or(Frame::MAX);
+        let mut script;
+        let input: Option<&mut dyn FnMut(Frame) -> Input> = match input {
+            Some(input) => {
+                script = move |f: Frame| if f >= end { Input::default() } else { input(f) };
+                Some(&mut script)
+            }
+            None => None,
         };
-        self.peer
-            .advance_with(&mut self.m.session, input, Some(presenter))
-            .map_err(|e| e.to_string())?;
+        self.net.tick_with(input, Some(presenter)).map_err(|e| e.to_string())?;
         self.ticks += 1;
-        for ev in self.peer.drain_events() {
+        if self.is_rejoining() {
+            let (got, size) = self.net.peer().rejoin_progress();
+            self.rejoin_progress = (got.max(self.rejoin_progress.0), size);
+        }
+        self.read_events(&mut report);
+        self.record_checksums(frames);
+        self.receive();
+        if self.ticks.is_multiple_of(15) {
+            self.network_stats();
+        }
+        // A player out of the match sends nothing more.
+        let peer = self.net.peer();
+        let me = self.player();
+        let absent = peer.runner.absent();
+        let expected = (0..peer.slot_addresses().len())
+            .filter(|p| *p != me && !absent.contains(p))
+            .all(|p| self.done_from.contains_key(&p));
+        if self.final_checksum.is_some() && expected && self.all_done_at.is_none() {
+            self.all_done_at = Some(now);
+        }
+        if self.all_done_at.is_some_and(|t| now - t >= LINGER_MS) {
+            self.finished = true;
+        }
+        Ok(report)
+    }
+
+    /// The match peer's new events, as notices.
+    fn read_events(&mut self, report: &mut TickReport) {
+        let me = self.player();
+        for ev in self.net.peer().new_events(&mut self.seen) {
             match ev {
                 SessionEvent::WaitRecommendation(n) => report.wait_frames += n,
                 SessionEvent::Left { players, last_frame, .. } => {
@@ -208,10 +276,27 @@ impl Online {
                         |f| format!("after frame {f}"),
                     );
                     report.notices.push(format!(
-                        "player {players:?} left the match ({last}); their fighter stands idle"
+                        "player {players:?} left the match ({last}); their fighter stands idle \
+                         unless they come back"
                     ));
                     self.left.extend(players);
                 }
+                SessionEvent::Rejoining { players } => report
+                    .notices
+                    .push(format!("player {players:?} is coming back: holding the match")),
+                SessionEvent::Rejoined { players, frame } => {
+                    report.notices.push(if players == &[me] {
+                        format!("back in the match from frame {frame}")
+                    } else {
+                        format!("player {players:?} is back from frame {frame}")
+                    });
+                    self.left.retain(|p| !players.contains(p));
+                    self.rejoined.push((players.clone(), *frame));
+                }
+                SessionEvent::RejoinAborted { players } => report.notices.push(format!(
+                    "player {players:?} did not get back in; the match goes on without them"
+                )),
+                SessionEvent::RejoinFault { .. } => self.rejoin_refusals += 1,
                 SessionEvent::Desync(f) => {
                     report.notices.push(format!("DESYNC: a peer's checksum of frame {f} differs"))
                 }
@@ -221,70 +306,77 @@ impl Online {
                 _ => {}
             }
         }
-        self.record_checksums(frames)?;
-        self.receive()?;
-        if self.ticks.is_multiple_of(15) {
-            self.network_stats();
-        }
-        let remotes = self.m.roster.len().saturating_sub(1);
-        if self.final_checksum.is_some()
-            && self.done_from.len() >= remotes
-            && self.all_done_at.is_none()
-        {
-            self.all_done_at = Some(now);
-        }
-        if self.all_done_at.is_some_and(|t| now - t >= LINGER_MS) {
-            self.finished = true;
-        }
-        if frames.is_some() && self.final_checksum.is_none() && !self.left.is_empty() {
-            return Err("a peer left before the end of the match".into());
-        }
-        Ok(report)
+    }
+
+    /// The peers of the other slots, where they are now.
+    fn others(&self) -> Vec<PeerId> {
+        let me = self.player();
+        let slots = self.net.peer().slot_addresses();
+        slots.iter().enumerate().filter(|(p, _)| *p != me).map(|(_, a)| *a).collect()
     }
 
     /// Looks at newly confirmed frames: reports the checksum every [`SUM_EVERY`] frames and,
-    /// with `frames=`, the final one.
-    fn record_checksums(&mut self, frames: Option<Frame>) -> Result<(), String> {
-        let confirmed = self.peer.confirmed();
-        let Some(rec) = self.peer.runner().recorder() else { return Ok(()) };
+    /// with `frames=`, the final one. The state after a confirmed frame is there once the next
+    /// frame saved it; a page that came back holds the states from the frame it came back at.
+    fn record_checksums(&mut self, frames: Option<Frame>) {
+        let confirmed = self.confirmed();
+        let sums = self.net.peer().runner.confirmed_checksums();
+        let first = sums.keys().next().copied().unwrap_or(0);
         let mut out = Vec::new();
         while self.checked_through < confirmed {
             let f = self.checked_through;
-            let sum = rec.replay().frame(f).map_or(0, |r| r.checksum);
-            if (f + 1).is_multiple_of(SUM_EVERY) {
-                self.agreement.mine(f, sum);
-                out.push(sum_message(SUM, f, sum));
-            }
-            if frames.is_some_and(|n| f + 1 == n) && self.final_checksum.is_none() {
-                self.final_checksum = Some(sum);
-                out.push(sum_message(DONE, f, sum));
+            if f + 1 >= first {
+                let Some(sum) = sums.get(&(f + 1)).copied() else { break };
+                if (f + 1).is_multiple_of(SUM_EVERY) {
+                    self.agreement.mine(f, sum);
+                    out.push(sum_message(SUM, f, sum));
+                }
+                if frames.is_some_and(|n| f + 1 == n) && self.final_checksum.is_none() {
+                    self.final_checksum = Some(sum);
+                    out.push(sum_message(DONE, f, sum));
+                }
             }
             self.checked_through += 1;
         }
-        for m in out {
-            self.m.broadcast_reliable(&m).map_err(|e| e.to_string())?;
+        if out.is_empty() {
+            return;
         }
-        Ok(())
+        let mut transport = self.net.peer().transport().clone();
+        for to in self.others() {
+            for m in &out {
+                transport.send_reliable(to, m);
+            }
+        }
     }
 
     /// Takes in the others' reliable messages.
-    fn receive(&mut self) -> Result<(), String> {
-        for (from, bytes) in self.m.receive_reliable().map_err(|e| e.to_string())? {
-            let Some(player) = self.m.roster.handle_of(from) else { continue };
+    fn receive(&mut self) {
+        let mut transport = self.net.peer().transport().clone();
+        let slots = self.net.peer().slot_addresses().to_vec();
+        for (from, bytes) in transport.receive_reliable() {
+            let Some(player) = slots.iter().position(|s| *s == from) else { continue };
             if let Some((f, sum)) = parse_sum(&bytes, SUM) {
                 self.agreement.theirs(player, f, sum);
             } else if let Some((f, sum)) = parse_sum(&bytes, DONE) {
-                self.done_from.insert(from, (f, sum));
+                self.done_from.insert(player, (f, sum));
                 self.agreement.theirs(player, f, sum);
             }
         }
-        Ok(())
     }
 
     fn network_stats(&mut self) {
-        let me = self.m.local_handle();
-        let Some(other) = (0..self.m.roster.len()).find(|h| *h != me) else { return };
-        if let Ok(s) = self.m.session.network_stats(other) {
+        let peer = self.net.peer();
+        if peer.is_rejoining() {
+            return;
+        }
+        let me = self.player();
+        let absent = peer.runner.absent();
+        let Some(other) =
+            (0..peer.slot_addresses().len()).find(|h| *h != me && !absent.contains(h))
+        else {
+            return;
+        };
+        if let Ok(s) = peer.session.network_stats(other) {
             self.ping_ms = Some(u64::try_from(s.ping).unwrap_or(u64::MAX));
             self.frame_advantage = Some(-s.local_frames_behind);
         }

@@ -72,7 +72,7 @@ pub struct Cli {
     /// included, must use the same).
     #[arg(long, default_value_t = 1, conflicts_with = "serve")]
     pub seed: u64,
-    /// With --game brawl: this peer's program drops out once it has confirmed frame LEAVE (its
+    /// This peer's program drops out once it has confirmed frame LEAVE (its
     /// socket closes, as a crash would), and a new one comes back into its slot BACK − LEAVE
     /// frames of time later (at 60 frames a second), from a new peer id, with the ticket the
     /// first kept; the others hold the match for it, send it their state and play on with it.

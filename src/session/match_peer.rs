@@ -165,7 +165,7 @@ impl<G: Game, T: MatchTransport> core::fmt::Debug for MatchPeer<G, T> {
 /// browser tab): the slot, where every slot was last reached, every slot's public match
 /// identity, and the slot's own identity, secret half included ([`MatchPeer::ticket`]). The
 /// restarted program passes it to [`MatchPeer::rejoin_with`] (or over matchbox to
-/// [`ConnectingMatch::rejoin`](super::matchbox::ConnectingMatch::rejoin)).
+/// `session::matchbox::ConnectingMatch::rejoin`, feature `matchbox`).
 ///
 /// Whoever holds a ticket can claim the slot: keep it where only the player's program reads
 /// it (a file readable by the user only; a page's `sessionStorage`, which is per tab and

@@ -236,15 +236,20 @@ impl Browser {
         }
         // Until the new document has loaded (its scripts ran), an evaluation may still reach
         // the old one, or a context being torn down: wait for the load.
-        let deadline = Instant::now() + t;
         let loaded = "document.readyState === 'complete' && location.href !== 'about:blank'";
+        self.wait_until(loaded, t).map_err(|e| format!("{url} did not finish loading: {e}"))
+    }
+
+    /// Evaluates `condition` until it is true, for at most `t`.
+    fn wait_until(&mut self, condition: &str, t: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + t;
         loop {
-            if let Ok(Value::Bool(true)) = self.eval(loaded, Duration::from_secs(5)) {
+            if let Ok(Value::Bool(true)) = self.eval(condition, Duration::from_secs(5)) {
                 return Ok(());
             }
             if Instant::now() > deadline {
                 return Err(format!(
-                    "{}: {url} did not finish loading in {} s\n{}",
+                    "{}: not within {} s\n{}",
                     self.name,
                     t.as_secs(),
                     self.diagnostics()
@@ -252,6 +257,17 @@ impl Browser {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Reloads the open page, as a person pressing F5 does (the tab's `sessionStorage` stays);
+    /// returns once the new document has loaded.
+    pub fn reload(&mut self) -> Result<(), String> {
+        let t = Duration::from_secs(30);
+        // A mark only the old document has: until it is gone, an evaluation may still reach it.
+        self.eval("window.__beforeReload = true", t)?;
+        self.page_call("Page.reload", json!({ "ignoreCache": false }), t)?;
+        let loaded = "document.readyState === 'complete' && window.__beforeReload !== true";
+        self.wait_until(loaded, t).map_err(|e| format!("the page did not load again: {e}"))
     }
 
     /// Evaluates a JavaScript expression in the page (awaiting it if it is a promise) and

@@ -296,18 +296,23 @@ struct Watch {
 }
 
 impl Watch {
-    /// Opens `url` in the browser.
-    fn open(b: &mut Browser, url: &str) -> Result<Watch, String> {
-        let opened = Instant::now();
-        b.open(url)?;
-        Ok(Watch {
-            opened,
+    /// A page opened now, not polled yet.
+    fn new() -> Watch {
+        Watch {
+            opened: Instant::now(),
             ready: None,
             playing: None,
             first_playing: None,
             last_playing: None,
             last: Value::Null,
-        })
+        }
+    }
+
+    /// Opens `url` in the browser.
+    fn open(b: &mut Browser, url: &str) -> Result<Watch, String> {
+        let opened = Instant::now();
+        b.open(url)?;
+        Ok(Watch { opened, ..Watch::new() })
     }
 
     /// Reads the page's status; an `error` state is an error.
@@ -735,6 +740,144 @@ fn two_browser_pages_play_a_duel_and_agree() {
                 top * 100.0
             ));
         }
+        Ok(())
+    });
+}
+
+/// Frames the match with a reloaded page plays: long enough that the reloaded page's way
+/// back (its page loading again, the others agreeing it left, the state sent) ends well before
+/// the match does.
+const RELOAD_FRAMES: u64 = 1500;
+/// The frame of page B's world at which the test reloads it.
+const RELOAD_AT: u64 = 300;
+
+/// Two headless pages (both scripted, so every player's input matters) play
+/// [`RELOAD_FRAMES`] frames in a 2-player room; page B is reloaded mid-match. With the ticket it
+/// kept in `sessionStorage` it comes back into its slot (the members agree it left after the
+/// page's `departure=` time, then let it claim the slot, agree a frame F and send it their
+/// state): its status reports `rejoined_at: F`, page A's the return of B's player at the same F.
+/// Then both pages finish with the same final checksum, and their periodic checksum
+/// comparisons, from F on for page B, all agree (none differs, some made).
+#[test]
+#[ignore = "needs root, iproute2, Chromium, wasm32 and wasm-bindgen-cli: cargo test --all-features --test integration browser:: -- --ignored --skip browser::child_role --test-threads 1"]
+fn a_reloaded_page_rejoins_its_match() {
+    run("a_reloaded_page_rejoins_its_match", true, |m| {
+        let mut pair = Pair::create(6)?;
+        let server = start_server(&mut pair)?;
+        let url = format!(
+            "{}?room=reload&players=2&frames={RELOAD_FRAMES}&seed=11&departure=3",
+            server.page
+        );
+        let program = &m.chromium.0;
+        let mut a = Browser::launch("browser A", program, &pair.a, &m.out)?;
+        let mut b = Browser::launch("browser B", program, &pair.b, &m.out)?;
+        let mut wa = Watch::open(&mut a, &format!("{url}&script=mash"))?;
+        std::thread::sleep(Duration::from_millis(500));
+        let url_b = format!("{url}&script=jab");
+        let mut wb = Watch::open(&mut b, &url_b)?;
+        let started = Instant::now();
+        let failed = |e: String, a: &Browser, b: &Browser| {
+            format!("{e}\n{}\n{}\n{}", a.diagnostics(), b.diagnostics(), server.proc.output())
+        };
+        // Both play until page B's world reaches the frame it is reloaded at.
+        loop {
+            wa.poll(&mut a)?;
+            wb.poll(&mut b)?;
+            if wb.state() == "playing" && wb.last["frame"].as_u64().unwrap_or(0) >= RELOAD_AT {
+                break;
+            }
+            if started.elapsed() > MATCH_DEADLINE / 2 {
+                let e = format!("page B never reached frame {RELOAD_AT}: {}", wb.last);
+                return Err(failed(e, &a, &b));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let player_b = wb.last["player"].as_u64().ok_or("page B has no player")?;
+        let frame_before = wb.last["frame"].as_u64().unwrap_or(0);
+        let reloaded = Instant::now();
+        b.reload()?;
+        let mut wb = Watch { opened: reloaded, ..Watch::new() };
+        // Until page B is back in the match; page A plays on (and holds for it).
+        let (mut seen_rejoining, mut bytes) = (false, 0);
+        let back_after = loop {
+            wa.poll(&mut a)?;
+            wb.poll(&mut b)?;
+            if wb.state() == "rejoining" {
+                seen_rejoining = true;
+                bytes = bytes.max(wb.last["rejoin_bytes"].as_u64().unwrap_or(0));
+            }
+            if wb.last["rejoined_at"].is_u64() {
+                break reloaded.elapsed();
+            }
+            if reloaded.elapsed() > MATCH_DEADLINE / 2 || wa.done() {
+                let e = format!("page B did not come back:\nA {}\nB {}", wa.last, wb.last);
+                return Err(failed(e, &a, &b));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let back_at = wb.last["rejoined_at"].as_u64().unwrap_or(0);
+        let size = wb.last["rejoin_size"].as_u64().unwrap_or(0);
+        bytes = bytes.max(wb.last["rejoin_bytes"].as_u64().unwrap_or(0));
+        note(format!(
+            "browser reload: page B (player {player_b}) reloaded at frame {frame_before}, back \
+             in the match at frame F = {back_at} {:.2} s later ({} refusals of its claim \
+             reported to it; the state: {bytes}/{size} bytes; seen rejoining: \
+             {seen_rejoining})",
+            back_after.as_secs_f64(),
+            wb.last["rejoin_refusals"]
+        ));
+        play_out(&mut [(&mut a, &mut wa), (&mut b, &mut wb)], MATCH_DEADLINE, |_| Ok(()))
+            .map_err(|e| format!("{e}\n{}", server.proc.output()))?;
+        let (sa, sb) = (&wa.last, &wb.last);
+        for (name, s) in [("page A", sa), ("page B", sb)] {
+            check_final(name, s, RELOAD_FRAMES)?;
+            if s["checksum_checks"].as_u64().unwrap_or(0) == 0 {
+                return Err(format!("{name} compared no checksum: {s}"));
+            }
+        }
+        if sb["rejoined_at"].as_u64() != Some(back_at) || size == 0 || bytes < size {
+            return Err(format!("page B's return is not reported whole: {sb}"));
+        }
+        // Page A saw B's player back at the same frame.
+        let returns = sa["returns"].as_array().cloned().unwrap_or_default();
+        let seen_back =
+            returns.iter().any(|r| r[0] == serde_json::json!([player_b]) && r[1] == back_at);
+        if !seen_back {
+            return Err(format!("page A did not see player {player_b} back at {back_at}: {sa}"));
+        }
+        if sa["final_checksum"] != sb["final_checksum"] {
+            return Err(format!("the pages' final checksums differ:\n{sa}\n{sb}"));
+        }
+        // Page B's checksums (from F on) are page A's.
+        let listed = |s: &Value| -> BTreeMap<u64, String> {
+            s["checksums"]
+                .as_array()
+                .map(|l| {
+                    l.iter()
+                        .filter_map(|e| Some((e[0].as_u64()?, e[1].as_str()?.to_string())))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (la, lb) = (listed(sa), listed(sb));
+        if lb.is_empty()
+            || lb.keys().next().is_some_and(|f| *f + 1 < back_at)
+            || lb.iter().any(|(f, h)| la.get(f) != Some(h))
+        {
+            return Err(format!("page B's checksums from F on are not page A's:\n{sa}\n{sb}"));
+        }
+        for (name, w) in [("page A", &wa), ("page B (reloaded)", &wb)] {
+            note(format!("browser reload: {}", w.summary(name)));
+        }
+        note(format!(
+            "browser reload: both pages confirm frame {}: checksum {}; page B's {} checkpoints \
+             after F agree with page A's ({} comparisons on A, {} on B, no mismatch)",
+            RELOAD_FRAMES - 1,
+            sa["final_checksum"],
+            lb.len(),
+            sa["checksum_checks"],
+            sb["checksum_checks"]
+        ));
         Ok(())
     });
 }

@@ -348,6 +348,29 @@ impl<G: Game> ConnectingMatch<G> {
         })
     }
 
+    /// The stage a start is at ([`Connecting::stage`]; `None` while coming back, once spent,
+    /// or while it finds out why the socket closed).
+    pub fn stage(&self) -> Option<super::Stage> {
+        match &self.step {
+            Joining::Start { connecting, .. } => connecting.stage(),
+            Joining::Rejoin { .. } | Joining::Spent => None,
+        }
+    }
+
+    /// Other peers connected to us so far (a page shows "waiting for an opponent" while 0).
+    pub fn connected_peers(&self) -> usize {
+        match &self.step {
+            Joining::Start { connecting, .. } => connecting.connected_peers(),
+            Joining::Rejoin { socket, .. } => socket.connected_peers().count(),
+            Joining::Spent => 0,
+        }
+    }
+
+    /// Whether this is a player coming back into a running match ([`ConnectingMatch::rejoin`]).
+    pub fn is_rejoin(&self) -> bool {
+        matches!(self.step, Joining::Rejoin { .. })
+    }
+
     /// Joins the room, waits for every peer and the handshake round, and hands out the
     /// player's peer at the start of a match. Blocks (native only: on wasm32, poll a
     /// [`ConnectingMatch`]).

@@ -3,14 +3,15 @@
 //! [`UdpTransport`](rollback_abilities::session::UdpTransport)), able to leave, to take a
 //! player back and to come back itself ([`MatchOptions::rejoin`]).
 
+use super::play::Tee;
 use super::play::{
     BotView, MatchError, MatchOptions, checksums_after, finished_replay, keyframe_interval, lefts,
     rejoineds,
 };
 use super::report::{Comeback, CueCounter, PeerSummary};
-use super::{Duel, try_new_world};
+use super::{Duel, Input, try_new_world};
 use rollback_abilities::num::Frame;
-use rollback_abilities::present::CueDirector;
+use rollback_abilities::present::{CueDirector, Presenter};
 use rollback_abilities::replay::Replay;
 use rollback_abilities::session::{Batch, MatchKeys, MatchPeer, MatchTransport};
 
@@ -109,19 +110,27 @@ impl<T: MatchTransport> NetPeer<T> {
             departure_ticks,
             ..options.session_config()
         };
-        let mut peer = if comeback {
+        let peer = if comeback {
             MatchPeer::rejoin(world, transport, player, addrs, keys, setup)?
         } else {
             MatchPeer::start(world, transport, player, addrs, keys, setup)?
         };
+        let view = BotView::new(&options)?;
+        Ok(NetPeer::around(options, peer, view))
+    }
+
+    /// The duel peer around `peer` (one [rejoining](MatchPeer::is_rejoining) is a program
+    /// coming back, whose runner records nothing), its bot reading `view`.
+    fn around(options: MatchOptions, mut peer: MatchPeer<Duel, T>, view: BotView) -> NetPeer<T> {
+        let comeback = peer.is_rejoining();
         if !comeback {
-            peer.runner.record(keyframe_interval(&options, player));
+            peer.runner.record(keyframe_interval(&options, peer.handle));
         }
         peer.runner.director = Some(CueDirector::new());
-        Ok(NetPeer {
+        NetPeer {
             peer,
             counter: CueCounter::until(options.frames),
-            view: BotView::new(&options)?,
+            view,
             options,
             departures: Vec::new(),
             rejoins: Vec::new(),
@@ -131,7 +140,23 @@ impl<T: MatchTransport> NetPeer<T> {
             back_at: None,
             state_bytes: 0,
             waited: false,
-        })
+        }
+    }
+
+    /// The peer of a [`MatchPeer`] built elsewhere (over matchbox,
+    /// `rollback_abilities::session::matchbox::ConnectingMatch` hands one out): at the start of
+    /// the match, or, [rejoining](MatchPeer::is_rejoining), a program coming back into it with
+    /// its ticket. `options` describe the match; a rejoin is not planned in them but may come
+    /// at any time (any player's program may stop and come back), so the bot keeps the states
+    /// a member's frame can move back to.
+    pub fn adopt(
+        options: MatchOptions,
+        peer: MatchPeer<Duel, T>,
+    ) -> Result<NetPeer<T>, MatchError> {
+        options.validate()?;
+        let mut view = BotView::new(&options)?;
+        view.keep_past();
+        Ok(NetPeer::around(options, peer, view))
     }
 
     /// The player this peer controls.
@@ -167,6 +192,17 @@ impl<T: MatchTransport> NetPeer<T> {
     /// cues reconciled into the counter, the departures and returns noted. `skipped`: no frame
     /// advanced.
     pub fn tick(&mut self) -> Result<Batch, MatchError> {
+        self.tick_with(None, None)
+    }
+
+    /// [`NetPeer::tick`] with the local player's input from elsewhere — `input(frame)`, a
+    /// person's or a script's for that frame; `None`: the bot's — and `presenter` fed the same
+    /// cues as the counter (after it).
+    pub fn tick_with(
+        &mut self,
+        input: Option<&mut dyn FnMut(Frame) -> Input>,
+        presenter: Option<&mut dyn Presenter>,
+    ) -> Result<Batch, MatchError> {
         if self.waits_for_rejoiner() {
             self.waited = true;
             let batch = self.peer.wait()?;
@@ -181,9 +217,20 @@ impl<T: MatchTransport> NetPeer<T> {
             self.view.catch_up(&self.peer.runner);
         }
         let (view, options, player) = (&mut self.view, &self.options, self.peer.handle);
+        let mut tee;
+        let presenter: &mut dyn Presenter = match presenter {
+            Some(extra) => {
+                tee = Tee(&mut self.counter, extra);
+                &mut tee
+            }
+            None => &mut self.counter,
+        };
         let batch = self.peer.tick(
-            |frame, _| view.decide(options, player, frame),
-            Some(&mut self.counter),
+            |frame, _| match input {
+                Some(input) => input(frame),
+                None => view.decide(options, player, frame),
+            },
+            Some(presenter),
             |_| {},
         )?;
         if self.peer.is_rejoining() {

@@ -85,6 +85,13 @@ impl BotView {
         })
     }
 
+    /// Keeps the view's latest states from now on, as in a match with a rejoin: for a peer
+    /// whose match may take a player back at any time (a [`NetPeer`](super::NetPeer) adopted
+    /// from a [`MatchPeer`](rollback_abilities::session::MatchPeer) built elsewhere).
+    pub(super) fn keep_past(&mut self) {
+        self.keeps_past = true;
+    }
+
     /// Starts the view over from `world`'s state, the state before the frame a player who came
     /// back into the match plays on from (F): a restarted program holds nothing older. Its
     /// bot decides the inputs of its first [`BOT_REACTION_FRAMES`] frames after F from that
@@ -1193,7 +1200,7 @@ impl DuelPeer {
 }
 
 /// Two presenters fed the same calls, in order.
-struct Tee<'a>(&'a mut dyn Presenter, &'a mut dyn Presenter);
+pub(super) struct Tee<'a>(pub(super) &'a mut dyn Presenter, pub(super) &'a mut dyn Presenter);
 
 impl Presenter for Tee<'_> {
     fn play(&mut self, cue: &rollback_abilities::present::Cue) {

@@ -147,6 +147,10 @@ impl<G: Game> World<G> {
         let mut agg = self.scratch.agg.borrow_mut();
         agg.entries.clear();
         self.push_modifier_entries(index, a, None, &mut agg.entries);
+        if agg.entries.is_empty() {
+            // No modifier qualifies: nothing to look up for the filter.
+            return (base, attribute::Notes::default());
+        }
         table.aggregate(a, base, &mut agg, self.custom_filter(self.content.attr_def(a)))
     }
 

@@ -1,30 +1,42 @@
-//! Attribute values: the public reads and base changes, and evaluation — the aggregation of
-//! an attribute's modifiers over its base (F-ATTR) and clamping by its bounds. The settling
-//! loop (`cascade`) decides when an attribute is re-evaluated; this file says how.
+//! The world's attribute API over the attribute table.
+//!
+//! The values and the rules they obey (set membership, bounds, base clamps, aggregation) live in
+//! [`super::attribute_table`]; this file answers the public reads through it, queues base
+//! changes, and gathers what evaluation aggregates: the qualifying modifiers of the entity's
+//! active effects and the game's filter function. The settling loop (`cascade`) decides when an
+//! attribute is re-evaluated and what a change causes.
 
-use super::cascade::{AggScratch, Work};
+use super::attribute_table::{AttrTable, AttrTableMut};
+use super::cascade::Work;
 use super::hooks::BoundFn;
-use super::state::AttrValue;
+use super::state::{AttrValue, State};
 use super::{Game, World};
-use crate::attribute::{self, Entry, MAX_ATTR_SETS};
+use crate::attribute::{self, AttrDef, Entry, ModFilter, ModFilterFn};
 use crate::id::{AttrId, AttrSetId, Entity};
 use crate::num::Fx;
+
+impl<G: Game> State<G> {
+    /// The attribute table over this state's column, with the attributes' definitions.
+    pub(crate) fn attr_table<'a>(&'a self, defs: &'a [AttrDef]) -> AttrTable<'a> {
+        AttrTable::new(&self.attrs, self.layout.attrs, defs)
+    }
+
+    /// [`State::attr_table`], to change.
+    pub(crate) fn attr_table_mut<'a>(&'a mut self, defs: &'a [AttrDef]) -> AttrTableMut<'a> {
+        AttrTableMut::new(&mut self.attrs, self.layout.attrs, defs)
+    }
+}
 
 /// Reads and base changes of the public API.
 impl<G: Game> World<G> {
     /// Whether the entity is alive, has an ability system and the attribute's set.
     pub fn has_attr(&self, e: Entity, a: AttrId) -> bool {
-        if !self.has_ability_system(e) || a.index() >= self.state.layout.attrs {
-            return false;
-        }
-        let set = self.content.attr_def(a).set.index();
-        set < MAX_ATTR_SETS && self.state.entities[e.index as usize].sets & (1 << set) != 0
+        self.has_ability_system(e) && self.entity_has_set_attr(e.index, a)
     }
 
     /// An attribute's base and current value.
     pub fn attr_value(&self, e: Entity, a: AttrId) -> Option<AttrValue> {
-        self.has_attr(e, a)
-            .then(|| self.state.attrs[e.index as usize * self.state.layout.attrs + a.index()])
+        self.has_attr(e, a).then(|| self.attr_table().value(e.index, a))
     }
 
     /// An attribute's current value.
@@ -90,86 +102,67 @@ impl<G: Game> World<G> {
         self.submit(Work::SetAttrSet { entity: e, set, present: false });
     }
 
+    /// The attribute table over this world's column.
     #[inline]
-    pub(crate) fn attr_slot(&self, index: u32, a: AttrId) -> usize {
-        index as usize * self.state.layout.attrs + a.index()
+    pub(crate) fn attr_table(&self) -> AttrTable<'_> {
+        self.state.attr_table(self.content.attr_defs())
     }
 
+    /// The attribute table, to change.
+    #[inline]
+    pub(crate) fn attr_table_mut(&mut self) -> AttrTableMut<'_> {
+        self.state.attr_table_mut(self.content.attr_defs())
+    }
+
+    /// Whether the entity in slot `index` holds the set of `a` (and `a` is in the content).
     #[inline]
     pub(crate) fn entity_has_set_attr(&self, index: u32, a: AttrId) -> bool {
-        let set = self.content.attr_def(a).set.index();
-        set < MAX_ATTR_SETS && self.state.entities[index as usize].sets & (1 << set) != 0
+        self.attr_table().held(self.state.entities[index as usize].sets, a)
     }
 }
 
 /// Evaluation.
 impl<G: Game> World<G> {
-    /// Clamps a value by an attribute's bounds (bounds read the entity's current values).
-    pub(crate) fn clamp_value(&self, index: u32, a: AttrId, v: Fx) -> Fx {
-        use crate::attribute::AttrBound;
-        let def = self.content.attr_def(a);
-        let read = |b: AttrBound| match b {
-            AttrBound::Const(c) => c,
-            AttrBound::Attr(o) => self.state.attrs[self.attr_slot(index, o)].current,
-        };
-        let mut v = v;
-        if let Some(lo) = def.min {
-            let lo = read(lo);
-            if v < lo {
-                v = lo;
-            }
-        }
-        if let Some(hi) = def.max {
-            let hi = read(hi);
-            if v > hi {
-                v = hi;
-            }
-        }
-        v
-    }
-
-    /// Clamps a new base value if the attribute clamps its base.
-    pub(crate) fn clamp_base(&self, index: u32, a: AttrId, v: Fx) -> Fx {
-        if self.content.attr_def(a).apply_to_base { self.clamp_value(index, a, v) } else { v }
-    }
-
-    /// Collects the qualifying aggregation entries of an attribute and aggregates, unclamped.
+    /// Evaluates `a` on the entity in slot `index` from its base, unclamped, with what
+    /// aggregation noticed.
     pub(crate) fn evaluate_raw_notes(&self, index: u32, a: AttrId) -> (Fx, attribute::Notes) {
-        let base = self.state.attrs[self.attr_slot(index, a)].base;
+        let base = self.attr_table().value(index, a).base;
         self.evaluate_with_base(index, a, base)
     }
 
-    /// [`World::evaluate_raw_notes`] with a hypothetical base value (cost affordability).
+    /// [`World::evaluate_raw_notes`] with a hypothetical base value (cost affordability): the
+    /// modifiers gathered from the entity's active effects, aggregated by the attribute table.
     pub(crate) fn evaluate_with_base(
         &self,
         index: u32,
         a: AttrId,
         base: Fx,
     ) -> (Fx, attribute::Notes) {
-        let def = self.content.attr_def(a);
-        if def.transient {
-            return (base, attribute::Notes::default());
-        }
+        let table = self.attr_table();
         let bit = crate::content::Accel::attr_bit(a);
-        if self.content.accel.aggregated_attrs & bit == 0 {
+        if !table.takes_modifiers(a) || self.content.accel.aggregated_attrs & bit == 0 {
             // No duration effect modifies it (only executions change its base).
             return (base, attribute::Notes::default());
         }
         let mut agg = self.scratch.agg.borrow_mut();
-        let AggScratch { entries, keep, contrib } = &mut *agg;
-        entries.clear();
-        self.push_modifier_entries(index, a, None, entries);
-        if entries.is_empty() {
+        agg.entries.clear();
+        self.push_modifier_entries(index, a, None, &mut agg.entries);
+        if agg.entries.is_empty() {
+            // No modifier qualifies: nothing to look up for the filter.
             return (base, attribute::Notes::default());
         }
-        let custom = match def.filter {
-            crate::attribute::ModFilter::Custom(f) => match self.bound.get(f) {
+        table.aggregate(a, base, &mut agg, self.custom_filter(self.content.attr_def(a)))
+    }
+
+    /// The game's filter function that `def` names, if it names one.
+    pub(crate) fn custom_filter(&self, def: &AttrDef) -> Option<ModFilterFn> {
+        match def.filter {
+            ModFilter::Custom(f) => match self.bound.get(f) {
                 Some(BoundFn::Filter(f)) => Some(*f),
                 _ => None,
             },
             _ => None,
-        };
-        attribute::aggregate(base, entries, keep, def, custom, contrib)
+        }
     }
 
     /// Appends to `entries` the aggregation entries of attribute `a` on entity slot `index`:

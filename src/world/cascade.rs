@@ -9,14 +9,15 @@
 //! The scratch memory here is empty between work items; nothing in it survives a frame, so it
 //! is not part of the snapshot.
 
+use super::attribute_table::AggScratch;
 use super::output::{AttrCause, AttrEvent, Diagnostic, RemovalReason, TagEvent};
 use super::state::{Layout, entity_flags};
 use super::{Game, World};
-use crate::attribute::{self, Entry};
+use crate::attribute;
 use crate::effect::EffectSpec;
 use crate::id::{AttrId, AttrSetId, EffectHandle, Entity, TagId};
 use crate::num::{self, Fx};
-use crate::world::hooks::{BoundFn, ExecOutput, ModContribution};
+use crate::world::hooks::{BoundFn, ExecOutput};
 use core::cell::RefCell;
 use std::collections::VecDeque;
 
@@ -55,14 +56,6 @@ pub(crate) struct Cursors {
     pub attrs: usize,
 }
 
-/// Aggregation scratch, borrowed from `&self` evaluation paths.
-#[derive(Default)]
-pub(crate) struct AggScratch {
-    pub entries: Vec<Entry>,
-    pub keep: Vec<bool>,
-    pub contrib: Vec<ModContribution>,
-}
-
 pub(crate) struct Scratch {
     pub work: VecDeque<Work>,
     /// The specs of the queued `Work::Apply` items, in queue order.
@@ -86,6 +79,7 @@ pub(crate) struct Scratch {
     /// Attributes waiting for re-evaluation.
     pub attr_queue: VecDeque<(u32, AttrId)>,
     pub attr_queued: Vec<bool>,
+    /// Aggregation buffers, borrowed from `&self` evaluation paths.
     pub agg: RefCell<AggScratch>,
     /// (entity index, seq) pairs due in P1/P2.
     pub due: Vec<(u32, u32)>,
@@ -240,11 +234,9 @@ impl<G: Game> World<G> {
             }
             Work::SetBase { entity, attr, value } => {
                 if self.has_attr(entity, attr) {
-                    let slot = self.attr_slot(entity.index, attr);
-                    let v = self.clamp_base(entity.index, attr, value);
-                    if self.state.attrs[slot].base != v {
+                    let (old, new) = self.attr_table_mut().set_base(entity.index, attr, value);
+                    if old != new {
                         self.mark_attr_dirty(entity.index, attr, AttrCause::SetBase);
-                        self.state.attrs[slot].base = v;
                     }
                 }
             }
@@ -272,14 +264,8 @@ impl<G: Game> World<G> {
                         }
                         let attrs = self.content.attr_set_defs()[set.index()].attributes.clone();
                         for a in attrs {
-                            let d = self.content.attr_def(a).default;
-                            let slot = self.attr_slot(entity.index, a);
                             self.mark_attr_dirty(entity.index, a, AttrCause::SetBase);
-                            self.state.attrs[slot] = if present {
-                                crate::attribute::AttrValue { base: d, current: d }
-                            } else {
-                                crate::attribute::AttrValue::default()
-                            };
+                            self.attr_table_mut().reset(entity.index, a, present);
                         }
                         if !present {
                             self.state.entities[entity.index as usize].sets &= !bit;
@@ -326,9 +312,7 @@ impl<G: Game> World<G> {
         let l = self.state.layout;
         let iu = i as usize;
         self.state.tag_table_mut(self.content.tags()).clear(i);
-        self.state.attrs[iu * l.attrs..(iu + 1) * l.attrs]
-            .iter_mut()
-            .for_each(|a| *a = Default::default());
+        self.attr_table_mut().clear(i);
         self.state.components[iu] = G::Component::default();
         if let Some(a) = self.state.anchors.get_mut(iu * l.anchors..(iu + 1) * l.anchors) {
             a.iter_mut().for_each(|a| *a = Default::default());
@@ -354,9 +338,9 @@ impl<G: Game> World<G> {
 
     /// Records an attribute's old value (first touch in this settle) and queues it.
     pub(crate) fn mark_attr_dirty(&mut self, index: u32, a: AttrId, cause: AttrCause) {
-        let slot = self.attr_slot(index, a);
+        let slot = self.attr_table().slot(index, a);
         if self.scratch.attr_mark[slot] == 0 {
-            let old = self.state.attrs[slot].current;
+            let old = self.attr_table().value(index, a).current;
             self.scratch.attr_touched.push((index, a, old, cause, 0));
             self.scratch.attr_mark[slot] = self.scratch.attr_touched.len() as u32;
         }
@@ -405,7 +389,7 @@ impl<G: Game> World<G> {
             }
             while let Some((ei, a)) = self.scratch.attr_queue.pop_front() {
                 progressed = true;
-                let slot = self.attr_slot(ei, a);
+                let slot = self.attr_table().slot(ei, a);
                 self.scratch.attr_queued[slot] = false;
                 self.recompute_attr(ei, a);
             }
@@ -458,12 +442,12 @@ impl<G: Game> World<G> {
         touched.sort_unstable_by_key(|(i, a, ..)| (*i, *a));
         let frame = self.frame();
         for &(i, a, old, cause, _) in &touched {
-            let slot = self.attr_slot(i, a);
+            let slot = self.attr_table().slot(i, a);
             self.scratch.attr_mark[slot] = 0;
             if self.state.entities[i as usize].flags & entity_flags::ALIVE == 0 {
                 continue;
             }
-            let new = self.state.attrs[slot].current;
+            let new = self.attr_table().value(i, a).current;
             if new != old {
                 let entity = self.entity_of(i);
                 self.out.attr_events.push(AttrEvent { frame, entity, attr: a, old, new, cause });
@@ -479,7 +463,7 @@ impl<G: Game> World<G> {
         {
             return;
         }
-        let slot = self.attr_slot(ei, a);
+        let slot = self.attr_table().slot(ei, a);
         // Cut dynamic cycles deterministically.
         let mark = self.scratch.attr_mark[slot] as usize;
         if mark > 0 {
@@ -506,7 +490,7 @@ impl<G: Game> World<G> {
             let entity = self.entity_of(ei);
             self.out.diagnostics.push(Diagnostic::DivideByZero { entity, attr: a });
         }
-        let mut v = self.clamp_value(ei, a, raw);
+        let mut v = self.attr_table().clamp(ei, a, raw);
         if let Some(pre) = self
             .content
             .attr_set_defs()
@@ -517,11 +501,9 @@ impl<G: Game> World<G> {
             let entity = self.entity_of(ei);
             f(entity, a, &mut v);
         }
-        if v == self.state.attrs[slot].current {
-            return;
+        if self.attr_table_mut().set_current(ei, a, v) {
+            self.propagate_attr_change(ei, a);
         }
-        self.state.attrs[slot].current = v;
-        self.propagate_attr_change(ei, a);
     }
 
     /// Queues everything that depends on attribute `a` of entity `ei`.

@@ -7,8 +7,8 @@
 //! here is stored in the snapshot: only ids are, so state stays plain data (D-7).
 
 use super::{Game, World, WorldError};
+pub use crate::attribute::ModFilterFn;
 use crate::attribute::ModOp;
-pub use crate::attribute::{ModContribution, ModFilterFn};
 use crate::content::Content;
 use crate::effect::EffectSpec;
 use crate::effect::{CaptureSide, CaptureWhich};

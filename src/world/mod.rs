@@ -1,6 +1,7 @@
 //! The world: all simulation state in one snapshot and every pipeline that changes it (see
 //! [`World`]).
 mod abilities;
+mod attribute_table;
 mod attributes;
 mod boxes;
 pub(crate) mod capacity;
@@ -30,7 +31,7 @@ pub use output::{
     Applied, AttrCause, AttrEvent, Diagnostic, EffectEvent, ExecutedMod, FrameOutput,
     RemovalReason, TagEvent,
 };
-pub use state::{AttrValue, Checksums, Subsystem};
+pub use state::{Checksums, Subsystem};
 pub use step::{FrameInputs, InputStatus};
 
 use crate::attribute::MAX_ATTR_SETS;
@@ -607,7 +608,7 @@ impl<G: Game> Snapshot<G> {
 /// [`World::component_mut`], [`World::global`] / [`World::global_mut`],
 /// [`World::random`] / [`World::random_for`] (streams kept in the snapshot).
 ///
-/// **Attributes** (`attributes.rs`, with their evaluation) — [`World::attr`],
+/// **Attributes** (`attributes.rs`, over the values and evaluation rules of `attribute_table.rs`) — [`World::attr`],
 /// [`World::attr_value`], [`World::base`], [`World::set_base`], [`World::init_attributes`],
 /// [`World::add_attribute_set`], [`World::remove_attribute_set`].
 ///
@@ -847,12 +848,8 @@ impl<G: Game> World<G> {
             state::EntityWake { period: crate::num::NEVER, expiry: crate::num::NEVER };
         let e = Entity { index, generation: rec.generation };
         // Attributes at their defaults.
+        self.attr_table_mut().init(index, sets);
         let a = self.state.layout.attrs;
-        for (i, def) in self.content.attr_defs().iter().enumerate() {
-            let bit = 1 << def.set.index().min(MAX_ATTR_SETS - 1);
-            let v = if sets & bit != 0 { def.default } else { Fx::ZERO };
-            self.state.attrs[index as usize * a + i] = AttrValue { base: v, current: v };
-        }
         // Clamp initial values (bounds may reference other defaults).
         if asc {
             for i in 0..a {

@@ -10,6 +10,7 @@
 //! value steps deterministically.
 
 use super::Game;
+use super::attribute_table::sets_declared;
 use super::state::{COLUMN, State, entity_flags};
 use crate::ability::spec_flags;
 use crate::ability::task::kind as task_kind;
@@ -145,7 +146,7 @@ impl<G: Game> State<G> {
         for (i, r) in self.entities.iter().enumerate() {
             let w = |f| bad(COLUMN.entities, Some(i), None, f);
             check(r.flags & !(entity_flags::ALIVE | entity_flags::ASC) == 0, || w("flags"))?;
-            check(sets >= 64 || r.sets >> sets == 0, || w("sets"))?;
+            check(sets_declared(r.sets, sets), || w("sets"))?;
             check(r.n_effects as usize <= l.effects, || w("n_effects"))?;
             check(r.n_live <= r.n_effects, || w("n_live"))?;
             check(r.n_tasks as usize <= l.tasks, || w("n_tasks"))?;

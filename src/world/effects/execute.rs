@@ -3,12 +3,13 @@
 //! cue.
 
 use crate::attribute::ModOp;
-use crate::attribute::{execute_on_base, stacked};
+use crate::attribute::stacked;
 use crate::effect::CaptureSide;
 use crate::effect::EffectSpec;
 use crate::effect::{EffectDef, MagnitudeDef};
 use crate::id::{AttrId, EffectDefId, EffectHandle, Entity, FnId};
 use crate::num::Fx;
+use crate::world::attribute_table::Execution;
 use crate::world::hooks::{BoundFn, ExecCtx, PostExecuteContext, PostExecuteCtxFn, PostExecuteFn};
 use crate::world::output::{AttrCause, Diagnostic, EffectEvent, ExecutedMod};
 use crate::world::{Game, World};
@@ -158,21 +159,16 @@ impl<G: Game> World<G> {
         if !self.entity_has_set_attr(ti, attr) {
             return;
         }
-        let slot = self.attr_slot(ti, attr);
-        let old = self.state.attrs[slot].base;
-        let (raw, div0) = execute_on_base(old, op, magnitude);
+        // The old current value is recorded before a transient attribute's follows its base.
+        self.mark_attr_dirty(ti, attr, AttrCause::Execution { def });
+        let Execution { old, new, div_by_zero } =
+            self.attr_table_mut().execute(ti, attr, op, magnitude);
         let target = self.entity_of(ti);
-        if div0 {
+        if div_by_zero {
             self.out.diagnostics.push(Diagnostic::DivideByZero { entity: target, attr });
         }
-        let new = self.clamp_base(ti, attr, raw);
-        self.mark_attr_dirty(ti, attr, AttrCause::Execution { def });
-        self.state.attrs[slot].base = new;
         let adef = self.content.attr_def(attr);
         let transient = adef.transient;
-        if transient {
-            self.state.attrs[slot].current = new;
-        }
         let em = ExecutedMod {
             frame: self.frame(),
             target,
@@ -216,7 +212,7 @@ impl<G: Game> World<G> {
         }
         if transient && self.is_alive(target) {
             // A meta attribute lives for one execution only.
-            self.state.attrs[slot] = Default::default();
+            self.attr_table_mut().reset(ti, attr, false);
         }
     }
 

@@ -17,7 +17,7 @@ use crate::effect::{CaptureSide, CaptureWhich};
 use crate::id::{AttrId, Entity, TagId};
 use crate::num::{self, Frame, Fx, MAX_FINITE_FRAMES};
 use crate::tag::TagSet;
-use crate::world::cascade::AggScratch;
+use crate::world::attribute_table::AggScratch;
 use crate::world::hooks::{BoundCapture, BoundFn, CalcInput};
 use crate::world::output::Diagnostic;
 use crate::world::{Game, World};
@@ -241,29 +241,28 @@ impl<G: Game> World<G> {
         scoped: &[Entry],
     ) -> Fx {
         let def = self.content.attr_def(a);
-        let base = self.state.attrs[self.attr_slot(index, a)].base;
+        let table = self.attr_table();
+        let base = table.value(index, a).base;
         let raw = {
             let mut agg = self.scratch.agg.borrow_mut();
-            let AggScratch { entries, keep, contrib } = &mut *agg;
-            entries.clear();
+            agg.entries.clear();
             let bit = crate::content::Accel::attr_bit(a);
             let target_ok =
                 filter.is_none_or(|f| f.target.passes_words(self.tag_view_index(index)));
-            if target_ok && !def.transient && self.content.accel.aggregated_attrs & bit != 0 {
+            if target_ok
+                && table.takes_modifiers(a)
+                && self.content.accel.aggregated_attrs & bit != 0
+            {
                 let source = filter.map(|f| &f.source).filter(|s| !s.is_empty());
-                self.push_modifier_entries(index, a, source, entries);
+                self.push_modifier_entries(index, a, source, &mut agg.entries);
             }
-            entries.extend_from_slice(scoped);
-            if entries.is_empty() {
-                base
-            } else {
-                attribute::aggregate(base, entries, keep, def, self.custom_filter(def), contrib).0
-            }
+            agg.entries.extend_from_slice(scoped);
+            table.aggregate(a, base, &mut agg, self.custom_filter(def)).0
         };
         if def.clamp_mode == ClampMode::GasCompat {
             return raw;
         }
-        let mut v = self.clamp_value(index, a, raw);
+        let mut v = table.clamp(index, a, raw);
         if let Some(pre) =
             self.content.attr_set_defs().get(def.set.index()).and_then(|s| s.pre_change)
             && let Some(BoundFn::Pre(f)) = self.bound.get(pre)
@@ -271,16 +270,6 @@ impl<G: Game> World<G> {
             f(self.entity_of(index), a, &mut v);
         }
         v
-    }
-
-    fn custom_filter(&self, def: &AttrDef) -> Option<crate::world::hooks::ModFilterFn> {
-        match def.filter {
-            ModFilter::Custom(f) => match self.bound.get(f) {
-                Some(BoundFn::Filter(f)) => Some(*f),
-                _ => None,
-            },
-            _ => None,
-        }
     }
 
     /// Evaluates the scoped modifiers of execution `xi` of `def` (F-GE-14): each magnitude now
@@ -394,11 +383,11 @@ impl<G: Game> World<G> {
             return captured;
         }
         if c.snapshot {
-            let def = self.content.attr_def(c.attr);
+            let custom = self.custom_filter(self.content.attr_def(c.attr));
             let mut agg = self.scratch.agg.borrow_mut();
-            let AggScratch { keep, contrib, .. } = &mut *agg;
-            let custom = self.custom_filter(def);
-            return attribute::aggregate(captured, &entries[..n], keep, def, custom, contrib).0;
+            agg.entries.clear();
+            agg.entries.extend_from_slice(&entries[..n]);
+            return self.attr_table().aggregate(c.attr, captured, &mut agg, custom).0;
         }
         let Some(v) = self.attr_value(who, c.attr) else { return captured };
         let current = self.evaluate_selected(who.index, c.attr, None, &entries[..n]);

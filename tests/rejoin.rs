@@ -1029,6 +1029,15 @@ mod hostile {
             [RejoinEvent::Fault { from: Some(2), fault: RejoinFault::SlotInUse { slot: 2 } }]
         );
         assert!(judge.drain_commands().is_empty());
+        // While a departure is agreed or a new session starts, the proof takes nothing out
+        // and is no fault: the challenge stays, and the same claim counts once that is over.
+        let departing = MemberView { departing: true, ..view_of(0, vec![]) };
+        let starting = MemberView { starting: true, ..view_of(0, vec![]) };
+        for busy in [departing, starting] {
+            judge.receive(&new, &claim(&ids[2]), &busy);
+            assert!(judge.drain_events().is_empty());
+            assert!(judge.drain_commands().is_empty());
+        }
         judge.receive(&new, &claim(&ids[2]), &view);
         assert!(judge.drain_events().is_empty());
         assert_eq!(judge.drain_commands(), [RejoinCommand::Depart { slot: 2 }]);
@@ -1184,6 +1193,128 @@ mod hostile {
             assert!(f.is_empty(), "peer {p}: {f:?}");
         }
         all_agree(&m, 100).unwrap();
+    }
+
+    /// A player that restarts while another's rejoin is under way is not taken out in the
+    /// middle of it: its proven claim takes its slot out only once no rejoin is under way on
+    /// the judge (here the attempt it was a member of cannot finish, and is called off), and
+    /// then both come back. Four players, departure time far longer than the test.
+    #[test]
+    fn a_player_back_during_anothers_rejoin_waits_for_it() {
+        let seed = 37;
+        let config = MatchConfig {
+            players: 4,
+            conditions: LOSSY,
+            net_seed: seed,
+            departure_ticks: 6000,
+            ..MatchConfig::default()
+        };
+        let mut m = LocalMatch::<Comeback>::new(config, |_| comeback_world(4)).unwrap();
+        m.synchronize().unwrap();
+        m.network().set_side_channel_impaired(true);
+        m.run(60, |p, f, _| bot(seed, p, f)).unwrap();
+        m.leave(3);
+        m.rejoin_from(3, comeback_world(4), PeerAddr(23)).expect("rejoin");
+        let mut ticks = 0;
+        while !m.peers().iter().any(|p| p.handle != 3 && p.rejoin_under_way()) {
+            tick(&mut m, seed).unwrap();
+            ticks += 1;
+            assert!(ticks < 1000, "player 3's rejoin never started");
+        }
+        m.leave(1);
+        m.rejoin_from(1, comeback_world(4), PeerAddr(21)).expect("rejoin");
+        ticks = 0;
+        while m.peers().iter().any(|p| p.is_rejoining()) {
+            tick(&mut m, seed).unwrap();
+            ticks += 1;
+            assert!(ticks < 3000, "players 1 and 3 were not back within 3000 ticks");
+        }
+        println!("both back {ticks} ticks after the second restart (departure time 6000)");
+        println!("DBG {:?}", m.peers()[0].events());
+        until_back(&mut m, seed, 120);
+        for p in m.peers().iter().filter(|p| p.handle == 0 || p.handle == 2) {
+            let mut under_way = false;
+            for e in p.events() {
+                match e {
+                    SessionEvent::Rejoining { .. } => under_way = true,
+                    SessionEvent::Rejoined { .. } | SessionEvent::RejoinAborted { .. } => {
+                        under_way = false;
+                    }
+                    SessionEvent::Left { players, .. } => {
+                        assert!(
+                            !under_way,
+                            "peer {}: {players:?} left during a rejoin: {:?}",
+                            p.handle,
+                            p.events()
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            for player in [1, 3] {
+                let back = p.events().iter().filter(|e| {
+                    matches!(e, SessionEvent::Rejoined { players, .. } if players.contains(&player))
+                });
+                assert_eq!(back.count(), 1, "peer {}: {:?}", p.handle, p.events());
+            }
+        }
+        for p in 0..4 {
+            let f = rejoin_faults(&m, p);
+            assert!(f.is_empty(), "peer {p}: {f:?}");
+        }
+        all_agree(&m, 100).unwrap();
+    }
+
+    /// A second program of a slot that plays (its owner started another, say in a second tab)
+    /// proves its claim while another player's rejoin is under way: nothing leaves in the
+    /// middle of that rejoin, which completes, and every peer agrees.
+    #[test]
+    fn a_claim_on_a_playing_slot_during_a_rejoin_takes_nothing_out() {
+        let seed = 41;
+        let mut m = comeback_match(4, LOSSY, seed).unwrap();
+        m.network().set_side_channel_impaired(true);
+        m.run(60, |p, f, _| bot(seed, p, f)).unwrap();
+        m.leave(3);
+        until_left(&mut m, 3, seed);
+        m.rejoin(3, comeback_world(4)).expect("rejoin");
+        let mut ticks = 0;
+        while !m.peers().iter().any(|p| p.handle != 3 && p.rejoin_under_way()) {
+            tick(&mut m, seed).unwrap();
+            ticks += 1;
+            assert!(ticks < 1000, "player 3's rejoin never started");
+        }
+        // The second program asks the judge of slot 1 (slot 0) and answers its challenges
+        // with slot 1's key, as a restarted program would, until player 3 is back.
+        let second = m.network().socket(PeerAddr(21));
+        let mut claims = 0;
+        for t in 0.. {
+            if !m.peers().iter().any(|p| p.is_rejoining() || p.rejoin_under_way()) {
+                break;
+            }
+            assert!(t < 2000, "player 3 was not back within 2000 ticks");
+            if t % 10 == 0 {
+                second.send_raw(PeerAddr(0), join(&m, 1));
+            }
+            for (from, bytes) in second.recv_raw() {
+                if let Ok(RejoinMsg::Challenge { slot: 1, nonce }) = RejoinMsg::decode(&bytes) {
+                    second.send_raw(from, claim(&m, 1, nonce, 1));
+                    claims += 1;
+                }
+            }
+            tick(&mut m, seed).unwrap();
+        }
+        assert!(claims > 0, "the judge never challenged the second program");
+        until_back(&mut m, seed, 60);
+        for p in m.peers() {
+            let left = p
+                .events()
+                .iter()
+                .any(|e| matches!(e, SessionEvent::Left { players, .. } if players.contains(&1)));
+            assert!(!left, "peer {}: {:?}", p.handle, p.events());
+            let f = rejoin_faults(&m, p.handle);
+            assert!(f.is_empty(), "peer {}: {f:?}", p.handle);
+        }
+        all_agree(&m, 60).unwrap();
     }
 
     /// An offer names where every member and the joiner are; its addresses are decoded with

@@ -96,7 +96,11 @@
 //! key, so the program that played the slot is gone, or the owner runs a second one and the
 //! newer takes the slot. The other members follow once they no longer hear the old program (the
 //! departure rule's look, a second by default, instead of the ten of an unprompted departure),
-//! and the joiner's next claim starts the rejoin as above. A copy of a claim this member
+//! and the joiner's next claim starts the rejoin as above. A claim proven while the judge
+//! takes part in another rejoin, agrees on a departure or starts a new session takes nothing
+//! out (a slot leaving in the middle of another membership change is what none of them
+//! expects): the challenge stays and the joiner's next copy of the claim counts once that is
+//! over. A copy of a claim this member
 //! already took (a network duplicate, or the joiner's answer to a repeated challenge) changes
 //! nothing and is no fault.
 //!
@@ -1335,6 +1339,11 @@ impl<A: WireAddress> Member<A> {
             return self
                 .fault(from, RejoinFault::Unexpected { what: "Claim from another address" });
         }
+        if self.busy() || view.departing || view.starting {
+            // Claimed again later (the challenge stays); no fault. A slot taken out now would
+            // leave during another membership change, which none of them expects.
+            return;
+        }
         if returning {
             // Only the slot's owner holds its key: the program that played the slot is gone
             // (or the owner runs a second one, and the newer takes the slot). The slot leaves
@@ -1346,10 +1355,6 @@ impl<A: WireAddress> Member<A> {
             if !self.commands.contains(&RejoinCommand::Depart { slot }) {
                 self.commands.push(RejoinCommand::Depart { slot });
             }
-            return;
-        }
-        if self.busy() || view.departing || view.starting {
-            // Claimed again later (the challenge stays); no fault.
             return;
         }
         // A nonce proves one claim. From here on the slot is reached where the claim came from.

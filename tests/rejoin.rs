@@ -6,7 +6,9 @@ use crate::hostile::LOSSY;
 use rollback_abilities::InputStatus;
 use rollback_abilities::prelude::*;
 use rollback_abilities::replay::{Replay, ReplayError};
-use rollback_abilities::session::{LocalMatch, MatchConfig, NetConditions, PeerAddr, SessionEvent};
+use rollback_abilities::session::{
+    LocalMatch, MatchConfig, NetConditions, PeerAddr, SessionError, SessionEvent,
+};
 use std::sync::Arc;
 
 /// Every player's input folds into its own tally every frame; a disconnected player's frame
@@ -608,9 +610,9 @@ fn rejoins_under_loss_soak() {
 mod hostile {
     use super::*;
     use rollback_abilities::session::rejoin::{
-        CHUNK_BYTES, Claim, Joiner, JoinerView, MAX_ADDRESS_BYTES, MAX_MESSAGE_BYTES, Member,
-        MemberView, RejoinCommand, RejoinDecodeError, RejoinEvent, RejoinFault, RejoinMsg,
-        WireAddress, sign_offer,
+        CHUNK_BYTES, Claim, GIVE_UP_TICKS, Joiner, JoinerView, MAX_ADDRESS_BYTES,
+        MAX_MESSAGE_BYTES, Member, MemberView, RejoinCommand, RejoinDecodeError, RejoinEvent,
+        RejoinFault, RejoinMsg, WireAddress, sign_offer,
     };
     use rollback_abilities::session::{Identity, PeerAddr};
 
@@ -1315,6 +1317,82 @@ mod hostile {
             assert!(f.is_empty(), "peer {}: {f:?}", p.handle);
         }
         all_agree(&m, 60).unwrap();
+    }
+
+    /// A joiner asks for a bounded time: it gives up after the ticks it was given, says
+    /// whether any member answered, and then sends and reads nothing.
+    #[test]
+    fn a_joiner_gives_up_and_says_whether_anyone_answered() {
+        for answer in [false, true] {
+            let (mut j, _) = joiner_of(3, 2);
+            j.give_up_after(50);
+            for t in 1..=50 {
+                if answer && t == 20 {
+                    // A member challenges, and nothing comes of the claim.
+                    j.receive(
+                        &PeerAddr(0),
+                        &RejoinMsg::Challenge { slot: 2, nonce: [3; 16] }.encode(),
+                    );
+                }
+                j.tick();
+                assert_eq!(j.gave_up(), None, "tick {t}");
+            }
+            assert!(!j.drain_outbox().is_empty(), "it asked");
+            j.drain_events();
+            j.tick();
+            assert_eq!(j.gave_up(), Some(answer));
+            assert_eq!(j.drain_events(), [RejoinEvent::GaveUp { slot: 2, answered: answer }]);
+            j.receive(&PeerAddr(0), &RejoinMsg::Challenge { slot: 2, nonce: [4; 16] }.encode());
+            for _ in 0..20 {
+                j.tick();
+            }
+            assert!(j.drain_outbox().is_empty());
+            assert!(j.drain_events().is_empty());
+        }
+        assert!(joiner_of(2, 1).0.gave_up().is_none());
+        assert_eq!(GIVE_UP_TICKS, 1800);
+    }
+
+    /// A player coming back into a match whose members are all gone is told so, after its
+    /// departure time and `GIVE_UP_TICKS` more ticks, with a typed error that every later tick
+    /// repeats.
+    #[test]
+    fn a_player_coming_back_to_a_match_that_is_gone_gives_up() {
+        let seed = 43;
+        let config = MatchConfig {
+            players: 3,
+            conditions: LOSSY,
+            net_seed: seed,
+            departure_ticks: 120,
+            ..MatchConfig::default()
+        };
+        let mut m = LocalMatch::<Comeback>::new(config, |_| comeback_world(3)).unwrap();
+        m.synchronize().unwrap();
+        m.run(40, |p, f, _| bot(seed, p, f)).unwrap();
+        m.leave(2);
+        until_left(&mut m, 2, seed);
+        m.leave(0);
+        m.leave(1);
+        m.rejoin(2, comeback_world(3)).expect("rejoin");
+        let mut ticks = 0u64;
+        let err = loop {
+            match m.tick(|p, f, _| bot(seed, p, f), &mut [], |_| {}) {
+                Ok(()) => ticks += 1,
+                Err(e) => break e,
+            }
+            assert!(ticks <= 120 + GIVE_UP_TICKS, "no give-up after {ticks} ticks");
+        };
+        assert_eq!(ticks, 120 + GIVE_UP_TICKS);
+        assert!(matches!(err, SessionError::RejoinGaveUp { answered: false }), "{err:?}");
+        assert!(err.to_string().contains("no member of it answered"), "{err}");
+        let again = m.tick(|p, f, _| bot(seed, p, f), &mut [], |_| {});
+        assert!(matches!(again, Err(SessionError::RejoinGaveUp { answered: false })), "{again:?}");
+        let aborted = m.peers()[2]
+            .events()
+            .iter()
+            .filter(|e| matches!(e, SessionEvent::RejoinAborted { players } if players == &[2]))
+            .count();
+        assert_eq!(aborted, 1, "{:?}", m.peers()[2].events());
     }
 
     /// An offer names where every member and the joiner are; its addresses are decoded with

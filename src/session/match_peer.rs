@@ -5,7 +5,8 @@ use super::guard::Guard;
 use super::identity::{Identity, PublicIdentity};
 use super::net::EmulatedSocket;
 use super::rejoin::{
-    Hold, Joiner, JoinerView, Member, MemberView, RejoinCommand, RejoinEvent, WireAddress,
+    GIVE_UP_TICKS, Hold, Joiner, JoinerView, Member, MemberView, RejoinCommand, RejoinEvent,
+    WireAddress,
 };
 use super::runner::{Address, Batch, GgrsConfig, Runner, SessionError, SessionEvent};
 use super::start::{MatchKeys, SessionConfig};
@@ -327,7 +328,10 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
                 hooks_hash: twox_hash::XxHash3_64::oneshot(world.hooks_signature().as_bytes()),
                 snapshot_len: world.snapshot_bytes() as u64,
             };
-            Joiner::new(view, addrs.clone(), publics, keys.local.duplicate())
+            let mut joiner = Joiner::new(view, addrs.clone(), publics, keys.local.duplicate());
+            // Coming back from the slot's own address waits out the departure time first.
+            joiner.give_up_after(u64::from(setup.departure_ticks) + GIVE_UP_TICKS);
+            joiner
         });
         let players = (0..addrs.len()).map(|j| {
             let t =
@@ -563,7 +567,7 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
             .into_iter()
             .map(|e| match e {
                 RejoinEvent::Rejoining { slot } => SessionEvent::Rejoining { players: vec![slot] },
-                RejoinEvent::Aborted { slot } => {
+                RejoinEvent::Aborted { slot } | RejoinEvent::GaveUp { slot, .. } => {
                     SessionEvent::RejoinAborted { players: vec![slot] }
                 }
                 RejoinEvent::Fault { from, fault } => SessionEvent::RejoinFault {
@@ -657,6 +661,9 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
     /// The joiner's side of a tick.
     fn joiner_step(&mut self, inbox: &[(T::Addr, Vec<u8>)]) -> Result<(), SessionError> {
         let Some(j) = self.joiner.as_mut() else { return Ok(()) };
+        if let Some(answered) = j.gave_up() {
+            return Err(SessionError::RejoinGaveUp { answered });
+        }
         for (from, bytes) in inbox {
             j.receive(from, bytes);
         }
@@ -664,8 +671,12 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
         let commands = j.drain_commands();
         let outbox = j.drain_outbox();
         let events = j.drain_events();
+        let gave_up = j.gave_up();
         self.flush_outbox(outbox);
         self.push_rejoin_events(events);
+        if let Some(answered) = gave_up {
+            return Err(SessionError::RejoinGaveUp { answered });
+        }
         for c in commands {
             match c {
                 RejoinCommand::Load { frame, bytes } => self.load_offered(frame, bytes),

@@ -142,6 +142,13 @@
 //! make the joiner load anything: only an offer signed with the coordinator's key, naming the
 //! address it came from for the coordinator and a claim this joiner made, is taken.
 //!
+//! **A joiner gives up.** A joiner asks for a bounded time ([`Joiner::give_up_after`];
+//! a [`MatchPeer`](super::MatchPeer) waits its departure time and [`GIVE_UP_TICKS`] more): a
+//! match that ended or whose members are all gone never answers, and members that keep
+//! refusing never let it in. Then it stops ([`Joiner::gave_up`], which says whether any member
+//! answered; the peer's `tick` returns
+//! [`SessionError::RejoinGaveUp`](super::SessionError::RejoinGaveUp)).
+//!
 //! **What a rejoiner sees.** [`SessionEvent::Rejoining`](super::SessionEvent) on every member
 //! when the attempt starts, [`SessionEvent::Rejoined`](super::SessionEvent) on every member and
 //! on the joiner when the new session starts (with F). While it was away its players had the
@@ -264,6 +271,10 @@ pub const ATTEMPT_TICKS: u64 = 600;
 
 /// Ticks without a joiner's acknowledgement before its attempt is called off.
 pub const STALL_TICKS: u64 = 120;
+
+/// Ticks a joiner asks to come back before it gives up ([`Joiner::gave_up`]), unless told
+/// otherwise ([`Joiner::give_up_after`]): three attempts' worth.
+pub const GIVE_UP_TICKS: u64 = 3 * ATTEMPT_TICKS;
 
 /// Ticks between the coordinator's resends of the chunks the joiner's acknowledgements say are
 /// missing (about a round trip: a chunk resent sooner would often be one already on its way).
@@ -855,6 +866,13 @@ pub enum RejoinEvent {
     Aborted {
         /// Its slot.
         slot: usize,
+    },
+    /// The joiner gave up ([`Joiner::gave_up`]).
+    GaveUp {
+        /// Its slot.
+        slot: usize,
+        /// Whether some member answered it.
+        answered: bool,
     },
     /// A refused message.
     Fault {
@@ -1968,6 +1986,11 @@ pub struct Joiner<A> {
     commands: Vec<RejoinCommand>,
     events: Vec<RejoinEvent>,
     done: bool,
+    /// Ticks it asks before it gives up.
+    patience: u64,
+    /// Whether a member's message was read (any, a fault excepted).
+    heard: bool,
+    gave_up: bool,
 }
 
 /// Attempts whose early checksums a joiner keeps.
@@ -2003,12 +2026,29 @@ impl<A: WireAddress> Joiner<A> {
             commands: Vec::new(),
             events: Vec::new(),
             done: false,
+            patience: GIVE_UP_TICKS,
+            heard: false,
+            gave_up: false,
         }
     }
 
     /// Whether the joiner is back in (it got its Go).
     pub fn is_done(&self) -> bool {
         self.done
+    }
+
+    /// Gives up after `ticks` ticks of asking ([`GIVE_UP_TICKS`] unless told): time enough for
+    /// the members to agree the player left and for a few attempts. A
+    /// [`MatchPeer`](super::MatchPeer) waits its departure time more.
+    pub fn give_up_after(&mut self, ticks: u64) {
+        self.patience = ticks;
+    }
+
+    /// Whether the joiner gave up: it was not back in after the ticks
+    /// [`Joiner::give_up_after`] set (the match ended, its members are gone, or they would not
+    /// let it in). It sends and reads nothing more. `Some(true)`: some member answered it.
+    pub fn gave_up(&self) -> Option<bool> {
+        self.gave_up.then_some(self.heard)
     }
 
     /// The attempt this joiner took an offer of (the one it came back in by, once it is
@@ -2077,7 +2117,7 @@ impl<A: WireAddress> Joiner<A> {
 
     /// Reads one message.
     pub fn receive(&mut self, from: &A, bytes: &[u8]) {
-        if self.done {
+        if self.done || self.gave_up {
             return;
         }
         let addr = from;
@@ -2111,6 +2151,7 @@ impl<A: WireAddress> Joiner<A> {
         let Some(from) = slot.filter(|s| *s != self.view.slot) else {
             return self.fault(slot, RejoinFault::Unexpected { what: "message from no member" });
         };
+        self.heard = true;
         match msg {
             RejoinMsg::Challenge { slot, nonce } => self.on_challenge(from, addr, slot, nonce),
             RejoinMsg::Coordinator { slot, at } => self.on_redirect(from, slot, &at),
@@ -2350,10 +2391,16 @@ impl<A: WireAddress> Joiner<A> {
     pub fn tick(&mut self) {
         self.tick += 1;
         self.counts.clear();
-        if self.done {
+        if self.done || self.gave_up {
             return;
         }
         let tick = self.tick;
+        if tick > self.patience {
+            self.gave_up = true;
+            self.incoming = None;
+            self.events.push(RejoinEvent::GaveUp { slot: self.view.slot, answered: self.heard });
+            return;
+        }
         let Some(inc) = self.incoming.as_mut() else {
             if self.asked.is_none_or(|t| tick >= t + RESEND_TICKS) {
                 self.asked = Some(tick);

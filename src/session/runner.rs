@@ -105,6 +105,14 @@ pub enum SessionError {
         /// Ticks without progress.
         ticks: u64,
     },
+    /// A peer coming back into a match ([`MatchPeer::rejoin`](super::MatchPeer::rejoin)) gave
+    /// up: it was not let in within its departure time and
+    /// [`GIVE_UP_TICKS`](super::rejoin::GIVE_UP_TICKS) more ticks (the match ended, its members
+    /// are gone, or they would not let it in). Every later tick returns this error again.
+    RejoinGaveUp {
+        /// Whether some member answered it (if none did, the match is most likely gone).
+        answered: bool,
+    },
     /// The operating system gave no randomness for this peer's match identity (a session
     /// started without keys makes one to learn its peers' on the socket).
     Identity(super::identity::IdentityError),
@@ -126,6 +134,12 @@ impl fmt::Display for SessionError {
             }
             SessionError::Stalled { frame, ticks } => {
                 write!(f, "the match stalled at frame {frame}: no progress for {ticks} ticks")
+            }
+            SessionError::RejoinGaveUp { answered: false } => {
+                write!(f, "could not get back into the match: no member of it answered")
+            }
+            SessionError::RejoinGaveUp { answered: true } => {
+                write!(f, "could not get back into the match: its members did not let this peer in")
             }
             SessionError::Identity(e) => write!(f, "{e}"),
         }

@@ -26,7 +26,7 @@ use rollback_abilities::session::{
     GuardConfig, Handshake, MatchPeer, MatchboxConfig, MatchboxOptions, MatchboxSession, PeerId,
     RejoinTicket, Roster, Runner, SessionConfig, SessionEvent,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -50,6 +50,12 @@ const LEAVE: u32 = 240;
 const AFTER: u32 = 240;
 /// The bots' seed in the rejoin match.
 const SEED: u64 = 7;
+/// Where a peer of the intruded match notes that it is in the match (role `steady`).
+const MARK: &str = "RBA_MATCHBOX_MARK";
+/// Frames the peers of the intruded match confirm.
+const STEADY_FRAMES: u32 = 900;
+/// Ticks (at 60 Hz) the intruder sends for.
+const INTRUDER_TICKS: u32 = 480;
 
 /// How a peer differs from the others.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -406,6 +412,7 @@ fn two_processes_over_webrtc_in_network_namespaces() {
     }
 
     rejoin_over_webrtc(&mut ns);
+    intruder_over_webrtc(&mut ns);
     println!("matchbox netns: done in {:.1} s", started.elapsed().as_secs_f64());
     drop(ns);
 }
@@ -454,6 +461,150 @@ fn rejoin_over_webrtc(ns: &mut Netns) {
     );
 }
 
+/// A stranger joins the room of a running two-player match over WebRTC (namespace B, where
+/// one of the players is) and, for [`INTRUDER_TICKS`] ticks, sends both players what a
+/// hostile program would: random bytes of every length on both channels, packets shaped as
+/// GGRS messages and as rejoin messages (Joins for both slots with the match's own content
+/// and snapshot size, which the judge answers with a challenge, claims signed with a key of
+/// its own, undecodable rejoin messages, bursts over the per-tick limit) and oversized
+/// packets. The players play [`STEADY_FRAMES`] frames of the `Comeback` game throughout: no
+/// one leaves, no desync, the same confirmed checksum on both, and the stranger's bytes
+/// arrived (the players counted them).
+fn intruder_over_webrtc(ns: &mut Netns) {
+    let url = format!("ws://{ADDR_A}:{PORT}/intruded");
+    let marks: Vec<std::path::PathBuf> = (0..2)
+        .map(|i| std::env::temp_dir().join(format!("rba-matchbox-mark-{}-{i}", std::process::id())))
+        .collect();
+    for m in &marks {
+        let _ = std::fs::remove_file(m);
+    }
+    let paths: Vec<String> = marks.iter().map(|m| m.to_string_lossy().into_owned()).collect();
+    let (a, b) = (ns.a.clone(), ns.b.clone());
+    let p = ns.spawn_with(&a, "steady", &url, Kind::Same, &[(MARK, &paths[0])]);
+    let q = ns.spawn_with(&b, "steady", &url, Kind::Same, &[(MARK, &paths[1])]);
+    // The stranger comes once both players are in the match (a room that is not full yet
+    // would take it for a player).
+    let deadline = Instant::now() + PEER_DEADLINE;
+    while !marks.iter().all(|m| m.exists()) {
+        assert!(Instant::now() < deadline, "the players of the intruded match never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let intruder = ns.spawn(&b, "intruder", &url, Kind::Same);
+    let outcomes = wait_for(ns, "intruded", &[p, q, intruder]).unwrap_or_else(|e| panic!("{e}"));
+    for m in &marks {
+        let _ = std::fs::remove_file(m);
+    }
+    let show = |o: &Outcome| format!("{}\n{}\n{}", o.status, o.stdout, o.stderr);
+    let all = || outcomes.iter().map(show).collect::<Vec<_>>().join("\n----\n");
+    for o in &outcomes {
+        assert!(o.status.success(), "a process of the intruded match failed:\n{}", all());
+    }
+    let (sp, sq) = (outcomes[0].line("steady checksum:"), outcomes[1].line("steady checksum:"));
+    assert!(sp.is_some() && sp == sq, "checksums differ:\n{}", all());
+    let sent: u64 = outcomes[2].line("intruder sent:").and_then(|s| s.parse().ok()).unwrap_or(0);
+    let heard: u64 = outcomes[..2]
+        .iter()
+        .filter_map(|o| o.line("stranger packets:").and_then(|s| s.parse::<u64>().ok()))
+        .sum();
+    assert!(sent > 0 && heard > 0, "the stranger's packets never arrived:\n{}", all());
+    println!(
+        "matchbox netns: a stranger sent {sent} packets into a running match; the players \
+         counted {heard} of them and agree on {} ({}; {})",
+        sp.unwrap_or_default(),
+        outcomes[0].line("steady faults:").unwrap_or_default(),
+        outcomes[1].line("steady faults:").unwrap_or_default(),
+    );
+}
+
+/// The stranger of [`intruder_over_webrtc`]: connects to the room, waits for the two players'
+/// channels, sends for [`INTRUDER_TICKS`] ticks, and prints how many packets it sent.
+fn intrude(room: &str) {
+    use rollback_abilities::session::Identity;
+    use rollback_abilities::session::rejoin::{Claim, RejoinMsg};
+    let (mut socket, future) = rollback_abilities::session::matchbox::socket_builder(room).build();
+    let _message_loop = rollback_abilities::session::matchbox::spawn_message_loop(future)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let start = Instant::now();
+    let players: Vec<PeerId> = loop {
+        assert!(start.elapsed() < Duration::from_secs(60), "the players never connected");
+        let _ = socket.try_update_peers();
+        let peers: Vec<PeerId> = socket.connected_peers().collect();
+        if peers.len() == 2 {
+            break peers;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    eprintln!("intruder: connected to both players in {:.2} s", start.elapsed().as_secs_f64());
+    let world = comeback_world(2);
+    let content_hash = world.content().hash();
+    let hooks_hash = twox_hash::XxHash3_64::oneshot(world.hooks_signature().as_bytes());
+    let snapshot_len = world.snapshot_bytes() as u32;
+    let key = Identity::from_secrets([9; 32], [10; 32]);
+    let mut rng = Stream::derive(0x1A7_2D3E, &[]);
+    let side = |bytes: Vec<u8>| -> Vec<u8> { [vec![b'R'], bytes].concat() };
+    let mut sent = 0u64;
+    let tick = Duration::from_micros(16_667);
+    for t in 0..INTRUDER_TICKS {
+        let _ = socket.try_update_peers();
+        // What came back (the judge's challenges) is answered with a claim of its own key.
+        let mut challenges = Vec::new();
+        if let Ok(c) = socket.get_channel_mut(0) {
+            for (from, packet) in c.receive() {
+                if let Some((b'R', rest)) = packet.split_first()
+                    && let Ok(RejoinMsg::Challenge { slot, nonce }) = RejoinMsg::decode(rest)
+                {
+                    challenges.push((from, slot, nonce));
+                }
+            }
+        }
+        let mut packets: Vec<(usize, PeerId, Vec<u8>)> = Vec::new();
+        for (from, slot, nonce) in challenges {
+            let claim = Claim { slot, nonce, content_hash, hooks_hash, snapshot_len };
+            let msg = RejoinMsg::Claim { slot, nonce, proof: claim.prove(&key) };
+            packets.push((0, from, side(msg.encode())));
+        }
+        for &to in &players {
+            let junk = |n: usize, rng: &mut Stream| -> Vec<u8> {
+                (0..n).map(|_| rng.next_u32() as u8).collect()
+            };
+            let n = 1 + rng.next_u32() as usize % 1400;
+            packets.push((0, to, junk(n, &mut rng)));
+            packets.push((1, to, junk(n, &mut rng)));
+            // A GGRS message of session 0 from a stranger, and a rejoin message that does not
+            // decode.
+            let mut ggrs = vec![b'G', 0, 0, 0, 0];
+            ggrs.extend(junk(n.min(200), &mut rng));
+            packets.push((0, to, ggrs));
+            let mut bad = b"RRBJ3".to_vec();
+            bad.extend(junk(n.min(300), &mut rng));
+            packets.push((0, to, bad));
+            for slot in 0..2 {
+                let join = RejoinMsg::Join { slot, content_hash, hooks_hash, snapshot_len };
+                packets.push((0, to, side(join.encode())));
+            }
+            if t % 60 == 0 {
+                // Over the per-tick limit, and oversized.
+                let join = RejoinMsg::Join { slot: 0, content_hash, hooks_hash, snapshot_len };
+                for _ in 0..100 {
+                    packets.push((0, to, side(join.encode())));
+                }
+                packets.push((0, to, junk(60_000, &mut rng)));
+                packets.push((1, to, junk(60_000, &mut rng)));
+            }
+        }
+        for (channel, to, bytes) in packets {
+            if let Ok(c) = socket.get_channel_mut(channel)
+                && c.try_send(bytes.into(), to).is_ok()
+            {
+                sent += 1;
+            }
+        }
+        std::thread::sleep(tick);
+    }
+    println!("intruder sent: {sent}");
+    let _ = std::io::stdout().flush();
+}
+
 /// The role of a re-executed child (see the module docs); does nothing in a normal run.
 #[test]
 #[ignore = "a child process of two_processes_over_webrtc_in_network_namespaces"]
@@ -466,6 +617,8 @@ fn child_role() {
         "member" => play_match(&arg, Role::Member),
         "leaver" => play_match(&arg, Role::Leaver),
         "comeback" => play_match(&arg, Role::Comeback),
+        "steady" => play_match(&arg, Role::Steady),
+        "intruder" => intrude(&arg),
         other => panic!("unknown child role {other}"),
     }
 }
@@ -570,6 +723,8 @@ enum Role {
     Leaver,
     /// Comes back with the leaver's ticket.
     Comeback,
+    /// Plays [`STEADY_FRAMES`] frames while a stranger in the room sends it anything it likes.
+    Steady,
 }
 
 /// One peer of the rejoin match (see [`rejoin_over_webrtc`]): a `MatchPeer` over a
@@ -600,9 +755,13 @@ fn play_match(room: &str, role: Role) {
     eprintln!("{role:?}: slot {handle} in {:.2} s", start.elapsed().as_secs_f64());
     println!("peer id: {}", peer.transport().local_id());
     peer.runner.record(0);
+    if let Ok(mark) = std::env::var(MARK) {
+        std::fs::write(mark, b"in").expect("the mark");
+    }
+    let mut faults = BTreeMap::<String, u32>::new();
+    let mut end = (role == Role::Steady).then_some(STEADY_FRAMES);
     let tick = Duration::from_micros(16_667);
     let mut next = Instant::now();
-    let mut end = None;
     let (mut sent_done, mut done_from, mut all_done_at) = (false, false, None);
     let (mut left_at, mut seen) = (None, 0);
     while all_done_at.is_none_or(|t: Instant| t.elapsed() < Duration::from_millis(500)) {
@@ -610,14 +769,25 @@ fn play_match(room: &str, role: Role) {
         peer.tick(|frame, _| rejoin_bot(SEED, handle, frame), None, |_| {})
             .unwrap_or_else(|e| panic!("{role:?}: {e}"));
         for ev in peer.new_events(&mut seen) {
-            if !matches!(ev, SessionEvent::WaitRecommendation(_)) {
+            if !matches!(ev, SessionEvent::WaitRecommendation(_) | SessionEvent::RejoinFault { .. })
+            {
                 eprintln!("{role:?}: {ev:?}");
             }
             match ev {
                 SessionEvent::Desync(frame) => panic!("desync at frame {frame}"),
                 // A program back from a new peer id before the members saw it go is let in
                 // at once (its proven claim takes the slot out): no refusal of any kind.
+                SessionEvent::RejoinFault { fault, .. } if role == Role::Steady => {
+                    let kind = format!("{fault:?}");
+                    let kind = kind.split([' ', '(', '{']).next().unwrap_or_default().to_owned();
+                    *faults.entry(kind).or_default() += 1;
+                }
                 SessionEvent::RejoinFault { peer, fault } => panic!("{peer:?}: {fault}"),
+                SessionEvent::Left { .. } | SessionEvent::Leaving { .. }
+                    if role == Role::Steady =>
+                {
+                    panic!("{role:?}: {ev:?}")
+                }
                 SessionEvent::Left { .. } => left_at = Some(Instant::now()),
                 SessionEvent::Rejoined { frame, .. } => {
                     println!("rejoined at: {frame}");
@@ -646,7 +816,11 @@ fn play_match(room: &str, role: Role) {
             && !sent_done
             && let Some(sum) = peer.runner.confirmed_checksums().get(&end)
         {
-            println!("checksum after rejoin: {sum:016x}");
+            if role == Role::Steady {
+                println!("steady checksum: {sum:016x}");
+            } else {
+                println!("checksum after rejoin: {sum:016x}");
+            }
             let _ = std::io::stdout().flush();
             let others: Vec<PeerId> = peer.transport().connected_peers().into_iter().collect();
             let mut t = peer.transport().clone();
@@ -671,6 +845,12 @@ fn play_match(room: &str, role: Role) {
         }
     }
     assert_eq!(peer.runner.stats().desyncs, 0);
+    if role == Role::Steady {
+        let stats = peer.transport().stats();
+        println!("stranger packets: {}", stats.strangers + stats.foreign + stats.malformed);
+        println!("steady faults: {faults:?}, transport {stats:?}");
+        let _ = std::io::stdout().flush();
+    }
 }
 
 fn peer_id(uuid: &str) -> PeerId {

@@ -19,6 +19,10 @@ pub const HEIGHT: f64 = 540.0;
 
 /// The floor's y.
 const FLOOR: f64 = 432.0;
+/// Where the notice banner ([`Hud::banner`]) spans, top and bottom (y).
+const NOTICE_BANNER: (f64, f64) = (238.0, 282.0);
+/// The lower edge of the banners [`Painter::round`] draws (a decided round, a decided match).
+const ROUND_BANNERS_END: f64 = 252.0;
 /// Screen pixels per world unit.
 const SCALE: f64 = 2.1;
 /// Every player's colour.
@@ -398,7 +402,14 @@ impl Painter {
         if hud.show_boxes {
             self.boxes(world);
         }
-        self.floats(world, cues);
+        // Words stay below the banners and step back while a result or a notice is shown.
+        let result = !matches!(match_state(world), MatchState::Fighting { .. });
+        let (top, dim) = match (&hud.banner, result) {
+            (Some(_), _) => (NOTICE_BANNER.1, 0.45),
+            (None, true) => (ROUND_BANNERS_END, 0.45),
+            (None, false) => (ROUND_BANNERS_END, 1.0),
+        };
+        self.floats(world, cues, top, dim);
         for p in 0..players {
             self.panel(world, ids, p, players, hud);
         }
@@ -406,7 +417,8 @@ impl Painter {
         self.feed(cues);
         self.overlay(&hud.net);
         if let Some((text, color)) = &hud.banner {
-            self.rect(0.0, 238.0, WIDTH, 44.0, "rgba(8,10,18,0.72)");
+            let (y0, y1) = NOTICE_BANNER;
+            self.rect(0.0, y0, WIDTH, y1 - y0, "rgba(8,10,18,0.72)");
             self.text(text, WIDTH / 2.0, 268.0, "bold 22px system-ui", color, "center");
         }
     }
@@ -609,8 +621,9 @@ impl Painter {
     /// The cue words over their targets: predicted ones a little transparent, confirmed ones
     /// solid, cancelled ones grey, struck through and fading. Newest first, each word is put
     /// above its fighter, behind it (away from whom it faces), and moved up until it overlaps
-    /// no word placed before it: no two words overlap, whoever they belong to.
-    fn floats(&self, world: &World<Duel>, cues: &CueFx) {
+    /// no word placed before it: no two words overlap, whoever they belong to. Words stay below
+    /// `top` (a banner's lower edge); `dim` scales their opacity (a banner is shown).
+    fn floats(&self, world: &World<Duel>, cues: &CueFx, top: f64, dim: f64) {
         let font = "bold 15px system-ui";
         let mut placed: Vec<(f64, f64, f64, f64)> = Vec::new();
         for f in cues.floats.iter().rev() {
@@ -627,8 +640,8 @@ impl Painter {
                 let (x0, x1, y0, y1) = (x - w / 2.0 - 3.0, x + w / 2.0 + 3.0, y - 14.0, y + 3.0);
                 placed.iter().any(|p| x0 < p.1 && p.0 < x1 && y0 < p.3 && p.2 < y1)
             };
-            // Words stay below the round's banner (which ends at y 252).
-            while overlaps(y, &placed) && y > 270.0 {
+            // A word's box starts 14 pixels above its baseline; 4 more keep it off the banner.
+            while overlaps(y, &placed) && y - 17.0 - 18.0 >= top {
                 y -= 17.0;
             }
             if overlaps(y, &placed) {
@@ -638,14 +651,14 @@ impl Painter {
             match f.status {
                 Status::Cancelled => {
                     let fade = 1.0 - ((cues.now - f.cancelled_at) / 2200.0).clamp(0.0, 1.0);
-                    self.ctx.set_global_alpha(0.9 * fade);
+                    self.ctx.set_global_alpha(0.9 * fade * dim);
                     let t = self.text(&label, x, y, font, "#8d92a8", "center");
                     self.line(t.x0 - 2.0, y - 5.0, t.x1 + 2.0, y - 5.0, 2.0, "#ff5d73");
                 }
                 Status::Predicted | Status::Confirmed => {
                     let age = ((cues.now - f.born) / 1100.0).clamp(0.0, 1.0);
                     let solid = if f.status == Status::Predicted { 0.7 } else { 1.0 };
-                    self.ctx.set_global_alpha(solid * (1.0 - age * age));
+                    self.ctx.set_global_alpha(dim * solid * (1.0 - age * age));
                     self.text(&label, x, y, font, f.color, "center");
                 }
             }

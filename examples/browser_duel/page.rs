@@ -89,6 +89,13 @@ struct App {
     ticket_addrs: Option<Vec<PeerId>>,
     /// When this page came back into the match (page clock, ms).
     rejoined_ms: Option<f64>,
+    /// While this page comes back into its match: when it last made progress (page clock,
+    /// ms) and where it was then (it had a peer id; state bytes received).
+    returning: Option<(f64, bool, usize)>,
+    /// Why this page gave up coming back into its match (then it joined the room anew).
+    gave_up: Option<String>,
+    /// Why this page dropped the ticket it found for its room without using it.
+    ticket_dropped: Option<String>,
 }
 
 fn now() -> f64 {
@@ -129,10 +136,39 @@ fn session_storage() -> Option<web_sys::Storage> {
     web_sys::window()?.session_storage().ok()?
 }
 
-/// The ticket this tab kept for `room`, if it has one that parses.
-fn load_ticket(room: &str) -> Option<RejoinTicket<PeerId>> {
-    let text = session_storage()?.get_item(&ticket_key(room)).ok()??;
-    ron::from_str(&text).ok()
+/// The ticket this tab kept for `room` (`Ok(None)`: none; `Err`: one that does not parse,
+/// and why).
+fn load_ticket(room: &str) -> Result<Option<RejoinTicket<PeerId>>, String> {
+    let Some(text) = session_storage().and_then(|s| s.get_item(&ticket_key(room)).ok().flatten())
+    else {
+        return Ok(None);
+    };
+    ron::from_str(&text).map(Some).map_err(|e| e.to_string())
+}
+
+/// Why `ticket` cannot take this page back into a match of `players` players (`None`: it may).
+fn ticket_unfit(ticket: &RejoinTicket<PeerId>, players: usize) -> Option<String> {
+    if let Err(e) = ticket.check() {
+        return Some(format!("it is not one a page could have written ({e})"));
+    }
+    (ticket.addrs.len() != players).then(|| {
+        format!("it is for a {}-player match, this page plays {players}", ticket.addrs.len())
+    })
+}
+
+/// `text` cut into lines of at most about `width` characters, at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= width => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
 }
 
 /// Keeps `ticket` for `room` (it replaces the one kept before).
@@ -258,6 +294,9 @@ impl App {
             from_ticket: false,
             ticket_addrs: None,
             rejoined_ms: None,
+            returning: None,
+            gave_up: None,
+            ticket_dropped: None,
         }
     }
 
@@ -292,6 +331,7 @@ impl App {
         match self.connect() {
             Ok(c) => {
                 self.state = if c.is_rejoin() { "rejoining" } else { "connecting" };
+                self.returning = c.is_rejoin().then(|| (now(), false, 0));
                 self.mode = Mode::Connecting { c: Box::new(c), since: now(), alone_since: None };
             }
             Err(e) => self.fail(e),
@@ -314,18 +354,82 @@ impl App {
             ..options.session_config()
         };
         let at = Duration::from_secs_f64(now() / 1000.0);
-        match load_ticket(&self.params.room) {
-            Some(ticket) if ticket.addrs.len() == self.params.players => {
+        let ticket = match load_ticket(&self.params.room) {
+            Ok(Some(t)) => match ticket_unfit(&t, self.params.players) {
+                Some(why) => {
+                    self.drop_ticket(why);
+                    None
+                }
+                None => Some(t),
+            },
+            Ok(None) => None,
+            Err(e) => {
+                self.drop_ticket(format!("it cannot be read ({e})"));
+                None
+            }
+        };
+        match ticket {
+            Some(ticket) => {
                 self.from_ticket = true;
                 ConnectingMatch::rejoin(&mo, world, ticket, at).map_err(|e| e.to_string())
             }
-            stale => {
-                if stale.is_some() {
-                    clear_ticket(&self.params.room);
-                }
-                ConnectingMatch::start(&mo, world, at).map_err(|e| e.to_string())
-            }
+            None => ConnectingMatch::start(&mo, world, at).map_err(|e| e.to_string()),
         }
+    }
+
+    /// Drops the ticket kept for the room unused, and tells the player why.
+    fn drop_ticket(&mut self, why: String) {
+        clear_ticket(&self.params.room);
+        let text = format!("Dropped the rejoin ticket this tab kept for the room: {why}");
+        self.notice(text.clone());
+        self.ticket_dropped = Some(text);
+    }
+
+    /// Whether this page is still coming back into its match, and for how long it may go on
+    /// without progress: `Err(why)` once it has waited [`Params::rejoin_limit_secs`] since its
+    /// last progress (a peer id from the signaling server, state bytes from the others).
+    fn check_return(&mut self, t: f64) -> Result<(), String> {
+        let Some((since, had_id, had_bytes)) = self.returning else { return Ok(()) };
+        let (has_id, bytes) = match &self.mode {
+            Mode::Connecting { c, .. } if c.is_rejoin() => (false, 0),
+            Mode::Online(o) if o.is_rejoining() => (true, o.rejoin_progress.0),
+            _ => {
+                self.returning = None;
+                return Ok(());
+            }
+        };
+        if (has_id, bytes) != (had_id, had_bytes) {
+            self.returning = Some((t, has_id, bytes));
+            return Ok(());
+        }
+        let limit = self.params.rejoin_limit_secs();
+        if t - since < f64::from(limit) * 1000.0 {
+            return Ok(());
+        }
+        let why = match &self.mode {
+            Mode::Online(o) => o.why_not_back(),
+            _ => "the signaling server gave this page no peer id".to_string(),
+        };
+        Err(format!("{why}; nothing moved for {limit} s"))
+    }
+
+    /// Stops coming back into the match: leaves the room, drops the ticket, tells the player
+    /// why and joins the room anew, as a page without a ticket does.
+    fn give_up(&mut self, why: &str) {
+        if let Mode::Online(o) = &mut self.mode {
+            o.close();
+        }
+        self.mode = Mode::Stopped;
+        clear_ticket(&self.params.room);
+        self.ticket_addrs = None;
+        self.from_ticket = false;
+        self.returning = None;
+        let text = format!("Could not get back into the match: {why}.");
+        self.notice(format!("{text} Joining the room anew."));
+        self.gave_up = Some(text);
+        self.fx.clear();
+        self.acc = 0.0;
+        self.begin();
     }
 
     /// Switches to a local match against the bot (from the "alone in the room" offer).
@@ -498,7 +602,14 @@ impl App {
             show("local-bot", false);
         }
         if let Some(e) = failure {
-            self.fail(e);
+            if self.returning.is_some() {
+                self.give_up(&e);
+            } else {
+                self.fail(e);
+            }
+        }
+        if let Err(why) = self.check_return(t) {
+            self.give_up(&why);
         }
         self.fx.expire();
         self.notices.retain(|(_, at)| t - at < 6000.0);
@@ -517,6 +628,14 @@ impl App {
                 Who { name: format!("P{p} · {role}") }
             })
             .collect()
+    }
+
+    /// When a returning page gives up, in words.
+    fn give_up_line(&self) -> String {
+        format!(
+            "gives up and joins the room anew after {} s without progress",
+            self.params.rejoin_limit_secs()
+        )
     }
 
     fn agreement_line(a: &Agreement) -> (String, &'static str) {
@@ -588,6 +707,7 @@ impl App {
                 let lines = [
                     format!("Coming back into the match in room \"{}\"…", self.params.room),
                     waited,
+                    self.give_up_line(),
                 ];
                 p.message("Rejoining the duel", &lines, "#e9ecff", t);
             }
@@ -603,7 +723,8 @@ impl App {
                      ({} s); asked {} time(s) so far",
                     self.params.departure_secs, o.rejoin_refusals
                 );
-                p.message("Rejoining the duel", &[progress, refused], "#e9ecff", t);
+                let lines = [progress, refused, self.give_up_line()];
+                p.message("Rejoining the duel", &lines, "#e9ecff", t);
             }
             Mode::Connecting { c, since, .. } => {
                 let stage = match c.stage() {
@@ -617,7 +738,16 @@ impl App {
                     None => "Connecting…".into(),
                 };
                 let waited = format!("{:.0} s", (t - since) / 1000.0);
-                p.message("Joining the duel", &[stage, waited], "#e9ecff", t);
+                let mut lines = vec![stage, waited];
+                // Why this page is here rather than back in its match.
+                for told in [&self.gave_up, &self.ticket_dropped].into_iter().flatten() {
+                    lines.push(String::new());
+                    lines.extend(wrap(told, 90));
+                }
+                if self.gave_up.is_some() {
+                    lines.push("This page joined the room anew, as a new player.".into());
+                }
+                p.message("Joining the duel", &lines, "#e9ecff", t);
             }
             Mode::Online(o) => {
                 let w = o.world();
@@ -740,7 +870,9 @@ impl App {
     /// match at, or null), `rejoin_ms` (page clock when it did), `rejoin_bytes` and
     /// `rejoin_size` (the state received while coming back), `rejoin_refusals` (claims the
     /// others refused), `returns` (`[players, F]` of every return this page saw, its own
-    /// included) and `left` (players out of the match now).
+    /// included), `left` (players out of the match now), `rejoin_gave_up` (why this page
+    /// gave up coming back, or null), `ticket_dropped` (why it dropped the ticket it found
+    /// unused, or null) and `rejoin_limit_s` (seconds without progress it gives up after).
     fn rejoin_status(&self, o: &Object) {
         let online = match &self.mode {
             Mode::Online(on) => Some(on),
@@ -766,6 +898,10 @@ impl App {
         }
         set(o, "returns", returns);
         set(o, "left", left);
+        let text = |t: &Option<String>| t.clone().map_or(JsValue::NULL, JsValue::from);
+        set(o, "rejoin_gave_up", text(&self.gave_up));
+        set(o, "ticket_dropped", text(&self.ticket_dropped));
+        set(o, "rejoin_limit_s", self.params.rejoin_limit_secs());
     }
 
     fn world(&self) -> Option<&World<Duel>> {

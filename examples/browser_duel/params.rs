@@ -7,6 +7,10 @@ use rollback_abilities_kit::duel::{Input, MAX_FIGHTERS};
 /// The most frames a match may be asked to play (`frames=`), as the duel allows.
 pub const MAX_FRAMES: Frame = 1_000_000;
 
+/// Seconds a returning page waits beyond the departure time by default
+/// ([`Params::rejoin_limit_secs`]).
+pub const REJOIN_GRACE_SECS: u32 = 10;
+
 /// How the page plays.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
@@ -33,6 +37,9 @@ pub struct Params {
     /// Seconds a silent player has before the others agree it left the match (a reloaded
     /// page can take its slot back from then on).
     pub departure_secs: u32,
+    /// Seconds a page coming back into its match with a ticket waits without progress before
+    /// it gives up and joins the room anew (`None`: [`Params::rejoin_limit_secs`]'s default).
+    pub rejoin_secs: Option<u32>,
 }
 
 impl Default for Params {
@@ -49,6 +56,7 @@ impl Default for Params {
             signal: None,
             wait_secs: 600,
             departure_secs: 10,
+            rejoin_secs: None,
         }
     }
 }
@@ -168,6 +176,9 @@ impl Params {
         if let Some(v) = get("departure") {
             p.departure_secs = number(&v, "departure", 1, 600)? as u32;
         }
+        if let Some(v) = get("rejoin") {
+            p.rejoin_secs = Some(number(&v, "rejoin", 1, 3600)? as u32);
+        }
         Ok(p)
     }
 
@@ -175,6 +186,13 @@ impl Params {
     /// then on): `frames=`, or the most a match may have.
     pub fn match_frames(&self) -> Frame {
         self.frames.unwrap_or(MAX_FRAMES)
+    }
+
+    /// Seconds a returning page waits without progress before it gives up: `rejoin=`, else
+    /// the departure time plus [`REJOIN_GRACE_SECS`] (the others refuse its claim until they
+    /// agree its player left; 20 s with the default departure time).
+    pub fn rejoin_limit_secs(&self) -> u32 {
+        self.rejoin_secs.unwrap_or(self.departure_secs.saturating_add(REJOIN_GRACE_SECS))
     }
 
     /// Who plays this tab, in words.

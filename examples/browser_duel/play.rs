@@ -155,6 +155,8 @@ pub struct Online {
     /// Claims on a slot the members refused (a reloaded page asking before the others agreed
     /// it had left is refused until they have).
     pub rejoin_refusals: u64,
+    /// The last refusal of this page's claim, in words (while it comes back).
+    pub last_refusal: Option<String>,
     /// While this page comes back into the match: bytes of the others' state received and its
     /// size (the most seen).
     pub rejoin_progress: (usize, usize),
@@ -184,6 +186,7 @@ impl Online {
             left: Vec::new(),
             rejoined: Vec::new(),
             rejoin_refusals: 0,
+            last_refusal: None,
             rejoin_progress: (0, 0),
             seen: 0,
             ticks: 0,
@@ -204,6 +207,38 @@ impl Online {
     /// Whether this page is coming back into the match and not in yet.
     pub fn is_rejoining(&self) -> bool {
         self.net.peer().is_rejoining()
+    }
+
+    /// Why this page, coming back into the match, is not back yet, in words: the others'
+    /// state stopped arriving, they refused its claim, or none of them is in the room.
+    pub fn why_not_back(&self) -> String {
+        let (got, size) = self.rejoin_progress;
+        if size > 0 {
+            return format!("the others' state stopped arriving ({got}/{size} bytes)");
+        }
+        if let Some(fault) = &self.last_refusal {
+            return format!(
+                "the others refused its claim on its slot {} time(s), last: {fault}",
+                self.rejoin_refusals
+            );
+        }
+        let peer = self.net.peer();
+        let me = self.player();
+        let slots = peer.slot_addresses();
+        let connected = peer.transport().connected_peers();
+        let here = slots.iter().enumerate().any(|(p, a)| p != me && connected.contains(a));
+        if here {
+            "the others did not answer its claim on its slot".to_string()
+        } else {
+            "none of the match's other players is in the room any more (the match is over or \
+             was abandoned)"
+                .to_string()
+        }
+    }
+
+    /// Leaves the room: closes this page's connection to the signaling server and the others.
+    pub fn close(&mut self) {
+        self.net.peer().transport().clone().close();
     }
 
     /// Frames confirmed so far, as the match counts them (from frame 0, for a page that came
@@ -296,7 +331,10 @@ impl Online {
                 SessionEvent::RejoinAborted { players } => report.notices.push(format!(
                     "player {players:?} did not get back in; the match goes on without them"
                 )),
-                SessionEvent::RejoinFault { .. } => self.rejoin_refusals += 1,
+                SessionEvent::RejoinFault { fault, .. } => {
+                    self.rejoin_refusals += 1;
+                    self.last_refusal = Some(fault.to_string());
+                }
                 SessionEvent::Desync(f) => {
                     report.notices.push(format!("DESYNC: a peer's checksum of frame {f} differs"))
                 }

@@ -270,6 +270,19 @@ impl Browser {
         self.wait_until(loaded, t).map_err(|e| format!("the page did not load again: {e}"))
     }
 
+    /// Loads `url` in the open page's tab, as a person typing it does (the tab's
+    /// `sessionStorage` stays for the same origin); returns once the new document has loaded.
+    pub fn navigate(&mut self, url: &str) -> Result<(), String> {
+        let t = Duration::from_secs(30);
+        self.eval("window.__beforeNavigate = true", t)?;
+        let nav = self.page_call("Page.navigate", json!({ "url": url }), t)?;
+        if let Some(err) = nav.get("errorText").and_then(Value::as_str) {
+            return Err(format!("{}: cannot load {url}: {err}", self.name));
+        }
+        let loaded = "document.readyState === 'complete' && window.__beforeNavigate !== true";
+        self.wait_until(loaded, t).map_err(|e| format!("{url} did not finish loading: {e}"))
+    }
+
     /// Evaluates a JavaScript expression in the page (awaiting it if it is a promise) and
     /// returns its value as JSON. An exception thrown by the expression is an error.
     pub fn eval(&mut self, expression: &str, timeout: Duration) -> Result<Value, String> {

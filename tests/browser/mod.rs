@@ -619,17 +619,30 @@ fn play_out(
     deadline: Duration,
     mut each: impl FnMut(&mut [(&mut Browser, &mut Watch)]) -> Result<(), String>,
 ) -> Result<(), String> {
+    play_until(pages, deadline, "the match did not finish", |pages| {
+        each(pages)?;
+        Ok(pages.iter().all(|(_, w)| w.done()))
+    })
+}
+
+/// Polls pages every 100 ms until `enough` says so after a round of polls; past `deadline`,
+/// an error that says `what` did not happen.
+fn play_until(
+    pages: &mut [(&mut Browser, &mut Watch)],
+    deadline: Duration,
+    what: &str,
+    mut enough: impl FnMut(&mut [(&mut Browser, &mut Watch)]) -> Result<bool, String>,
+) -> Result<(), String> {
     let start = Instant::now();
     loop {
         for (b, w) in pages.iter_mut() {
             w.poll(b)?;
         }
-        each(pages)?;
-        if pages.iter().all(|(_, w)| w.done()) {
+        if enough(pages)? {
             return Ok(());
         }
         if start.elapsed() > deadline {
-            let mut msg = format!("the match did not finish within {} s:", deadline.as_secs());
+            let mut msg = format!("{what} within {} s:", deadline.as_secs());
             for (b, w) in pages.iter() {
                 msg.push_str(&format!("\n{}: {}\n{}", b.name, w.last, b.diagnostics()));
             }
@@ -881,6 +894,136 @@ fn a_reloaded_page_rejoins_its_match() {
             lb.len(),
             sa["checksum_checks"],
             sb["checksum_checks"]
+        ));
+        Ok(())
+    });
+}
+
+/// The page's `rejoin=` in the give-up test: seconds a returning page waits without progress.
+const GIVE_UP_SECS: u64 = 5;
+
+/// Two headless pages play in a 2-player room; page A's browser is closed for good, then page
+/// B is reloaded. With its ticket it asks for its slot, but nobody of the match is left to let
+/// it back in: within its `rejoin=` time (plus the page's load) it gives up, says why
+/// (`rejoin_gave_up`, on the screen too), drops its ticket and joins the room anew without an
+/// error. A new browser's page, which finds a ticket it cannot read in its tab's
+/// `sessionStorage`, drops it (`ticket_dropped`) and joins the room as a new player: the two
+/// play a new match.
+#[test]
+#[ignore = "needs root, iproute2, Chromium, wasm32 and wasm-bindgen-cli: cargo test --all-features --test integration browser:: -- --ignored --skip browser::child_role --test-threads 1"]
+fn a_returning_page_gives_up_on_a_gone_match() {
+    run("a_returning_page_gives_up_on_a_gone_match", true, |m| {
+        let mut pair = Pair::create(7)?;
+        let server = start_server(&mut pair)?;
+        let room = "giveup";
+        let url = format!("{}?room={room}&players=2&seed=13&rejoin={GIVE_UP_SECS}", server.page);
+        let ticket = format!("sessionStorage.getItem('rollback-duel-ticket:{room}')");
+        let program = &m.chromium.0;
+        let mut a = Browser::launch("browser A", program, &pair.a, &m.out)?;
+        let mut b = Browser::launch("browser B", program, &pair.b, &m.out)?;
+        let mut wa = Watch::open(&mut a, &format!("{url}&script=mash"))?;
+        std::thread::sleep(Duration::from_millis(500));
+        let mut wb = Watch::open(&mut b, &format!("{url}&script=jab"))?;
+        let at = |w: &Watch, frame: u64| {
+            w.state() == "playing" && w.last["frame"].as_u64().unwrap_or(0) >= frame
+        };
+        let pages = &mut [(&mut a, &mut wa), (&mut b, &mut wb)];
+        play_until(pages, MATCH_DEADLINE / 2, "the pages did not play", |p| Ok(at(p[1].1, 120)))?;
+        if !b.eval(&ticket, Duration::from_secs(5))?.is_string() {
+            return Err(format!("page B keeps no ticket mid-match: {}", wb.last));
+        }
+        // Page A is gone for good; page B comes back to a match nobody else is in.
+        drop(a);
+        let reloaded = Instant::now();
+        b.reload()?;
+        let mut wb = Watch { opened: reloaded, ..Watch::new() };
+        let (mut seen_rejoining, mut rejoining_shot) = (false, None);
+        let gave_up_after = loop {
+            wb.poll(&mut b)?;
+            seen_rejoining |= wb.state() == "rejoining";
+            if rejoining_shot.is_none() && seen_rejoining && reloaded.elapsed().as_secs() >= 2 {
+                rejoining_shot = Some(b.screenshot()?);
+            }
+            if wb.last["rejoin_gave_up"].is_string() {
+                break reloaded.elapsed();
+            }
+            if reloaded.elapsed() > Duration::from_secs(GIVE_UP_SECS + 20) {
+                let e = format!("page B did not give up within {GIVE_UP_SECS} s: {}", wb.last);
+                return Err(format!("{e}\n{}\n{}", b.diagnostics(), server.proc.output()));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let why = wb.last["rejoin_gave_up"].as_str().unwrap_or("").to_string();
+        if !seen_rejoining
+            || gave_up_after < Duration::from_secs(GIVE_UP_SECS)
+            || !why.starts_with("Could not get back into the match: ")
+        {
+            return Err(format!(
+                "page B gave up after {gave_up_after:?} (seen rejoining: {seen_rejoining}): {}",
+                wb.last
+            ));
+        }
+        // It joins the room anew, a page without a ticket, and shows why (the screen a second
+        // later).
+        std::thread::sleep(Duration::from_secs(1));
+        wb.poll(&mut b)?;
+        if wb.state() != "connecting" || wb.last["mode"] != "connecting" {
+            return Err(format!("page B did not join the room anew: {}", wb.last));
+        }
+        if !b.eval(&ticket, Duration::from_secs(5))?.is_null() {
+            return Err(format!("page B kept its ticket after giving up: {}", wb.last));
+        }
+        let png = b.screenshot()?;
+        let path = save(&m.out, "rejoin-gave-up.png", &png)?;
+        let (colours, _) = check_picture(&png, 8)?;
+        note(format!(
+            "browser give-up: page B reloaded into a match nobody else is in; rejoining, it \
+             gave up {:.2} s later (rejoin={GIVE_UP_SECS}): {why:?}; joined the room anew; \
+             screenshot {} ({colours} colours)",
+            gave_up_after.as_secs_f64(),
+            path.display()
+        ));
+        if let Some(png) = rejoining_shot {
+            let path = save(&m.out, "rejoining.png", &png)?;
+            note(format!("browser give-up: page B rejoining: screenshot {}", path.display()));
+        }
+        // A new browser's tab holds a ticket it cannot read: it drops it and plays B anew.
+        let mut a = Browser::launch("browser A2", program, &pair.a, &m.out)?;
+        let replay = format!("{}?room={room}&view=replay", server.page);
+        Watch::open(&mut a, &replay)?;
+        let garbage = format!("sessionStorage.setItem('rollback-duel-ticket:{room}', '(slot: 1')");
+        a.eval(&garbage, Duration::from_secs(5))?;
+        a.navigate(&format!("{url}&script=mash"))?;
+        let mut wa = Watch { opened: Instant::now(), ..Watch::new() };
+        let mut shot = None;
+        let pages = &mut [(&mut a, &mut wa), (&mut b, &mut wb)];
+        play_until(pages, MATCH_DEADLINE / 2, "the new pages did not play", |p| {
+            if shot.is_none() && at(p[0].1, 30) {
+                shot = Some(p[0].0.screenshot()?);
+            }
+            Ok(p.iter().all(|(_, w)| at(w, 120)))
+        })?;
+        let dropped = wa.last["ticket_dropped"].as_str().unwrap_or("").to_string();
+        if dropped.is_empty() || !wa.last["rejoin_gave_up"].is_null() {
+            return Err(format!("page A2 did not report the ticket it dropped: {}", wa.last));
+        }
+        let players: BTreeSet<String> =
+            [&wa, &wb].iter().map(|w| w.last["player"].to_string()).collect();
+        if players != BTreeSet::from(["0".to_string(), "1".to_string()]) {
+            return Err(format!(
+                "the new pages are not players 0 and 1:\n{}\n{}",
+                wa.last, wb.last
+            ));
+        }
+        if let Some(png) = shot {
+            let path = save(&m.out, "ticket-dropped.png", &png)?;
+            note(format!("browser give-up: page A2's screenshot {}", path.display()));
+        }
+        note(format!(
+            "browser give-up: page A2 dropped its unreadable ticket ({dropped:?}) and plays a \
+             new match with page B: {}; {}",
+            wa.summary("page A2"),
+            wb.summary("page B")
         ));
         Ok(())
     });

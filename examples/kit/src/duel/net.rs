@@ -3,7 +3,7 @@
 //! [`UdpTransport`](rollback_abilities::session::UdpTransport)), able to leave, to take a
 //! player back and to come back itself ([`MatchOptions::rejoin`]).
 
-use super::play::Tee;
+use super::play::with_counter;
 use super::play::{
     BotView, MatchError, MatchOptions, checksums_after, finished_replay, keyframe_interval, lefts,
     rejoineds,
@@ -217,22 +217,17 @@ impl<T: MatchTransport> NetPeer<T> {
             self.view.catch_up(&self.peer.runner);
         }
         let (view, options, player) = (&mut self.view, &self.options, self.peer.handle);
-        let mut tee;
-        let presenter: &mut dyn Presenter = match presenter {
-            Some(extra) => {
-                tee = Tee(&mut self.counter, extra);
-                &mut tee
-            }
-            None => &mut self.counter,
-        };
-        let batch = self.peer.tick(
-            |frame, _| match input {
-                Some(input) => input(frame),
-                None => view.decide(options, player, frame),
-            },
-            Some(presenter),
-            |_| {},
-        )?;
+        let peer = &mut self.peer;
+        let batch = with_counter(&mut self.counter, presenter, |presenter| {
+            peer.tick(
+                |frame, _| match input {
+                    Some(input) => input(frame),
+                    None => view.decide(options, player, frame),
+                },
+                Some(presenter),
+                |_| {},
+            )
+        })?;
         if self.peer.is_rejoining() {
             self.state_bytes = self.state_bytes.max(self.peer.rejoin_progress().0);
         }

@@ -1068,16 +1068,10 @@ impl DuelPeer {
                 self.view.decide(&self.options, self.player, frame)
             }
         };
-        let mut tee;
-        let presenter: &mut dyn Presenter = match presenter {
-            Some(extra) => {
-                tee = Tee(&mut self.counter, extra);
-                &mut tee
-            }
-            None => &mut self.counter,
-        };
-        let batch =
-            self.runner.advance_p2p(session, &[(self.player, input)], Some(presenter), |_| {})?;
+        let (runner, player) = (&mut self.runner, self.player);
+        let batch = with_counter(&mut self.counter, presenter, |presenter| {
+            runner.advance_p2p(session, &[(player, input)], Some(presenter), |_| {})
+        })?;
         let events = self.runner.drain_events();
         self.departures.extend(lefts(&events));
         self.events.extend(events);
@@ -1199,8 +1193,21 @@ impl DuelPeer {
     }
 }
 
+/// Runs `f` with a peer's cue counter as its presenter, and `extra` fed the same calls after
+/// the counter when given (a page drawing the cues).
+pub(super) fn with_counter<R>(
+    counter: &mut CueCounter,
+    extra: Option<&mut dyn Presenter>,
+    f: impl FnOnce(&mut dyn Presenter) -> R,
+) -> R {
+    match extra {
+        Some(extra) => f(&mut Tee(counter, extra)),
+        None => f(counter),
+    }
+}
+
 /// Two presenters fed the same calls, in order.
-pub(super) struct Tee<'a>(pub(super) &'a mut dyn Presenter, pub(super) &'a mut dyn Presenter);
+struct Tee<'a>(&'a mut dyn Presenter, &'a mut dyn Presenter);
 
 impl Presenter for Tee<'_> {
     fn play(&mut self, cue: &rollback_abilities::present::Cue) {

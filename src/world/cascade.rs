@@ -594,10 +594,11 @@ impl<G: Game> World<G> {
                     }
                     _ => continue,
                 };
-                if self.effect_store_mut().set_mag(slot, mi, mag) {
-                    if !ef.is_inhibited() && self.entity_has_set_attr(ei, m.attr) {
-                        self.mark_attr_dirty(ei, m.attr, AttrCause::Modifiers);
-                    }
+                if self.effect_store_mut().set_mag(slot, mi, mag)
+                    && !ef.is_inhibited()
+                    && self.entity_has_set_attr(ei, m.attr)
+                {
+                    self.mark_attr_dirty(ei, m.attr, AttrCause::Modifiers);
                 }
             }
         }

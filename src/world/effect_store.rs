@@ -758,7 +758,7 @@ mod tests {
                     mags: &mags,
                     tags: &[seq as u16],
                     origin,
-                    live: seq % 2 == 0,
+                    live: seq.is_multiple_of(2),
                 },
             )
         }

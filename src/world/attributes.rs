@@ -178,12 +178,11 @@ impl<G: Game> World<G> {
         source: Option<&crate::tag::TagRequirements>,
         entries: &mut Vec<Entry>,
     ) {
-        let l = self.state.layout;
         let bit = crate::content::Accel::attr_bit(a);
-        let n = (self.state.entities[index as usize].n_effects as usize).min(l.effects);
-        let start = index as usize * l.effects;
+        let store = self.effect_store();
+        let start = store.range(index).start;
         let touches = &self.content.accel.effect_attrs;
-        for (k, ef) in self.state.effects[start..start + n].iter().enumerate() {
+        for (k, ef) in store.effects(index).iter().enumerate() {
             // Skips inhibited effects, periodic ones and those without a modifier of `a`.
             if ef.is_inhibited() || touches.get(ef.def.index()).is_none_or(|m| m & bit == 0) {
                 continue;
@@ -194,11 +193,12 @@ impl<G: Game> World<G> {
             {
                 continue;
             }
+            let mags = store.mags(start + k);
             for (mi, m) in d.modifiers.iter().enumerate() {
                 if m.attr != a || !ef.mod_qualified(mi) {
                     continue;
                 }
-                let mag = self.state.effect_mags[(start + k) * l.mods + mi];
+                let mag = mags[mi];
                 entries.push(Entry {
                     op: m.op,
                     magnitude: attribute::stacked(m.op, mag, ef.stacks),

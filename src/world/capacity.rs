@@ -466,15 +466,7 @@ impl<G: Game> World<G> {
             Ok(x) => x,
             Err(_) => OwnedExtra::of(&SpecExtra::default()),
         };
-        write_spec_parts(&l, &mut self.state.spec_ext[slot * words..(slot + 1) * words], &x);
-    }
-
-    /// Empties stored-spec slot `slot`'s row.
-    pub(crate) fn clear_spec_extra(&mut self, slot: usize) {
-        let words = self.state.layout.spec_words();
-        if let Some(row) = self.state.spec_ext.get_mut(slot * words..(slot + 1) * words) {
-            row.iter_mut().for_each(|w| *w = 0);
-        }
+        write_spec_parts(&l, self.effect_store_mut().spec_row(slot), &x);
     }
 
     /// What `ext` of a spec rebuilt from stored-spec slot `slot` should be.
@@ -490,41 +482,33 @@ impl<G: Game> World<G> {
     // Active effects' and abilities' tags beyond their inline room
     // ----------------------------------------------------------------------------------------
 
-    /// The row of effect column slot `slot` (its dynamic granted tags beyond two).
-    pub(crate) fn effect_tag_row(&self, slot: usize) -> &[u16] {
-        let k = self.state.layout.tags_extra;
-        self.state.effect_tags_ext.get(slot * k..(slot + 1) * k).unwrap_or(&[])
-    }
-
     /// The dynamic granted tags of effect column slot `slot` beyond its inline two.
     pub(crate) fn effect_extra_tags(&self, slot: usize) -> impl Iterator<Item = TagId> + '_ {
-        self.effect_tag_row(slot).iter().filter(|t| **t != 0).map(|t| TagId(*t - 1))
+        self.effect_store().tag_row(slot).iter().filter(|t| **t != 0).map(|t| TagId(*t - 1))
     }
 
-    /// Fills effect column slot `slot`'s row from the spec it is applied with.
-    pub(crate) fn set_effect_extra_tags(&mut self, slot: usize, spec: &EffectSpec) {
-        let k = self.state.layout.tags_extra;
-        if k == 0 {
-            return;
-        }
+    /// An effect's row of granted tags beyond its inline two (tag id + 1, 0 unused), from the
+    /// spec it is applied with.
+    pub(crate) fn effect_extra_tag_row(&self, spec: &EffectSpec) -> [u16; MAX_EXTRA] {
         let mut row = [0u16; MAX_EXTRA];
-        if spec.ext != ext::NONE
+        if self.state.layout.tags_extra != 0
+            && spec.ext != ext::NONE
             && let Ok(x) = self.spec_extra(spec)
         {
             for (d, t) in row.iter_mut().zip(x.tags) {
                 *d = *t;
             }
         }
-        self.state.effect_tags_ext[slot * k..(slot + 1) * k].copy_from_slice(&row[..k]);
+        row
     }
 
     /// The dynamic granted tags of an active effect: its inline two and those beyond.
     pub fn effect_dynamic_tags(&self, handle: crate::id::EffectHandle) -> Vec<TagId> {
-        let Some(k) = self.effects(handle.target).iter().position(|e| e.seq == handle.seq) else {
+        let store = self.effect_store();
+        let Some(slot) = store.find(handle) else {
             return Vec::new();
         };
-        let slot = handle.target.index as usize * self.state.layout.effects + k;
-        let ef = &self.state.effects[slot];
+        let ef = store.effect(slot);
         let mut v: Vec<TagId> =
             ef.dynamic_tags.iter().filter(|t| **t != u16::MAX).map(|t| TagId(*t)).collect();
         v.extend(self.effect_extra_tags(slot));

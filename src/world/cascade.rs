@@ -304,9 +304,8 @@ impl<G: Game> World<G> {
         }
         self.remove_all_standalone_cues(e);
         // Remove effects (events), newest first so no shifting happens.
-        while self.state.entities[i as usize].n_effects > 0 {
-            let n = self.state.entities[i as usize].n_effects as usize;
-            let seq = self.state.effects[i as usize * self.state.layout.effects + n - 1].seq;
+        while let Some(last) = self.effect_store().effects(i).last() {
+            let seq = last.seq;
             self.remove_now(i, seq, 0, RemovalReason::TargetDespawned);
         }
         let l = self.state.layout;
@@ -317,14 +316,11 @@ impl<G: Game> World<G> {
         if let Some(a) = self.state.anchors.get_mut(iu * l.anchors..(iu + 1) * l.anchors) {
             a.iter_mut().for_each(|a| *a = Default::default());
         }
+        self.effect_store_mut().clear(i);
         let h = &mut self.state.header;
         let rec = &mut self.state.entities[iu];
         rec.flags = 0;
         rec.sets = 0;
-        rec.n_effects = 0;
-        rec.n_live = 0;
-        self.state.wake[iu] =
-            super::state::EntityWake { period: crate::num::NEVER, expiry: crate::num::NEVER };
         rec.avatar = Entity::NONE;
         rec.n_tasks = 0;
         rec.next_free = h.free_head;
@@ -516,7 +512,7 @@ impl<G: Game> World<G> {
             }
         }
         // Live target captures on the same entity.
-        if self.state.entities[ei as usize].n_live > 0 {
+        if self.effect_store().has_live(ei) {
             self.refresh_live_mags(ei, |_, side, attr| {
                 side == crate::effect::CaptureSide::Target && attr == a
             });
@@ -525,7 +521,7 @@ impl<G: Game> World<G> {
         if self.live_source_defs {
             let src = self.entity_of(ei);
             for other in 0..self.state.header.high_water {
-                if self.state.entities[other as usize].n_live == 0 {
+                if !self.effect_store().has_live(other) {
                     continue;
                 }
                 self.refresh_live_mags(other, |origin, side, attr| {
@@ -546,12 +542,10 @@ impl<G: Game> World<G> {
     ) {
         use crate::effect::MagnitudeDef;
         let content = self.content.clone();
-        let l = self.state.layout;
-        let n = (self.state.entities[ei as usize].n_effects as usize).min(l.effects);
-        let start = ei as usize * l.effects;
+        let range = self.effect_store().range(ei);
         let target = self.entity_of(ei);
-        for k in 0..n {
-            let ef = self.state.effects[start + k];
+        for slot in range {
+            let ef = *self.effect_store().effect(slot);
             let Some(d) = content.effect_defs().get(ef.def.index()) else { continue };
             if !d.has_live_captures {
                 continue;
@@ -595,17 +589,16 @@ impl<G: Game> World<G> {
                         if !reads {
                             continue;
                         }
-                        let spec = self.spec_of_active(start + k);
+                        let spec = self.spec_of_active(slot);
                         self.modifier_magnitude(d, mi, &spec, target, ef.stacks)
                     }
                     _ => continue,
                 };
-                let ms = (start + k) * l.mods + mi;
-                if self.state.effect_mags[ms] != mag {
-                    self.state.effect_mags[ms] = mag;
-                    if !ef.is_inhibited() && self.entity_has_set_attr(ei, m.attr) {
-                        self.mark_attr_dirty(ei, m.attr, AttrCause::Modifiers);
-                    }
+                if self.effect_store_mut().set_mag(slot, mi, mag)
+                    && !ef.is_inhibited()
+                    && self.entity_has_set_attr(ei, m.attr)
+                {
+                    self.mark_attr_dirty(ei, m.attr, AttrCause::Modifiers);
                 }
             }
         }
@@ -614,11 +607,9 @@ impl<G: Game> World<G> {
     /// Re-evaluates ongoing requirements of an entity's effects and switches them off or on.
     fn update_inhibition(&mut self, ei: u32) {
         let content = self.content.clone();
-        let l = self.state.layout;
-        let start = ei as usize * l.effects;
         let mut k = 0;
-        while k < (self.state.entities[ei as usize].n_effects as usize).min(l.effects) {
-            let ef = self.state.effects[start + k];
+        while let Some(&ef) = self.effect_store().effects(ei).get(k) {
+            let slot = self.effect_store().range(ei).start + k;
             k += 1;
             let Some(d) = content.effect_defs().get(ef.def.index()) else { continue };
             if d.ongoing_requirements.is_empty() {
@@ -628,7 +619,7 @@ impl<G: Game> World<G> {
             if pass != ef.is_inhibited() {
                 continue;
             }
-            self.set_inhibited(ei, start + k - 1, !pass);
+            self.set_inhibited(ei, slot, !pass);
         }
     }
 

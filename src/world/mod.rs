@@ -8,6 +8,7 @@ pub(crate) mod capacity;
 pub(crate) mod cascade;
 mod copy_hash;
 mod cues;
+mod effect_store;
 mod effects;
 pub(crate) mod hooks;
 pub(crate) mod output;
@@ -442,6 +443,29 @@ pub struct InvalidSnapshot {
     pub problem: SnapshotProblem,
 }
 
+impl InvalidSnapshot {
+    /// `column[record][slot].field` is out of range.
+    pub(crate) fn out_of_range(
+        column: &'static str,
+        record: Option<usize>,
+        slot: Option<usize>,
+        field: &'static str,
+    ) -> Self {
+        InvalidSnapshot { column, record, slot, field, problem: SnapshotProblem::OutOfRange }
+    }
+
+    /// `column.field` is `value`, above `limit`.
+    pub(crate) fn exceeds(
+        column: &'static str,
+        field: &'static str,
+        value: u64,
+        limit: u64,
+    ) -> Self {
+        let problem = SnapshotProblem::Exceeds { value, limit };
+        InvalidSnapshot { column, record: None, slot: None, field, problem }
+    }
+}
+
 /// What is wrong with an [`InvalidSnapshot`]'s field.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -842,11 +866,8 @@ impl<G: Game> World<G> {
         rec.flags = entity_flags::ALIVE | if asc { entity_flags::ASC } else { 0 };
         rec.sets = sets;
         rec.next_free = u32::MAX;
-        rec.n_effects = 0;
-        rec.n_live = 0;
-        self.state.wake[index as usize] =
-            state::EntityWake { period: crate::num::NEVER, expiry: crate::num::NEVER };
         let e = Entity { index, generation: rec.generation };
+        self.effect_store_mut().clear(index);
         // Attributes at their defaults.
         self.attr_table_mut().init(index, sets);
         let a = self.state.layout.attrs;
@@ -964,25 +985,14 @@ impl<G: Game> World<G> {
 
     /// The active effects of an entity in application order.
     pub fn effects(&self, e: Entity) -> &[ActiveEffect] {
-        &self.state.effects[self.effect_slots(e)]
+        self.effect_store().effects_of(e)
     }
 
     /// When each active effect of an entity expires and next executes: parallel to
     /// [`World::effects`] (the same index is the same effect). [`World::effect_remaining`]
     /// reads one effect's.
     pub fn effect_timers(&self, e: Entity) -> &[EffectTimers] {
-        &self.state.effect_timers[self.effect_slots(e)]
-    }
-
-    /// The column slots of an entity's active effects (empty for a dead handle).
-    fn effect_slots(&self, e: Entity) -> core::ops::Range<usize> {
-        if !self.is_alive(e) {
-            return 0..0;
-        }
-        let rec = &self.state.entities[e.index as usize];
-        let cap = self.state.layout.effects;
-        let start = e.index as usize * cap;
-        start..start + (rec.n_effects as usize).min(cap)
+        self.effect_store().timers_of(e)
     }
 
     /// Who applied each active effect of an entity, in the order of [`World::effects`] (the

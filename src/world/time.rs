@@ -27,7 +27,7 @@ use super::state::EntityTime;
 use super::{Game, World};
 use crate::ability::task::{TaskIndex, kind};
 use crate::id::{AbilityHandle, Entity, TaskHandle};
-use crate::num::{self, Frame, Fx, NEVER};
+use crate::num::{self, Frame, Fx};
 
 impl<G: Game> World<G> {
     /// Holds an entity's clock for the next `frames` frames (hitstop, hit freeze): from the
@@ -228,16 +228,7 @@ impl<G: Game> World<G> {
     /// frames move one frame later.
     fn hold_clocks(&mut self, e: Entity, frame: Frame) {
         let ei = e.index as usize;
-        let n = (self.state.entities[ei].n_effects as usize).min(self.state.layout.effects);
-        if n > 0 {
-            let start = ei * self.state.layout.effects;
-            let later = |f: Frame| if f == NEVER { f } else { f.saturating_add(1).min(NEVER - 1) };
-            for t in &mut self.state.effect_timers[start..start + n] {
-                t.expires_at = later(t.expires_at);
-                t.next_period_at = later(t.next_period_at);
-            }
-            self.update_wake(e.index);
-        }
+        self.effect_store_mut().delay(e.index);
         if self.state.entities[ei].n_tasks == 0 {
             return;
         }

@@ -15,9 +15,7 @@ use super::state::{COLUMN, State, entity_flags};
 use crate::ability::spec_flags;
 use crate::ability::task::kind as task_kind;
 use crate::content::Content;
-use crate::effect::SELF_ORIGIN;
-use crate::id::{Entity, TagId};
-use crate::num::NEVER;
+use crate::id::Entity;
 
 use super::{InvalidSnapshot, SnapshotProblem as P};
 
@@ -29,24 +27,13 @@ fn check(ok: bool, what: impl FnOnce() -> Invalid) -> Result<(), Invalid> {
 }
 
 /// `column[record][slot].field` is out of range.
-fn bad(
-    column: &'static str,
-    record: Option<usize>,
-    slot: Option<usize>,
-    field: &'static str,
-) -> Invalid {
-    InvalidSnapshot { column, record, slot, field, problem: P::OutOfRange }
+fn bad(c: &'static str, record: Option<usize>, slot: Option<usize>, f: &'static str) -> Invalid {
+    InvalidSnapshot::out_of_range(c, record, slot, f)
 }
 
 /// `column.field` is `value`, above `limit`.
 fn exceeds(column: &'static str, field: &'static str, value: u64, limit: u64) -> Invalid {
-    InvalidSnapshot {
-        column,
-        record: None,
-        slot: None,
-        field,
-        problem: P::Exceeds { value, limit },
-    }
+    InvalidSnapshot::exceeds(column, field, value, limit)
 }
 
 impl<G: Game> State<G> {
@@ -85,17 +72,6 @@ impl<G: Game> State<G> {
         })?;
         check(h.task_free_head == u32::MAX || h.task_free_head < h.task_high_water, || {
             bad(COLUMN.header, None, None, "task_free_head")
-        })?;
-        check(h.origins_len as usize <= self.origins.len(), || {
-            exceeds(COLUMN.header, "origins_len", h.origins_len.into(), self.origins.len() as u64)
-        })?;
-        check(h.specs_high_water as usize <= self.effect_specs.len(), || {
-            exceeds(
-                COLUMN.header,
-                "specs_high_water",
-                h.specs_high_water.into(),
-                self.effect_specs.len() as u64,
-            )
         })?;
         // The free lists end (no cycle, every link in range).
         let mut at = h.free_head;
@@ -147,8 +123,6 @@ impl<G: Game> State<G> {
             let w = |f| bad(COLUMN.entities, Some(i), None, f);
             check(r.flags & !(entity_flags::ALIVE | entity_flags::ASC) == 0, || w("flags"))?;
             check(sets_declared(r.sets, sets), || w("sets"))?;
-            check(r.n_effects as usize <= l.effects, || w("n_effects"))?;
-            check(r.n_live <= r.n_effects, || w("n_live"))?;
             check(r.n_tasks as usize <= l.tasks, || w("n_tasks"))?;
             check(ent(r.avatar), || w("avatar"))?;
             // Slots past the high-water mark were never used: still zeroed, not links.
@@ -164,99 +138,9 @@ impl<G: Game> State<G> {
         Ok(())
     }
 
-    /// Active effects, the origin pool and stored specs.
+    /// Active effects, the origin pool and stored specs: the effect store's rules.
     fn validate_effects(&self, content: &Content) -> Result<(), Invalid> {
-        let l = self.layout;
-        let n = l.entities;
-        let tags = content.tags().len();
-        let ent = |e: Entity| (e.index as usize) < n || e == Entity::NONE;
-        let tag = |t: u16| (t as usize) < tags || t == u16::MAX;
-        let h = &self.header;
-        // Active effects (only the first `n_effects` of each entity are live).
-        let effects = content.effect_defs().len();
-        for (i, r) in self.entities.iter().enumerate() {
-            let start = i * l.effects;
-            let live = start..start + r.n_effects as usize;
-            for (j, e) in self.effects[live.clone()].iter().enumerate() {
-                let w = |f| bad(COLUMN.effects, Some(i), Some(j), f);
-                check(e.def.index() < effects, || w("def"))?;
-                check(e.dynamic_tags.iter().all(|t| tag(*t)), || w("dynamic_tags"))?;
-                // A pooled origin is this effect's (the pool's records point back).
-                check(
-                    e.origin == SELF_ORIGIN
-                        || e.origin < h.origins_len
-                            && self
-                                .origins
-                                .get(e.origin as usize)
-                                .is_some_and(|p| p.target as usize == i && p.seq == e.seq),
-                    || w("origin"),
-                )?;
-            }
-            // The wake frames are the earliest timers (a later one would skip executions and
-            // expiries); only live entities are scanned by the step.
-            if r.flags & entity_flags::ALIVE != 0 {
-                let (period, expiry) =
-                    self.effect_timers[live.clone()].iter().fold((NEVER, NEVER), |(p, x), t| {
-                        (p.min(t.next_period_at), x.min(t.expires_at))
-                    });
-                let wake = self.wake[i];
-                check(wake.period == period && wake.expiry == expiry, || InvalidSnapshot {
-                    problem: P::Stale,
-                    ..bad(COLUMN.wake, Some(i), None, "")
-                })?;
-            }
-        }
-        // The origin pool: every used record belongs to a live effect that points at it (with
-        // the check above, a one-to-one match).
-        for (j, p) in self.origins.iter().enumerate().take(h.origins_len as usize) {
-            let w = |f| bad(COLUMN.origins, Some(j), None, f);
-            let o = &p.origin;
-            check(ent(o.instigator) && ent(o.causer) && ent(o.source_object), || w("entity"))?;
-            check(ent(o.ability.owner) && (o.ability.slot as usize) < l.abilities.max(1), || {
-                w("ability")
-            })?;
-            let owner = self.entities.get(p.target as usize);
-            let start = p.target as usize * l.effects;
-            let pointed = owner.is_some_and(|r| {
-                self.effects[start..start + (r.n_effects as usize).min(l.effects)]
-                    .iter()
-                    .any(|e| e.seq == p.seq && e.origin as usize == j)
-            });
-            check(pointed, || w("target"))?;
-        }
-        // Stored specs.
-        let attrs = content.attr_defs().len();
-        for (i, s) in self.effect_specs.iter().enumerate() {
-            let w = |f| bad(COLUMN.effect_specs, Some(i), None, f);
-            if s.stored == 0 {
-                continue;
-            }
-            check(s.def.index() < effects, || w("def"))?;
-            check(s.source_tags.iter().all(|t: TagId| t.index() < tags), || w("source_tags"))?;
-            check(usize::from(s.n_set_by_caller) <= s.set_by_caller.len(), || {
-                w("n_set_by_caller")
-            })?;
-            check(usize::from(s.n_inline) <= s.inline.len(), || w("n_inline"))?;
-            check(usize::from(s.n_source_captures) <= s.source_captures.len(), || {
-                w("n_source_captures")
-            })?;
-            let sbc = &s.set_by_caller[..usize::from(s.n_set_by_caller)];
-            check(sbc.iter().all(|e| tag(e.tag)), || w("set_by_caller"))?;
-            let inline = &s.inline[..usize::from(s.n_inline)];
-            check(inline.iter().all(|m| usize::from(m.attr) < attrs), || w("inline"))?;
-            check(s.dynamic_granted_tags.iter().all(|t| tag(*t)), || w("dynamic_granted_tags"))?;
-            // A kept spec's values beyond its inline room are in its `spec_overflow` row.
-            check(s.ext == 0, || w("ext"))?;
-            let c = &s.context;
-            check(
-                ent(c.instigator) && ent(c.causer) && ent(c.source_object) && ent(c.hit_entity),
-                || w("context"),
-            )?;
-            check(ent(c.ability.owner) && (c.ability.slot as usize) < l.abilities.max(1), || {
-                w("context.ability")
-            })?;
-        }
-        Ok(())
+        self.effect_store().validate(content, self.layout.abilities)
     }
 
     /// Granted abilities and tasks.

@@ -967,8 +967,7 @@ impl<G: Game> World<G> {
         if self.content.accel.any_immune {
             return false;
         }
-        let n = self.state.entities.get(owner.index as usize).map_or(0, |r| r.n_effects as usize);
-        let room = n < self.state.layout.effects;
+        let room = self.effect_store().has_room(owner.index);
         let accel = &self.content.accel;
         [def.cost.filter(|_| cost), def.cooldown.filter(|_| cooldown)].iter().flatten().all(|id| {
             accel.applies_freely.get(id.index()).copied().unwrap_or(false)

@@ -1,8 +1,7 @@
 //! The application pipeline (F-GE-07), removal, stacking and lifetime control.
 
 use crate::effect::{
-    ActiveEffect, EffectOrigin, EffectQuery, EffectSpec, EffectTimers, PooledOrigin, SELF_ORIGIN,
-    effect_flags,
+    ActiveEffect, EffectOrigin, EffectQuery, EffectSpec, EffectTimers, SELF_ORIGIN, effect_flags,
 };
 use crate::effect::{CaptureSide, StackKind, StackPeriod, StackRefresh};
 use crate::effect::{DurationDef, EffectDef, MagnitudeDef};
@@ -10,10 +9,10 @@ use crate::id::{EffectHandle, Entity, TagId};
 use crate::num::{Frame, Fx, NEVER};
 use crate::tag::TagSet;
 use crate::world::cascade::Work;
+use crate::world::effect_store::NewEffect;
 use crate::world::hooks::{BoundFn, RequirementVerdict};
 use crate::world::output::{Applied, ApplyError, AttrCause, EffectEvent, RemovalReason};
 use crate::world::{Game, World};
-use bytemuck::Zeroable;
 
 impl<G: Game> World<G> {
     /// Applies a spec to a target now and returns what happened.
@@ -105,7 +104,8 @@ impl<G: Game> World<G> {
 
     /// An active effect by handle.
     pub fn effect(&self, handle: EffectHandle) -> Option<&ActiveEffect> {
-        self.effects(handle.target).iter().find(|e| e.seq == handle.seq)
+        let store = self.effect_store();
+        store.find(handle).map(|slot| store.effect(slot))
     }
 
     /// Who applied an active effect (its instigator, causer, source object and ability).
@@ -116,87 +116,31 @@ impl<G: Game> World<G> {
 
     /// The origin of `ef`, an active effect of `target`: pooled, or the target itself.
     pub(crate) fn origin_of(&self, target: Entity, ef: &ActiveEffect) -> EffectOrigin {
-        match self.state.origins.get(ef.origin as usize) {
-            Some(p) if ef.origin != SELF_ORIGIN => p.origin,
-            _ => EffectOrigin::of_self(target),
-        }
-    }
-
-    /// Keeps `origin` for the effect `seq` applied to entity slot `ti`, and returns what its
-    /// [`ActiveEffect::origin`] holds. The pool has a record for every effect slot of the
-    /// world, so it cannot be full while an effect slot is free.
-    fn keep_origin(&mut self, ti: u32, seq: u32, origin: EffectOrigin) -> u32 {
-        if origin == EffectOrigin::of_self(self.entity_of(ti)) {
-            return SELF_ORIGIN;
-        }
-        let at = self.state.header.origins_len;
-        let Some(rec) = self.state.origins.get_mut(at as usize) else {
-            debug_assert!(false, "the origin pool is sized to the effect slots");
-            return SELF_ORIGIN;
-        };
-        *rec = PooledOrigin { origin, target: ti, seq };
-        self.state.header.origins_len = at + 1;
-        at
-    }
-
-    /// Releases pooled origin `at`: the last record moves into its place (its effect is
-    /// re-pointed), so the used records stay at the front and the rest stay zero.
-    fn release_origin(&mut self, at: u32) {
-        let len = self.state.header.origins_len as usize;
-        let at = at as usize;
-        if at >= len {
-            return;
-        }
-        let last = len - 1;
-        if at != last {
-            let moved = self.state.origins[last];
-            self.state.origins[at] = moved;
-            let l = self.state.layout;
-            let ti = moved.target as usize;
-            let n = self.state.entities.get(ti).map_or(0, |r| r.n_effects as usize).min(l.effects);
-            let base = ti * l.effects;
-            if let Some(ef) = self
-                .state
-                .effects
-                .get_mut(base..base + n)
-                .and_then(|efs| efs.iter_mut().find(|e| e.seq == moved.seq))
-            {
-                ef.origin = at as u32;
-            }
-        }
-        self.state.origins[last] = PooledOrigin::default();
-        self.state.header.origins_len = last as u32;
+        self.effect_store().origin(ef).unwrap_or_else(|| EffectOrigin::of_self(target))
     }
 
     /// When an active effect expires and next executes.
     pub fn effect_timer(&self, handle: EffectHandle) -> Option<&EffectTimers> {
-        let k = self.effects(handle.target).iter().position(|e| e.seq == handle.seq)?;
-        self.effect_timers(handle.target).get(k)
+        let store = self.effect_store();
+        store.find(handle).map(|slot| store.timer(slot))
     }
 
     /// `(remaining, total)` frames of an active effect; an infinite effect never ends and
     /// reports `(NEVER, NEVER)` (`u32::MAX`), as [`World::cooldown_remaining`] does. `None`
     /// when the effect is gone.
     pub fn effect_remaining(&self, handle: EffectHandle) -> Option<(u32, u32)> {
-        let k = self.effects(handle.target).iter().position(|e| e.seq == handle.seq)?;
-        let t = self.effect_timers(handle.target)[k];
-        Some(match t.remaining(self.frame()) {
-            Some(r) => (r, self.effects(handle.target)[k].duration),
+        let store = self.effect_store();
+        let slot = store.find(handle)?;
+        Some(match store.timer(slot).remaining(self.frame()) {
+            Some(r) => (r, store.effect(slot).duration),
             None => (crate::num::NEVER, crate::num::NEVER),
         })
     }
 
     /// The stored magnitude of a modifier of an active effect (before stacking).
     pub fn effect_magnitude(&self, handle: EffectHandle, modifier: usize) -> Option<Fx> {
-        let l = self.state.layout;
-        if modifier >= l.mods {
-            return None;
-        }
-        let k = self.effects(handle.target).iter().position(|e| e.seq == handle.seq)?;
-        Some(
-            self.state.effect_mags
-                [(handle.target.index as usize * l.effects + k) * l.mods + modifier],
-        )
+        let store = self.effect_store();
+        store.mag(store.find(handle)?, modifier)
     }
 
     /// The active effects of `target` matching a query, in application order (F-GE-26).
@@ -235,11 +179,10 @@ impl<G: Game> World<G> {
         for t in ef.dynamic_tags.iter().filter(|t| **t != u16::MAX) {
             owned.union_with(tags.self_and_ancestors(TagId(*t)));
         }
-        let l = self.state.layout;
-        if l.tags_extra != 0
-            && let Some(k) = self.effects(target).iter().position(|e| e.seq == ef.seq)
+        if self.state.layout.tags_extra != 0
+            && let Some(slot) = self.effect_store().find(ef.handle(target))
         {
-            for t in self.effect_extra_tags(target.index as usize * l.effects + k) {
+            for t in self.effect_extra_tags(slot) {
                 owned.union_with(tags.self_and_ancestors(t));
             }
         }
@@ -358,7 +301,7 @@ impl<G: Game> World<G> {
                 Ok(())
             };
         }
-        if self.state.entities[ti as usize].n_effects as usize >= self.state.layout.effects {
+        if !self.effect_store().has_room(ti) {
             return Err(ApplyError::Capacity);
         }
         Ok(())
@@ -539,33 +482,31 @@ impl<G: Game> World<G> {
         duration: u32,
     ) -> Result<Applied, ApplyError> {
         let Some(st) = def.stacking else { return Err(ApplyError::UnknownDefinition) };
-        let l = self.state.layout;
-        let slot = ti as usize * l.effects + k;
+        let slot = self.effect_store().range(ti).start + k;
         let target = self.entity_of(ti);
         let frame = self.frame();
-        let ef = self.state.effects[slot];
+        let ef = *self.effect_store().effect(slot);
         let handle = ef.handle(target);
         if ef.stacks >= st.limit && st.deny_overflow {
             return Err(ApplyError::StackOverflowDenied);
         }
         if ef.stacks < st.limit {
             let new = ef.stacks + 1;
-            self.state.effects[slot].stacks = new;
+            self.effect_store_mut().set_stacks(slot, new);
             self.out.effect_events.push(EffectEvent::StackChanged { handle, old: ef.stacks, new });
             if !ef.is_inhibited() && !def.is_periodic() {
                 self.dirty_effect_attrs(ti, def);
             }
         }
         if st.refresh == StackRefresh::OnApplication
-            && self.state.effect_timers[slot].expires_at != NEVER
+            && self.effect_store().timer(slot).expires_at != NEVER
         {
             // The refresh uses the incoming spec's duration (G-22).
             let new_exp = frame.saturating_add(duration).min(NEVER - 1);
-            self.state.effects[slot].duration = duration;
-            let t = &mut self.state.effect_timers[slot];
-            if new_exp != t.expires_at {
-                let old = t.expires_at;
-                t.expires_at = new_exp;
+            let mut store = self.effect_store_mut();
+            store.set_duration(slot, duration);
+            let old = store.retime(slot, |t| t.expires_at = new_exp).expires_at;
+            if new_exp != old {
                 self.out.effect_events.push(EffectEvent::DurationChanged {
                     handle,
                     old_expires_at: old,
@@ -574,10 +515,9 @@ impl<G: Game> World<G> {
             }
         }
         if st.period == StackPeriod::ResetOnApplication && def.is_periodic() {
-            let period = self.period_of(slot, def);
-            self.state.effect_timers[slot].next_period_at = frame.saturating_add(period);
+            let next = frame.saturating_add(self.period_of(slot, def));
+            self.effect_store_mut().retime(slot, |t| t.next_period_at = next);
         }
-        self.update_wake(ti);
         Ok(Applied::Stacked(handle))
     }
 
@@ -590,9 +530,7 @@ impl<G: Game> World<G> {
         mags: &[Fx],
         qualified: u32,
     ) -> Result<Applied, ApplyError> {
-        let l = self.state.layout;
-        let n = self.state.entities[ti as usize].n_effects as usize;
-        if n >= l.effects {
+        if !self.effect_store().has_room(ti) {
             return Err(ApplyError::Capacity);
         }
         let frame = self.frame();
@@ -607,8 +545,7 @@ impl<G: Game> World<G> {
             ability: spec.context.ability,
             activation_serial: spec.context.activation_serial,
         };
-        let origin = self.keep_origin(ti, seq, origin);
-        let ef = ActiveEffect {
+        let effect = ActiveEffect {
             seq,
             def: spec.def,
             level: spec.level,
@@ -620,12 +557,9 @@ impl<G: Game> World<G> {
             dynamic_tags: spec.dynamic_granted_tags,
             active_since: frame,
             spec_slot: u32::MAX,
-            origin,
+            origin: SELF_ORIGIN,
         };
-        let slot = ti as usize * l.effects + n;
-        self.state.effects[slot] = ef;
-        self.set_effect_extra_tags(slot, spec);
-        self.state.effect_timers[slot] = EffectTimers {
+        let timers = EffectTimers {
             expires_at: if duration == NEVER {
                 NEVER
             } else {
@@ -633,46 +567,44 @@ impl<G: Game> World<G> {
             },
             next_period_at: NEVER,
         };
-        for m in 0..l.mods {
-            self.state.effect_mags[slot * l.mods + m] = mags.get(m).copied().unwrap_or(Fx::ZERO);
-        }
-        if let Some(m) = &def.period_magnitude {
-            // Evaluated once, at application, and kept in the magnitude slot after the
-            // modifiers' (F-GA-08).
-            let period = self.time_frames(def, m, 1, spec, target);
-            if let Some(p) = self.state.effect_mags.get_mut(slot * l.mods + def.modifiers.len()) {
-                *p = Fx::from_num(period);
-            }
+        // Evaluated once, at application, before the effect counts among the target's.
+        let period =
+            def.period_magnitude.as_ref().map(|m| self.time_frames(def, m, 1, spec, target));
+        let tags = self.effect_extra_tag_row(spec);
+        let new = NewEffect {
+            effect,
+            timers,
+            mags,
+            tags: &tags,
+            origin: (origin != EffectOrigin::of_self(target)).then_some(origin),
+            live: def.has_live_captures,
+        };
+        let Some(slot) = self.effect_store_mut().insert(ti, new) else {
+            return Err(ApplyError::Capacity);
+        };
+        // The record as inserted (no spec kept yet) is what its parts are switched on with.
+        let ef = *self.effect_store().effect(slot);
+        if let Some(period) = period {
+            // Kept in the magnitude slot after the modifiers' (F-GA-08).
+            self.effect_store_mut().set_mag(slot, def.modifiers.len(), Fx::from_num(period));
         }
         if def.is_periodic() {
-            self.state.effect_timers[slot].next_period_at =
-                frame.saturating_add(self.period_of(slot, def));
+            let next = frame.saturating_add(self.period_of(slot, def));
+            self.effect_store_mut().retime(slot, |t| t.next_period_at = next);
         }
         // Effects whose executions or calculations re-read their spec keep it.
         if def.keeps_spec {
-            match self.state.effect_specs.iter().position(|s| s.stored == 0) {
-                Some(p) => {
-                    let mut kept = *spec;
-                    kept.stored = 1;
-                    // Values beyond the inline room move to the slot's row (the spill record
-                    // the spec names lasts only this frame).
-                    kept.ext = crate::capacity::ext::NONE;
-                    self.store_spec_extra(p, spec);
-                    self.state.effect_specs[p] = kept;
-                    let hw = &mut self.state.header.specs_high_water;
-                    *hw = (*hw).max(p as u32 + 1);
-                    self.state.effects[slot].spec_slot = p as u32;
-                }
+            // Values beyond the inline room move to the slot's row (the spill record the spec
+            // names lasts only this frame).
+            let kept = EffectSpec { ext: crate::capacity::ext::NONE, ..*spec };
+            match self.effect_store_mut().keep_spec(slot, kept) {
+                Some(p) => self.store_spec_extra(p, spec),
                 None => {
                     self.out.diagnostics.push(crate::world::Diagnostic::SpecPoolFull {
                         effect: EffectHandle { target, seq },
                     });
                 }
             }
-        }
-        self.state.entities[ti as usize].n_effects += 1;
-        if def.has_live_captures {
-            self.state.entities[ti as usize].n_live += 1;
         }
         let handle = EffectHandle { target, seq };
         self.out.effect_events.push(EffectEvent::Added { handle, def: spec.def });
@@ -684,7 +616,6 @@ impl<G: Game> World<G> {
         if def.is_periodic() && def.execute_on_application && !inhibited {
             self.execute_active(ti, seq);
         }
-        self.update_wake(ti);
         self.remove_with_tags(ti, def, seq);
         Ok(Applied::Added(handle))
     }
@@ -732,12 +663,12 @@ impl<G: Game> World<G> {
 
     #[inline(never)]
     fn change_extra_tags_raised(&mut self, ti: u32, seq: u32, delta: i32) {
-        let l = self.state.layout;
-        let Some(k) = self.effects(self.entity_of(ti)).iter().position(|e| e.seq == seq) else {
+        let store = self.effect_store();
+        let Some(slot) = store.find(EffectHandle { target: self.entity_of(ti), seq }) else {
             return;
         };
         let mut tags = [0u16; crate::world::MAX_SPEC_ROOM as usize];
-        let row = self.effect_tag_row(ti as usize * l.effects + k);
+        let row = store.tag_row(slot);
         tags[..row.len()].copy_from_slice(row);
         for t in tags.iter().filter(|t| **t != 0) {
             self.change_tag(ti, crate::id::TagId(*t - 1), delta);
@@ -783,16 +714,14 @@ impl<G: Game> World<G> {
     /// Switches an effect (by column slot) off or on.
     pub(crate) fn set_inhibited(&mut self, ti: u32, slot: usize, inhibited: bool) {
         let content = self.content.clone();
-        let ef = self.state.effects[slot];
+        let ef = *self.effect_store().effect(slot);
         let Some(def) = content.effect_defs().get(ef.def.index()) else { return };
+        let frame = self.frame();
+        let now = self.effect_store_mut().set_inhibited(slot, inhibited, frame);
         if inhibited {
-            self.state.effects[slot].flags |= effect_flags::INHIBITED;
             self.deactivate_parts(ti, def, &ef);
         } else {
-            self.state.effects[slot].flags &= !effect_flags::INHIBITED;
-            self.state.effects[slot].active_since = self.frame();
-            let ef = self.state.effects[slot];
-            self.activate_parts(ti, def, &ef);
+            self.activate_parts(ti, def, &now);
         }
         let handle = ef.handle(self.entity_of(ti));
         self.out.effect_events.push(EffectEvent::InhibitionChanged { handle, inhibited });
@@ -820,106 +749,50 @@ impl<G: Game> World<G> {
 
     /// Removes `stacks` stacks (0: all) of the effect with `seq` on entity slot `ti`.
     pub(crate) fn remove_now(&mut self, ti: u32, seq: u32, stacks: u16, reason: RemovalReason) {
-        let l = self.state.layout;
         let target = self.entity_of(ti);
-        let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else { return };
+        let Some(slot) = self.effect_store().find(EffectHandle { target, seq }) else { return };
+        let k = slot - self.effect_store().range(ti).start;
         let content = self.content.clone();
-        let slot = ti as usize * l.effects + k;
-        let ef = self.state.effects[slot];
+        let ef = *self.effect_store().effect(slot);
         let handle = ef.handle(target);
         let Some(def) = content.effect_defs().get(ef.def.index()) else { return };
         if stacks > 0 && stacks < ef.stacks {
             let new = ef.stacks - stacks;
-            self.state.effects[slot].stacks = new;
+            self.effect_store_mut().set_stacks(slot, new);
             self.out.effect_events.push(EffectEvent::StackChanged { handle, old: ef.stacks, new });
             if !ef.is_inhibited() && !def.is_periodic() {
                 self.dirty_effect_attrs(ti, def);
             }
             return;
         }
-        let (k, ef) = if ef.is_inhibited() {
-            (k, ef)
+        let k = if ef.is_inhibited() {
+            k
         } else {
             self.deactivate_parts(ti, def, &ef);
             // Deactivating can run behaviour code (a granted ability's `on_end` and
             // `on_removed`) that applies or removes effects at once: find this one again
             // (nearly always where it was: effects are added at the end, and seqs are unique).
-            let here = self.effects(target).get(k).is_some_and(|e| e.seq == seq);
-            let k = if here {
+            let store = self.effect_store();
+            if store.effects(ti).get(k).is_some_and(|e| e.seq == seq) {
                 k
             } else {
-                let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else {
-                    return;
-                };
+                let Some(k) = store.position(ti, seq) else { return };
                 k
-            };
-            (k, self.state.effects[ti as usize * l.effects + k])
+            }
         };
-        if ef.origin != SELF_ORIGIN {
-            self.release_origin(ef.origin);
-        }
-        // Shift later effects down (application order is kept).
-        let n = self.state.entities[ti as usize].n_effects as usize;
-        let base = ti as usize * l.effects;
-        self.state.effects.copy_within(base + k + 1..base + n, base + k);
-        self.state.effects[base + n - 1] = ActiveEffect::default();
-        self.state.effect_timers.copy_within(base + k + 1..base + n, base + k);
-        self.state.effect_timers[base + n - 1] = EffectTimers::default();
-        let x = l.tags_extra;
-        if x > 0 {
-            self.state
-                .effect_tags_ext
-                .copy_within((base + k + 1) * x..(base + n) * x, (base + k) * x);
-            self.state.effect_tags_ext[(base + n - 1) * x..(base + n) * x]
-                .iter_mut()
-                .for_each(|t| *t = 0);
-        }
-        if l.mods > 0 {
-            self.state
-                .effect_mags
-                .copy_within((base + k + 1) * l.mods..(base + n) * l.mods, (base + k) * l.mods);
-            self.state.effect_mags[(base + n - 1) * l.mods..(base + n) * l.mods]
-                .iter_mut()
-                .for_each(|m| *m = Fx::ZERO);
-        }
-        if let Some(kept) = self.state.effect_specs.get_mut(ef.spec_slot as usize) {
-            *kept = EffectSpec::zeroed();
-            self.clear_spec_extra(ef.spec_slot as usize);
-        }
-        let rec = &mut self.state.entities[ti as usize];
-        rec.n_effects -= 1;
-        if def.has_live_captures {
-            rec.n_live = rec.n_live.saturating_sub(1);
-        }
+        let Some(ef) = self.effect_store_mut().remove(ti, k, def.has_live_captures) else {
+            return;
+        };
         self.out.effect_events.push(EffectEvent::Removed { handle, def: ef.def, reason });
-        self.update_wake(ti);
-    }
-
-    /// Recomputes the earliest frames at which an effect of the entity executes and expires
-    /// (kept apart, so phase P2 visits only entities with an expiry due, not every entity with
-    /// a periodic tick).
-    pub(crate) fn update_wake(&mut self, ti: u32) {
-        let target = self.entity_of(ti);
-        let (period, expiry) = self
-            .effect_timers(target)
-            .iter()
-            .fold((NEVER, NEVER), |(p, x), t| (p.min(t.next_period_at), x.min(t.expires_at)));
-        self.state.wake[ti as usize] = crate::world::state::EntityWake { period, expiry };
-    }
-
-    fn slot_of(&self, handle: EffectHandle) -> Option<usize> {
-        let k = self.effects(handle.target).iter().position(|e| e.seq == handle.seq)?;
-        Some(handle.target.index as usize * self.state.layout.effects + k)
     }
 
     pub(crate) fn set_level_now(&mut self, handle: EffectHandle, level: u16) {
-        let Some(slot) = self.slot_of(handle) else { return };
+        let Some(slot) = self.effect_store().find(handle) else { return };
         let content = self.content.clone();
-        let ef = self.state.effects[slot];
+        let ef = *self.effect_store().effect(slot);
         let Some(def) = content.effect_defs().get(ef.def.index()) else { return };
-        self.state.effects[slot].level = level;
+        self.effect_store_mut().set_level(slot, level);
         let spec = self.spec_of_active(slot);
-        let l = self.state.layout;
         let mut changed = false;
         for (i, m) in def.modifiers.iter().enumerate() {
             // Snapshot captures and SetByCaller values keep their application-time values.
@@ -930,11 +803,7 @@ impl<G: Game> World<G> {
             };
             if recompute {
                 let v = self.modifier_magnitude(def, i, &spec, handle.target, ef.stacks);
-                let ms = slot * l.mods + i;
-                if self.state.effect_mags[ms] != v {
-                    self.state.effect_mags[ms] = v;
-                    changed = true;
-                }
+                changed |= self.effect_store_mut().set_mag(slot, i, v);
             }
         }
         if changed && !ef.is_inhibited() && !def.is_periodic() {
@@ -943,19 +812,17 @@ impl<G: Game> World<G> {
     }
 
     pub(crate) fn set_remaining_now(&mut self, handle: EffectHandle, frames: u32) {
-        let Some(slot) = self.slot_of(handle) else { return };
+        let Some(slot) = self.effect_store().find(handle) else { return };
         if frames == 0 {
             self.remove_now(handle.target.index, handle.seq, 0, RemovalReason::Expired);
             return;
         }
-        let frame = self.frame();
-        let old = self.state.effect_timers[slot].expires_at;
-        let new = frame.saturating_add(frames).min(NEVER - 1);
-        let e = &mut self.state.effects[slot];
-        if e.duration == NEVER {
-            e.duration = frames;
+        let new = self.frame().saturating_add(frames).min(NEVER - 1);
+        let mut store = self.effect_store_mut();
+        if store.view().effect(slot).duration == NEVER {
+            store.set_duration(slot, frames);
         }
-        self.state.effect_timers[slot].expires_at = new;
+        let old = store.retime(slot, |t| t.expires_at = new).expires_at;
         if old != new {
             self.out.effect_events.push(EffectEvent::DurationChanged {
                 handle,
@@ -963,14 +830,13 @@ impl<G: Game> World<G> {
                 new_expires_at: new,
             });
         }
-        self.update_wake(handle.target.index);
     }
 
     pub(crate) fn extend_now(&mut self, handle: EffectHandle, frames: i32) {
-        let Some(slot) = self.slot_of(handle) else { return };
+        let Some(slot) = self.effect_store().find(handle) else { return };
         let frame = self.frame();
-        let e = self.state.effects[slot];
-        let old = self.state.effect_timers[slot].expires_at;
+        let e = *self.effect_store().effect(slot);
+        let old = self.effect_store().timer(slot).expires_at;
         if old == NEVER {
             return;
         }
@@ -981,8 +847,9 @@ impl<G: Game> World<G> {
             return;
         }
         let dur = (i64::from(e.duration) + i64::from(frames)).clamp(1, i64::from(NEVER - 1)) as u32;
-        self.state.effect_timers[slot].expires_at = new;
-        self.state.effects[slot].duration = dur;
+        let mut store = self.effect_store_mut();
+        store.retime(slot, |t| t.expires_at = new);
+        store.set_duration(slot, dur);
         if new != old {
             self.out.effect_events.push(EffectEvent::DurationChanged {
                 handle,
@@ -990,7 +857,6 @@ impl<G: Game> World<G> {
                 new_expires_at: new,
             });
         }
-        self.update_wake(handle.target.index);
     }
 
     /// The spec of an active effect (for periodic executions and recalculation): the spec it
@@ -998,17 +864,16 @@ impl<G: Game> World<G> {
     /// tags captured at creation, snapshot captures), else one rebuilt from the active effect
     /// (its stored context, level, and the instigator's current tags).
     pub(crate) fn spec_of_active(&self, slot: usize) -> EffectSpec {
-        let ef = self.state.effects[slot];
-        if let Some(kept) =
-            self.state.effect_specs.get(ef.spec_slot as usize).filter(|s| s.stored != 0)
-        {
+        let store = self.effect_store();
+        let ef = *store.effect(slot);
+        if let Some((at, kept)) = store.kept_spec(&ef) {
             let mut spec = *kept;
             spec.level = ef.level;
             spec.stored = 0;
-            spec.ext = self.stored_ext(ef.spec_slot as usize);
+            spec.ext = self.stored_ext(at);
             return spec;
         }
-        let ti = (slot / self.state.layout.effects.max(1)) as u32;
+        let ti = store.owner(slot);
         let o = self.origin_of(self.entity_of(ti), &ef);
         let mut spec = EffectSpec::new(ef.def, ef.level);
         spec.context.instigator = o.instigator;

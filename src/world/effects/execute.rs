@@ -19,10 +19,8 @@ impl<G: Game> World<G> {
     /// calculations re-read now.
     pub(crate) fn execute_active(&mut self, ei: u32, seq: u32) {
         let target = self.entity_of(ei);
-        let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else { return };
-        let l = self.state.layout;
-        let slot = ei as usize * l.effects + k;
-        let ef = self.state.effects[slot];
+        let Some(slot) = self.effect_store().find(EffectHandle { target, seq }) else { return };
+        let ef = *self.effect_store().effect(slot);
         let content = self.content.clone();
         let Some(def) = content.effect_defs().get(ef.def.index()) else { return };
         let spec = self.spec_of_active(slot);
@@ -36,7 +34,7 @@ impl<G: Game> World<G> {
             mags[i] = if live {
                 self.modifier_magnitude(def, i, &spec, target, ef.stacks)
             } else {
-                self.state.effect_mags[slot * l.mods + i]
+                self.effect_store().mag(slot, i).unwrap_or(Fx::ZERO)
             };
             if m.reevaluate_each_period {
                 let ok = m.source_tags.passes(&spec.source_tags)

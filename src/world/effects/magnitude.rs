@@ -183,9 +183,7 @@ impl<G: Game> World<G> {
         if def.period_magnitude.is_none() {
             return def.period;
         }
-        let l = self.state.layout;
-        let i = def.modifiers.len();
-        let v = if i < l.mods { self.state.effect_mags[slot * l.mods + i] } else { Fx::ONE };
+        let v = self.effect_store().mag(slot, def.modifiers.len()).unwrap_or(Fx::ONE);
         v.to_num::<i64>().clamp(1, i64::from(MAX_FINITE_FRAMES)) as Frame
     }
 
@@ -213,8 +211,8 @@ impl<G: Game> World<G> {
     /// The source tags an active effect was made with: those captured in its kept spec, else
     /// (its spec was not kept) its instigator's tags now.
     pub(crate) fn effect_source_tags(&self, index: u32, k: usize) -> TagSet {
-        let l = self.state.layout;
-        let ef = self.state.effects[index as usize * l.effects + k];
+        let store = self.effect_store();
+        let ef = *store.effect(store.range(index).start + k);
         self.source_tags_of(self.entity_of(index), &ef)
     }
 
@@ -224,8 +222,8 @@ impl<G: Game> World<G> {
         target: Entity,
         ef: &crate::effect::ActiveEffect,
     ) -> TagSet {
-        match self.state.effect_specs.get(ef.spec_slot as usize).filter(|s| s.stored != 0) {
-            Some(kept) => kept.source_tags,
+        match self.effect_store().kept_spec(ef) {
+            Some((_, kept)) => kept.source_tags,
             None => self.tags(self.origin_of(target, ef).instigator),
         }
     }

@@ -1,9 +1,10 @@
 //! Phase P1 (periodic effects execute) and phase P2 (expiry: stacks and durations run out).
 
 use crate::effect::{EffectTimers, StackExpiration};
+use crate::id::EffectHandle;
 use crate::num::Frame;
 use crate::world::output::{EffectEvent, RemovalReason};
-use crate::world::state::{EntityWake, entity_flags};
+use crate::world::state::EntityWake;
 use crate::world::{Game, World};
 
 impl<G: Game> World<G> {
@@ -25,24 +26,8 @@ impl<G: Game> World<G> {
     ) {
         let mut due = core::mem::take(&mut self.scratch.due);
         due.clear();
-        let l = self.state.layout;
-        for ei in 0..self.state.header.high_water {
-            // The dense wake column first: most entities have nothing due.
-            if wake(&self.state.wake[ei as usize]) > frame {
-                continue;
-            }
-            let rec = self.state.entities[ei as usize];
-            if rec.flags & entity_flags::ALIVE == 0 {
-                continue;
-            }
-            let start = ei as usize * l.effects;
-            let live = start..start + (rec.n_effects as usize).min(l.effects);
-            for (k, t) in self.state.effect_timers[live].iter().enumerate() {
-                if at(t) <= frame {
-                    due.push((ei, self.state.effects[start + k].seq));
-                }
-            }
-        }
+        let high_water = self.state.header.high_water;
+        self.effect_store().collect_due(frame, high_water, wake, at, &mut due);
         for &(ei, seq) in &due {
             self.run_item(|w| run(w, ei, seq, frame));
         }
@@ -51,11 +36,11 @@ impl<G: Game> World<G> {
     }
 
     fn periodic_tick(&mut self, ei: u32, seq: u32, frame: Frame) {
-        let target = self.entity_of(ei);
-        let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else { return };
-        let slot = ei as usize * self.state.layout.effects + k;
-        let ef = self.state.effects[slot];
-        let at = self.state.effect_timers[slot].next_period_at;
+        let store = self.effect_store();
+        let Some(slot) = store.find(EffectHandle { target: self.entity_of(ei), seq }) else {
+            return;
+        };
+        let (ef, at) = (*store.effect(slot), store.timer(slot).next_period_at);
         if at > frame {
             return;
         }
@@ -65,8 +50,7 @@ impl<G: Game> World<G> {
         if next <= frame {
             next = frame.saturating_add(period.max(1));
         }
-        self.state.effect_timers[slot].next_period_at = next;
-        self.update_wake(ei);
+        self.effect_store_mut().retime(slot, |t| t.next_period_at = next);
         // Inhibited effects skip the execution but keep their schedule.
         if !ef.is_inhibited() {
             self.execute_active(ei, seq);
@@ -81,10 +65,9 @@ impl<G: Game> World<G> {
 
     fn expire(&mut self, ei: u32, seq: u32, frame: Frame) {
         let target = self.entity_of(ei);
-        let Some(k) = self.effects(target).iter().position(|e| e.seq == seq) else { return };
-        let slot = ei as usize * self.state.layout.effects + k;
-        let ef = self.state.effects[slot];
-        let expires_at = self.state.effect_timers[slot].expires_at;
+        let store = self.effect_store();
+        let Some(slot) = store.find(EffectHandle { target, seq }) else { return };
+        let (ef, expires_at) = (*store.effect(slot), store.timer(slot).expires_at);
         if expires_at > frame {
             return;
         }
@@ -94,7 +77,7 @@ impl<G: Game> World<G> {
         let handle = ef.handle(target);
         let refresh = |w: &mut Self| {
             let new = frame.saturating_add(ef.duration.max(1)).min(crate::num::NEVER - 1);
-            w.state.effect_timers[slot].expires_at = new;
+            w.effect_store_mut().retime(slot, |t| t.expires_at = new);
             w.out.effect_events.push(EffectEvent::DurationChanged {
                 handle,
                 old_expires_at: expires_at,
@@ -107,7 +90,7 @@ impl<G: Game> World<G> {
                 self.remove_now(ei, seq, 0, RemovalReason::Expired)
             }
             StackExpiration::RemoveOneAndRefresh => {
-                self.state.effects[slot].stacks = ef.stacks - 1;
+                self.effect_store_mut().set_stacks(slot, ef.stacks - 1);
                 self.out.effect_events.push(EffectEvent::StackChanged {
                     handle,
                     old: ef.stacks,
@@ -120,6 +103,5 @@ impl<G: Game> World<G> {
             }
             StackExpiration::RefreshOnly => refresh(self),
         }
-        self.update_wake(ei);
     }
 }

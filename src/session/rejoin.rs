@@ -1873,7 +1873,7 @@ impl<A: WireAddress> Member<A> {
 }
 
 /// The bits of [`RejoinMsg::Have`]'s `held`: bit `i` is set if chunk `have + 1 + i` arrived.
-fn held_after(chunks: &[Option<Vec<u8>>], have: u32) -> u32 {
+pub(super) fn held_after(chunks: &[Option<Vec<u8>>], have: u32) -> u32 {
     let from = have as usize + 1;
     chunks
         .iter()
@@ -1884,14 +1884,14 @@ fn held_after(chunks: &[Option<Vec<u8>>], have: u32) -> u32 {
 }
 
 /// Chunk `index` of a state's bytes.
-fn chunk(bytes: &[u8], index: u32) -> Vec<u8> {
+pub(super) fn chunk(bytes: &[u8], index: u32) -> Vec<u8> {
     let i = index as usize;
     bytes[(i * CHUNK_BYTES).min(bytes.len())..((i + 1) * CHUNK_BYTES).min(bytes.len())].to_vec()
 }
 
 /// Whether chunk `index` is missing on a joiner whose prefix is `have` and which holds the
 /// chunks of the bits of `held` after it (see [`RejoinMsg::Have`]).
-fn missing(have: u32, held: u32, index: u32) -> bool {
+pub(super) fn missing(have: u32, held: u32, index: u32) -> bool {
     match index.checked_sub(have + 1) {
         None => index == have,
         Some(bit) if bit < 32 => held & (1 << bit) == 0,

@@ -56,7 +56,7 @@
 //! listed or, with [`SpectatorPolicy::open`], anyone, and at most [`SpectatorPolicy::max`] at
 //! once. Nothing a would-be spectator sends reaches the players' sessions: every message is
 //! decoded with bounds ([`SpectateMsg::decode`], the rejoin's
-//! [`RejoinDecodeError`](super::rejoin::RejoinDecodeError)), at most
+//! [`RejoinDecodeError`]), at most
 //! [`MAX_MESSAGES_PER_TICK`] are read per sender and tick ([`SpectateFault::Flood`]), at most
 //! [`MAX_PENDING`] addresses may wait for their proof at once ([`SpectateFault::Requests`]),
 //! a spectator that acknowledges nothing for [`STALL_TICKS`] is dropped

@@ -69,13 +69,13 @@ use super::identity::{Identity, PublicIdentity};
 use super::match_peer::MatchTransport;
 use super::rejoin::{
     CHUNK_BYTES, HOLE_RESEND_TICKS, MAX_MESSAGES_PER_TICK, MAX_PROOF_BYTES, MAX_SLOTS,
-    RESEND_TICKS, RejoinDecodeError, STALL_TICKS, WINDOW, WireAddress, chunk, held_after, missing,
+    RESEND_TICKS, RejoinDecodeError, STALL_TICKS, WINDOW, WireAddress, bound, chunk,
+    decode_prefixed, encode_prefixed, held_after, missing,
 };
 use super::runner::{Address, Batch, Runner, SessionError, SessionEvent};
 use crate::num::Frame;
 use crate::present::Presenter;
 use crate::world::{Game, World};
-use bincode1::Options as _;
 use core::fmt;
 use ggrs::InputStatus;
 use serde::{Deserialize, Serialize};
@@ -273,13 +273,6 @@ pub enum SpectateMsg {
     },
 }
 
-fn codec() -> impl bincode1::Options {
-    bincode1::DefaultOptions::new()
-        .with_fixint_encoding()
-        .reject_trailing_bytes()
-        .with_limit(MAX_MESSAGE_BYTES as u64)
-}
-
 /// Whether `bytes` are a message of this protocol (they start with [`MAGIC`]).
 pub fn is_spectate_message(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC)
@@ -288,27 +281,12 @@ pub fn is_spectate_message(bytes: &[u8]) -> bool {
 impl SpectateMsg {
     /// The message's bytes: [`MAGIC`] and its bincode encoding.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = MAGIC.to_vec();
-        out.extend(codec().serialize(self).unwrap_or_default());
-        out
+        encode_prefixed(self, MAGIC)
     }
 
     /// Decodes a message with bounds: the length, the magic, every length inside it.
     pub fn decode(bytes: &[u8]) -> Result<SpectateMsg, RejoinDecodeError> {
-        if bytes.len() > MAX_MESSAGE_BYTES {
-            return Err(RejoinDecodeError::TooLong { len: bytes.len() });
-        }
-        let body = bytes.strip_prefix(MAGIC.as_slice()).ok_or(RejoinDecodeError::BadMagic)?;
-        let msg: SpectateMsg = codec()
-            .deserialize(body)
-            .map_err(|e| RejoinDecodeError::Malformed { reason: e.to_string() })?;
-        let bound = |field, value: usize, max: usize| {
-            if value > max {
-                Err(RejoinDecodeError::OutOfBounds { field, value: value as u64 })
-            } else {
-                Ok(())
-            }
-        };
+        let msg: SpectateMsg = decode_prefixed(bytes, MAGIC)?;
         match &msg {
             SpectateMsg::Prove { proof, .. } => bound("proof", proof.len(), MAX_PROOF_BYTES)?,
             SpectateMsg::Offer { signature, players, .. } => {
@@ -363,7 +341,7 @@ pub fn host_message(msg: &SpectateMsg) -> Option<Vec<u8>> {
         _ => return None,
     }
     let mut m = HOST_DOMAIN.to_vec();
-    m.extend(codec().serialize(&unsigned).ok()?);
+    m.extend(encode_prefixed(&unsigned, MAGIC));
     Some(m)
 }
 

@@ -9,8 +9,8 @@ use rollback_abilities::session::late_spectator::{
     DropReason, Refusal, SpectateEvent, SpectateFault, SpectateMsg, host_message,
 };
 use rollback_abilities::session::{
-    EmulatedSocket, Identity, LateSpectator, LocalMatch, PeerAddr, SessionEvent, SpectateTicket,
-    SpectatorPolicy,
+    EmulatedSocket, Identity, LateSpectator, LocalMatch, MatchTransport, PeerAddr, SessionEvent,
+    SpectateTicket, SpectatorPolicy,
 };
 
 type Watcher = LateSpectator<Comeback, EmulatedSocket>;
@@ -43,7 +43,7 @@ fn tick_all(m: &mut LocalMatch<Comeback>, seed: u64, spectators: &mut [&mut Watc
     }
 }
 
-fn started_at(s: &Watcher) -> Option<u32> {
+fn started_at<T: MatchTransport>(s: &LateSpectator<Comeback, T>) -> Option<u32> {
     s.events().iter().find_map(|e| match e {
         SessionEvent::LateSpectator(SpectateEvent::Started { frame }) => Some(*frame),
         _ => None,
@@ -349,4 +349,69 @@ fn a_stalled_spectator_is_dropped() {
     assert!(dropped, "{:?}", spectate_events(m.peers()[0].events()));
     assert_eq!(m.peers()[0].late_spectators(), 0);
     all_agree(&m, 200).unwrap();
+}
+
+/// Over UDP on 127.0.0.1: two players, a spectator from a port no slot has joins after frame
+/// 60 and follows 200 frames, its confirmed states equal the players'.
+#[test]
+fn a_late_spectator_follows_a_match_over_udp() {
+    use rollback_abilities::session::{
+        GuardConfig, MatchKeys, MatchPeer, SessionConfig, UdpTransport,
+    };
+    use std::net::SocketAddr;
+    let seed = 61;
+    let config = SessionConfig {
+        departure_ticks: 600,
+        guard: Some(GuardConfig::new(2, 8).with_paced(true)),
+        ..SessionConfig::default()
+    };
+    let sockets = [
+        UdpTransport::bind("127.0.0.1:0", vec![]).unwrap(),
+        UdpTransport::bind("127.0.0.1:0", vec![]).unwrap(),
+    ];
+    let addrs: Vec<SocketAddr> = sockets.iter().map(UdpTransport::local_addr).collect();
+    let ids = [spectator_identity(100), spectator_identity(101)];
+    let keys = |i: usize| {
+        let (agree, sign) = ids[i].secrets();
+        let local = Identity::from_secrets(agree, sign);
+        MatchKeys { local, remotes: vec![(addrs[1 - i], ids[1 - i].public())] }
+    };
+    let mut peers = Vec::new();
+    for (i, t) in sockets.into_iter().enumerate() {
+        t.set_peers(vec![addrs[1 - i]]);
+        let world = comeback_world(2);
+        peers.push(MatchPeer::start(world, t, i, addrs.clone(), keys(i), config).unwrap());
+    }
+    let watcher = spectator_identity(102);
+    peers[1].admit_spectators(SpectatorPolicy::allow(vec![watcher.public()], 1));
+    let tick_peers = |peers: &mut Vec<MatchPeer<Comeback, UdpTransport>>| {
+        for p in peers.iter_mut() {
+            let h = p.handle;
+            p.tick(|f, _| bot(seed, h, f), None, |_| {}).unwrap();
+        }
+    };
+    while peers[0].confirmed_frame() < Some(60) {
+        tick_peers(&mut peers);
+    }
+    let t = UdpTransport::bind("127.0.0.1:0", vec![]).unwrap();
+    let ticket = peers[1].spectate_ticket();
+    let mut s = LateSpectator::start(comeback_world(2), t, &ticket, watcher);
+    let mut ticks = 0;
+    while started_at(&s).is_none_or(|f| s.runner.world().next_frame() < f + 200) {
+        tick_peers(&mut peers);
+        s.tick(None, |_| {}).unwrap();
+        ticks += 1;
+        assert!(ticks < 200_000, "{:?}", s.events());
+        if ticks % 64 == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+    let mine = s.runner.confirmed_checksums();
+    for p in &peers {
+        let theirs = p.runner.confirmed_checksums();
+        let common: Vec<_> = mine.iter().filter(|(f, _)| theirs.contains_key(f)).collect();
+        assert!(common.len() >= 150, "{} frames in common", common.len());
+        assert!(common.iter().all(|(f, sum)| theirs[f] == **sum));
+    }
+    assert!(faults(s.events()).is_empty(), "{:?}", faults(s.events()));
 }

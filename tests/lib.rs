@@ -22,6 +22,7 @@ mod fuzz_my_game;
 mod fuzz_regressions;
 mod golden;
 mod hostile;
+mod late_spectator;
 mod malformed;
 #[cfg(feature = "matchbox")]
 mod matchbox;

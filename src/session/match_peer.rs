@@ -3,6 +3,9 @@
 
 use super::guard::Guard;
 use super::identity::{Identity, PublicIdentity};
+use super::late_spectator::{
+    HostView, SpectateTicket, SpectatorHost, SpectatorPolicy, encode_frame, is_spectate_message,
+};
 use super::net::EmulatedSocket;
 use super::rejoin::{
     GIVE_UP_TICKS, Hold, Joiner, JoinerView, Member, MemberView, RejoinCommand, RejoinEvent,
@@ -150,6 +153,8 @@ pub struct MatchPeer<G: Game, T: MatchTransport> {
     feeds: Vec<usize>,
     /// The last frame this peer gave a local input for.
     last_input: Option<Frame>,
+    /// The spectators that joined the running match and follow it from this member.
+    spectators: SpectatorHost<T::Addr>,
 }
 
 impl<G: Game, T: MatchTransport> core::fmt::Debug for MatchPeer<G, T> {
@@ -321,6 +326,7 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
         let publics = slot_keys(slot, &addrs, &keys)?;
         let member =
             Member::new(addrs.clone(), publics.clone(), keys.local.duplicate(), nonce_key()?);
+        let spectators = SpectatorHost::new(keys.local.duplicate(), nonce_key()?);
         let joiner = rejoining.then(|| {
             let view = JoinerView {
                 slot,
@@ -367,6 +373,7 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
             joined_state: None,
             feeds: Vec::new(),
             last_input: None,
+            spectators,
         })
     }
 
@@ -374,6 +381,24 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
     /// randomness (an emulated match's seeded run, [`LocalMatch`](super::LocalMatch)).
     pub(crate) fn seed_challenges(&mut self, key: [u8; 32]) {
         self.member.seed_challenges(key);
+        self.spectators.seed(blake3::derive_key("rollback_abilities spectate challenges", &key));
+    }
+
+    /// Who this member admits as a spectator that joins the running match (see
+    /// [`late_spectator`](super::late_spectator)); nobody until this is called.
+    pub fn admit_spectators(&mut self, policy: SpectatorPolicy) {
+        self.spectators.set_policy(policy);
+    }
+
+    /// What a spectator needs to follow the match from this member: its address and public
+    /// match identity.
+    pub fn spectate_ticket(&self) -> SpectateTicket<T::Addr> {
+        SpectateTicket { host: self.addrs[self.handle].clone(), key: self.keys.local.public() }
+    }
+
+    /// The late spectators this member follows.
+    pub fn late_spectators(&self) -> usize {
+        self.spectators.spectators()
     }
 
     /// This peer's per-match identity, secret half included: whoever holds it speaks for the
@@ -590,7 +615,8 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
     /// One tick of the rejoin protocol: the side channel's messages, the protocol's step, the
     /// commands it gives. `false`: the peer does not advance this tick.
     fn rejoin_step(&mut self) -> Result<bool, SessionError> {
-        let inbox = self.transport.recv_raw();
+        let (spectating, inbox): (Vec<_>, Vec<_>) =
+            self.transport.recv_raw().into_iter().partition(|(_, b)| is_spectate_message(b));
         if self.joiner.is_some() {
             self.joiner_step(&inbox)?;
             return Ok(false);
@@ -621,7 +647,40 @@ impl<G: Game, T: MatchTransport> MatchPeer<G, T> {
                 RejoinCommand::Load { .. } => {}
             }
         }
+        self.spectate_step(&spectating);
         Ok(true)
+    }
+
+    /// One tick of the late spectators this member follows: their messages, the frames
+    /// confirmed since the last tick, the state they start from.
+    fn spectate_step(&mut self, inbox: &[(T::Addr, Vec<u8>)]) {
+        let world = self.runner.world();
+        let view = HostView {
+            content_hash: world.content().hash(),
+            hooks_hash: twox_hash::XxHash3_64::oneshot(world.hooks_signature().as_bytes()),
+            snapshot_len: world.snapshot_bytes() as u64,
+            players: world.players(),
+            input_bytes: core::mem::size_of::<G::Input>(),
+        };
+        let next = world.next_frame();
+        let frames = self.runner.take_confirmed_frames();
+        self.spectators
+            .feed(frames.into_iter().map(|(f, inputs, sum)| (f, encode_frame(&inputs), sum)));
+        for (from, bytes) in inbox {
+            self.spectators.receive(from, bytes, &view);
+        }
+        self.spectators.tick(&view, self.runner.spectator_captured());
+        if !self.spectators.capturing() {
+            self.runner.cancel_spectator_capture();
+        } else if !self.runner.spectator_capture_pending() && !self.member.busy() {
+            // A frame not simulated yet: its last save is the confirmed state before it.
+            self.runner.capture_for_spectators(next + 1);
+        }
+        self.runner.keep_confirmed_frames(self.spectators.wants_frames());
+        let outbox = self.spectators.drain_outbox();
+        self.flush_outbox(outbox);
+        let events = self.spectators.drain_events();
+        self.push_events(events.into_iter().map(SessionEvent::LateSpectator));
     }
 
     /// What this member knows of itself for the protocol.

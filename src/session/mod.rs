@@ -28,6 +28,7 @@ mod guard;
 mod handshake;
 mod identity;
 mod inbox;
+pub mod late_spectator;
 mod local;
 mod match_peer;
 #[cfg(feature = "matchbox")]
@@ -54,6 +55,7 @@ pub use guard::{
 pub use guard::forge;
 pub use handshake::{Handshake, HandshakeError, HandshakeExchange, exchange_emulated};
 pub use identity::{Identity, IdentityError, PublicIdentity};
+pub use late_spectator::{LateSpectator, SpectateTicket, SpectatorPolicy};
 pub use local::{LocalMatch, LocalPeer, MatchConfig};
 pub use match_peer::{MatchPeer, MatchTransport, RejoinTicket};
 // The matchbox session; its building blocks (the socket builders, the message loop, the
@@ -67,8 +69,9 @@ pub use matchbox::{
 pub use net::{EmulatedNetwork, EmulatedSocket, NetConditions, NetStats, PeerAddr};
 pub use prediction::{PredictionDriver, PredictionStats};
 pub use runner::{
-    Address, Batch, DEFAULT_DEPARTURE_TICKS, DEFAULT_STALL_TICKS, GgrsConfig, Runner, RunnerStats,
-    SavedFrame, SessionError, SessionEvent, differing_subsystems, pack_checksum,
+    Address, Batch, ConfirmedFrame, DEFAULT_DEPARTURE_TICKS, DEFAULT_STALL_TICKS, GgrsConfig,
+    Runner, RunnerStats, SavedFrame, SessionError, SessionEvent, differing_subsystems,
+    pack_checksum,
 };
 pub use start::{MatchKeys, Peer, SessionConfig, Spectator, unguarded_builder};
 pub use udp::{UdpSessionSocket, UdpStats, UdpTransport};

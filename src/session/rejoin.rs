@@ -501,13 +501,49 @@ fn codec() -> impl bincode1::Options {
         .with_limit(MAX_MESSAGE_BYTES as u64)
 }
 
+/// A message of at most [`MAX_MESSAGE_BYTES`] that starts with `magic`, its body decoded with
+/// the rejoin's codec (the late spectators' protocol shares it, with a magic of its own).
+pub(super) fn decode_prefixed<M: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    magic: &[u8; 4],
+) -> Result<M, RejoinDecodeError> {
+    if bytes.len() > MAX_MESSAGE_BYTES {
+        return Err(RejoinDecodeError::TooLong { len: bytes.len() });
+    }
+    let body = bytes.strip_prefix(magic.as_slice()).ok_or(RejoinDecodeError::BadMagic)?;
+    codec().deserialize(body).map_err(|e| match *e {
+        bincode1::ErrorKind::Custom(ref s) if s.contains("trailing") => {
+            RejoinDecodeError::Trailing { bytes: 0 }
+        }
+        _ => RejoinDecodeError::Malformed { reason: e.to_string() },
+    })
+}
+
+/// `Ok` if a message's field `field` (a length or a number) is at most `max`.
+pub(super) fn bound(
+    field: &'static str,
+    value: usize,
+    max: usize,
+) -> Result<(), RejoinDecodeError> {
+    if value > max {
+        Err(RejoinDecodeError::OutOfBounds { field, value: value as u64 })
+    } else {
+        Ok(())
+    }
+}
+
+/// `msg`'s bytes: `magic` and its encoding with the rejoin's codec.
+pub(super) fn encode_prefixed<M: Serialize>(msg: &M, magic: &[u8; 4]) -> Vec<u8> {
+    let mut out = magic.to_vec();
+    // A message the crate builds is always within the limits.
+    out.extend(codec().serialize(msg).unwrap_or_default());
+    out
+}
+
 impl RejoinMsg {
     /// The message's bytes: [`MAGIC`] and its bincode encoding.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = MAGIC.to_vec();
-        // A message the crate builds is always within the limits.
-        out.extend(codec().serialize(self).unwrap_or_default());
-        out
+        encode_prefixed(self, MAGIC)
     }
 
     /// [`RejoinMsg::encode`], or `None` if the message is longer than [`MAX_MESSAGE_BYTES`]
@@ -520,23 +556,7 @@ impl RejoinMsg {
 
     /// Decodes a message with bounds: the length, the magic, every length inside it.
     pub fn decode(bytes: &[u8]) -> Result<RejoinMsg, RejoinDecodeError> {
-        if bytes.len() > MAX_MESSAGE_BYTES {
-            return Err(RejoinDecodeError::TooLong { len: bytes.len() });
-        }
-        let body = bytes.strip_prefix(MAGIC.as_slice()).ok_or(RejoinDecodeError::BadMagic)?;
-        let msg: RejoinMsg = codec().deserialize(body).map_err(|e| match *e {
-            bincode1::ErrorKind::Custom(ref s) if s.contains("trailing") => {
-                RejoinDecodeError::Trailing { bytes: 0 }
-            }
-            _ => RejoinDecodeError::Malformed { reason: e.to_string() },
-        })?;
-        let bound = |field, value: usize, max: usize| {
-            if value > max {
-                Err(RejoinDecodeError::OutOfBounds { field, value: value as u64 })
-            } else {
-                Ok(())
-            }
-        };
+        let msg: RejoinMsg = decode_prefixed(bytes, MAGIC)?;
         match &msg {
             RejoinMsg::Join { slot, .. } | RejoinMsg::Challenge { slot, .. } => {
                 bound("slot", usize::from(*slot), MAX_SLOTS - 1)?;
@@ -1896,7 +1916,7 @@ impl<A: WireAddress> Member<A> {
 }
 
 /// The bits of [`RejoinMsg::Have`]'s `held`: bit `i` is set if chunk `have + 1 + i` arrived.
-fn held_after(chunks: &[Option<Vec<u8>>], have: u32) -> u32 {
+pub(super) fn held_after(chunks: &[Option<Vec<u8>>], have: u32) -> u32 {
     let from = have as usize + 1;
     chunks
         .iter()
@@ -1907,14 +1927,14 @@ fn held_after(chunks: &[Option<Vec<u8>>], have: u32) -> u32 {
 }
 
 /// Chunk `index` of a state's bytes.
-fn chunk(bytes: &[u8], index: u32) -> Vec<u8> {
+pub(super) fn chunk(bytes: &[u8], index: u32) -> Vec<u8> {
     let i = index as usize;
     bytes[(i * CHUNK_BYTES).min(bytes.len())..((i + 1) * CHUNK_BYTES).min(bytes.len())].to_vec()
 }
 
 /// Whether chunk `index` is missing on a joiner whose prefix is `have` and which holds the
 /// chunks of the bits of `held` after it (see [`RejoinMsg::Have`]).
-fn missing(have: u32, held: u32, index: u32) -> bool {
+pub(super) fn missing(have: u32, held: u32, index: u32) -> bool {
     match index.checked_sub(have + 1) {
         None => index == have,
         Some(bit) if bit < 32 => held & (1 << bit) == 0,

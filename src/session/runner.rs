@@ -300,6 +300,10 @@ pub enum SessionEvent {
         /// What was wrong.
         fault: super::rejoin::RejoinFault,
     },
+    /// Something happened to a spectator that joined the running match (see
+    /// [`late_spectator`](super::late_spectator)): on the member that hosts it, and on the
+    /// spectator itself.
+    LateSpectator(super::late_spectator::SpectateEvent),
 }
 
 /// Keeps snapshots at the desync-detection interval so a desync report can dump the local
@@ -368,7 +372,21 @@ pub struct Runner<G: Game> {
     /// Checksums of confirmed states (the state before each frame), the newest
     /// [`CONFIRMED_SUMS`].
     confirmed_sums: BTreeMap<Frame, u64>,
+    /// A capture for spectators that join the running match: as `capture`, but it changes
+    /// nothing of what is recorded or confirmed.
+    spectator_capture: Option<Capture>,
+    /// Confirmed frames with the statuses they were stepped with, kept for
+    /// [`Runner::take_confirmed_frames`] while set.
+    tap: Option<Vec<ConfirmedFrame<G::Input>>>,
 }
+
+/// A confirmed frame as the game stepped it: its number, every player's input and status (a
+/// prediction that proved right as `Confirmed`), and the checksum of the confirmed state before
+/// it.
+pub type ConfirmedFrame<I> = (Frame, Vec<(I, InputStatus)>, Option<u64>);
+
+/// Confirmed frames a runner keeps for [`Runner::take_confirmed_frames`] between two calls.
+const TAP_FRAMES: usize = 1 << 14;
 
 /// A capture of the confirmed state before a frame.
 struct Capture {
@@ -474,7 +492,88 @@ impl<G: Game> Runner<G> {
             capture: None,
             pending_sums: BTreeMap::new(),
             confirmed_sums: BTreeMap::new(),
+            spectator_capture: None,
+            tap: None,
         }
+    }
+
+    /// Captures the confirmed state before world frame `frame` for a spectator that joins the
+    /// running match, as [`Runner::capture_at`] does but without holding anything back: frames
+    /// from `frame` on are recorded and confirmed as usual. `false` if `frame` is confirmed
+    /// already (its state is gone). A membership change ([`Runner::rebase`]) forgets it.
+    pub fn capture_for_spectators(&mut self, frame: Frame) -> bool {
+        let confirmed = self.recorded_through.map_or(0, |r| r + 1).max(self.frame_base);
+        if frame < confirmed || self.capture.as_ref().is_some_and(|c| c.frame <= frame) {
+            return false;
+        }
+        self.spectator_capture = Some(Capture { frame, saved: None, done: false });
+        true
+    }
+
+    /// The state [`Runner::capture_for_spectators`] asked for (its frame, bytes and checksum)
+    /// once final; `None` while it is not, or when no capture is pending.
+    pub fn spectator_captured(&self) -> Option<(Frame, &[u8], u64)> {
+        let c = self.spectator_capture.as_ref()?;
+        let (bytes, sum) = c.saved.as_ref()?;
+        c.done.then_some((c.frame, bytes.as_slice(), *sum))
+    }
+
+    /// Whether a capture for spectators is pending or final.
+    pub fn spectator_capture_pending(&self) -> bool {
+        self.spectator_capture.is_some()
+    }
+
+    /// Forgets the capture for spectators.
+    pub fn cancel_spectator_capture(&mut self) {
+        self.spectator_capture = None;
+    }
+
+    /// Keeps (`true`) or stops keeping every frame confirmed from now on, with its statuses and
+    /// the checksum of the state before it, for [`Runner::take_confirmed_frames`]: what a host
+    /// streams to the spectators it admitted.
+    pub fn keep_confirmed_frames(&mut self, on: bool) {
+        if on {
+            self.tap.get_or_insert_with(Vec::new);
+        } else {
+            self.tap = None;
+        }
+    }
+
+    /// The frames confirmed since the last call, oldest first (see
+    /// [`Runner::keep_confirmed_frames`]; at most the newest 16,384 between two calls).
+    pub fn take_confirmed_frames(&mut self) -> Vec<ConfirmedFrame<G::Input>> {
+        self.tap.as_mut().map(core::mem::take).unwrap_or_default()
+    }
+
+    /// Steps frames whose inputs are confirmed already (a spectator that follows a running
+    /// match on a member's word, see [`late_spectator`](super::late_spectator)): each frame as
+    /// a GGRS spectator session's request would, saved, stepped with `inputs` and their
+    /// statuses, recorded, its cues and UI events confirmed.
+    pub fn advance_confirmed(
+        &mut self,
+        frames: Vec<Vec<(G::Input, InputStatus)>>,
+        presenter: Option<&mut dyn Presenter>,
+        mut script: impl FnMut(&mut World<G>),
+    ) -> Result<Batch, SessionError> {
+        self.check_broken()?;
+        let mut batch = Batch::default();
+        for inputs in frames {
+            let ggrs = self.world.next_frame().saturating_sub(self.frame_base);
+            let frame = i32::try_from(ggrs).unwrap_or(i32::MAX);
+            let requests: Vec<GgrsRequest<GgrsConfig<G, ()>>> = vec![
+                GgrsRequest::SaveGameState { cell: ggrs::GameStateCell::default(), frame },
+                GgrsRequest::AdvanceFrame { inputs },
+            ];
+            self.handle(requests, &mut script, &mut batch)?;
+        }
+        if batch.advanced == 0 {
+            batch.skipped = true;
+            self.stats.skipped += 1;
+        }
+        self.track_stall(batch.advanced > 0, Vec::new);
+        let confirmed = self.world.next_frame().checked_sub(1);
+        self.finish(confirmed, presenter);
+        Ok(batch)
     }
 
     /// Captures the confirmed state before world frame `frame`: from now on the runner keeps the
@@ -489,6 +588,9 @@ impl<G: Game> Runner<G> {
             return false;
         }
         self.capture = Some(Capture { frame, saved: None, done: false });
+        // A spectator's state not final yet at or after `frame` would be this session's, which
+        // the next one replaces.
+        self.spectator_capture.take_if(|c| !c.done && c.frame >= frame);
         true
     }
 
@@ -534,6 +636,7 @@ impl<G: Game> Runner<G> {
         self.frame_base = frame;
         self.absent = absent;
         self.capture = None;
+        self.spectator_capture = None;
         self.inputs.clear();
         self.after.clear();
         self.pending_keyframes.retain(|f, _| *f <= frame);
@@ -880,9 +983,10 @@ impl<G: Game> Runner<G> {
                         self.pending_keyframes.insert(f, self.world.state_bytes());
                     }
                     self.pending_sums.insert(f, sums.total);
-                    if let Some(c) = self.capture.as_mut()
-                        && c.frame == f
-                        && !c.done
+                    for c in [self.capture.as_mut(), self.spectator_capture.as_mut()]
+                        .into_iter()
+                        .flatten()
+                        .filter(|c| c.frame == f && !c.done)
                     {
                         c.saved = Some((self.world.state_bytes(), sums.total));
                     }
@@ -974,11 +1078,10 @@ impl<G: Game> Runner<G> {
         while self.confirmed_sums.len() > CONFIRMED_SUMS {
             self.confirmed_sums.pop_first();
         }
-        if let Some(cap) = self.capture.as_mut()
-            && cap.frame <= c + 1
-            && cap.saved.is_some()
-        {
-            cap.done = true;
+        for cap in [self.capture.as_mut(), self.spectator_capture.as_mut()].into_iter().flatten() {
+            if cap.frame <= c + 1 && cap.saved.is_some() {
+                cap.done = true;
+            }
         }
         // While a capture is pending, frames from its frame on belong to the session that
         // follows it.
@@ -1000,6 +1103,21 @@ impl<G: Game> Runner<G> {
                 let _ = rec.push(f, &inputs, sum);
             }
             self.confirmed_log.push((f, plain));
+            if let Some(tap) = self.tap.as_mut() {
+                let sum = self.confirmed_sums.get(&f).copied();
+                // A prediction that proved right is the player's confirmed input.
+                let confirmed = inputs
+                    .into_iter()
+                    .map(|(i, s)| match s {
+                        InputStatus::Predicted => (i, InputStatus::Confirmed),
+                        s => (i, s),
+                    })
+                    .collect();
+                tap.push((f, confirmed, sum));
+                if tap.len() > TAP_FRAMES {
+                    tap.drain(..tap.len() - TAP_FRAMES);
+                }
+            }
             self.recorded_through = Some(f);
         }
         if self.confirmed_log.len() > 2 * REPORT_INPUTS {

@@ -38,7 +38,8 @@ use rollback_abilities::replay::{Recorder, Replay};
 use rollback_abilities::scenario::{Mode, RunOptions, Scenario, ScenarioGame, ScenarioInput};
 use rollback_abilities::session::{
     Determinism, EmulatedSocket, Equivocation, LocalMatch, MatchConfig, NetConditions, PeerAddr,
-    PublicIdentity, SessionEvent, SignedInputs, forge, message_from_bytes, message_to_bytes,
+    PublicIdentity, SessionEvent, SignedInputs, SpectatorPolicy, forge, late_spectator,
+    message_from_bytes, message_to_bytes,
 };
 use rollback_abilities::{AbilityDefId, AttrSetId, EffectDefId};
 use rollback_abilities::{Game, Hooks, SnapshotRing, World, WorldConfig};
@@ -407,7 +408,8 @@ fn rejoin_message(
 /// a UDP datagram would carry them, or input, checksum, quality, acknowledgement, keep-alive and
 /// departure-protocol messages with any field values and player 1's real session number,
 /// rejoin-protocol messages on the side channel (raw bytes, or any message with any fields,
-/// slot claims signed with member 1's own key among them),
+/// slot claims signed with member 1's own key among them), bytes after the late spectators'
+/// prefix (player 0 admits any spectator),
 /// relays of input runs signed with player 1's key (made up, a second input for a frame it sent,
 /// or with the signature changed) — mostly sealed with player 1's own key (a dishonest member),
 /// sometimes unsealed (an off-path attacker on its address), sealed then altered, or sealed and
@@ -460,6 +462,9 @@ fn hostile_match(b: &mut Bytes<'_>) -> LocalMatch<Duel> {
     for p in m.peers_mut() {
         p.runner.record(0);
     }
+    // Player 0 hosts late spectators, so what the attacker sends after their prefix reaches
+    // the host's decoder and its admission.
+    m.peers_mut()[0].admit_spectators(SpectatorPolicy::open(2));
     if let Err(e) = m.synchronize() {
         panic!("the match synchronises: {e}");
     }
@@ -515,13 +520,15 @@ fn raw_datagram(
     let len = usize::from(b.u8());
     let mut raw = vec![0u8; len];
     b.fill(&mut raw);
-    // The same bytes on the rejoin protocol's side channel: raw, or (first byte odd) read as the
-    // fields of a well-formed rejoin message.
+    // The same bytes on the side channel: raw, read (first byte odd) as the fields of a
+    // well-formed rejoin message, or (first byte 2 modulo 4) after the late spectators'
+    // prefix, for player 0's spectator host to decode.
     let side = match raw.split_first() {
         Some((first, rest)) if first % 2 == 1 => {
             let identity = m.peers()[1].identity();
             rejoin_message(&mut Bytes::new(rest), current, identity).encode()
         }
+        Some((first, rest)) if first % 4 == 2 => [&late_spectator::MAGIC[..], rest].concat(),
         _ => raw.clone(),
     };
     attacker.send_raw(PeerAddr(0), side);
